@@ -1,0 +1,77 @@
+"""The error hierarchy: every error this package raises on purpose derives from
+:class:`TsFileCatalogError`, so callers can catch one type and still tell cases apart."""
+
+from __future__ import annotations
+
+__all__ = [
+    "TsFileCatalogError",
+    "OptionError",
+    "SchemaError",
+    "SchemaMismatchError",
+    "UnsupportedTypeError",
+    "PredicateError",
+    "DataError",
+    "TableNotFoundError",
+    "TableExistsError",
+    "CommitConflictError",
+    "CorruptManifestError",
+    "VersionNotFoundError",
+    "SqlError",
+    "SqlParseError",
+]
+
+
+class TsFileCatalogError(Exception):
+    """Base class of every error raised by tsfile-catalog."""
+
+
+class OptionError(TsFileCatalogError, ValueError):
+    """A read/write option is unknown, missing or has an invalid value."""
+
+
+class SchemaError(TsFileCatalogError):
+    """A schema is invalid on its own (duplicate names, bad categories, ...)."""
+
+
+class SchemaMismatchError(SchemaError):
+    """Two schemas that must agree do not (files of one scan, an append vs the table)."""
+
+
+class UnsupportedTypeError(SchemaError):
+    """A column has a type or category that tsfile-catalog cannot map."""
+
+
+class PredicateError(TsFileCatalogError, ValueError):
+    """A filter predicate (the ``where`` option, a plan request) cannot be understood."""
+
+
+class DataError(TsFileCatalogError, ValueError):
+    """Rows that cannot be written: null or non-string TAG, null time, duplicates."""
+
+
+class TableNotFoundError(TsFileCatalogError):
+    """No table (or no TsFile data) at the given location or name."""
+
+
+class TableExistsError(TsFileCatalogError):
+    """A table already exists where a new one was to be created."""
+
+
+class CommitConflictError(TsFileCatalogError):
+    """A concurrent commit changed the table in a way this commit cannot be rebased on."""
+
+
+class CorruptManifestError(TsFileCatalogError):
+    """A manifest file is truncated, unreadable or violates the format."""
+
+
+class VersionNotFoundError(TsFileCatalogError):
+    """Time travel asked for a version or timestamp the table does not have."""
+
+
+class SqlError(TsFileCatalogError):
+    """A SQL statement handed to the catalog cannot be executed."""
+
+
+class SqlParseError(SqlError):
+    """A SQL statement cannot be parsed."""

@@ -1,0 +1,225 @@
+"""Per-part statistics: what a scan needs to know about a file without opening it.
+
+Stats come from TsFile metadata (or from the writer), never from a data scan. Device lists and
+per-TAG value sets are bounded: above :data:`MAX_DEVICES` / :data:`MAX_TAG_VALUES` only the
+TAG min/max survive, which still prunes ranges and equalities outside them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tsfile_catalog.exceptions import CorruptManifestError
+from tsfile_catalog.metadata.schema import DataType
+
+__all__ = [
+    "MAX_DEVICES",
+    "MAX_TAG_VALUES",
+    "DeviceStats",
+    "TagStats",
+    "FieldStats",
+    "PartFile",
+    "validate_relative_path",
+    "tag_stats_from_devices",
+]
+
+MAX_DEVICES = 1_000
+MAX_TAG_VALUES = 1_000
+
+StatValue = Any  # int | float | str | bool | datetime.date
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceStats:
+    """One device (its TAG values, in TAG order; None = null TAG) inside one part."""
+
+    tags: tuple[str | None, ...]
+    row_count: int
+    min_time: int
+    max_time: int
+
+    def to_json(self) -> list[Any]:
+        return [list(self.tags), self.row_count, self.min_time, self.max_time]
+
+    @classmethod
+    def from_json(cls, obj: list[Any]) -> DeviceStats:
+        tags, rows, lo, hi = obj
+        return cls(tuple(tags), int(rows), int(lo), int(hi))
+
+
+@dataclass(frozen=True, slots=True)
+class TagStats:
+    """Values of one TAG column in a part: the exact set when small, else min/max only."""
+
+    values: frozenset[str] | None
+    min: str | None
+    max: str | None
+    has_null: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"min": self.min, "max": self.max, "has_null": self.has_null}
+        if self.values is not None:
+            out["values"] = sorted(self.values)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> TagStats:
+        values = obj.get("values")
+        return cls(
+            values=frozenset(values) if values is not None else None,
+            min=obj.get("min"),
+            max=obj.get("max"),
+            has_null=bool(obj.get("has_null", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FieldStats:
+    """min/max (None when TsFile keeps none for the type) and null count of a FIELD."""
+
+    min: StatValue | None
+    max: StatValue | None
+    null_count: int | None
+
+    def to_json(self, type_: DataType) -> dict[str, Any]:
+        return {
+            "min": _stat_to_json(self.min, type_),
+            "max": _stat_to_json(self.max, type_),
+            "null_count": self.null_count,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], type_: DataType) -> FieldStats:
+        nulls = obj.get("null_count")
+        return cls(
+            min=_stat_from_json(obj.get("min"), type_),
+            max=_stat_from_json(obj.get("max"), type_),
+            null_count=int(nulls) if nulls is not None else None,
+        )
+
+
+def _stat_to_json(value: StatValue | None, type_: DataType) -> Any:
+    if value is None:
+        return None
+    if type_ is DataType.DATE:
+        return value.isoformat()
+    if type_ in (DataType.FLOAT, DataType.DOUBLE):
+        return float(value)
+    return value
+
+
+def _stat_from_json(value: Any, type_: DataType) -> StatValue | None:
+    if value is None:
+        return None
+    if type_ is DataType.DATE:
+        return dt.date.fromisoformat(value)
+    if type_ in (DataType.FLOAT, DataType.DOUBLE):
+        return float(value)
+    if type_ in (DataType.INT32, DataType.INT64, DataType.TIMESTAMP):
+        return int(value)
+    return value
+
+
+def validate_relative_path(path: str) -> str:
+    """Reject part paths that are absolute, carry a scheme, or escape the table root."""
+    if not path or "://" in path or path.startswith(("/", "\\")) or ":" in path.split("/")[0]:
+        raise CorruptManifestError(
+            f"part path {path!r} must be relative to the table root (no scheme, no leading /)"
+        )
+    normalized = posixpath.normpath(path)
+    if normalized.startswith("..") or "\\" in path or normalized != path.rstrip("/"):
+        raise CorruptManifestError(f"part path {path!r} escapes or is not normal under the table root")
+    return path
+
+
+def tag_stats_from_devices(
+    tag_names: Iterable[str], devices: Iterable[tuple[str | None, ...]]
+) -> dict[str, TagStats]:
+    names = tuple(tag_names)
+    columns: list[set[str]] = [set() for _ in names]
+    nulls = [False] * len(names)
+    for tags in devices:
+        for i in range(len(names)):
+            value = tags[i] if i < len(tags) else None
+            if value is None:
+                nulls[i] = True
+            else:
+                columns[i].add(value)
+    out = {}
+    for i, name in enumerate(names):
+        values = columns[i]
+        out[name] = TagStats(
+            values=frozenset(values) if len(values) <= MAX_TAG_VALUES else None,
+            min=min(values) if values else None,
+            max=max(values) if values else None,
+            has_null=nulls[i],
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class PartFile:
+    """A part of a table: a data file and its statistics.
+
+    ``path`` is relative to the table root. ``devices`` is None when the part holds more than
+    :data:`MAX_DEVICES` devices (then only ``tags`` min/max prune).
+    """
+
+    path: str
+    format: str
+    size_bytes: int
+    row_count: int
+    min_time: int | None
+    max_time: int | None
+    devices: tuple[DeviceStats, ...] | None
+    tags: Mapping[str, TagStats] = field(default_factory=dict)
+    fields: Mapping[str, FieldStats] = field(default_factory=dict)
+    external: bool = False
+    schema_id: int = 0
+    added_version: int = -1
+
+    def with_version(self, version: int, schema_id: int) -> PartFile:
+        return replace(self, added_version=version, schema_id=schema_id)
+
+    def to_json(self, field_types: Mapping[str, DataType]) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "external": self.external,
+            "size_bytes": self.size_bytes,
+            "row_count": self.row_count,
+            "min_time": self.min_time,
+            "max_time": self.max_time,
+            "devices": None if self.devices is None else [d.to_json() for d in self.devices],
+            "tags": {k: v.to_json() for k, v in self.tags.items()},
+            "fields": {
+                k: v.to_json(field_types.get(k, DataType.STRING)) for k, v in self.fields.items()
+            },
+            "schema_id": self.schema_id,
+            "added_version": self.added_version,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], field_types: Mapping[str, DataType]) -> PartFile:
+        devices = obj.get("devices")
+        return cls(
+            path=validate_relative_path(str(obj["path"])),
+            format=str(obj["format"]),
+            external=bool(obj.get("external", False)),
+            size_bytes=int(obj["size_bytes"]),
+            row_count=int(obj["row_count"]),
+            min_time=obj.get("min_time"),
+            max_time=obj.get("max_time"),
+            devices=None if devices is None else tuple(DeviceStats.from_json(d) for d in devices),
+            tags={k: TagStats.from_json(v) for k, v in (obj.get("tags") or {}).items()},
+            fields={
+                k: FieldStats.from_json(v, field_types.get(k, DataType.STRING))
+                for k, v in (obj.get("fields") or {}).items()
+            },
+            schema_id=int(obj.get("schema_id", 0)),
+            added_version=int(obj.get("added_version", -1)),
+        )
