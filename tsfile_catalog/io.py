@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import tempfile
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
@@ -79,11 +80,19 @@ class FileIO:
     def size(self, url: str) -> int:
         return int(self.fs.size(self._path(url)))
 
+    def modified_ms(self, url: str) -> int | None:
+        """Last-modified time in epoch milliseconds, or None when the store does not say."""
+        try:
+            when = self.fs.modified(self._path(url))
+        except (NotImplementedError, KeyError):
+            return None
+        return int(when.timestamp() * 1000)
+
     def open_input(self, url: str) -> IO[bytes]:
         """A seekable binary file object (TsFileReader accepts one)."""
         if self.is_local:
             return open(self._path(url), "rb")
-        return self.fs.open(self._path(url), "rb")  # type: ignore[no-any-return]
+        return self.fs.open(self._path(url), "rb")
 
     def read_bytes(self, url: str) -> bytes:
         return bytes(self.fs.cat_file(self._path(url)))
@@ -99,6 +108,9 @@ class FileIO:
     def list_names(self, url: str) -> list[str]:
         """Base names directly inside the directory ``url``; empty when it does not exist."""
         path = self._path(url)
+        # s3fs caches listings per instance (and fsspec shares instances); the commit
+        # protocol must see files other processes wrote since the last listing.
+        self.fs.invalidate_cache(path)
         try:
             entries = self.fs.ls(path, detail=False)
         except FileNotFoundError:
@@ -113,21 +125,16 @@ class FileIO:
     def create_exclusive(self, url: str, data: bytes) -> None:
         """Write ``data`` to ``url`` only if nothing is there: the commit primitive.
 
-        Locally this is ``O_CREAT | O_EXCL`` (then fsync); on object stores fsspec's ``"xb"``
-        mode, which s3fs sends as a conditional PUT (``If-None-Match: *``).
+        Locally the data goes to a private temporary file that is then hard-linked into place
+        (``link`` fails if the target exists), so readers never see a half-written file; on
+        object stores fsspec's ``"xb"`` mode, which s3fs sends as a conditional PUT
+        (``If-None-Match: *``).
 
         Raises:
             FileExistsError: something already exists at ``url``.
         """
         if self.is_local:
-            path = self._path(url)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            _create_exclusive_local(self._path(url), data)
             return
         if self.protocol == "memory" and self.fs.exists(url):
             raise FileExistsError(url)
@@ -163,3 +170,34 @@ class FileIO:
             self.fs.rm(self._path(url), recursive=recursive)
         except FileNotFoundError:
             pass
+
+
+def _create_exclusive_local(path: str, data: bytes) -> None:
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+    try:
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:
+            # File systems without hard links: O_EXCL still decides the race, but a reader may
+            # briefly see the file before its bytes land.
+            _create_exclusive_no_link(path, data)
+    finally:
+        os.unlink(tmp)
+
+
+def _create_exclusive_no_link(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
