@@ -1,0 +1,195 @@
+"""Read and write options: parsed once into frozen objects whose errors name the option.
+
+Option names are case-insensitive (Spark convention). Unknown options fail with the list of
+valid ones, because a misspelt option silently ignored is a wrong result waiting to happen.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.metadata.expressions import TimeUnit
+
+__all__ = ["ReadOptions", "WriteOptions", "parse_read_options", "parse_write_options"]
+
+_STORAGE_PREFIX = "fs."
+
+_READ_KEYS = (
+    "path", "model", "table", "timestampAs", "timestampPrecision", "mergeSchema", "columns",
+    "where", "pushdown", "pushFilters", "versionAsOf", "timestampAsOf", "rowsPerPartition",
+    "useMetadataCache",
+)
+_WRITE_KEYS = (
+    "path", "model", "table", "timeColumn", "tagColumns", "fieldColumns", "timestampPrecision",
+    "compression", "encoding", "nullTagPolicy", "maxRowsPerFile", "onDuplicate", "mergeSchema",
+)
+
+
+def _normalize(options: Mapping[str, str], valid: tuple[str, ...], what: str) -> dict[str, str]:
+    canonical = {k.lower(): k for k in valid}
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        lowered = key.lower()
+        if lowered.startswith(_STORAGE_PREFIX):
+            out[lowered] = value
+            continue
+        if lowered not in canonical:
+            raise OptionError(
+                f"unknown {what} option '{key}'; valid options are: {', '.join(valid)} "
+                f"(and '{_STORAGE_PREFIX}<name>' for file-system settings)"
+            )
+        out[canonical[lowered]] = value
+    model = out.get("model", "table")
+    if model.lower() != "table":
+        raise OptionError(f"option 'model' = {model!r}: only the table model is supported")
+    return out
+
+
+def _bool(opts: Mapping[str, str], key: str, default: bool) -> bool:
+    if key not in opts:
+        return default
+    value = str(opts[key]).strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise OptionError(f"option '{key}' = {opts[key]!r} is not a boolean (true/false)")
+
+
+def _int(opts: Mapping[str, str], key: str, default: int | None, minimum: int) -> int | None:
+    if key not in opts:
+        return default
+    try:
+        value = int(str(opts[key]).strip())
+    except ValueError:
+        raise OptionError(f"option '{key}' = {opts[key]!r} is not an integer") from None
+    if value < minimum:
+        raise OptionError(f"option '{key}' = {value} must be at least {minimum}")
+    return value
+
+
+def _choice(opts: Mapping[str, str], key: str, default: str, choices: tuple[str, ...]) -> str:
+    value = str(opts.get(key, default)).strip().lower()
+    if value not in choices:
+        raise OptionError(
+            f"option '{key}' = {opts[key]!r} is not valid; use one of {', '.join(choices)}"
+        )
+    return value
+
+
+def _names(opts: Mapping[str, str], key: str) -> tuple[str, ...] | None:
+    if key not in opts:
+        return None
+    names = tuple(n.strip() for n in str(opts[key]).split(","))
+    if any(not n for n in names):
+        raise OptionError(f"option '{key}' = {opts[key]!r} has an empty column name")
+    return names
+
+
+def _storage_options(opts: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in opts.items():
+        if key.startswith(_STORAGE_PREFIX):
+            try:
+                out[key[len(_STORAGE_PREFIX):]] = json.loads(value)
+            except (json.JSONDecodeError, TypeError):
+                out[key[len(_STORAGE_PREFIX):]] = value
+    return out
+
+
+def _path(opts: Mapping[str, str]) -> str:
+    path = opts.get("path")
+    if not path:
+        raise OptionError("no path given: use load(path) / save(path) or the 'path' option")
+    return str(path)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    path: str
+    table: str | None = None
+    timestamp_as: Literal["long", "timestamp"] = "long"
+    precision: TimeUnit = "ms"
+    merge_schema: bool = False
+    columns: tuple[str, ...] | None = None
+    where: str | None = None
+    pushdown: bool = True
+    push_filters: bool = False
+    version_as_of: int | None = None
+    timestamp_as_of: str | None = None
+    rows_per_partition: int = 1_000_000
+    use_metadata_cache: bool = True
+    storage_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
+    opts = _normalize(options, _READ_KEYS, "read")
+    version = _int(opts, "versionAsOf", None, 0)
+    timestamp = opts.get("timestampAsOf")
+    if version is not None and timestamp is not None:
+        raise OptionError("options 'versionAsOf' and 'timestampAsOf' are mutually exclusive")
+    where = opts.get("where")
+    return ReadOptions(
+        path=_path(opts),
+        table=opts.get("table") or None,
+        timestamp_as=cast(
+            Literal["long", "timestamp"], _choice(opts, "timestampAs", "long", ("long", "timestamp"))
+        ),
+        precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
+        merge_schema=_bool(opts, "mergeSchema", False),
+        columns=_names(opts, "columns"),
+        where=where if where and where.strip() else None,
+        pushdown=_bool(opts, "pushdown", True),
+        push_filters=_bool(opts, "pushFilters", False),
+        version_as_of=version,
+        timestamp_as_of=timestamp,
+        rows_per_partition=cast(int, _int(opts, "rowsPerPartition", 1_000_000, 1)),
+        use_metadata_cache=_bool(opts, "useMetadataCache", True),
+        storage_options=_storage_options(opts),
+    )
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    path: str
+    table: str | None = None
+    time_column: str = "time"
+    tag_columns: tuple[str, ...] | None = None
+    field_columns: tuple[str, ...] | None = None
+    precision: TimeUnit = "ms"
+    compression: str = "LZ4"
+    encoding: str | None = None
+    max_rows_per_file: int = 5_000_000
+    on_duplicate: Literal["error", "last"] = "error"
+    merge_schema: bool = False
+    storage_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
+    opts = _normalize(options, _WRITE_KEYS, "write")
+    _choice(opts, "nullTagPolicy", "error", ("error",))
+    compression = str(opts.get("compression", "LZ4")).strip().upper()
+    encoding = opts.get("encoding")
+    time_column = str(opts.get("timeColumn", "time")).strip()
+    if not time_column:
+        raise OptionError("option 'timeColumn' must not be empty")
+    return WriteOptions(
+        path=_path(opts),
+        table=(opts.get("table") or "").strip() or None,
+        time_column=time_column,
+        tag_columns=_names(opts, "tagColumns"),
+        field_columns=_names(opts, "fieldColumns"),
+        precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
+        compression=compression,
+        encoding=encoding.strip().upper() if encoding else None,
+        max_rows_per_file=cast(int, _int(opts, "maxRowsPerFile", 5_000_000, 1)),
+        on_duplicate=cast(
+            Literal["error", "last"], _choice(opts, "onDuplicate", "error", ("error", "last"))
+        ),
+        merge_schema=_bool(opts, "mergeSchema", False),
+        storage_options=_storage_options(opts),
+    )

@@ -1,0 +1,203 @@
+"""The batch reader: plans partitions from pruned parts and streams Arrow batches.
+
+Filters reach the scan through the ``where`` option by default. Spark's own filter pushdown
+(``pushFilters``) is opt-in because Spark caches a Python reader's pushed filters and planned
+partitions on the relation instance: a second query on the same DataFrame or temp view would
+reuse the first query's pruning and silently return wrong rows (reproduced on 4.1 and 4.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+)
+from pyspark.sql.types import StructType
+
+from tsfile_catalog.datasource.arrow_filter import apply_filter
+from tsfile_catalog.datasource.discovery import ResolvedScan
+from tsfile_catalog.datasource.options import ReadOptions
+from tsfile_catalog.datasource.partitioning import FileSlice, plan_slices
+from tsfile_catalog.datasource.tsfile_format import opened, read_table_schema, scan_file
+from tsfile_catalog.datasource.types import arrow_schema, normalize, to_output
+from tsfile_catalog.exceptions import PredicateError
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata import expressions as ex
+from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
+from tsfile_catalog.metadata.schema import TIME_COLUMN
+
+__all__ = ["TsFilePartition", "TsFileScanReader", "TsFilePushFiltersReader", "plan_scan_slices"]
+
+_OUTPUT_ROWS = 65_536
+
+
+class TsFilePartition(InputPartition):
+    """The queries one Spark task runs; small and picklable."""
+
+    def __init__(self, index: int, slices: Sequence[FileSlice]) -> None:
+        super().__init__(index)
+        self.slices = tuple(slices)
+
+
+def plan_scan_slices(
+    scan: ResolvedScan, predicate: Expr | None, options: ReadOptions
+) -> tuple[ScanPushdown, list[list[FileSlice]]]:
+    """Prune the scan's parts by ``predicate`` and group the survivors into partitions."""
+    from tsfile_catalog.metadata.pruning import prune
+
+    if not options.pushdown:
+        pushdown = ScanPushdown(residual=predicate)
+        parts: Sequence[Any] = scan.parts
+    else:
+        pushdown = ex.split_pushdown(predicate, scan.schema)
+        if pushdown.empty:
+            return pushdown, []
+        parts, _ = prune(scan.parts, predicate, scan.schema)
+    return pushdown, plan_slices(
+        parts, pushdown, scan.schema.tag_names, options.rows_per_partition
+    )
+
+
+def _coalesce(tables: Iterable[pa.Table]) -> Iterator[pa.RecordBatch]:
+    """Re-chunk into batches of about ``_OUTPUT_ROWS`` rows: the native reader hands out
+    one small block per device, and every batch crossing into Spark has a fixed cost."""
+    pending: list[pa.Table] = []
+    rows = 0
+    for table in tables:
+        pending.append(table)
+        rows += table.num_rows
+        if rows >= _OUTPUT_ROWS:
+            yield from pa.concat_tables(pending).combine_chunks().to_batches()
+            pending, rows = [], 0
+    if rows:
+        yield from pa.concat_tables(pending).combine_chunks().to_batches()
+
+
+class TsFileScanReader(DataSourceReader):
+    def __init__(
+        self,
+        scan: ResolvedScan,
+        options: ReadOptions,
+        columns: Sequence[str],
+        schema: StructType,
+        where: Expr | None,
+    ) -> None:
+        self._scan = scan
+        self._options = options
+        self._columns = tuple(columns)
+        self._out_schema = arrow_schema(schema)
+        self._where = where
+        self._pushed: list[Expr] = []
+
+    def _predicate(self) -> Expr | None:
+        return ex.conjunction([*ex.conjuncts(self._where), *self._pushed])
+
+    def partitions(self) -> list[InputPartition]:
+        _, groups = plan_scan_slices(self._scan, self._predicate(), self._options)
+        return [TsFilePartition(i, group) for i, group in enumerate(groups)]
+
+    def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
+        # Spark 4.1 calls read(None) and 4.3 read(InputPartition(None)) for an empty scan.
+        if not isinstance(partition, TsFilePartition):
+            return iter(())
+        return _coalesce(self._read_tables(partition))
+
+    def _read_tables(self, partition: TsFilePartition) -> Iterator[pa.Table]:
+        scan, options = self._scan, self._options
+        predicate = self._predicate()
+        pushdown = (
+            ex.split_pushdown(predicate, scan.schema)
+            if options.pushdown
+            else ScanPushdown(residual=predicate)
+        )
+        needed = [TIME_COLUMN] + [
+            c for c in scan.schema.names[1:]
+            if c in self._columns or c in ex.columns_of(pushdown.residual)
+        ]
+        io = FileIO(scan.base or options.path, options.storage_options)
+        for piece in partition.slices:
+            url = scan.url_of(piece.path)
+            with opened(io, url) as reader:
+                file_schema = read_table_schema(reader, url, scan.schema.table)
+                present = [c for c in needed[1:] if file_schema.column(c) is not None]
+                for raw in scan_file(
+                    reader,
+                    scan.schema.table,
+                    present,
+                    time_min=piece.time_min,
+                    time_max=piece.time_max,
+                    tag_values=pushdown.tag_dict(),
+                    device_group=piece.devices,
+                    tag_names=scan.schema.tag_names,
+                    batch_rows=_OUTPUT_ROWS,
+                ):
+                    table = apply_filter(normalize(raw, scan.schema, needed), pushdown.residual)
+                    if table.num_rows:
+                        yield to_output(
+                            table.select(list(self._columns)),
+                            scan.schema,
+                            self._out_schema,
+                            options.precision,
+                        )
+
+
+_SPARK_OPS: dict[type, ex.CompareOp] = {
+    EqualTo: "=",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+}
+
+
+class TsFilePushFiltersReader(TsFileScanReader):
+    """Opt-in (``pushFilters=true``): also accepts Spark's pushed filters.
+
+    Only ``time`` comparisons and TAG ``=``/``IN`` are taken, and they are taken exactly (not
+    re-checked by Spark). Spark caches them per loaded relation, so a DataFrame or view must
+    not be reused with different filters; load it again for each query.
+    """
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        tags = set(self._scan.schema.tag_names)
+        for spark_filter in filters:
+            term = self._translate(spark_filter, tags)
+            if term is None:
+                yield spark_filter
+            else:
+                self._pushed.append(term)
+
+    def _translate(self, spark_filter: Filter, tags: set[str]) -> Expr | None:
+        attribute = getattr(spark_filter, "attribute", ())
+        if len(attribute) != 1:
+            return None
+        column = str(attribute[0]).lower()
+        if column != TIME_COLUMN and column not in tags:
+            return None
+        term: Expr
+        if isinstance(spark_filter, In):
+            term = ex.In(column, tuple(spark_filter.value))
+            if column == TIME_COLUMN:
+                return None
+        elif type(spark_filter) in _SPARK_OPS:
+            op = _SPARK_OPS[type(spark_filter)]
+            if column != TIME_COLUMN and op != "=":
+                return None
+            term = ex.Compare(column, op, spark_filter.value)  # type: ignore[attr-defined]
+        else:
+            return None
+        try:
+            return ex.bind(term, self._scan.schema, self._options.precision)
+        except PredicateError:
+            return None

@@ -1,0 +1,93 @@
+"""The ``tsfile`` PySpark data source: ``spark.read.format("tsfile")`` / ``df.write``.
+
+Spark instantiates the source and calls ``schema()`` when a DataFrame is loaded, then pickles
+the instance for planning; resolving the table there pins the version a DataFrame reads to
+the one current at ``load()`` (snapshot semantics).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.types import StructType
+
+from tsfile_catalog.datasource.discovery import ResolvedScan, resolve
+from tsfile_catalog.datasource.options import (
+    ReadOptions,
+    parse_read_options,
+    parse_write_options,
+)
+from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
+from tsfile_catalog.datasource.types import spark_schema
+from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.metadata.expressions import Expr, bind
+from tsfile_catalog.metadata.predicate_sql import parse_predicate
+
+__all__ = ["TsFileDataSource", "SHORT_NAME"]
+
+SHORT_NAME = "tsfile"
+
+
+class TsFileDataSource(DataSource):
+    """Reads and writes TsFile table-model data; see docs/options.md for every option."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SHORT_NAME
+
+    @cached_property
+    def _read_options(self) -> ReadOptions:
+        return parse_read_options(self.options)
+
+    @cached_property
+    def _scan(self) -> ResolvedScan:
+        return resolve(self._read_options)
+
+    @cached_property
+    def _columns(self) -> tuple[str, ...]:
+        names = self._scan.schema.names
+        requested = self._read_options.columns
+        if requested is None:
+            return names
+        out = []
+        for name in requested:
+            lowered = name.lower()
+            if lowered not in names:
+                raise OptionError(
+                    f"option 'columns' names '{name}', which table '{self._scan.schema.table}' "
+                    f"does not have (it has {', '.join(names)})"
+                )
+            if lowered in out:
+                raise OptionError(f"option 'columns' names '{name}' twice")
+            out.append(lowered)
+        return tuple(out)
+
+    @cached_property
+    def _where(self) -> Expr | None:
+        text = self._read_options.where
+        if text is None:
+            return None
+        return bind(parse_predicate(text), self._scan.schema, self._read_options.precision)
+
+    def schema(self) -> StructType:
+        # Resolve everything that can fail now, at load(), so errors surface before any job.
+        _ = self._where
+        return spark_schema(self._scan.schema, self._columns, self._read_options.timestamp_as)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        expected = self.schema()
+        if [f.name.lower() for f in schema.fields] != [f.name for f in expected.fields]:
+            raise OptionError(
+                "a user-specified schema is not supported by the tsfile source (the schema comes "
+                "from TsFile metadata); use the 'columns' option to choose columns"
+            )
+        cls = TsFilePushFiltersReader if self._read_options.push_filters else TsFileScanReader
+        return cls(self._scan, self._read_options, self._columns, expected, self._where)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        options = parse_write_options(self.options)
+        return TsFileBatchWriter(plan_write(schema, options), options, overwrite)
+
+

@@ -1,0 +1,467 @@
+"""The only module that talks to the ``tsfile`` package: schemas, statistics, reads, writes.
+
+Everything the native library gets wrong silently (unsorted rows, duplicates, upper-case
+names, TEXT tags, loose Arrow types, process-global config) is handled here, once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tsfile_catalog.exceptions import (
+    DataError,
+    OptionError,
+    SchemaError,
+    TableNotFoundError,
+    TsFileCatalogError,
+    UnsupportedTypeError,
+)
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.parts import (
+    MAX_DEVICES,
+    DeviceStats,
+    FieldStats,
+    PartFile,
+    tag_stats_from_devices,
+)
+from tsfile_catalog.metadata.schema import (
+    TIME_COLUMN,
+    Category,
+    Column,
+    DataType,
+    TableSchema,
+)
+
+__all__ = [
+    "ENCODINGS",
+    "COMPRESSIONS",
+    "DEFAULT_ENCODINGS",
+    "WriteSettings",
+    "read_table_schema",
+    "part_from_reader",
+    "opened",
+    "scan_file",
+    "write_file",
+    "raw_arrow_type",
+]
+
+# Encodings the native writer accepts and round-trips losslessly, per TsFile type (measured on
+# tsfile 2.5: TS_2DIFF/SPRINTZ/CAMEL lose precision on DOUBLE, ZIGZAG/SPRINTZ fail on DATE and
+# TIMESTAMP, RLE is refused for BOOLEAN, DICTIONARY for BLOB).
+_INT_ENCODINGS = ("PLAIN", "RLE", "TS_2DIFF", "GORILLA", "ZIGZAG", "CHIMP", "SPRINTZ", "RLBE")
+ENCODINGS: Mapping[DataType, tuple[str, ...]] = {
+    DataType.BOOLEAN: ("PLAIN",),
+    DataType.INT32: _INT_ENCODINGS,
+    DataType.INT64: _INT_ENCODINGS,
+    DataType.DATE: ("PLAIN", "RLE", "TS_2DIFF", "GORILLA", "CHIMP", "RLBE"),
+    DataType.TIMESTAMP: ("PLAIN", "RLE", "TS_2DIFF", "GORILLA", "CHIMP", "RLBE"),
+    DataType.FLOAT: ("PLAIN", "GORILLA", "CHIMP", "RLBE"),
+    DataType.DOUBLE: ("PLAIN", "GORILLA", "CHIMP", "RLBE"),
+    DataType.TEXT: ("PLAIN", "DICTIONARY"),
+    DataType.STRING: ("PLAIN", "DICTIONARY"),
+    DataType.BLOB: ("PLAIN",),
+}
+DEFAULT_ENCODINGS: Mapping[DataType, str] = {
+    DataType.BOOLEAN: "PLAIN",
+    DataType.INT32: "TS_2DIFF",
+    DataType.INT64: "TS_2DIFF",
+    DataType.DATE: "TS_2DIFF",
+    DataType.TIMESTAMP: "TS_2DIFF",
+    DataType.FLOAT: "GORILLA",
+    DataType.DOUBLE: "GORILLA",
+    DataType.TEXT: "PLAIN",
+    DataType.STRING: "PLAIN",
+    DataType.BLOB: "PLAIN",
+}
+COMPRESSIONS = ("UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "LZ4", "ZSTD", "LZMA2")
+
+# The native config is keyed by physical type, so DATE shares INT32's encoding and TIMESTAMP
+# INT64's; a DATE column therefore constrains what INT32 columns may use and vice versa.
+_CONFIG_KEY: Mapping[DataType, str] = {
+    DataType.BOOLEAN: "boolean_encoding_type_",
+    DataType.INT32: "int32_encoding_type_",
+    DataType.DATE: "int32_encoding_type_",
+    DataType.INT64: "int64_encoding_type_",
+    DataType.TIMESTAMP: "int64_encoding_type_",
+    DataType.FLOAT: "float_encoding_type_",
+    DataType.DOUBLE: "double_encoding_type_",
+    DataType.TEXT: "string_encoding_type_",
+    DataType.STRING: "string_encoding_type_",
+    DataType.BLOB: "string_encoding_type_",
+}
+
+# set_tsfile_config is process-global; one writer configures and writes at a time.
+_CONFIG_LOCK = threading.Lock()
+
+
+def raw_arrow_type(type_: DataType) -> pa.DataType:
+    """The Arrow type the native reader returns and the native writer accepts."""
+    return _RAW_ARROW[type_]
+
+
+_RAW_ARROW: Mapping[DataType, pa.DataType] = {
+    DataType.BOOLEAN: pa.bool_(),
+    DataType.INT32: pa.int32(),
+    DataType.INT64: pa.int64(),
+    DataType.FLOAT: pa.float32(),
+    DataType.DOUBLE: pa.float64(),
+    DataType.TEXT: pa.string(),
+    DataType.STRING: pa.string(),
+    DataType.DATE: pa.date32(),
+    DataType.TIMESTAMP: pa.timestamp("ns"),
+    DataType.BLOB: pa.binary(),
+}
+
+
+@contextlib.contextmanager
+def opened(io: FileIO, url: str) -> Iterator[Any]:
+    """An open native reader on ``url``: a plain path locally (native I/O), otherwise a
+    seekable fsspec file object, so remote files are read without a local copy."""
+    import tsfile
+
+    handle: IO[bytes] | None = None
+    try:
+        if io.is_local:
+            reader = tsfile.TsFileReader(io.normalize(url))
+        else:
+            handle = io.open_input(url)
+            reader = tsfile.TsFileReader(handle)
+    except Exception as e:  # the native layer raises its own hierarchy (and plain ones)
+        if handle is not None:
+            handle.close()
+        raise TsFileCatalogError(f"cannot open {url} as a TsFile: {e}") from e
+    try:
+        yield reader
+    finally:
+        reader.close()
+        if handle is not None:
+            handle.close()
+
+
+def read_table_schema(reader: Any, where: str, table: str | None) -> TableSchema:
+    """The schema of ``table`` (or the only table) in an open TsFile, validated.
+
+    Raises:
+        TableNotFoundError: the file has no such table / no table at all.
+        OptionError: several tables and no ``table`` option.
+        UnsupportedTypeError: ATTRIBUTE/TIME-category columns, non-string TAGs, bad types.
+    """
+    try:
+        schemas = reader.get_all_table_schemas()
+    except Exception as e:
+        raise UnsupportedTypeError(f"cannot read the table schemas of {where}: {e}") from e
+    by_name = {str(name).lower(): s for name, s in schemas.items()}
+    if not by_name:
+        raise TableNotFoundError(f"{where} holds no table-model data")
+    if table is None:
+        if len(by_name) > 1:
+            raise OptionError(
+                f"{where} holds several tables ({', '.join(sorted(by_name))}); choose one with "
+                "the 'table' option"
+            )
+        (name, native), = by_name.items()
+    else:
+        name = table.lower()
+        if name not in by_name:
+            raise TableNotFoundError(
+                f"table '{table}' is not in {where}; it holds: {', '.join(sorted(by_name))}"
+            )
+        native = by_name[name]
+    columns = []
+    for col in native.get_columns():
+        col_name = str(col.get_column_name())
+        category = col.get_category().name
+        if category == "TIME":
+            continue
+        if category not in ("TAG", "FIELD"):
+            raise UnsupportedTypeError(
+                f"column '{col_name}' in {where} has category {category}, which is not "
+                "supported (only TAG and FIELD columns are)"
+            )
+        type_ = DataType.parse(col.get_data_type().name, column=col_name, where=where)
+        if category == "TAG" and not type_.is_string:
+            raise UnsupportedTypeError(
+                f"TAG column '{col_name}' in {where} has type {type_.value}; TAG columns must "
+                "be STRING"
+            )
+        columns.append(Column(col_name.lower(), type_, Category(category)))
+    try:
+        return TableSchema.of(name, columns)
+    except SchemaError as e:
+        raise type(e)(f"{where}: {e}") from e
+
+
+def _stat_min_max(type_: DataType, stat: Any) -> tuple[Any, Any]:
+    if not getattr(stat, "has_statistic", False):
+        return None, None
+    if type_ in (DataType.INT32, DataType.INT64, DataType.TIMESTAMP) and hasattr(stat, "min_int64"):
+        return int(stat.min_int64), int(stat.max_int64)
+    if type_ is DataType.DATE and hasattr(stat, "min_int64"):
+        return _yyyymmdd(stat.min_int64), _yyyymmdd(stat.max_int64)
+    if type_ in (DataType.FLOAT, DataType.DOUBLE) and hasattr(stat, "min_float64"):
+        return float(stat.min_float64), float(stat.max_float64)
+    if type_ is DataType.STRING and getattr(stat, "str_min", None) is not None:
+        return stat.str_min, stat.str_max
+    return None, None
+
+
+def _yyyymmdd(value: int) -> dt.date:
+    return dt.date(value // 10_000, value // 100 % 100, value % 100)
+
+
+def part_from_reader(
+    reader: Any, schema: TableSchema, path: str, size_bytes: int, *, fmt: str = "tsfile"
+) -> PartFile:
+    """Per-part statistics from TsFile metadata only (device index and chunk statistics)."""
+    devices: list[DeviceStats] = []
+    mins: dict[str, Any] = {}
+    maxs: dict[str, Any] = {}
+    non_null: dict[str, int] = {}
+    known: dict[str, bool] = {c.name: True for c in schema.fields}
+    types = {c.name: c.type for c in schema.fields}
+    for group in reader.get_timeseries_metadata(None).values():
+        if (group.table_name or "").lower() != schema.table or not group.timeseries:
+            continue
+        timeline = group.timeseries[0].timeline_statistic
+        rows = int(timeline.row_count)
+        devices.append(
+            DeviceStats(tuple(group.segments[1:]), rows, int(timeline.start_time),
+                        int(timeline.end_time))
+        )
+        for ts in group.timeseries:
+            name = str(ts.measurement_name).lower()
+            if name not in types:
+                continue
+            stat = ts.statistic
+            if not getattr(stat, "has_statistic", False):
+                known[name] = False
+                continue
+            non_null[name] = non_null.get(name, 0) + int(stat.row_count)
+            lo, hi = _stat_min_max(types[name], stat)
+            if lo is None:
+                known[name] = False
+            else:
+                mins[name] = lo if name not in mins else min(mins[name], lo)
+                maxs[name] = hi if name not in maxs else max(maxs[name], hi)
+    total = sum(d.row_count for d in devices)
+    fields = {}
+    for col in schema.fields:
+        name = col.name
+        complete = known[name] and name in mins
+        nulls = total - non_null.get(name, 0) if known[name] else None
+        fields[name] = FieldStats(
+            min=mins[name] if complete else None,
+            max=maxs[name] if complete else None,
+            null_count=nulls,
+        )
+    devices.sort(key=lambda d: tuple("" if t is None else t for t in d.tags))
+    return PartFile(
+        path=path,
+        format=fmt,
+        size_bytes=size_bytes,
+        row_count=total,
+        min_time=min((d.min_time for d in devices), default=None),
+        max_time=max((d.max_time for d in devices), default=None),
+        devices=tuple(devices) if len(devices) <= MAX_DEVICES else None,
+        tags=tag_stats_from_devices(schema.tag_names, (d.tags for d in devices)),
+        fields=fields,
+    )
+
+
+def _tag_filter(
+    tag_values: Mapping[str, frozenset[str]],
+    device_group: Sequence[tuple[str | None, ...]] | None,
+    tag_names: Sequence[str],
+) -> Any:
+    import tsfile
+
+    terms = []
+    for name, values in sorted(tag_values.items()):
+        ors = None
+        for value in sorted(values):
+            eq = tsfile.tag_eq(name, value)
+            ors = eq if ors is None else ors | eq
+        terms.append(ors)
+    if device_group is not None:
+        group = None
+        for tags in device_group:
+            one = None
+            for name, value in zip(tag_names, tags):
+                term = tsfile.tag_is_null(name) if value is None else tsfile.tag_eq(name, value)
+                one = term if one is None else one & term
+            if one is not None:
+                group = one if group is None else group | one
+        if group is not None:
+            terms.append(group)
+    result = None
+    for term in terms:
+        result = term if result is None else result & term
+    return result
+
+
+def scan_file(
+    reader: Any,
+    table: str,
+    columns: Sequence[str],
+    *,
+    time_min: int,
+    time_max: int,
+    tag_values: Mapping[str, frozenset[str]],
+    device_group: Sequence[tuple[str | None, ...]] | None,
+    tag_names: Sequence[str],
+    batch_rows: int,
+) -> Iterator[pa.Table]:
+    """Arrow tables of ``time`` + ``columns`` for one query on an open reader."""
+    result = reader.query_table(
+        table,
+        list(columns),
+        start_time=time_min,
+        end_time=time_max,
+        tag_filter=_tag_filter(tag_values, device_group, tag_names),
+        batch_size=batch_rows,
+    )
+    try:
+        while True:
+            batch = result.read_arrow_batch()
+            if batch is None:
+                return
+            if batch.num_rows:
+                yield batch
+    finally:
+        result.close()
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    compression: str = "LZ4"
+    encoding: str | None = None
+    on_duplicate: str = "error"
+
+    def encoding_for(self, type_: DataType) -> str:
+        return self.encoding or DEFAULT_ENCODINGS[type_]
+
+
+def validate_encoding(schema: TableSchema, settings: WriteSettings) -> None:
+    """Refuse encodings a column's type cannot use, or would store lossily."""
+    if settings.compression not in COMPRESSIONS:
+        raise OptionError(
+            f"option 'compression' = {settings.compression!r} is not supported; use one of "
+            f"{', '.join(COMPRESSIONS)}"
+        )
+    if settings.encoding is None:
+        return
+    for col in schema.fields:
+        allowed = ENCODINGS[col.type]
+        if settings.encoding not in allowed:
+            raise OptionError(
+                f"option 'encoding' = {settings.encoding!r} cannot be used for column "
+                f"'{col.name}' of type {col.type.value} (it is unsupported or lossy there); "
+                f"{col.type.value} allows {', '.join(allowed)}"
+            )
+
+
+def _configure(schema: TableSchema, settings: WriteSettings) -> None:
+    import tsfile
+    from tsfile import Compressor, TSEncoding
+
+    config: dict[str, Any] = {"default_compression_type_": Compressor[settings.compression]}
+    # Reset every key so a previous task's choice never leaks into this file.
+    for type_, key in _CONFIG_KEY.items():
+        config.setdefault(key, TSEncoding[DEFAULT_ENCODINGS[type_]])
+    for col in schema.fields:
+        config[_CONFIG_KEY[col.type]] = TSEncoding[settings.encoding_for(col.type)]
+    tsfile.set_tsfile_config(config)
+
+
+def _native_schema(schema: TableSchema) -> Any:
+    import tsfile
+
+    columns = [
+        tsfile.ColumnSchema(
+            c.name,
+            # TEXT-typed TAGs lose values in the 2.5 writer; STRING is the safe TAG type.
+            tsfile.TSDataType.STRING if c.category is Category.TAG else tsfile.TSDataType[c.type.value],
+            tsfile.ColumnCategory[c.category.value],
+        )
+        for c in schema.columns
+    ]
+    return tsfile.TableSchema(schema.table, columns)
+
+
+def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> pa.Table:
+    """Rows ordered by device then time, with duplicate (device, time) pairs resolved.
+
+    The native writer requires exactly this order and rejects (or, after an internal flush,
+    silently corrupts on) anything else.
+    """
+    keys = [*schema.tag_names, TIME_COLUMN]
+    if data.num_rows == 0:
+        return data
+    # Stable sort: among duplicates the input order survives, so "last" means last written.
+    indices = pc.sort_indices(data, sort_keys=[(k, "ascending") for k in keys])
+    data = data.take(indices)
+    if data.num_rows < 2:
+        return data
+    same = None
+    for key in keys:
+        col = data.column(key)
+        eq = pc.equal(col.slice(1), col.slice(0, data.num_rows - 1))
+        same = eq if same is None else pc.and_(same, eq)
+    assert same is not None
+    if not pc.any(same).as_py():
+        return data
+    if on_duplicate == "error":
+        first = pc.index(same, True).as_py()
+        row = data.slice(first, 1).to_pylist()[0]
+        device = ", ".join(f"{t}={row[t]!r}" for t in schema.tag_names)
+        raise DataError(
+            f"duplicate rows for device ({device}) at time {row[TIME_COLUMN]}; TsFile keeps one "
+            "row per (device, time): deduplicate, or set onDuplicate=last to keep the last one"
+        )
+    # Keep the last row of each run of equal keys.
+    keep = pc.invert(pc.fill_null(same, False))
+    mask = pa.concat_arrays([keep.combine_chunks(), pa.array([True])])
+    return data.filter(mask)
+
+
+def write_file(
+    local_path: str,
+    data: pa.Table,
+    schema: TableSchema,
+    settings: WriteSettings,
+    *,
+    chunk_rows: int = 65_536,
+) -> None:
+    """Write sorted, deduplicated ``data`` (raw TsFile Arrow types) to a new local TsFile.
+
+    The native writer refuses an existing path and leaves a corrupt file when it fails, so
+    a failure here removes whatever was written.
+    """
+    from tsfile import TsFileTableWriter
+
+    ordered = sort_and_dedupe(data, schema, settings.on_duplicate)
+    time_index = ordered.schema.get_field_index(TIME_COLUMN)
+    with _CONFIG_LOCK:
+        _configure(schema, settings)
+        writer = TsFileTableWriter(local_path, _native_schema(schema))
+        try:
+            for batch in ordered.to_batches(max_chunksize=chunk_rows):
+                writer.writer.write_arrow_batch(schema.table, batch, time_index)
+            writer.close()
+        except Exception as e:
+            try:
+                writer.close()
+            except Exception:  # the native writer is already poisoned; the file goes anyway
+                pass
+            if os.path.exists(local_path):
+                os.remove(local_path)
+            raise DataError(f"the TsFile writer rejected the data for {local_path}: {e}") from e

@@ -1,0 +1,235 @@
+"""Type mapping between TsFile, Arrow and Spark, and the batch conversions both ways.
+
+Reads go raw TsFile Arrow -> *normalized* (time and TIMESTAMP as raw int64, target types,
+missing columns as nulls; the residual filter runs here, in the raw domain its literals were
+bound to) -> *output* (the exact Arrow schema Spark 4.3 checks: int64 not int32, ``string``
+not ``large_string``, ``timestamp[us, tz=UTC]``, nullability, column order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import types as T
+
+from tsfile_catalog.exceptions import DataError, UnsupportedTypeError
+from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+
+__all__ = [
+    "spark_schema",
+    "arrow_schema",
+    "normalize",
+    "to_output",
+    "tsfile_type_of",
+    "raw_from_spark_column",
+]
+
+TimestampAs = Literal["long", "timestamp"]
+
+_SPARK: Mapping[DataType, T.DataType] = {
+    DataType.BOOLEAN: T.BooleanType(),
+    DataType.INT32: T.IntegerType(),
+    DataType.INT64: T.LongType(),
+    DataType.FLOAT: T.FloatType(),
+    DataType.DOUBLE: T.DoubleType(),
+    DataType.TEXT: T.StringType(),
+    DataType.STRING: T.StringType(),
+    DataType.DATE: T.DateType(),
+    DataType.BLOB: T.BinaryType(),
+}
+
+_NORMALIZED_ARROW: Mapping[DataType, pa.DataType] = {
+    DataType.BOOLEAN: pa.bool_(),
+    DataType.INT32: pa.int32(),
+    DataType.INT64: pa.int64(),
+    DataType.FLOAT: pa.float32(),
+    DataType.DOUBLE: pa.float64(),
+    DataType.TEXT: pa.string(),
+    DataType.STRING: pa.string(),
+    DataType.DATE: pa.date32(),
+    DataType.TIMESTAMP: pa.int64(),
+    DataType.BLOB: pa.binary(),
+}
+
+_UNITS_PER_MICRO: Mapping[str, tuple[int, int]] = {"ms": (1_000, 1), "us": (1, 1), "ns": (1, 1_000)}
+
+
+def _spark_type(type_: DataType, timestamp_as: TimestampAs) -> T.DataType:
+    if type_ is DataType.TIMESTAMP:
+        return T.TimestampType() if timestamp_as == "timestamp" else T.LongType()
+    return _SPARK[type_]
+
+
+def spark_schema(
+    schema: TableSchema, columns: Sequence[str], timestamp_as: TimestampAs
+) -> T.StructType:
+    """The Spark schema of a scan returning ``columns`` (names from ``schema.names``)."""
+    fields = []
+    for name in columns:
+        if name == TIME_COLUMN:
+            time_type = T.TimestampType() if timestamp_as == "timestamp" else T.LongType()
+            fields.append(T.StructField(TIME_COLUMN, time_type, nullable=False))
+            continue
+        col = schema.column(name)
+        assert col is not None
+        fields.append(T.StructField(col.name, _spark_type(col.type, timestamp_as), True))
+    return T.StructType(fields)
+
+
+def _arrow_of_spark(type_: T.DataType) -> pa.DataType:
+    if isinstance(type_, T.TimestampType):
+        return pa.timestamp("us", tz="UTC")
+    mapping: list[tuple[type, pa.DataType]] = [
+        (T.BooleanType, pa.bool_()),
+        (T.IntegerType, pa.int32()),
+        (T.LongType, pa.int64()),
+        (T.FloatType, pa.float32()),
+        (T.DoubleType, pa.float64()),
+        (T.StringType, pa.string()),
+        (T.DateType, pa.date32()),
+        (T.BinaryType, pa.binary()),
+    ]
+    for cls, arrow in mapping:
+        if isinstance(type_, cls):
+            return arrow
+    raise UnsupportedTypeError(f"no Arrow mapping for Spark type {type_.simpleString()}")
+
+
+def arrow_schema(spark: T.StructType) -> pa.Schema:
+    return pa.schema(
+        [pa.field(f.name, _arrow_of_spark(f.dataType), nullable=f.nullable) for f in spark.fields]
+    )
+
+
+def normalize(raw: pa.Table, target: TableSchema, columns: Sequence[str]) -> pa.Table:
+    """Raw TsFile Arrow data as ``columns`` of ``target`` in the raw domain.
+
+    Columns the file lacks (an older schema) become nulls; INT32/FLOAT parts of a widened
+    column are cast up; TIMESTAMP values are raw int64 (the native reader hands them out as
+    ``timestamp[ns]`` whatever their real unit).
+    """
+    arrays = []
+    fields = []
+    for name in columns:
+        if name == TIME_COLUMN:
+            array = raw.column(TIME_COLUMN)
+            arrow_type = pa.int64()
+        else:
+            col = target.column(name)
+            assert col is not None
+            arrow_type = _NORMALIZED_ARROW[col.type]
+            if name in raw.column_names:
+                array = raw.column(name)
+                if pa.types.is_timestamp(array.type):
+                    array = array.cast(pa.int64())
+                elif array.type != arrow_type:
+                    array = array.cast(arrow_type)
+            else:
+                array = pa.nulls(raw.num_rows, arrow_type)
+        arrays.append(array)
+        fields.append(pa.field(name, arrow_type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _raw_to_micros(array: pa.ChunkedArray | pa.Array, unit: TimeUnit) -> pa.Array:
+    mul, div = _UNITS_PER_MICRO[unit]
+    if mul != 1:
+        array = pc.multiply_checked(array, mul)
+    elif div != 1:
+        array = floor_divide(array, div)
+    return array
+
+
+def floor_divide(array: pa.Array | pa.ChunkedArray, divisor: int) -> pa.Array:
+    """Integer floor division, so a pre-epoch value lands in the unit that contains it
+    (Arrow's integer divide truncates toward zero; float division loses int64 precision)."""
+    quotient = pc.divide(array, divisor)
+    inexact_negative = pc.and_(
+        pc.less(array, 0), pc.not_equal(pc.multiply(quotient, divisor), array)
+    )
+    return pc.if_else(inexact_negative, pc.subtract(quotient, 1), quotient)
+
+
+def to_output(
+    table: pa.Table, target: TableSchema, out_schema: pa.Schema, unit: TimeUnit
+) -> pa.Table:
+    """Normalized data in Spark's exact Arrow schema (timestamps converted per ``unit``)."""
+    arrays = []
+    for field in out_schema:
+        array = table.column(field.name)
+        if pa.types.is_timestamp(field.type):
+            array = _raw_to_micros(array, unit).cast(pa.int64()).cast(field.type)
+        elif array.type != field.type:
+            array = array.cast(field.type)
+        arrays.append(array)
+    return pa.Table.from_arrays(arrays, schema=out_schema)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+
+def tsfile_type_of(field: T.StructField) -> DataType:
+    """The TsFile type a Spark column is stored as; UnsupportedTypeError names the column."""
+    t = field.dataType
+    if isinstance(t, T.BooleanType):
+        return DataType.BOOLEAN
+    if isinstance(t, (T.ByteType, T.ShortType, T.IntegerType)):
+        return DataType.INT32
+    if isinstance(t, T.LongType):
+        return DataType.INT64
+    if isinstance(t, T.FloatType):
+        return DataType.FLOAT
+    if isinstance(t, T.DoubleType):
+        return DataType.DOUBLE
+    if isinstance(t, (T.StringType, T.CharType, T.VarcharType)):
+        return DataType.STRING
+    if isinstance(t, T.BinaryType):
+        return DataType.BLOB
+    if isinstance(t, T.DateType):
+        return DataType.DATE
+    if isinstance(t, (T.TimestampType, T.TimestampNTZType)):
+        return DataType.TIMESTAMP
+    raise UnsupportedTypeError(
+        f"column '{field.name}' has Spark type {t.simpleString()}, which TsFile cannot store "
+        "(supported: boolean, tinyint/smallint/int, bigint, float, double, string, binary, "
+        "date, timestamp); cast it first"
+    )
+
+
+def _micros_to_raw(array: pa.Array | pa.ChunkedArray, unit: TimeUnit) -> pa.Array:
+    micros = pc.cast(array, pa.timestamp("us")).cast(pa.int64())
+    if unit == "ms":
+        return floor_divide(micros, 1_000)
+    if unit == "ns":
+        return pc.multiply_checked(micros, 1_000)
+    return micros
+
+
+def raw_from_spark_column(
+    array: pa.Array | pa.ChunkedArray, column: Column | None, unit: TimeUnit
+) -> pa.Array | pa.ChunkedArray:
+    """One incoming Spark Arrow column in the raw type the native writer accepts.
+
+    ``column`` None means the time column.
+    """
+    if pa.types.is_dictionary(array.type):
+        array = array.cast(array.type.value_type)
+    if column is None:
+        if pa.types.is_timestamp(array.type):
+            return _micros_to_raw(array, unit)
+        return array.cast(pa.int64())
+    if column.type is DataType.TIMESTAMP:
+        raw = _micros_to_raw(array, unit) if pa.types.is_timestamp(array.type) else array
+        # The native writer takes TIMESTAMP only as timestamp[ns]; it stores the raw long.
+        return raw.cast(pa.int64()).cast(pa.timestamp("ns"))
+    wanted = _NORMALIZED_ARROW[column.type]
+    if column.category is Category.TAG and array.null_count:
+        raise DataError(
+            f"TAG column '{column.name}' has a null value; TAG values identify the device "
+            "and must not be null (nullTagPolicy=error)"
+        )
+    return array if array.type == wanted else array.cast(wanted)

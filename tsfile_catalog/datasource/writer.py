@@ -1,0 +1,280 @@
+"""The batch writer: tasks stage sorted part files, the driver publishes them in one commit.
+
+Two-phase and all-or-nothing: ``write()`` (an executor) writes ``part-*.tsfile`` files under
+``_staging/<job>/<partition>-<attempt>/`` and returns their statistics; ``commit()`` (the
+driver, another process) moves them into the table and makes one manifest commit; ``abort()``
+and any failure delete what was staged. Nothing is visible to readers before the commit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from tsfile_catalog.datasource.discovery import MANIFEST_DIR, STAGING_DIR, list_tsfiles
+from tsfile_catalog.datasource.options import WriteOptions
+from tsfile_catalog.datasource.tsfile_format import (
+    WriteSettings,
+    opened,
+    part_from_reader,
+    validate_encoding,
+    write_file,
+)
+from tsfile_catalog.datasource.types import raw_from_spark_column, tsfile_type_of
+from tsfile_catalog.exceptions import (
+    DataError,
+    OptionError,
+    SchemaError,
+    TableNotFoundError,
+    UnsupportedTypeError,
+)
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+
+__all__ = ["WritePlan", "plan_write", "TsFileBatchWriter", "StagedPart", "TsFileCommitMessage"]
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """How incoming Spark columns become a TsFile table: validated once, on the driver."""
+
+    schema: TableSchema
+    time_source: str
+    sources: tuple[str, ...]  # incoming column name per ``schema.columns`` entry
+
+
+def _existing_schema(options: WriteOptions) -> TableSchema | None:
+    io = FileIO(options.path, options.storage_options)
+    if not io.exists(join_url(options.path, MANIFEST_DIR)):
+        if io.exists(options.path) and io.isdir(options.path):
+            _, files = list_tsfiles(io, options.path)
+            if files:
+                raise TableNotFoundError(
+                    f"{options.path} holds TsFiles but no table manifest; adopt it first with "
+                    "tsfile_catalog.adopt_table(path) so its existing files stay visible"
+                )
+        return None
+    from tsfile_catalog.table import open_table
+
+    return open_table(options.path, storage_options=options.storage_options).schema
+
+
+def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
+    """Check the DataFrame against the options (and the table, if one exists).
+
+    Raises:
+        OptionError, SchemaError, UnsupportedTypeError: naming the column or option at fault.
+    """
+    by_lower: dict[str, str] = {}
+    for field in spark_schema.fields:
+        lowered = field.name.lower()
+        if lowered in by_lower:
+            raise SchemaError(
+                f"columns '{by_lower[lowered]}' and '{field.name}' collide: TsFile column names "
+                "are case-insensitive"
+            )
+        by_lower[lowered] = field.name
+    fields_by_name = {f.name: f for f in spark_schema.fields}
+
+    def source(name: str, option: str) -> str:
+        lowered = name.lower()
+        if lowered not in by_lower:
+            raise OptionError(
+                f"option '{option}' names column '{name}', which the DataFrame does not have "
+                f"(it has {', '.join(f.name for f in spark_schema.fields)})"
+            )
+        return by_lower[lowered]
+
+    existing = _existing_schema(options)
+    table = options.table or (existing.table if existing else None)
+    if table is None:
+        raise OptionError("option 'table' is required to create a table (the TsFile table name)")
+    if existing is not None and table.lower() != existing.table:
+        raise OptionError(
+            f"option 'table' = {table!r} but the table at {options.path} is '{existing.table}'"
+        )
+    tags = options.tag_columns or (existing.tag_names if existing else None)
+    if not tags:
+        raise OptionError(
+            "option 'tagColumns' is required to create a table: the comma-separated TAG columns "
+            "that identify a device, in order"
+        )
+
+    time_source = source(options.time_column, "timeColumn")
+    time_field = fields_by_name[time_source]
+    if tsfile_type_of(time_field) not in (DataType.INT64, DataType.INT32, DataType.TIMESTAMP):
+        raise UnsupportedTypeError(
+            f"time column '{time_source}' is {time_field.dataType.simpleString()}; it must be "
+            "bigint, int or timestamp"
+        )
+    tag_sources = [source(t, "tagColumns") for t in tags]
+    taken = {time_source, *tag_sources}
+    if len(taken) != 1 + len(tag_sources):
+        raise OptionError("options 'timeColumn' and 'tagColumns' name the same column twice")
+    if options.field_columns is not None:
+        field_sources = [source(f, "fieldColumns") for f in options.field_columns]
+        extra = [f.name for f in spark_schema.fields if f.name not in taken | set(field_sources)]
+        if extra:
+            raise OptionError(
+                f"column(s) {', '.join(extra)} are in neither 'timeColumn', 'tagColumns' nor "
+                "'fieldColumns'; select them away or list them"
+            )
+    else:
+        field_sources = [f.name for f in spark_schema.fields if f.name not in taken]
+    columns = []
+    for name in tag_sources:
+        if tsfile_type_of(fields_by_name[name]) is not DataType.STRING:
+            raise UnsupportedTypeError(
+                f"TAG column '{name}' is {fields_by_name[name].dataType.simpleString()}; TAG "
+                "columns must be strings (cast it)"
+            )
+        columns.append(Column(name.lower(), DataType.STRING, Category.TAG))
+    for name in field_sources:
+        columns.append(Column(name.lower(), tsfile_type_of(fields_by_name[name]), Category.FIELD))
+    schema = TableSchema.of(table, columns)
+    validate_encoding(schema, _settings(options))
+    if existing is not None:
+        from tsfile_catalog.metadata.schema_merge import merge_schema
+
+        merge_schema(existing, schema, merge=options.merge_schema)
+    return WritePlan(schema, time_source, (*tag_sources, *field_sources))
+
+
+def _settings(options: WriteOptions) -> WriteSettings:
+    return WriteSettings(
+        compression=options.compression,
+        encoding=options.encoding,
+        on_duplicate=options.on_duplicate,
+    )
+
+
+@dataclass(frozen=True)
+class StagedPart:
+    staged_url: str
+    part: PartFile  # ``part.path`` is the final path relative to the table root
+
+
+@dataclass(frozen=True)
+class TsFileCommitMessage(WriterCommitMessage):
+    parts: tuple[StagedPart, ...]
+    staging_dir: str
+
+
+class TsFileBatchWriter(DataSourceArrowWriter):
+    def __init__(self, plan: WritePlan, options: WriteOptions, overwrite: bool) -> None:
+        self._plan = plan
+        self._options = options
+        self._overwrite = overwrite
+        self._job = uuid.uuid4().hex[:12]
+
+    # -- executor side --------------------------------------------------------------------
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> TsFileCommitMessage:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        partition = context.partitionId() if context else 0
+        attempt = context.attemptNumber() if context else 0
+        io = FileIO(self._options.path, self._options.storage_options)
+        staging = join_url(
+            self._options.path, STAGING_DIR, self._job, f"{partition:05d}-{attempt}"
+        )
+        staged: list[StagedPart] = []
+        local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-")
+        try:
+            pending: list[pa.Table] = []
+            rows = 0
+            for batch in iterator:
+                if batch.num_rows == 0:
+                    continue
+                pending.append(self._to_raw(batch))
+                rows += batch.num_rows
+                if rows >= self._options.max_rows_per_file:
+                    staged.append(self._stage(io, pending, staging, partition, local_dir))
+                    pending, rows = [], 0
+            if pending:
+                staged.append(self._stage(io, pending, staging, partition, local_dir))
+        except BaseException:
+            io.delete(staging, recursive=True)
+            raise
+        finally:
+            shutil.rmtree(local_dir, ignore_errors=True)
+        return TsFileCommitMessage(tuple(staged), staging)
+
+    def _to_raw(self, batch: pa.RecordBatch) -> pa.Table:
+        plan, precision = self._plan, self._options.precision
+        time = batch.column(batch.schema.get_field_index(plan.time_source))
+        if time.null_count:
+            raise DataError(
+                f"time column '{plan.time_source}' has a null value; every row needs a time"
+            )
+        arrays = [raw_from_spark_column(time, None, precision)]
+        for column, name in zip(plan.schema.columns, plan.sources):
+            array = batch.column(batch.schema.get_field_index(name))
+            arrays.append(raw_from_spark_column(array, column, precision))
+        return pa.Table.from_arrays(arrays, names=list(plan.schema.names))
+
+    def _stage(
+        self,
+        io: FileIO,
+        tables: Sequence[pa.Table],
+        staging: str,
+        partition: int,
+        local_dir: str,
+    ) -> StagedPart:
+        name = f"part-{uuid.uuid4().hex}-{partition:05d}.tsfile"
+        local = os.path.join(local_dir, name)
+        write_file(local, pa.concat_tables(tables), self._plan.schema, _settings(self._options))
+        size = os.path.getsize(local)
+        local_io = FileIO(local)
+        with opened(local_io, local) as reader:
+            part = part_from_reader(reader, self._plan.schema, name, size)
+        staged_url = join_url(staging, name)
+        io.put_file(local, staged_url)
+        return StagedPart(staged_url, part)
+
+    # -- driver side ----------------------------------------------------------------------
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        from tsfile_catalog.table import append_parts
+
+        io = FileIO(self._options.path, self._options.storage_options)
+        staged = [s for m in messages if isinstance(m, TsFileCommitMessage) for s in m.parts]
+        published: list[str] = []
+        try:
+            for item in staged:
+                final = join_url(self._options.path, item.part.path)
+                io.move(item.staged_url, final)
+                published.append(final)
+            append_parts(
+                self._options.path,
+                [s.part for s in staged],
+                self._plan.schema,
+                merge_schema=self._options.merge_schema,
+                overwrite=self._overwrite,
+                operation_parameters={
+                    "mode": "overwrite" if self._overwrite else "append",
+                    "job": self._job,
+                },
+                storage_options=self._options.storage_options,
+            )
+        except BaseException:
+            for url in published:
+                io.delete(url)
+            raise
+        finally:
+            io.delete(join_url(self._options.path, STAGING_DIR, self._job), recursive=True)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        io = FileIO(self._options.path, self._options.storage_options)
+        # Failed partitions arrive as None; their attempts live under the job's staging dir.
+        io.delete(join_url(self._options.path, STAGING_DIR, self._job), recursive=True)

@@ -1,0 +1,70 @@
+"""Spark session helpers: registration and a correctly wired local session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from typing import TYPE_CHECKING
+
+from tsfile_catalog.exceptions import TsFileCatalogError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["register", "local_session"]
+
+
+def register(spark: SparkSession) -> None:
+    """Register the ``tsfile`` data source in ``spark`` (idempotent).
+
+    Installed packages are discovered by Spark without this call (the ``pyspark_tsfile``
+    module); registering explicitly helps when the package is only on ``sys.path``.
+    """
+    from tsfile_catalog.datasource.source import TsFileDataSource
+
+    spark.dataSource.register(TsFileDataSource)
+
+
+def _check_java() -> None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
+        return
+    if shutil.which("java") is None:
+        raise TsFileCatalogError(
+            "Java was not found: PySpark needs a Java 17+ runtime. Install one (e.g. "
+            "'apt-get install openjdk-17-jre-headless') or set JAVA_HOME."
+        )
+
+
+def local_session(
+    app_name: str = "tsfile-catalog",
+    *,
+    master: str = "local[2]",
+    config: dict[str, str] | None = None,
+) -> SparkSession:
+    """A local SparkSession whose Python workers run this interpreter, with tsfile registered.
+
+    Spark's workers otherwise start whatever ``python3`` is on PATH, which usually cannot
+    import this package or its dependencies.
+    """
+    _check_java()
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.pyspark.python", sys.executable)
+        .config("spark.pyspark.driver.python", sys.executable)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    )
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    register(spark)
+    return spark
