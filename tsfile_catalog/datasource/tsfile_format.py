@@ -452,6 +452,9 @@ def write_file(
     time_index = ordered.schema.get_field_index(TIME_COLUMN)
     with _CONFIG_LOCK:
         _configure(schema, settings)
+        if os.path.exists(local_path):
+            # The native writer refuses it too, but only after its own state is set up.
+            raise DataError(f"{local_path} already exists; TsFile parts are never rewritten")
         writer = TsFileTableWriter(local_path, _native_schema(schema))
         try:
             for batch in ordered.to_batches(max_chunksize=chunk_rows):

@@ -1,0 +1,85 @@
+"""Option parsing: case-insensitive names, validated values, errors that name the option."""
+
+from __future__ import annotations
+
+import pytest
+
+from tsfile_catalog.datasource.options import parse_read_options, parse_write_options
+from tsfile_catalog.exceptions import OptionError
+
+
+def test_read_options_are_case_insensitive_and_typed() -> None:
+    opts = parse_read_options(
+        {"PATH": "/t", "timestampas": "TIMESTAMP", "TimestampPrecision": "us",
+         "mergeschema": "True", "Columns": "time, City", "versionAsOf": "3"}
+    )
+    assert opts.path == "/t"
+    assert opts.timestamp_as == "timestamp"
+    assert opts.precision == "us"
+    assert opts.merge_schema is True
+    assert opts.columns == ("time", "City")
+    assert opts.version_as_of == 3
+    assert opts.push_filters is False and opts.pushdown is True
+
+
+def test_unknown_option_lists_valid_ones() -> None:
+    with pytest.raises(OptionError, match="unknown read option 'colums'.*columns"):
+        parse_read_options({"path": "/t", "colums": "a"})
+    with pytest.raises(OptionError, match="unknown write option 'tagColumn'.*tagColumns"):
+        parse_write_options({"path": "/t", "tagColumn": "a"})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"timestampPrecision": "s"}, "timestampPrecision"),
+        ({"timestampAs": "date"}, "timestampAs"),
+        ({"mergeSchema": "maybe"}, "mergeSchema"),
+        ({"versionAsOf": "-1"}, "versionAsOf"),
+        ({"versionAsOf": "x"}, "versionAsOf"),
+        ({"versionAsOf": "1", "timestampAsOf": "2024-01-01"}, "mutually exclusive"),
+        ({"rowsPerPartition": "0"}, "rowsPerPartition"),
+        ({"model": "tree"}, "model"),
+        ({"columns": "a,,b"}, "columns"),
+    ],
+)
+def test_bad_read_option_values_name_the_option(options: dict[str, str], message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        parse_read_options({"path": "/t", **options})
+
+
+def test_missing_path_is_explained() -> None:
+    with pytest.raises(OptionError, match="no path"):
+        parse_read_options({})
+
+
+def test_write_options_defaults_and_values() -> None:
+    opts = parse_write_options(
+        {"path": "/t", "table": "W", "tagColumns": "city,device", "compression": "zstd",
+         "encoding": "gorilla", "onDuplicate": "LAST", "maxRowsPerFile": "10"}
+    )
+    assert opts.tag_columns == ("city", "device")
+    assert opts.compression == "ZSTD" and opts.encoding == "GORILLA"
+    assert opts.on_duplicate == "last" and opts.max_rows_per_file == 10
+    assert parse_write_options({"path": "/t"}).compression == "LZ4"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"nullTagPolicy": "skip"}, "nullTagPolicy"),
+        ({"onDuplicate": "first"}, "onDuplicate"),
+        ({"maxRowsPerFile": "0"}, "maxRowsPerFile"),
+        ({"timeColumn": " "}, "timeColumn"),
+    ],
+)
+def test_bad_write_option_values_name_the_option(options: dict[str, str], message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        parse_write_options({"path": "/t", **options})
+
+
+def test_storage_options_pass_through_with_json_values() -> None:
+    opts = parse_read_options(
+        {"path": "s3://b/t", "fs.endpoint_url": "http://127.0.0.1:9", "fs.anon": "true"}
+    )
+    assert opts.storage_options == {"endpoint_url": "http://127.0.0.1:9", "anon": True}

@@ -1,0 +1,42 @@
+"""Partition planning: pack small parts, split large ones by device groups or time (pure)."""
+
+from __future__ import annotations
+
+from tsfile_catalog.datasource.partitioning import plan_slices
+from tsfile_catalog.metadata.expressions import ScanPushdown
+from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+
+
+def _part(path: str, devices: list[tuple[str, int]] | None, rows: int = 0) -> PartFile:
+    stats = None if devices is None else tuple(
+        DeviceStats((name,), count, 0, 99) for name, count in devices
+    )
+    total = rows if devices is None else sum(c for _, c in devices)
+    return PartFile(path, "tsfile", 1, total, 0, 99, stats)
+
+
+def test_small_parts_are_packed_up_to_the_target() -> None:
+    parts = [_part(f"p{i}", [("a", 40)]) for i in range(5)]
+    groups = plan_slices(parts, ScanPushdown(), ["city"], target_rows=100)
+    assert [[s.path for s in g] for g in groups] == [["p0", "p1"], ["p2", "p3"], ["p4"]]
+
+
+def test_large_part_splits_by_device_groups_covering_every_device() -> None:
+    part = _part("big", [(f"d{i}", 100) for i in range(10)])
+    groups = plan_slices([part], ScanPushdown(), ["city"], target_rows=300)
+    assert len(groups) == 4
+    covered = [d for g in groups for s in g for d in (s.devices or ())]
+    assert sorted(covered) == sorted((f"d{i}",) for i in range(10))
+
+
+def test_large_part_without_device_list_splits_by_time_ranges() -> None:
+    groups = plan_slices([_part("big", None, rows=1000)], ScanPushdown(), ["city"], 250)
+    ranges = [(g[0].time_min, g[0].time_max) for g in groups]
+    assert ranges == [(0, 24), (25, 49), (50, 74), (75, 99)]
+
+
+def test_pushed_tags_skip_parts_and_shrink_estimates() -> None:
+    parts = [_part("p0", [("a", 500), ("b", 500)]), _part("p1", [("c", 10)])]
+    pushdown = ScanPushdown(tag_values=(("city", frozenset({"a"})),))
+    groups = plan_slices(parts, pushdown, ["city"], target_rows=600)
+    assert [[s.path for s in g] for g in groups] == [["p0"]]
