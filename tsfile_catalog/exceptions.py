@@ -14,6 +14,7 @@ __all__ = [
     "TableNotFoundError",
     "TableExistsError",
     "CommitConflictError",
+    "InvalidCommitError",
     "CorruptManifestError",
     "VersionNotFoundError",
     "SqlError",
@@ -59,6 +60,10 @@ class TableExistsError(TsFileCatalogError):
 
 class CommitConflictError(TsFileCatalogError):
     """A concurrent commit changed the table in a way this commit cannot be rebased on."""
+
+
+class InvalidCommitError(TsFileCatalogError, ValueError):
+    """A commit's actions do not fit the table: a part added twice, removing a missing part."""
 
 
 class CorruptManifestError(TsFileCatalogError):

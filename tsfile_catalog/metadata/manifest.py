@@ -1,0 +1,521 @@
+"""The table manifest model: commits as data, snapshots, and the pure conflict check.
+
+A table's history is a sequence of commits, version 0, 1, 2, ... Each commit is a list of
+actions (add a part, remove a part, set the schema, set properties) plus a
+:class:`CommitInfo` describing it. :func:`replay` applies commits to the previous
+:class:`Snapshot`; :func:`rebase` decides whether a commit prepared against an older snapshot
+can still be applied after other commits landed. Storage (put-if-absent, listing) lives in
+``tsfile_catalog.table``; nothing here touches it. ``docs/manifest-format.md`` describes the
+on-disk JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from tsfile_catalog.exceptions import (
+    CommitConflictError,
+    CorruptManifestError,
+    TsFileCatalogError,
+)
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import DataType, TableSchema
+
+__all__ = [
+    "FORMAT_VERSION",
+    "AddPart",
+    "RemovePart",
+    "SetSchema",
+    "SetProperties",
+    "Action",
+    "CommitInfo",
+    "Commit",
+    "Snapshot",
+    "apply",
+    "replay",
+    "prepare_commit",
+    "rebase",
+    "encode_commit",
+    "decode_commit",
+    "encode_snapshot",
+    "decode_snapshot",
+]
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AddPart:
+    part: PartFile
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePart:
+    """Drop a part from the table; the file stays on storage for time travel."""
+
+    path: str
+    row_count: int = 0
+    size_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SetSchema:
+    schema: TableSchema
+    schema_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetProperties:
+    """Set (insert or overwrite) the given table properties; others are kept."""
+
+    properties: Mapping[str, str]
+
+
+Action: TypeAlias = AddPart | RemovePart | SetSchema | SetProperties
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """Who did what in one commit; shown by ``Table.history()`` / ``DESCRIBE HISTORY``.
+
+    ``timestamp_ms`` is stored in the commit (not taken from file modification times) and is
+    strictly increasing along the log, so time travel by timestamp can binary-search it.
+    """
+
+    version: int
+    timestamp_ms: int
+    operation: str
+    operation_parameters: Mapping[str, str] = field(default_factory=dict)
+    engine_info: str = ""
+    read_version: int | None = None
+    parts_added: int = 0
+    rows_added: int = 0
+    parts_removed: int = 0
+    rows_removed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "timestamp_ms": self.timestamp_ms,
+            "operation": self.operation,
+            "operation_parameters": dict(self.operation_parameters),
+            "engine_info": self.engine_info,
+            "read_version": self.read_version,
+            "parts_added": self.parts_added,
+            "rows_added": self.rows_added,
+            "parts_removed": self.parts_removed,
+            "rows_removed": self.rows_removed,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> CommitInfo:
+        read_version = obj.get("read_version")
+        return cls(
+            version=int(obj["version"]),
+            timestamp_ms=int(obj["timestamp_ms"]),
+            operation=str(obj["operation"]),
+            operation_parameters={
+                str(k): str(v) for k, v in (obj.get("operation_parameters") or {}).items()
+            },
+            engine_info=str(obj.get("engine_info", "")),
+            read_version=None if read_version is None else int(read_version),
+            parts_added=int(obj.get("parts_added", 0)),
+            rows_added=int(obj.get("rows_added", 0)),
+            parts_removed=int(obj.get("parts_removed", 0)),
+            rows_removed=int(obj.get("rows_removed", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class Commit:
+    info: CommitInfo
+    actions: tuple[Action, ...]
+
+    @property
+    def version(self) -> int:
+        return self.info.version
+
+    def new_schema(self) -> TableSchema | None:
+        """The schema this commit sets, if it sets one."""
+        out = None
+        for action in self.actions:
+            if isinstance(action, SetSchema):
+                out = action.schema
+        return out
+
+    def to_json(self, schema: TableSchema | None) -> dict[str, Any]:
+        """``schema`` is the table schema before this commit (types of the part stats)."""
+        types = _field_types(self.new_schema() or schema)
+        return {
+            "format_version": FORMAT_VERSION,
+            "commit_info": self.info.to_json(),
+            "actions": [_action_to_json(a, types) for a in self.actions],
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], schema: TableSchema | None) -> Commit:
+        """``schema`` is the table schema before this commit (None before version 0)."""
+        _check_format_version(obj)
+        raw_actions = obj["actions"]
+        for raw in raw_actions:
+            if "set_schema" in raw:
+                schema = TableSchema.from_json(raw["set_schema"]["schema"])
+        types = _field_types(schema)
+        return cls(
+            info=CommitInfo.from_json(obj["commit_info"]),
+            actions=tuple(_action_from_json(raw, types) for raw in raw_actions),
+        )
+
+
+def _field_types(schema: TableSchema | None) -> dict[str, DataType]:
+    return {} if schema is None else {c.name: c.type for c in schema.fields}
+
+
+def _action_to_json(action: Action, types: Mapping[str, DataType]) -> dict[str, Any]:
+    if isinstance(action, AddPart):
+        return {"add": action.part.to_json(types)}
+    if isinstance(action, RemovePart):
+        return {
+            "remove": {
+                "path": action.path,
+                "row_count": action.row_count,
+                "size_bytes": action.size_bytes,
+            }
+        }
+    if isinstance(action, SetSchema):
+        return {"set_schema": {"schema_id": action.schema_id, "schema": action.schema.to_json()}}
+    return {"set_properties": dict(action.properties)}
+
+
+def _action_from_json(raw: Mapping[str, Any], types: Mapping[str, DataType]) -> Action:
+    if "add" in raw:
+        return AddPart(PartFile.from_json(raw["add"], types))
+    if "remove" in raw:
+        body = raw["remove"]
+        return RemovePart(
+            path=str(body["path"]),
+            row_count=int(body.get("row_count", 0)),
+            size_bytes=int(body.get("size_bytes", 0)),
+        )
+    if "set_schema" in raw:
+        body = raw["set_schema"]
+        return SetSchema(TableSchema.from_json(body["schema"]), int(body["schema_id"]))
+    if "set_properties" in raw:
+        return SetProperties({str(k): str(v) for k, v in raw["set_properties"].items()})
+    raise CorruptManifestError(f"unknown action {sorted(raw)!r}")
+
+
+def _check_format_version(obj: Mapping[str, Any]) -> None:
+    found = int(obj["format_version"])
+    if found > FORMAT_VERSION:
+        raise CorruptManifestError(
+            f"written with manifest format_version {found}; this tsfile-catalog reads up to "
+            f"{FORMAT_VERSION}: upgrade tsfile-catalog"
+        )
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The table as of one version: what a reader plans scans from."""
+
+    version: int
+    timestamp_ms: int
+    schema: TableSchema
+    schema_id: int
+    parts: tuple[PartFile, ...]
+    properties: Mapping[str, str]
+
+    @property
+    def row_count(self) -> int:
+        return sum(p.row_count for p in self.parts)
+
+    def to_json(self) -> dict[str, Any]:
+        types = _field_types(self.schema)
+        return {
+            "format_version": FORMAT_VERSION,
+            "version": self.version,
+            "timestamp_ms": self.timestamp_ms,
+            "schema_id": self.schema_id,
+            "schema": self.schema.to_json(),
+            "properties": dict(self.properties),
+            "parts": [p.to_json(types) for p in self.parts],
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Snapshot:
+        _check_format_version(obj)
+        schema = TableSchema.from_json(obj["schema"])
+        types = _field_types(schema)
+        return cls(
+            version=int(obj["version"]),
+            timestamp_ms=int(obj["timestamp_ms"]),
+            schema=schema,
+            schema_id=int(obj["schema_id"]),
+            parts=tuple(PartFile.from_json(p, types) for p in obj["parts"]),
+            properties={str(k): str(v) for k, v in obj["properties"].items()},
+        )
+
+
+def apply(previous: Snapshot | None, commit: Commit) -> Snapshot:
+    """The snapshot after ``commit``; ``previous`` is None for version 0.
+
+    Raises:
+        CorruptManifestError: the commit does not follow ``previous`` (wrong version, adds a
+            part twice, removes a missing part, version 0 without a schema).
+    """
+    return replay(previous, (commit,))
+
+
+def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
+    """Apply consecutive commits in one pass (one part index, however many commits)."""
+    parts: dict[str, PartFile] = {} if previous is None else {p.path: p for p in previous.parts}
+    schema = None if previous is None else previous.schema
+    schema_id = 0 if previous is None else previous.schema_id
+    properties = {} if previous is None else dict(previous.properties)
+    version = -1 if previous is None else previous.version
+    timestamp_ms = 0 if previous is None else previous.timestamp_ms
+    for commit in commits:
+        if commit.version != version + 1:
+            raise CorruptManifestError(
+                f"commit for version {commit.version} follows version {version}; expected "
+                f"version {version + 1}"
+            )
+        version, timestamp_ms = commit.version, commit.info.timestamp_ms
+        for action in commit.actions:
+            if isinstance(action, AddPart):
+                path = action.part.path
+                if path in parts:
+                    raise CorruptManifestError(
+                        f"version {version} adds part '{path}', which the table already has"
+                    )
+                parts[path] = action.part
+            elif isinstance(action, RemovePart):
+                if parts.pop(action.path, None) is None:
+                    raise CorruptManifestError(
+                        f"version {version} removes part '{action.path}', which the table "
+                        "does not have"
+                    )
+            elif isinstance(action, SetSchema):
+                schema, schema_id = action.schema, action.schema_id
+            else:
+                properties.update(action.properties)
+        if schema is None:
+            raise CorruptManifestError(f"version {version} creates the table without a schema")
+    if schema is None:
+        raise CorruptManifestError("no commits to build a table snapshot from")
+    return Snapshot(
+        version=version,
+        timestamp_ms=timestamp_ms,
+        schema=schema,
+        schema_id=schema_id,
+        parts=tuple(parts.values()),
+        properties=properties,
+    )
+
+
+def prepare_commit(
+    actions: Sequence[Action],
+    *,
+    base: Snapshot | None,
+    timestamp_ms: int,
+    operation: str,
+    operation_parameters: Mapping[str, str] | None = None,
+    engine_info: str = "",
+    read_version: int | None = None,
+) -> Commit:
+    """Stamp ``actions`` as the commit right after ``base``.
+
+    Assigns the version, schema ids (one past ``base``'s) and each added part's
+    ``added_version``/``schema_id``, and counts parts and rows for the :class:`CommitInfo`.
+    The timestamp is raised to one past ``base``'s so the log stays strictly increasing even
+    when writers' clocks disagree.
+    """
+    version = 0 if base is None else base.version + 1
+    schema_id = 0 if base is None else base.schema_id
+    schema_seen = False
+    stamped: list[Action] = []
+    for action in actions:
+        if isinstance(action, SetSchema):
+            schema_id = schema_id + 1 if (base is not None or schema_seen) else 0
+            schema_seen = True
+            stamped.append(SetSchema(action.schema, schema_id))
+        else:
+            stamped.append(action)
+    stamped = [
+        AddPart(a.part.with_version(version, schema_id)) if isinstance(a, AddPart) else a
+        for a in stamped
+    ]
+    added = [a.part for a in stamped if isinstance(a, AddPart)]
+    removed = [a for a in stamped if isinstance(a, RemovePart)]
+    info = CommitInfo(
+        version=version,
+        timestamp_ms=timestamp_ms if base is None else max(timestamp_ms, base.timestamp_ms + 1),
+        operation=operation,
+        operation_parameters=dict(operation_parameters or {}),
+        engine_info=engine_info,
+        read_version=read_version,
+        parts_added=len(added),
+        rows_added=sum(p.row_count for p in added),
+        parts_removed=len(removed),
+        rows_removed=sum(r.row_count for r in removed),
+    )
+    return Commit(info, tuple(stamped))
+
+
+def rebase(
+    pending: Sequence[Action],
+    landed: Sequence[Commit],
+    *,
+    read: Snapshot | None,
+    overwrite: bool = False,
+) -> tuple[Action, ...]:
+    """Decide whether ``pending`` (prepared against ``read``) still applies after ``landed``.
+
+    Returns the actions to commit on top of the newest landed commit. The rules:
+
+    * Appends commute: adding parts never conflicts with other adds or removes, unless the
+      very same path was added concurrently.
+    * A schema change that landed conflicts with any pending commit that expected another
+      schema (its own new schema, else the schema it read); if the landed schema equals the
+      pending one (two writers merging the same column), the pending schema change is
+      dropped as already done.
+    * A pending commit made against no table (it creates the table) is rebased as an append
+      when a concurrent creator used the same schema and it adds parts; a pure create
+      (``CREATE TABLE``) conflicts.
+    * Removing a part that a landed commit already removed conflicts.
+    * An overwrite (``overwrite=True``) conflicts with any landed commit that added or removed
+      parts: it must replace exactly the parts it read, so a concurrent append would
+      otherwise survive it silently.
+    * Setting a property that a landed commit set to another value conflicts.
+
+    Raises:
+        CommitConflictError: explaining which landed version conflicts and why.
+    """
+    if not landed:
+        return tuple(pending)
+    pending_schema = next((a.schema for a in reversed(pending) if isinstance(a, SetSchema)), None)
+    target = pending_schema if pending_schema is not None else _schema_of(read)
+    after = replay(read, landed)
+    adds = {a.part.path for a in pending if isinstance(a, AddPart)}
+    removes = {a.path for a in pending if isinstance(a, RemovePart)}
+    props = {k: v for a in pending if isinstance(a, SetProperties) for k, v in a.properties.items()}
+
+    if read is None:
+        first = landed[0]
+        if not adds:
+            raise CommitConflictError(
+                f"the table was created concurrently (version 0, {first.info.operation})"
+            )
+        if target != after.schema:
+            raise CommitConflictError(
+                f"the table was created concurrently (version 0, {first.info.operation}) with "
+                f"schema {_describe(after.schema)}, not {_describe(target)}; retry the write"
+            )
+
+    for commit in landed:
+        where = f"version {commit.version} ({commit.info.operation})"
+        new_schema = commit.new_schema()
+        if read is not None and new_schema is not None and after.schema != target:
+            raise CommitConflictError(
+                f"{where} changed the table schema concurrently "
+                f"({_describe_change(target, after.schema)}); this commit was prepared against "
+                "another schema: retry the write"
+            )
+        for action in commit.actions:
+            if isinstance(action, AddPart):
+                if overwrite:
+                    raise CommitConflictError(
+                        f"{where} added parts concurrently; an overwrite must replace exactly "
+                        "the parts it read: retry the overwrite"
+                    )
+                if action.part.path in adds:
+                    raise CommitConflictError(
+                        f"part '{action.part.path}' was already added by {where}"
+                    )
+            elif isinstance(action, RemovePart):
+                if action.path in removes:
+                    raise CommitConflictError(
+                        f"part '{action.path}' was already removed by {where}"
+                    )
+                if overwrite:
+                    raise CommitConflictError(
+                        f"{where} removed parts concurrently; an overwrite must replace "
+                        "exactly the parts it read: retry the overwrite"
+                    )
+            elif isinstance(action, SetProperties):
+                for key, value in action.properties.items():
+                    if key in props and props[key] != value:
+                        raise CommitConflictError(
+                            f"{where} set table property '{key}' to '{value}' concurrently "
+                            f"(this commit sets '{props[key]}')"
+                        )
+
+    if pending_schema is not None and pending_schema == after.schema:
+        return tuple(a for a in pending if not isinstance(a, SetSchema))
+    return tuple(pending)
+
+
+def _schema_of(snapshot: Snapshot | None) -> TableSchema | None:
+    return None if snapshot is None else snapshot.schema
+
+
+def _describe(schema: TableSchema | None) -> str:
+    if schema is None:
+        return "(none)"
+    cols = ", ".join(f"{c.name} {c.type.value} {c.category.value}" for c in schema.columns)
+    return f"{schema.table}({cols})"
+
+
+def _describe_change(before: TableSchema | None, after: TableSchema) -> str:
+    if before is None:
+        return f"now {_describe(after)}"
+    changes = []
+    for col in after.columns:
+        old = before.column(col.name)
+        if old is None:
+            changes.append(f"added column '{col.name}' {col.type.value}")
+        elif old != col:
+            changes.append(
+                f"column '{col.name}' {old.type.value} {old.category.value} -> "
+                f"{col.type.value} {col.category.value}"
+            )
+    changes.extend(
+        f"dropped column '{c.name}'" for c in before.columns if after.column(c.name) is None
+    )
+    return "; ".join(changes) or f"now {_describe(after)}"
+
+
+def encode_commit(commit: Commit, schema: TableSchema | None) -> bytes:
+    """One compact JSON document; ``schema`` is the table schema before the commit."""
+    return json.dumps(commit.to_json(schema), separators=(",", ":")).encode()
+
+
+def decode_commit(data: bytes, schema: TableSchema | None, *, source: str) -> Commit:
+    """Parse a commit file; ``source`` names it in errors.
+
+    Raises:
+        CorruptManifestError: truncated or invalid JSON, or content violating the format.
+    """
+    try:
+        return Commit.from_json(json.loads(data), schema)
+    except (ValueError, KeyError, TypeError, AttributeError, TsFileCatalogError) as e:
+        raise CorruptManifestError(f"commit file {source} is corrupt or truncated: {e}") from e
+
+
+def encode_snapshot(snapshot: Snapshot) -> bytes:
+    return json.dumps(snapshot.to_json(), separators=(",", ":")).encode()
+
+
+def decode_snapshot(data: bytes, *, source: str) -> Snapshot:
+    """Parse a checkpoint file; ``source`` names it in errors.
+
+    Raises:
+        CorruptManifestError: truncated or invalid JSON, or content violating the format.
+    """
+    try:
+        return Snapshot.from_json(json.loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError, TsFileCatalogError) as e:
+        raise CorruptManifestError(f"checkpoint file {source} is corrupt or truncated: {e}") from e

@@ -1,0 +1,249 @@
+"""Part pruning as a visitor: can a part hold a row matching a bound predicate?
+
+The predicate is compiled once (negations pushed to the leaves, which is exact under SQL's
+three-valued logic: ``NOT (x < 5)`` keeps exactly the rows where ``x >= 5``) and evaluated per
+part against its statistics. Each leaf answers "might some row make this TRUE?"; unknown stats
+answer yes, so a part is only pruned when its stats prove that no row matches.
+
+When a part lists its devices, a predicate that passes the part-level check and mentions a TAG
+or ``time`` is re-evaluated per device, with that device's exact TAG values and time range: a
+part holding ``(a, x)`` and ``(b, y)`` cannot match ``t1 = 'a' AND t2 = 'y'``.
+
+Stats contract (what writers must guarantee): ``TagStats.has_null`` and ``values`` are exact,
+``min``/``max`` bound every non-null value, ``FieldStats.null_count`` is exact when present, and
+FIELD min/max bound every non-null value (None when unknown).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tsfile_catalog.metadata.expressions import (
+    And,
+    Compare,
+    CompareOp,
+    Expr,
+    In,
+    Not,
+    Or,
+    columns_of,
+)
+from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, TableSchema
+
+__all__ = ["might_match", "prune", "PartEvaluator"]
+
+_NEGATED: dict[CompareOp, CompareOp] = {
+    "=": "!=",
+    "!=": "=",
+    "<": ">=",
+    "<=": ">",
+    ">": "<=",
+    ">=": "<",
+}
+_OPERATORS: dict[CompareOp, Callable[[Any, Any], bool]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Stats:
+    """What is known about one column's values in a part (or one device of it).
+
+    ``values`` is the exact set of non-null values when known; ``lo``/``hi`` bound the
+    non-null values (None = unknown); the two flags are False only when proven.
+    """
+
+    values: frozenset[Any] | None = None
+    lo: Any = None
+    hi: Any = None
+    may_have_value: bool = True
+    may_have_null: bool = True
+
+
+_UNKNOWN = _Stats()
+
+_Lookup = Callable[[str], _Stats]
+_Test = Callable[[_Lookup], bool]
+
+
+def _bound(value: Any) -> Any:
+    """NaN bounds compare false with everything, which would prune wrongly: treat as unknown."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _compare(stats: _Stats, op: CompareOp, value: Any) -> bool:
+    if not stats.may_have_value:
+        return False
+    try:
+        if stats.values is not None:
+            test = _OPERATORS[op]
+            return any(test(v, value) for v in stats.values)
+        lo, hi = stats.lo, stats.hi
+        if op == "=":
+            return not ((lo is not None and value < lo) or (hi is not None and value > hi))
+        if op == "!=":
+            return not (lo is not None and hi is not None and lo == hi == value)
+        if op == "<":
+            return lo is None or lo < value
+        if op == "<=":
+            return lo is None or lo <= value
+        if op == ">":
+            return hi is None or hi > value
+        return hi is None or hi >= value
+    except TypeError:
+        return True
+
+
+def _in(stats: _Stats, values: frozenset[Any]) -> bool:
+    if not stats.may_have_value:
+        return False
+    if stats.values is not None:
+        return not stats.values.isdisjoint(values)
+    return any(_compare(stats, "=", v) for v in values)
+
+
+def _not_in(stats: _Stats, values: frozenset[Any]) -> bool:
+    if not stats.may_have_value:
+        return False
+    if stats.values is not None:
+        return not stats.values <= values
+    lo, hi = stats.lo, stats.hi
+    try:
+        return not (lo is not None and lo == hi and lo in values)
+    except TypeError:
+        return True
+
+
+def _compile(expr: Expr, negate: bool) -> _Test:
+    """A closure answering "might a row satisfy ``expr`` (or NOT ``expr``)?"."""
+    if isinstance(expr, Not):
+        return _compile(expr.term, not negate)
+    if isinstance(expr, (And, Or)):
+        children = tuple(_compile(t, negate) for t in expr.terms)
+        if isinstance(expr, And) != negate:
+            return lambda look: all(child(look) for child in children)
+        return lambda look: any(child(look) for child in children)
+    column = expr.column
+    if isinstance(expr, Compare):
+        op = _NEGATED[expr.op] if negate else expr.op
+        value = expr.value
+        return lambda look: _compare(look(column), op, value)
+    if isinstance(expr, In):
+        values = frozenset(expr.values)
+        if negate:
+            return lambda look: _not_in(look(column), values)
+        return lambda look: _in(look(column), values)
+    wants_null = expr.negated == negate
+    if wants_null:
+        return lambda look: look(column).may_have_null
+    return lambda look: look(column).may_have_value
+
+
+class PartEvaluator:
+    """A bound predicate compiled once, evaluated against many parts."""
+
+    def __init__(self, expr: Expr | None, schema: TableSchema) -> None:
+        self._test = None if expr is None else _compile(expr, negate=False)
+        self._tag_index = {name: i for i, name in enumerate(schema.tag_names)}
+        self._fields = {c.name for c in schema.columns if c.category is Category.FIELD}
+        device_columns = {TIME_COLUMN, *self._tag_index}
+        self._per_device = bool(columns_of(expr) & device_columns)
+
+    def might_match(self, part: PartFile) -> bool:
+        test = self._test
+        if test is None:
+            return True
+        if part.row_count <= 0:
+            return False
+        cache: dict[str, _Stats] = {}
+
+        def part_look(column: str) -> _Stats:
+            stats = cache.get(column)
+            if stats is None:
+                stats = cache[column] = self._part_stats(part, column)
+            return stats
+
+        if not test(part_look):
+            return False
+        if part.devices is None or not self._per_device:
+            return True
+        return any(
+            test(self._device_lookup(device, part_look))
+            for device in part.devices
+            if device.row_count > 0
+        )
+
+    def _part_stats(self, part: PartFile, column: str) -> _Stats:
+        if column == TIME_COLUMN:
+            return _Stats(lo=part.min_time, hi=part.max_time, may_have_null=False)
+        if column in self._tag_index:
+            tag = part.tags.get(column)
+            if tag is None:
+                return _UNKNOWN
+            may_have_value = bool(tag.values) if tag.values is not None else True
+            return _Stats(
+                values=tag.values,
+                lo=tag.min,
+                hi=tag.max,
+                may_have_value=may_have_value,
+                may_have_null=tag.has_null,
+            )
+        if column in self._fields:
+            stats = part.fields.get(column)
+            if stats is None:
+                return _UNKNOWN
+            nulls = stats.null_count
+            return _Stats(
+                lo=_bound(stats.min),
+                hi=_bound(stats.max),
+                may_have_value=nulls is None or nulls < part.row_count,
+                may_have_null=nulls is None or nulls > 0,
+            )
+        return _UNKNOWN
+
+    def _device_lookup(self, device: DeviceStats, part_look: _Lookup) -> _Lookup:
+        def look(column: str) -> _Stats:
+            if column == TIME_COLUMN:
+                return _Stats(lo=device.min_time, hi=device.max_time, may_have_null=False)
+            index = self._tag_index.get(column)
+            if index is None:
+                return part_look(column)
+            value = device.tags[index] if index < len(device.tags) else None
+            if value is None:
+                return _Stats(values=frozenset(), may_have_value=False, may_have_null=True)
+            return _Stats(values=frozenset((value,)), may_have_null=False)
+
+        return look
+
+
+def might_match(expr: Expr | None, part: PartFile, schema: TableSchema) -> bool:
+    """False only when ``part``'s stats prove no row satisfies the bound ``expr``.
+
+    ``expr`` must be bound (:func:`tsfile_catalog.metadata.expressions.bind`) so literals are
+    in the raw domain of the stats. None matches every part.
+    """
+    return PartEvaluator(expr, schema).might_match(part)
+
+
+def prune(
+    parts: Iterable[PartFile], expr: Expr | None, schema: TableSchema
+) -> tuple[list[PartFile], list[PartFile]]:
+    """Split ``parts`` into (kept, pruned) for the bound ``expr``, preserving order."""
+    evaluator = PartEvaluator(expr, schema)
+    kept: list[PartFile] = []
+    pruned: list[PartFile] = []
+    for part in parts:
+        (kept if evaluator.might_match(part) else pruned).append(part)
+    return kept, pruned

@@ -1,0 +1,68 @@
+"""Scan planning: one pure function from (schema, parts, predicate) to the parts to read.
+
+``Table.plan`` and the Spark DataSource both call :func:`plan_scan`, so a manifest table and a
+plain directory of TsFiles are pruned by exactly the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tsfile_catalog.metadata.expressions import Expr, ScanPushdown, TimeUnit, bind, split_pushdown
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.metadata.pruning import prune
+from tsfile_catalog.metadata.schema import TableSchema
+
+__all__ = ["ScanPlan", "plan_scan"]
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """The parts a scan must read, the parts it skips, and what to push into TsFile.
+
+    ``filter`` is the bound predicate (None when there is none); ``pushdown.residual`` is the
+    part of it that must still be applied to the rows read.
+    """
+
+    parts: tuple[PartFile, ...]
+    pruned: tuple[PartFile, ...]
+    pushdown: ScanPushdown
+    schema: TableSchema
+    filter: Expr | None
+
+    @property
+    def row_count(self) -> int:
+        """Rows in the kept parts: an upper bound of what the scan returns."""
+        return sum(p.row_count for p in self.parts)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(p.size_bytes for p in self.parts)
+
+
+def plan_scan(
+    schema: TableSchema,
+    parts: Iterable[PartFile],
+    where: str | Expr | None,
+    unit: TimeUnit = "ms",
+) -> ScanPlan:
+    """Parse (if SQL text), bind, split and prune.
+
+    Args:
+        schema: the table schema the predicate is bound to.
+        parts: candidate parts with their stats.
+        where: a Spark SQL predicate, an (unbound or bound) expression, or None.
+        unit: precision of the table's raw time values, for timestamp literals.
+
+    Raises:
+        PredicateError: the predicate cannot be parsed or does not fit the schema.
+    """
+    expr = parse_predicate(where) if isinstance(where, str) else where
+    bound = None if expr is None else bind(expr, schema, unit)
+    pushdown = split_pushdown(bound, schema)
+    if pushdown.empty:
+        return ScanPlan((), tuple(parts), pushdown, schema, bound)
+    kept, pruned = prune(parts, bound, schema)
+    return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
