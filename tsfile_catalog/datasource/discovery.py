@@ -61,8 +61,13 @@ def list_tsfiles(io: FileIO, url: str) -> tuple[str, list[tuple[str, int]]]:
     entries (staging areas, manifests); globs keep the ``*.tsfile`` files they match.
     """
     if any(c in url for c in _GLOB_CHARS):
+        # Like Spark's file sources, hidden and "_" entries stay hidden inside glob matches.
+        fixed = io.normalize(url[: min(url.index(c) for c in _GLOB_CHARS if c in url)])
+        prefix = fixed.rsplit("/", 1)[0]
         found = []
         for match in io.glob(url):
+            if not _visible(posixpath.relpath(io.normalize(match), prefix)):
+                continue
             if io.isdir(match):
                 found.extend((f, s) for f, s in _walk(io, match))
             elif match.endswith(".tsfile"):

@@ -1,0 +1,32 @@
+"""Build real TsFile files for tests without Spark."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from tsfile_catalog.datasource.tsfile_format import WriteSettings, write_file
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+
+
+def weather_schema(*fields: tuple[str, DataType], table: str = "weather") -> TableSchema:
+    return TableSchema.of(
+        table,
+        [
+            Column("city", DataType.STRING, Category.TAG),
+            Column("device", DataType.STRING, Category.TAG),
+            *(Column(name, type_, Category.FIELD) for name, type_ in fields),
+        ],
+    )
+
+
+def write_rows(path: str, schema: TableSchema, rows: list[dict[str, object]]) -> None:
+    """Write dict rows (keys: time, tags, fields; missing field = null) to a new TsFile."""
+    arrays = {"time": pa.array([r["time"] for r in rows], pa.int64())}
+    for col in schema.columns:
+        type_ = {
+            DataType.STRING: pa.string(), DataType.DOUBLE: pa.float64(),
+            DataType.INT32: pa.int32(), DataType.INT64: pa.int64(),
+            DataType.BOOLEAN: pa.bool_(), DataType.FLOAT: pa.float32(),
+        }[col.type]
+        arrays[col.name] = pa.array([r.get(col.name) for r in rows], type_)
+    write_file(path, pa.table(arrays), schema, WriteSettings())
