@@ -1,0 +1,307 @@
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from tsfile_catalog.exceptions import CommitConflictError, CorruptManifestError
+from tsfile_catalog.metadata.manifest import (
+    FORMAT_VERSION,
+    Action,
+    AddPart,
+    Commit,
+    CommitInfo,
+    RemovePart,
+    SetProperties,
+    SetSchema,
+    Snapshot,
+    apply,
+    decode_commit,
+    decode_snapshot,
+    encode_commit,
+    encode_snapshot,
+    prepare_commit,
+    rebase,
+    replay,
+)
+from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile, tag_stats_from_devices
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+
+SCHEMA = TableSchema.of(
+    "weather",
+    [
+        Column("city", DataType.STRING, Category.TAG),
+        Column("temp", DataType.DOUBLE, Category.FIELD),
+        Column("day", DataType.DATE, Category.FIELD),
+    ],
+)
+WIDER = TableSchema.of("weather", [*SCHEMA.columns, Column("rain", DataType.INT64, Category.FIELD)])
+
+
+def part(path: str, rows: int = 10, city: str = "paris") -> PartFile:
+    devices = (DeviceStats((city,), rows, 0, rows - 1),)
+    return PartFile(
+        path=path,
+        format="tsfile",
+        size_bytes=100 * rows,
+        row_count=rows,
+        min_time=0,
+        max_time=rows - 1,
+        devices=devices,
+        tags=tag_stats_from_devices(["city"], [d.tags for d in devices]),
+        fields={
+            "temp": FieldStats(-1.5, 30.25, 0),
+            "day": FieldStats(dt.date(2024, 1, 1), dt.date(2024, 3, 1), 2),
+        },
+    )
+
+
+def make(base: Snapshot | None, actions: list[Action], operation: str = "WRITE") -> Commit:
+    return prepare_commit(actions, base=base, timestamp_ms=1_000, operation=operation)
+
+
+def created(*parts: PartFile) -> Snapshot:
+    actions: list[Action] = [SetSchema(SCHEMA, 0), SetProperties({"owner": "ops"})]
+    return apply(None, make(None, [*actions, *(AddPart(p) for p in parts)], "CREATE"))
+
+
+def test_commit_round_trips_through_json() -> None:
+    commit = make(
+        created(part("a.tsfile")),
+        [
+            SetSchema(WIDER, 1),
+            SetProperties({"k": "v"}),
+            AddPart(part("b.tsfile")),
+            RemovePart("a.tsfile", 10, 1000),
+        ],
+    )
+    data = encode_commit(commit, SCHEMA)
+    obj = json.loads(data)
+    assert obj["format_version"] == FORMAT_VERSION
+    assert obj["commit_info"]["operation"] == "WRITE"
+    assert decode_commit(data, SCHEMA, source="v1") == commit
+
+
+def test_commit_info_round_trips() -> None:
+    info = CommitInfo(3, 5, "ADOPT", {"files": "2"}, "e", 2, 1, 10, 1, 5)
+    assert CommitInfo.from_json(json.loads(json.dumps(info.to_json()))) == info
+
+
+def test_newer_format_version_is_refused() -> None:
+    obj = make(None, [SetSchema(SCHEMA, 0)]).to_json(None)
+    obj["format_version"] = FORMAT_VERSION + 1
+    with pytest.raises(CorruptManifestError, match="format_version 2.*upgrade"):
+        decode_commit(json.dumps(obj).encode(), None, source="x.json")
+
+
+@pytest.mark.parametrize("cut", [0, 1, 20, -1])
+def test_truncated_commit_names_its_source(cut: int) -> None:
+    data = encode_commit(make(None, [SetSchema(SCHEMA, 0), AddPart(part("a"))]), None)
+    with pytest.raises(CorruptManifestError, match="00007.json"):
+        decode_commit(data[:cut], None, source="00007.json")
+
+
+@pytest.mark.parametrize(
+    "path", ["../escape.tsfile", "/abs.tsfile", "s3://b/x.tsfile", "a/../../b"]
+)
+def test_part_paths_escaping_the_root_are_corrupt(path: str) -> None:
+    obj = make(None, [SetSchema(SCHEMA, 0), AddPart(part("ok.tsfile"))]).to_json(None)
+    obj["actions"][1]["add"]["path"] = path
+    with pytest.raises(CorruptManifestError, match="v0.json"):
+        decode_commit(json.dumps(obj).encode(), None, source="v0.json")
+
+
+def test_snapshot_round_trips_through_a_checkpoint() -> None:
+    snap = apply(
+        created(part("a"), part("b")),
+        make(
+            created(part("a"), part("b")),
+            [
+                SetSchema(WIDER, 1),
+                AddPart(part("c")),
+            ],
+        ),
+    )
+    assert decode_snapshot(encode_snapshot(snap), source="cp") == snap
+
+
+def test_apply_builds_the_snapshot() -> None:
+    v0 = created(part("a"), part("b"))
+    assert (v0.version, v0.schema, v0.schema_id) == (0, SCHEMA, 0)
+    assert [p.path for p in v0.parts] == ["a", "b"]
+    assert all(p.added_version == 0 and p.schema_id == 0 for p in v0.parts)
+    assert v0.properties == {"owner": "ops"}
+    v1 = apply(v0, make(v0, [RemovePart("a"), AddPart(part("c")), SetProperties({"k": "v"})]))
+    assert [p.path for p in v1.parts] == ["b", "c"]
+    assert v1.properties == {"owner": "ops", "k": "v"}
+    assert v1.parts[1].added_version == 1
+
+
+def test_replay_equals_repeated_apply() -> None:
+    v0 = created(part("a"))
+    c1 = make(v0, [AddPart(part("b"))])
+    v1 = apply(v0, c1)
+    c2 = make(v1, [RemovePart("a"), SetSchema(WIDER, 1)])
+    assert replay(v0, [c1, c2]) == apply(v1, c2)
+
+
+@pytest.mark.parametrize(
+    ("actions", "message"),
+    [
+        ([AddPart(part("a"))], "adds part 'a'"),
+        ([RemovePart("zzz")], "removes part 'zzz'"),
+    ],
+)
+def test_apply_rejects_inconsistent_commits(actions: list[Action], message: str) -> None:
+    v0 = created(part("a"))
+    with pytest.raises(CorruptManifestError, match=message):
+        apply(v0, make(v0, actions))
+
+
+def test_apply_rejects_a_version_gap_and_a_schemaless_create() -> None:
+    v0 = created()
+    gap = Commit(CommitInfo(5, 1, "WRITE"), ())
+    with pytest.raises(CorruptManifestError, match="expected version 1"):
+        apply(v0, gap)
+    with pytest.raises(CorruptManifestError, match="without a schema"):
+        apply(None, make(None, [AddPart(part("a"))]))
+
+
+def test_prepare_commit_stamps_versions_ids_and_counts() -> None:
+    v0 = created(part("a"))
+    late = Snapshot(0, 5_000, SCHEMA, 0, v0.parts, {})
+    commit = prepare_commit(
+        [SetSchema(WIDER, 99), AddPart(part("b", rows=7)), RemovePart("a", 10)],
+        base=late,
+        timestamp_ms=1_000,
+        operation="OVERWRITE",
+        read_version=0,
+    )
+    info = commit.info
+    assert (info.version, info.read_version) == (1, 0)
+    assert info.timestamp_ms == 5_001, "commit timestamps must strictly increase"
+    assert (info.parts_added, info.rows_added, info.parts_removed, info.rows_removed) == (
+        1,
+        7,
+        1,
+        10,
+    )
+    assert commit.actions[0] == SetSchema(WIDER, 1)
+    added = commit.actions[1]
+    assert isinstance(added, AddPart)
+    assert (added.part.added_version, added.part.schema_id) == (1, 1)
+
+
+# -- rebase: the conflict rules ---------------------------------------------------------------
+
+
+def landed_after(base: Snapshot, *batches: list[Action]) -> list[Commit]:
+    out = []
+    for actions in batches:
+        commit = make(base, actions)
+        base = apply(base, commit)
+        out.append(commit)
+    return out
+
+
+def test_appends_commute() -> None:
+    read = created(part("a"))
+    landed = landed_after(read, [AddPart(part("b"))], [RemovePart("a")])
+    pending = [AddPart(part("c"))]
+    assert rebase(pending, landed, read=read) == tuple(pending)
+
+
+def test_nothing_landed_keeps_the_commit() -> None:
+    read = created()
+    assert rebase([AddPart(part("c"))], [], read=read) == (AddPart(part("c")),)
+
+
+def test_same_path_added_concurrently_conflicts() -> None:
+    read = created()
+    landed = landed_after(read, [AddPart(part("x"))])
+    with pytest.raises(CommitConflictError, match="'x' was already added by version 1"):
+        rebase([AddPart(part("x"))], landed, read=read)
+
+
+def test_append_conflicts_with_a_landed_schema_change() -> None:
+    read = created(part("a"))
+    landed = landed_after(read, [SetSchema(WIDER, 1), AddPart(part("b"))])
+    with pytest.raises(CommitConflictError, match=r"version 1 \(WRITE\).*added column 'rain'"):
+        rebase([AddPart(part("c"))], landed, read=read)
+
+
+def test_same_schema_change_on_both_sides_is_dropped() -> None:
+    read = created(part("a"))
+    landed = landed_after(read, [SetSchema(WIDER, 1), AddPart(part("b"))])
+    rebased = rebase([SetSchema(WIDER, 1), AddPart(part("c"))], landed, read=read)
+    assert rebased == (AddPart(part("c")),)
+
+
+def test_different_schema_change_conflicts() -> None:
+    read = created(part("a"))
+    other = TableSchema.of(
+        "weather", [*SCHEMA.columns, Column("wind", DataType.FLOAT, Category.FIELD)]
+    )
+    landed = landed_after(read, [SetSchema(other, 1)])
+    with pytest.raises(CommitConflictError, match="changed the table schema"):
+        rebase([SetSchema(WIDER, 1), AddPart(part("c"))], landed, read=read)
+
+
+def test_removing_an_already_removed_part_conflicts() -> None:
+    read = created(part("a"), part("b"))
+    landed = landed_after(read, [RemovePart("a")])
+    with pytest.raises(CommitConflictError, match="'a' was already removed by version 1"):
+        rebase([RemovePart("a")], landed, read=read)
+
+
+def test_targeted_remove_commutes_with_appends() -> None:
+    read = created(part("a"), part("b"))
+    landed = landed_after(read, [AddPart(part("c"))])
+    assert rebase([RemovePart("a")], landed, read=read) == (RemovePart("a"),)
+
+
+@pytest.mark.parametrize(
+    "concurrent",
+    [[AddPart(part("c"))], [RemovePart("b")]],
+    ids=["append", "remove"],
+)
+def test_overwrite_conflicts_with_any_part_change(concurrent: list[Action]) -> None:
+    read = created(part("a"), part("b"))
+    landed = landed_after(read, concurrent)
+    pending = [RemovePart("a"), RemovePart("b"), AddPart(part("new"))]
+    with pytest.raises(CommitConflictError, match="overwrite|already removed"):
+        rebase(pending, landed, read=read, overwrite=True)
+
+
+def test_overwrite_commutes_with_property_changes() -> None:
+    read = created(part("a"))
+    landed = landed_after(read, [SetProperties({"k": "v"})])
+    pending = (RemovePart("a"), AddPart(part("new")))
+    assert rebase(pending, landed, read=read, overwrite=True) == pending
+
+
+def test_conflicting_property_values_conflict() -> None:
+    read = created()
+    landed = landed_after(read, [SetProperties({"k": "1", "j": "x"})])
+    assert rebase([SetProperties({"j": "x"})], landed, read=read) == (SetProperties({"j": "x"}),)
+    with pytest.raises(CommitConflictError, match="'k' to '1'"):
+        rebase([SetProperties({"k": "2"})], landed, read=read)
+
+
+def test_concurrent_creators_with_one_schema_become_appends() -> None:
+    landed = [make(None, [SetSchema(SCHEMA, 0), AddPart(part("a"))], "CREATE")]
+    pending = [SetSchema(SCHEMA, 0), SetProperties({}), AddPart(part("b"))]
+    assert rebase(pending, landed, read=None) == (SetProperties({}), AddPart(part("b")))
+
+
+def test_concurrent_creators_with_different_schemas_conflict() -> None:
+    landed = [make(None, [SetSchema(SCHEMA, 0)], "CREATE")]
+    with pytest.raises(CommitConflictError, match="created concurrently.*schema"):
+        rebase([SetSchema(WIDER, 0), AddPart(part("b"))], landed, read=None)
+
+
+def test_a_pure_create_conflicts_with_a_concurrent_create() -> None:
+    landed = [make(None, [SetSchema(SCHEMA, 0)], "CREATE")]
+    with pytest.raises(CommitConflictError, match="created concurrently"):
+        rebase([SetSchema(SCHEMA, 0), SetProperties({})], landed, read=None)
