@@ -128,6 +128,14 @@ class _Parser(SparkParser):
         return table
 
 
+_TYPED_LITERAL_TYPES = (
+    exp.DType.DATE,
+    exp.DType.TIMESTAMPTZ,
+    exp.DType.TIMESTAMPNTZ,
+    exp.DType.TIMESTAMPLTZ,
+)
+
+
 def _show_tables_sql(generator: SparkGenerator, expression: ShowTables) -> str:
     database = generator.sql(expression, "this")
     return f"SHOW TABLES IN {database}" if database else "SHOW TABLES"
@@ -156,6 +164,19 @@ class _Generator(SparkGenerator):
         ExplainParts: _explain_parts_sql,
         Vacuum: _vacuum_sql,
     }
+
+    def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
+        # Spark parses the typed literal TIMESTAMP '...' into a strict Cast but reads
+        # CAST('...' AS TIMESTAMP) back as a TryCast (non-ANSI casts yield NULL), so the
+        # Spark generator's CAST spelling neither round-trips nor keeps the literal's meaning.
+        if (
+            type(expression) is exp.Cast
+            and isinstance(expression.this, exp.Literal)
+            and expression.this.is_string
+            and expression.to.is_type(*_TYPED_LITERAL_TYPES)
+        ):
+            return f"{self.sql(expression, 'to')} {self.sql(expression, 'this')}"
+        return super().cast_sql(expression, safe_prefix)
 
 
 class TsFileSpark(Spark):
