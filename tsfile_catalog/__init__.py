@@ -1,0 +1,75 @@
+"""tsfile-catalog: a lakehouse-style table layer for Apache TsFile on Spark.
+
+The public API::
+
+    import tsfile_catalog
+    spark = tsfile_catalog.local_session()          # local Spark, tsfile registered
+    table = tsfile_catalog.open_table("/data/weather")
+    table.version, table.schema, table.parts(), table.history(), table.plan(where="...")
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tsfile_catalog.exceptions import (
+    CommitConflictError,
+    CorruptManifestError,
+    DataError,
+    OptionError,
+    PredicateError,
+    SchemaError,
+    SchemaMismatchError,
+    SqlError,
+    SqlParseError,
+    TableExistsError,
+    TableNotFoundError,
+    TsFileCatalogError,
+    UnsupportedTypeError,
+    VersionNotFoundError,
+)
+from tsfile_catalog.session import local_session, register
+from tsfile_catalog.table import Table, create_table, open_table, vacuum
+
+if TYPE_CHECKING:
+    from tsfile_catalog.adopt import adopt_table
+    from tsfile_catalog.sql.catalog import Catalog
+
+__all__ = [
+    "Catalog",
+    "Table",
+    "adopt_table",
+    "create_table",
+    "local_session",
+    "open_table",
+    "register",
+    "vacuum",
+    "CommitConflictError",
+    "CorruptManifestError",
+    "DataError",
+    "OptionError",
+    "PredicateError",
+    "SchemaError",
+    "SchemaMismatchError",
+    "SqlError",
+    "SqlParseError",
+    "TableExistsError",
+    "TableNotFoundError",
+    "TsFileCatalogError",
+    "UnsupportedTypeError",
+    "VersionNotFoundError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # adopt_table reads TsFile metadata and Catalog needs Spark: import them only on use, so
+    # the pure API stays importable without the native library or a JVM.
+    if name == "adopt_table":
+        from tsfile_catalog.adopt import adopt_table
+
+        return adopt_table
+    if name == "Catalog":
+        from tsfile_catalog.sql.catalog import Catalog
+
+        return Catalog
+    raise AttributeError(f"module 'tsfile_catalog' has no attribute {name!r}")

@@ -24,6 +24,7 @@ __all__ = [
     "list_tsfiles",
     "reconcile_schemas",
     "has_manifest",
+    "resolve_files",
     "MANIFEST_DIR",
     "STAGING_DIR",
 ]
@@ -148,7 +149,7 @@ def _difference(where_a: str, a: TableSchema, where_b: str, b: TableSchema) -> s
     return f"columns are in a different order in {where_a} and {where_b}"
 
 
-def _resolve_files(io: FileIO, options: ReadOptions) -> ResolvedScan:
+def resolve_files(io: FileIO, options: ReadOptions) -> ResolvedScan:
     if options.version_as_of is not None or options.timestamp_as_of is not None:
         raise OptionError(
             f"time travel (versionAsOf/timestampAsOf) needs a table with a manifest; "
@@ -189,4 +190,4 @@ def resolve(options: ReadOptions) -> ResolvedScan:
         return ResolvedScan(
             io.normalize(options.path), table.schema, tuple(table.parts()), table.version
         )
-    return _resolve_files(io, options)
+    return resolve_files(io, options)

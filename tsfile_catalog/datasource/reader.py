@@ -9,8 +9,6 @@ reuse the first query's pruning and silently return wrong rows (reproduced on 4.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
-
 import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSourceReader,
@@ -35,6 +33,8 @@ from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.scan import plan_scan
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 
 __all__ = ["TsFilePartition", "TsFileScanReader", "TsFilePushFiltersReader", "plan_scan_slices"]
@@ -53,17 +53,14 @@ class TsFilePartition(InputPartition):
 def plan_scan_slices(
     scan: ResolvedScan, predicate: Expr | None, options: ReadOptions
 ) -> tuple[ScanPushdown, list[list[FileSlice]]]:
-    """Prune the scan's parts by ``predicate`` and group the survivors into partitions."""
-    from tsfile_catalog.metadata.pruning import prune
-
+    """Prune the scan's parts by ``predicate`` (the same ``plan_scan`` as ``Table.plan``) and
+    group the survivors into partitions."""
     if not options.pushdown:
         pushdown = ScanPushdown(residual=predicate)
-        parts: Sequence[Any] = scan.parts
+        parts: Sequence[PartFile] = scan.parts
     else:
-        pushdown = ex.split_pushdown(predicate, scan.schema)
-        if pushdown.empty:
-            return pushdown, []
-        parts, _ = prune(scan.parts, predicate, scan.schema)
+        plan = plan_scan(scan.schema, scan.parts, predicate, options.precision)
+        pushdown, parts = plan.pushdown, plan.parts
     return pushdown, plan_slices(
         parts, pushdown, scan.schema.tag_names, options.rows_per_partition
     )

@@ -1,0 +1,51 @@
+"""Adopt a plain directory of TsFiles as a table: a manifest built from file metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tsfile_catalog.datasource.discovery import has_manifest, resolve_files
+from tsfile_catalog.datasource.options import ReadOptions
+from tsfile_catalog.exceptions import OptionError, TableExistsError
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.table import Table, append_parts, open_table
+
+__all__ = ["adopt_table"]
+
+
+def adopt_table(
+    path: str,
+    *,
+    table: str | None = None,
+    merge_schema: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Table:
+    """Create a manifest (version 0) listing every ``*.tsfile`` under the directory ``path``.
+
+    Files stay where they are; statistics come from each file's metadata, never from its data.
+
+    Raises:
+        TableExistsError: ``path`` already has a manifest.
+        SchemaMismatchError: the files disagree (``merge_schema`` unions FIELD columns).
+    """
+    io = FileIO(path, storage_options)
+    if has_manifest(io, path):
+        raise TableExistsError(f"{path} already has a table manifest")
+    if not io.isdir(path):
+        raise OptionError(f"{path} is not a directory; only a directory can become a table")
+    options = ReadOptions(
+        path=path, table=table, merge_schema=merge_schema,
+        storage_options=dict(storage_options or {}),
+    )
+    scan = resolve_files(io, options)
+    append_parts(
+        path,
+        list(scan.parts),
+        scan.schema,
+        merge_schema=merge_schema,
+        operation="ADOPT",
+        operation_parameters={"files": str(len(scan.parts))},
+        storage_options=storage_options,
+    )
+    return open_table(path, storage_options=storage_options)
