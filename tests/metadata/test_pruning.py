@@ -1,0 +1,380 @@
+from __future__ import annotations
+
+import datetime as dt
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tsfile_catalog.exceptions import PredicateError
+from tsfile_catalog.metadata.expressions import (
+    And,
+    Compare,
+    CompareOp,
+    Expr,
+    In,
+    IsNull,
+    Not,
+    Or,
+    Scalar,
+)
+from tsfile_catalog.metadata.parts import (
+    DeviceStats,
+    FieldStats,
+    PartFile,
+    TagStats,
+    tag_stats_from_devices,
+)
+from tsfile_catalog.metadata.pruning import might_match, prune
+from tsfile_catalog.metadata.scan import plan_scan
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+
+SCHEMA = TableSchema.of(
+    "t",
+    [
+        Column("t1", DataType.STRING, Category.TAG),
+        Column("t2", DataType.STRING, Category.TAG),
+        Column("i", DataType.INT64, Category.FIELD),
+        Column("d", DataType.DOUBLE, Category.FIELD),
+        Column("s", DataType.STRING, Category.FIELD),
+        Column("b", DataType.BOOLEAN, Category.FIELD),
+        Column("day", DataType.DATE, Category.FIELD),
+    ],
+)
+FIELDS = ("i", "d", "s", "b", "day")
+Row = dict[str, Any]
+
+
+def part_from_rows(rows: Sequence[Row], path: str = "p.tsfile") -> PartFile:
+    """Exact stats of ``rows``, as a writer would record them."""
+    devices: dict[tuple[str | None, ...], list[int]] = {}
+    for row in rows:
+        devices.setdefault((row["t1"], row["t2"]), []).append(row["time"])
+    fields = {}
+    for name in FIELDS:
+        values = [row[name] for row in rows if row.get(name) is not None]
+        fields[name] = FieldStats(
+            min(values) if values else None,
+            max(values) if values else None,
+            len(rows) - len(values),
+        )
+    times = [row["time"] for row in rows]
+    return PartFile(
+        path=path,
+        format="tsfile",
+        size_bytes=1,
+        row_count=len(rows),
+        min_time=min(times) if times else None,
+        max_time=max(times) if times else None,
+        devices=tuple(DeviceStats(k, len(v), min(v), max(v)) for k, v in devices.items()),
+        tags=tag_stats_from_devices(SCHEMA.tag_names, devices),
+        fields=fields,
+    )
+
+
+def row(time: int, t1: str | None = "a", t2: str | None = "x", **fields: Any) -> Row:
+    return {"time": time, "t1": t1, "t2": t2, **{f: fields.get(f) for f in FIELDS}}
+
+
+# -- a tiny SQL evaluator (three-valued logic) --------------------------------------------------
+
+_OPS: dict[CompareOp, Callable[[Any, Any], bool]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def evaluate(expr: Expr, r: Row) -> bool | None:
+    if isinstance(expr, Compare):
+        value = r[expr.column]
+        return None if value is None else _OPS[expr.op](value, expr.value)
+    if isinstance(expr, In):
+        value = r[expr.column]
+        return None if value is None else value in expr.values
+    if isinstance(expr, IsNull):
+        return (r[expr.column] is None) != expr.negated
+    if isinstance(expr, Not):
+        inner = evaluate(expr.term, r)
+        return None if inner is None else not inner
+    results = [evaluate(t, r) for t in expr.terms]
+    if isinstance(expr, And):
+        if False in results:
+            return False
+        return True if all(x is True for x in results) else None
+    if True in results:
+        return True
+    return False if all(x is False for x in results) else None
+
+
+# -- unit tests ---------------------------------------------------------------------------------
+
+
+def test_no_predicate_keeps_everything() -> None:
+    assert might_match(None, part_from_rows([row(1)]), SCHEMA)
+
+
+def test_empty_part_never_matches() -> None:
+    assert not might_match(Compare("time", ">", 0), part_from_rows([]), SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        (Compare("time", ">", 20), False),
+        (Compare("time", ">=", 20), True),
+        (Compare("time", "<", 10), False),
+        (Compare("time", "=", 15), True),
+        (Compare("time", "!=", 15), True),
+        (In("time", (1, 2, 30)), False),
+        (Not(Compare("time", "<", 30)), False),
+        (Not(Compare("time", ">=", 10)), False),
+        (Not(Not(Compare("time", "<", 10))), False),
+        (Or((Compare("time", "<", 10), Compare("time", ">", 20))), False),
+        (Not(And((Compare("time", ">=", 10), Compare("time", "<=", 20)))), False),
+    ],
+)
+def test_time_range(expr: Expr, expected: bool) -> None:
+    part = part_from_rows([row(10), row(20)])
+    assert might_match(expr, part, SCHEMA) is expected
+
+
+def test_time_not_equal_to_a_single_instant() -> None:
+    part = part_from_rows([row(7, t1="a"), row(7, t1="b")])
+    assert not might_match(Compare("time", "!=", 7), part, SCHEMA)
+    assert not might_match(Not(In("time", (7,))), part, SCHEMA)
+
+
+def test_per_device_time_ranges_prune_gaps() -> None:
+    part = part_from_rows([row(0, t1="a"), row(5, t1="a"), row(100, t1="b")])
+    assert might_match(Compare("time", "=", 100), part, SCHEMA)
+    assert not might_match(And((Compare("time", ">", 10), Compare("time", "<", 90))), part, SCHEMA)
+    assert not might_match(And((Compare("t1", "=", "a"), Compare("time", ">", 10))), part, SCHEMA)
+    assert might_match(And((Compare("t1", "=", "b"), Compare("time", ">", 10))), part, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        (Compare("t1", "=", "a"), True),
+        (Compare("t1", "=", "z"), False),
+        (Compare("t1", "!=", "a"), True),
+        (In("t1", ("q", "z")), False),
+        (In("t1", ("q", "c")), True),
+        (Compare("t1", ">", "c"), False),
+        (Compare("t1", "<", "a"), False),
+        (Compare("t1", "<=", "a"), True),
+        (IsNull("t2"), False),
+        (IsNull("t2", negated=True), True),
+        (Not(In("t1", ("a", "c"))), False),
+        (And((Compare("t1", "=", "a"), Compare("t2", "=", "y"))), False),
+        (And((Compare("t1", "=", "c"), Compare("t2", "=", "y"))), True),
+        (Or((Compare("t1", "=", "z"), Compare("t2", "=", "y"))), True),
+        (Not(Or((Compare("t1", "=", "a"), Compare("t1", "=", "c")))), False),
+    ],
+)
+def test_tags_and_device_combinations(expr: Expr, expected: bool) -> None:
+    part = part_from_rows([row(1, t1="a", t2="x"), row(2, t1="c", t2="y")])
+    assert might_match(expr, part, SCHEMA) is expected
+
+
+def test_tag_min_max_only() -> None:
+    part = replace(
+        part_from_rows([row(1, t1="b"), row(2, t1="d")]),
+        devices=None,
+        tags={"t1": TagStats(None, "b", "d", False), "t2": TagStats(None, "x", "x", False)},
+    )
+    assert might_match(Compare("t1", "=", "c"), part, SCHEMA), "c is inside [b, d]"
+    assert not might_match(Compare("t1", "=", "e"), part, SCHEMA)
+    assert not might_match(Compare("t2", "!=", "x"), part, SCHEMA)
+    assert not might_match(IsNull("t1"), part, SCHEMA)
+
+
+def test_null_tags() -> None:
+    part = part_from_rows([row(1, t1=None), row(2, t1="a")])
+    assert might_match(IsNull("t1"), part, SCHEMA)
+    assert not might_match(And((IsNull("t1"), Compare("time", ">", 1))), part, SCHEMA)
+    only_null = part_from_rows([row(1, t1=None)])
+    assert not might_match(Compare("t1", "!=", "a"), only_null, SCHEMA)
+    assert not might_match(Not(Compare("t1", "=", "a")), only_null, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        (Compare("i", ">", 5), False),
+        (Compare("i", ">=", 5), True),
+        (Compare("d", "<", -1.0), False),
+        (Compare("d", "<=", -1), True),
+        (Compare("s", "=", "m"), True),
+        (Compare("s", "=", "zz"), False),
+        (Compare("day", "<", dt.date(2024, 1, 1)), False),
+        (Compare("b", "=", True), True),
+        (Compare("b", "=", False), False),
+        (Not(Compare("b", "=", True)), False),
+        (IsNull("i"), True),
+        (IsNull("d"), False),
+    ],
+)
+def test_field_min_max_and_nulls(expr: Expr, expected: bool) -> None:
+    part = part_from_rows(
+        [
+            row(1, i=1, d=-1.0, s="a", b=True, day=dt.date(2024, 1, 1)),
+            row(2, i=5, d=2.5, s="z", b=True, day=dt.date(2024, 2, 1)),
+            row(3, d=0.0, s="k", b=True, day=dt.date(2024, 3, 1)),
+        ]
+    )
+    assert might_match(expr, part, SCHEMA) is expected
+
+
+def test_all_null_field_only_matches_is_null() -> None:
+    part = part_from_rows([row(1), row(2)])
+    assert not might_match(IsNull("i", negated=True), part, SCHEMA)
+    assert not might_match(Compare("i", "!=", 0), part, SCHEMA)
+    assert not might_match(Not(Compare("i", "=", 0)), part, SCHEMA)
+    assert might_match(IsNull("i"), part, SCHEMA)
+
+
+def test_unknown_stats_might_match() -> None:
+    part = replace(part_from_rows([row(1, i=1)]), fields={"i": FieldStats(None, None, None)})
+    assert might_match(Compare("i", ">", 100), part, SCHEMA)
+    assert might_match(IsNull("i", negated=True), part, SCHEMA)
+    assert might_match(IsNull("i"), part, SCHEMA)
+    no_stats = replace(part, fields={}, tags={}, devices=None, min_time=None, max_time=None)
+    for expr in (Compare("d", "=", 1.0), Compare("t1", "=", "q"), Compare("time", "<", -5)):
+        assert might_match(expr, no_stats, SCHEMA)
+
+
+def test_nan_bounds_are_unknown() -> None:
+    part = replace(part_from_rows([row(1, d=1.0)]), fields={"d": FieldStats(0.0, float("nan"), 0)})
+    assert might_match(Compare("d", ">", 5.0), part, SCHEMA)
+
+
+def test_prune_splits_and_keeps_order() -> None:
+    parts = [part_from_rows([row(t, t1=c)], path=f"{t}.tsfile") for t, c in enumerate("abab")]
+    kept, pruned = prune(parts, Compare("t1", "=", "a"), SCHEMA)
+    assert [p.path for p in kept] == ["0.tsfile", "2.tsfile"]
+    assert [p.path for p in pruned] == ["1.tsfile", "3.tsfile"]
+
+
+def test_plan_scan_parses_binds_and_prunes() -> None:
+    parts = [part_from_rows([row(t * 1000, t1=c)], path=f"{t}") for t, c in enumerate("abc")]
+    plan = plan_scan(SCHEMA, parts, "T1 IN ('a', 'c') AND time >= '1970-01-01T00:00:01Z'")
+    assert [p.path for p in plan.parts] == ["2"]
+    assert [p.path for p in plan.pruned] == ["0", "1"]
+    assert plan.pushdown.time_min == 1000
+    assert plan.pushdown.tag_dict() == {"t1": frozenset({"a", "c"})}
+    assert plan.filter is not None and plan.row_count == 1
+
+
+def test_plan_scan_with_a_contradiction_prunes_everything() -> None:
+    parts = [part_from_rows([row(5)])]
+    plan = plan_scan(SCHEMA, parts, "time > 10 AND time < 3")
+    assert plan.parts == () and len(plan.pruned) == 1
+
+
+def test_plan_scan_without_a_predicate() -> None:
+    parts = [part_from_rows([row(5)])]
+    plan = plan_scan(SCHEMA, parts, None)
+    assert plan.parts == tuple(parts) and plan.filter is None
+
+
+def test_plan_scan_rejects_unknown_columns() -> None:
+    with pytest.raises(PredicateError, match="unknown column 'nope'"):
+        plan_scan(SCHEMA, [], "nope = 1")
+
+
+# -- property: pruning never drops a part with a matching row ----------------------------------
+
+_TAG_VALUES = st.sampled_from(["a", "b", "c", "x", "y", ""])
+_LITERALS: dict[str, st.SearchStrategy[Any]] = {
+    "time": st.integers(-2, 22),
+    "t1": _TAG_VALUES,
+    "t2": _TAG_VALUES,
+    "i": st.integers(-6, 6),
+    "d": st.one_of(st.floats(-6, 6, allow_nan=False), st.integers(-6, 6)),
+    "s": st.sampled_from(["", "a", "ab", "b", "z"]),
+    "b": st.booleans(),
+    "day": st.dates(dt.date(2024, 1, 1), dt.date(2024, 1, 9)),
+}
+_COLUMNS = tuple(_LITERALS)
+
+rows_strategy = st.lists(
+    st.fixed_dictionaries(
+        {
+            "time": st.integers(0, 20),
+            "t1": st.none() | st.sampled_from(["a", "b", "c"]),
+            "t2": st.none() | st.sampled_from(["x", "y"]),
+            "i": st.none() | st.integers(-5, 5),
+            "d": st.none() | st.floats(-5, 5, allow_nan=False),
+            "s": st.none() | st.sampled_from(["", "a", "ab", "b"]),
+            "b": st.none() | st.booleans(),
+            "day": st.none() | st.dates(dt.date(2024, 1, 2), dt.date(2024, 1, 8)),
+        }
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@st.composite
+def leaves(draw: st.DrawFn) -> Expr:
+    column = draw(st.sampled_from(_COLUMNS))
+    kind = draw(st.sampled_from(["compare", "in", "null"]))
+    if kind == "null":
+        return IsNull(column, draw(st.booleans()))
+    if kind == "in":
+        values: tuple[Scalar, ...] = tuple(
+            draw(st.lists(_LITERALS[column], min_size=0, max_size=3))
+        )
+        return In(column, values)
+    op: CompareOp = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
+    return Compare(column, op, draw(_LITERALS[column]))
+
+
+predicates = st.recursive(
+    leaves(),
+    lambda children: st.one_of(
+        st.builds(lambda ts: And(tuple(ts)), st.lists(children, min_size=1, max_size=3)),
+        st.builds(lambda ts: Or(tuple(ts)), st.lists(children, min_size=1, max_size=3)),
+        st.builds(Not, children),
+    ),
+    max_leaves=6,
+)
+
+
+@st.composite
+def degraded(draw: st.DrawFn, part: PartFile) -> PartFile:
+    """The same part with some stats missing, as bounded or older writers record them."""
+    if draw(st.booleans()):
+        part = replace(part, devices=None)
+    if draw(st.booleans()):
+        part = replace(
+            part, tags={k: TagStats(None, v.min, v.max, v.has_null) for k, v in part.tags.items()}
+        )
+    dropped = draw(st.sets(st.sampled_from(FIELDS)))
+    unknown = draw(st.sets(st.sampled_from(FIELDS)))
+    fields = {
+        k: FieldStats(None, None, None) if k in unknown else v
+        for k, v in part.fields.items()
+        if k not in dropped
+    }
+    return replace(part, fields=fields)
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=st.data(), rows=rows_strategy, expr=predicates)
+def test_a_part_with_a_matching_row_is_never_pruned(
+    data: st.DataObject, rows: list[Row], expr: Expr
+) -> None:
+    part = data.draw(degraded(part_from_rows(rows)))
+    if any(evaluate(expr, r) is True for r in rows):
+        assert might_match(expr, part, SCHEMA)
+        assert prune([part], expr, SCHEMA) == ([part], [])
