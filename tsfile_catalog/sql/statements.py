@@ -91,7 +91,8 @@ def _check_identifier(value: str, what: str, shown: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class TableName:
-    """A catalog table name, ``[database.]name``; both parts are plain identifiers."""
+    """A catalog table name, ``[database.]name``; both parts are plain identifiers, stored
+    in lower case."""
 
     name: str
     database: str | None = None
@@ -99,8 +100,10 @@ class TableName:
     def __post_init__(self) -> None:
         shown = self.qualified
         _check_identifier(self.name, "table name", shown)
+        object.__setattr__(self, "name", self.name.lower())
         if self.database is not None:
             _check_identifier(self.database, "database name in table name", shown)
+            object.__setattr__(self, "database", self.database.lower())
 
     @property
     def qualified(self) -> str:
@@ -147,12 +150,13 @@ TimeTravel: TypeAlias = VersionAsOf | TimestampAsOf
 
 @dataclass(frozen=True, slots=True)
 class ColumnSpec:
-    """One column of a ``CREATE TABLE`` column list."""
+    """One column of a ``CREATE TABLE`` column list; the name is stored in lower case."""
 
     name: str
     data_type: SparkType
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.name.lower())
         if self.data_type not in _SPARK_TYPES:
             raise SqlError(
                 f"column {self.name!r} has type {self.data_type}, which tsfile tables do not "
@@ -207,9 +211,9 @@ class CreateTable:
                 raise SqlError(f"CREATE TABLE {self.table}: the column list is empty")
             seen: set[str] = set()
             for column in self.columns:
-                if column.name.lower() in seen:
+                if column.name in seen:
                     raise SqlError(f"CREATE TABLE {self.table}: duplicate column {column.name!r}")
-                seen.add(column.name.lower())
+                seen.add(column.name)
         elif self.query is None and self.location is None:
             raise SqlError(
                 f"CREATE TABLE {self.table} USING {PROVIDER} needs a column list, AS SELECT, "
@@ -254,13 +258,17 @@ class Insert:
     """``INSERT INTO|OVERWRITE [TABLE] name [(columns)] <query or VALUES>``.
 
     ``query`` is the source as a sqlglot tree (a query or ``exp.Values``); treat it as
-    read-only, it is shared with the caller.
+    read-only, it is shared with the caller. Column names are stored in lower case.
     """
 
     table: TableName
     query: exp.Expr
     columns: tuple[str, ...] | None = None
     overwrite: bool = False
+
+    def __post_init__(self) -> None:
+        if self.columns is not None:
+            object.__setattr__(self, "columns", tuple(name.lower() for name in self.columns))
 
     @property
     def query_sql(self) -> str:
@@ -319,13 +327,14 @@ class DescribeDetail:
 
 @dataclass(frozen=True, slots=True)
 class ShowTables:
-    """``SHOW TABLES [IN database]``."""
+    """``SHOW TABLES [IN database]``; the database is stored in lower case."""
 
     database: str | None = None
 
     def __post_init__(self) -> None:
         if self.database is not None:
             _check_identifier(self.database, "database name", self.database)
+            object.__setattr__(self, "database", self.database.lower())
 
     def to_sql(self) -> str:
         if self.database is None:
@@ -556,7 +565,7 @@ def _node_sql(node: exp.Expr | None) -> str:
 def _to_model(node: exp.Expr, text: str) -> Statement:
     if isinstance(node, dialect.ShowTables):
         database = node.this
-        return ShowTables(database.name.lower() if database is not None else None)
+        return ShowTables(database.name if database is not None else None)
     if isinstance(node, dialect.ShowParts):
         table = node.this
         version = table.args.get("version")
@@ -599,11 +608,8 @@ def _table_name(node: exp.Expr, statement: str, allowed: Sequence[str] = ()) -> 
     if node.args.get("catalog") or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"invalid table name {shown!r}: use name or database.name")
     _reject_clauses(node, ("this", "db", *allowed), f"{statement} {shown}")
-    # Checked before lower-casing so the error shows the name as written.
-    for part in node.parts:
-        _check_identifier(part.name, "table name", shown)
     database = node.args.get("db")
-    return TableName(node.name.lower(), database.name.lower() if database is not None else None)
+    return TableName(node.name, database.name if database is not None else None)
 
 
 def _create(node: exp.Create, text: str) -> Statement:
@@ -660,7 +666,7 @@ def _create(node: exp.Create, text: str) -> Statement:
 def _column_spec(node: exp.Expr, statement: str) -> ColumnSpec:
     if not isinstance(node, exp.ColumnDef) or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"{statement}: expected a column definition, got {_node_sql(node)!r}")
-    name = node.name.lower()
+    name = node.name
     if node.args.get("constraints"):
         raise SqlError(
             f"{statement}: column {name!r} has constraints or a comment "
@@ -751,7 +757,7 @@ def _insert(node: exp.Insert) -> Insert:
         for column in target.expressions:
             if not isinstance(column, exp.Identifier):
                 raise SqlError(f"INSERT column list expects names, got {_node_sql(column)!r}")
-            names.append(column.name.lower())
+            names.append(column.name)
         columns = tuple(names)
         target = target.this
     query = node.expression
