@@ -403,7 +403,8 @@ def open_table(
     if version is not None:
         if version not in set(listing.commits):
             raise VersionNotFoundError(
-                f"table {location} has no version {version} (latest is {listing.latest})"
+                f"table {location} has no version {version} (commit files exist for "
+                f"versions {listing.commits[0]}..{listing.latest})"
             )
         target = version
     elif timestamp is not None:
