@@ -583,7 +583,7 @@ def _to_model(node: exp.Expr, text: str) -> Statement:
         return _create(node, text)
     if isinstance(node, exp.Drop) and node.args.get("kind") == "TABLE":
         return _drop(node)
-    if isinstance(node, exp.Insert):
+    if isinstance(node, exp.Insert) and not isinstance(node.this, exp.Directory):
         return _insert(node)
     if isinstance(node, exp.Describe):
         return _describe(node, text)
