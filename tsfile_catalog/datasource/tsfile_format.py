@@ -206,7 +206,11 @@ def _stat_min_max(type_: DataType, stat: Any) -> tuple[Any, Any]:
     if type_ in (DataType.INT32, DataType.INT64, DataType.TIMESTAMP) and hasattr(stat, "min_int64"):
         return int(stat.min_int64), int(stat.max_int64)
     if type_ is DataType.DATE and hasattr(stat, "min_int64"):
-        return _yyyymmdd(stat.min_int64), _yyyymmdd(stat.max_int64)
+        try:
+            return _yyyymmdd(stat.min_int64), _yyyymmdd(stat.max_int64)
+        except ValueError:
+            # A DATE statistic that is not a yyyymmdd value is unusable, not an error.
+            return None, None
     if type_ in (DataType.FLOAT, DataType.DOUBLE) and hasattr(stat, "min_float64"):
         return float(stat.min_float64), float(stat.max_float64)
     if type_ is DataType.STRING and getattr(stat, "str_min", None) is not None:
@@ -246,6 +250,8 @@ def part_from_reader(
                 known[name] = False
                 continue
             non_null[name] = non_null.get(name, 0) + int(stat.row_count)
+            if int(stat.row_count) == 0:
+                continue  # an all-null chunk carries no meaningful min/max
             lo, hi = _stat_min_max(types[name], stat)
             if lo is None:
                 known[name] = False

@@ -193,14 +193,17 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         try:
             pending: list[pa.Table] = []
             rows = 0
+            limit = self._options.max_rows_per_file
             for batch in iterator:
-                if batch.num_rows == 0:
-                    continue
-                pending.append(self._to_raw(batch))
-                rows += batch.num_rows
-                if rows >= self._options.max_rows_per_file:
-                    staged.append(self._stage(io, pending, staging, partition, local_dir))
-                    pending, rows = [], 0
+                table = self._to_raw(batch)
+                while table.num_rows:
+                    piece = table.slice(0, limit - rows)
+                    table = table.slice(piece.num_rows)
+                    pending.append(piece)
+                    rows += piece.num_rows
+                    if rows == limit:
+                        staged.append(self._stage(io, pending, staging, partition, local_dir))
+                        pending, rows = [], 0
             if pending:
                 staged.append(self._stage(io, pending, staging, partition, local_dir))
         except BaseException:
