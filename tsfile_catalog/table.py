@@ -505,9 +505,15 @@ def commit(
         except CorruptManifestError as e:
             raise InvalidCommitError(f"cannot commit to table {location}: {e}") from e
         data = encode_commit(draft, None if base is None else base.schema)
+        url = _commit_url(location, draft.version)
         try:
-            io.create_exclusive(_commit_url(location, draft.version), data)
+            io.create_exclusive(url, data)
         except FileExistsError:
+            # A store may retry a conditional PUT whose first response was lost; the retry
+            # then fails against our own file, which must count as success, not a conflict.
+            if _read_or_none(io, url) == data:
+                _after_commit(io, location, snapshot)
+                return snapshot
             time.sleep(random.uniform(0, min(1.0, 0.005 * 2**attempt)))
             landed = _landed_since(io, location, base)
             try:
@@ -523,6 +529,13 @@ def commit(
         f"commit to table {location} lost the race for a version {max_attempts} times; "
         "too many concurrent writers"
     )
+
+
+def _read_or_none(io: FileIO, url: str) -> bytes | None:
+    try:
+        return io.read_bytes(url)
+    except FileNotFoundError:
+        return None
 
 
 def _landed_since(io: FileIO, location: str, base: Snapshot | None) -> list[Commit]:

@@ -393,6 +393,26 @@ def test_concurrent_create_table(tmp_path: Path) -> None:
         commit(FileIO(url), url, [SetSchema(SCHEMA, 0)], read=None, operation="CREATE")
 
 
+def test_lost_response_to_our_own_put_counts_as_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path)
+    append_n(url, 1)
+    original = FileIO.create_exclusive
+
+    def put_then_fail(self: FileIO, target: str, data: bytes) -> None:
+        original(self, target, data)
+        raise FileExistsError(target)
+
+    monkeypatch.setattr(FileIO, "create_exclusive", put_then_fail)
+    assert append_parts(url, [part("mine.tsfile")], SCHEMA) == 1
+    monkeypatch.undo()
+    assert [p.path for p in open_table(url, use_cache=False).parts()] == [
+        "p0.tsfile",
+        "mine.tsfile",
+    ]
+
+
 WRITER = """
 import json, sys, time
 from tsfile_catalog.metadata.parts import PartFile
