@@ -230,10 +230,6 @@ class Snapshot:
     parts: tuple[PartFile, ...]
     properties: Mapping[str, str]
 
-    @property
-    def row_count(self) -> int:
-        return sum(p.row_count for p in self.parts)
-
     def to_json(self) -> dict[str, Any]:
         types = _field_types(self.schema)
         return {

@@ -32,15 +32,6 @@ class ScanPlan:
     schema: TableSchema
     filter: Expr | None
 
-    @property
-    def row_count(self) -> int:
-        """Rows in the kept parts: an upper bound of what the scan returns."""
-        return sum(p.row_count for p in self.parts)
-
-    @property
-    def size_bytes(self) -> int:
-        return sum(p.size_bytes for p in self.parts)
-
 
 def plan_scan(
     schema: TableSchema,
