@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,3 +27,38 @@ def spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on 127.0.0.1 (a free port), with fake credentials in the env."""
+    import moto.server as moto_server
+    fake = {
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    saved = {k: os.environ.get(k) for k in fake}
+    os.environ.update(fake)
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture
+def s3_table(s3_endpoint: str) -> tuple[str, dict[str, Any]]:
+    """A table URL in a fresh bucket, and the storage options to reach it."""
+    import s3fs
+    options: dict[str, Any] = {"endpoint_url": s3_endpoint, "key": "x", "secret": "x"}
+    bucket = f"tsfile-{uuid.uuid4().hex[:12]}"
+    s3fs.S3FileSystem(**options).mkdir(bucket)
+    return f"s3://{bucket}/table", options
