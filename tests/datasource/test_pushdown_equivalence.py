@@ -4,7 +4,6 @@ Spark filtering an unfiltered load, for random predicates over random multi-part
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings

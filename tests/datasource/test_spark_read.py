@@ -29,10 +29,10 @@ def _rows(city: str, device: str, times: range, sparse: bool = False) -> list[di
 @pytest.fixture(scope="module")
 def weather_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("weather")
-    write_rows(str(root / "a.tsfile"), SCHEMA, _rows("bj", "d1", range(0, 10)))
+    write_rows(str(root / "a.tsfile"), SCHEMA, _rows("bj", "d1", range(10)))
     (root / "sub").mkdir()
     write_rows(str(root / "sub" / "b.tsfile"), SCHEMA,
-               _rows("bj", "d2", range(5, 15)) + _rows("sh", "d3", range(0, 10), sparse=True))
+               _rows("bj", "d2", range(5, 15)) + _rows("sh", "d3", range(10), sparse=True))
     # Never read: hidden, underscore-prefixed and non-tsfile entries.
     (root / "_staging").mkdir()
     write_rows(str(root / "_staging" / "x.tsfile"), SCHEMA, _rows("zz", "zz", range(1)))

@@ -9,7 +9,6 @@ Spark's Python filter pushdown conf off (its default) and on.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession

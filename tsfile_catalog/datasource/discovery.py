@@ -65,7 +65,7 @@ def list_tsfiles(io: FileIO, url: str) -> tuple[str, list[tuple[str, int]]]:
         # Like Spark's file sources, hidden and "_" entries stay hidden inside glob matches.
         fixed = io.normalize(url[: min(url.index(c) for c in _GLOB_CHARS if c in url)])
         prefix = fixed.rsplit("/", 1)[0]
-        found = []
+        found: list[tuple[str, int]] = []
         for match in io.glob(url):
             if not _visible(posixpath.relpath(io.normalize(match), prefix)):
                 continue

@@ -137,7 +137,8 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         path=_path(opts),
         table=opts.get("table") or None,
         timestamp_as=cast(
-            Literal["long", "timestamp"], _choice(opts, "timestampAs", "long", ("long", "timestamp"))
+            Literal["long", "timestamp"],
+            _choice(opts, "timestampAs", "long", ("long", "timestamp")),
         ),
         precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
         merge_schema=_bool(opts, "mergeSchema", False),

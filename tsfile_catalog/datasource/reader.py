@@ -9,6 +9,7 @@ reuse the first query's pruning and silently return wrong rows (reproduced on 4.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+
 import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSourceReader,
@@ -176,7 +177,7 @@ class TsFilePushFiltersReader(TsFileScanReader):
                 self._pushed.append(term)
 
     def _translate(self, spark_filter: Filter, tags: set[str]) -> Expr | None:
-        attribute = getattr(spark_filter, "attribute", ())
+        attribute: tuple[str, ...] = tuple(getattr(spark_filter, "attribute", ()))
         if len(attribute) != 1:
             return None
         column = str(attribute[0]).lower()

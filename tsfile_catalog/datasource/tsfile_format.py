@@ -301,8 +301,8 @@ def _tag_filter(
         group = None
         for tags in device_group:
             one = None
-            for name, value in zip(tag_names, tags):
-                term = tsfile.tag_is_null(name) if value is None else tsfile.tag_eq(name, value)
+            for name, tag in zip(tag_names, tags, strict=False):
+                term = tsfile.tag_is_null(name) if tag is None else tsfile.tag_eq(name, tag)
                 one = term if one is None else one & term
             if one is not None:
                 group = one if group is None else group | one
@@ -395,7 +395,9 @@ def _native_schema(schema: TableSchema) -> Any:
         tsfile.ColumnSchema(
             c.name,
             # TEXT-typed TAGs lose values in the 2.5 writer; STRING is the safe TAG type.
-            tsfile.TSDataType.STRING if c.category is Category.TAG else tsfile.TSDataType[c.type.value],
+            tsfile.TSDataType.STRING
+            if c.category is Category.TAG
+            else tsfile.TSDataType[c.type.value],
             tsfile.ColumnCategory[c.category.value],
         )
         for c in schema.columns

@@ -38,7 +38,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
 __all__ = ["WritePlan", "plan_write", "TsFileBatchWriter", "StagedPart", "TsFileCommitMessage"]
 
@@ -221,7 +221,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                 f"time column '{plan.time_source}' has a null value; every row needs a time"
             )
         arrays = [raw_from_spark_column(time, None, precision)]
-        for column, name in zip(plan.schema.columns, plan.sources):
+        for column, name in zip(plan.schema.columns, plan.sources, strict=False):
             array = batch.column(batch.schema.get_field_index(name))
             arrays.append(raw_from_spark_column(array, column, precision))
         return pa.Table.from_arrays(arrays, names=list(plan.schema.names))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, Union
+from typing import Literal, TypeAlias
 
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
@@ -36,7 +36,7 @@ __all__ = [
     "to_raw_time",
 ]
 
-Scalar: TypeAlias = Union[bool, int, float, str, bytes, dt.date]
+Scalar: TypeAlias = bool | int | float | str | bytes | dt.date
 CompareOp = Literal["=", "!=", "<", "<=", ">", ">="]
 TimeUnit = Literal["ms", "us", "ns"]
 
@@ -91,7 +91,7 @@ class Not:
     term: Expr
 
 
-Expr: TypeAlias = Union[Compare, In, IsNull, And, Or, Not]
+Expr: TypeAlias = Compare | In | IsNull | And | Or | Not
 
 
 def conjuncts(expr: Expr | None) -> Iterator[Expr]:

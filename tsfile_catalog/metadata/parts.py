@@ -132,7 +132,9 @@ def validate_relative_path(path: str) -> str:
         )
     normalized = posixpath.normpath(path)
     if normalized.startswith("..") or "\\" in path or normalized != path.rstrip("/"):
-        raise CorruptManifestError(f"part path {path!r} escapes or is not normal under the table root")
+        raise CorruptManifestError(
+            f"part path {path!r} escapes or is not normal under the table root"
+        )
     return path
 
 

@@ -28,7 +28,7 @@ from tsfile_catalog.metadata.expressions import (
 
 __all__ = ["parse_predicate", "predicate_from_sqlglot"]
 
-_OPS: dict[type[exp.Expression], CompareOp] = {
+_OPS: dict[type[exp.Expr], CompareOp] = {
     exp.EQ: "=",
     exp.NEQ: "!=",
     exp.LT: "<",
@@ -49,7 +49,7 @@ def parse_predicate(text: str) -> Expr:
     return predicate_from_sqlglot(tree)
 
 
-def predicate_from_sqlglot(node: exp.Expression) -> Expr:
+def predicate_from_sqlglot(node: exp.Expr) -> Expr:
     """Translate a sqlglot boolean expression; raises PredicateError for anything else."""
     while isinstance(node, exp.Paren):
         node = node.this
@@ -93,18 +93,18 @@ def predicate_from_sqlglot(node: exp.Expression) -> Expr:
     )
 
 
-def _is_column(node: exp.Expression) -> bool:
+def _is_column(node: exp.Expr) -> bool:
     return isinstance(node, exp.Column)
 
 
-def _column(node: exp.Expression, context: exp.Expression | None = None) -> str:
+def _column(node: exp.Expr, context: exp.Expr | None = None) -> str:
     if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
         return str(node.name)
     where = (context or node).sql("spark")
     raise PredicateError(f"expected a column name in {where!r}, got {node.sql('spark')!r}")
 
 
-def _literal(node: exp.Expression, context: exp.Expression) -> Scalar:
+def _literal(node: exp.Expr, context: exp.Expr) -> Scalar:
     if isinstance(node, exp.Paren):
         return _literal(node.this, context)
     if isinstance(node, exp.Neg):
