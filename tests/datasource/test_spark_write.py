@@ -195,3 +195,23 @@ def test_error_if_exists_mode_is_explained(spark: SparkSession, tmp_path: Path) 
     with pytest.raises(Exception, match="(?i)errorifexists|not supported|unsupported"):
         _weather(spark, 6, 1).write.format("tsfile").option("tagColumns", "city,device").option(
             "table", "w").save(str(tmp_path))
+
+
+def test_upper_case_columns_keep_their_values(spark: SparkSession, tmp_path: Path) -> None:
+    # The native writer silently shifts FIELD values when Arrow names are upper-case.
+    df = spark.createDataFrame(
+        [(1, "bj", 1.5, 10), (2, "bj", 2.5, 20)], "TIME bigint, City string, Temp double, HUM int"
+    )
+    df.write.format("tsfile").options(table="W", timeColumn="Time", tagColumns="CITY").mode(
+        "append").save(str(tmp_path))
+    back = spark.read.format("tsfile").load(str(tmp_path)).orderBy("time")
+    assert back.columns == ["time", "city", "temp", "hum"]
+    assert [tuple(r) for r in back.collect()] == [(1, "bj", 1.5, 10), (2, "bj", 2.5, 20)]
+    assert tsfile_catalog.open_table(str(tmp_path)).schema.table == "w"
+
+
+def test_register_is_idempotent(spark: SparkSession, tmp_path: Path) -> None:
+    tsfile_catalog.register(spark)
+    tsfile_catalog.register(spark)
+    _save(_weather(spark, 6, 1), tmp_path)
+    assert spark.read.format("tsfile").load(str(tmp_path)).count() == 6
