@@ -1,0 +1,689 @@
+"""``Catalog``: named tsfile tables in a warehouse, queried and changed with SQL on Spark.
+
+``catalog.sql(text)`` parses one statement (:func:`~tsfile_catalog.sql.parse_statement`),
+executes the statements it owns against the table layer and hands everything else to
+``spark.sql`` unchanged. Queries are rewritten so every reference to a catalog table reads a
+*fresh* ``tsfile`` scan of its own, registered as a uniquely named temporary view for the
+time it takes Spark to analyse the query: each scan carries the columns the query may read,
+the predicates that certainly filter it (part pruning and TsFile pushdown) and its
+``VERSION AS OF`` / ``TIMESTAMP AS OF`` clause. Spark never sees the tables as catalog tables
+(a ``USING <python source>`` table would hand its scans no options and refuses time travel).
+
+See ``docs/sql.md`` for the statement reference.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from sqlglot import exp
+
+from tsfile_catalog.adopt import adopt_table
+from tsfile_catalog.exceptions import (
+    OptionError,
+    PredicateError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+    TsFileCatalogError,
+)
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.session import register
+from tsfile_catalog.sql import commands
+from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
+from tsfile_catalog.sql.commands import Result
+from tsfile_catalog.sql.registry import CATALOG_DIR, DEFAULT_DATABASE, Registry, TableEntry
+from tsfile_catalog.sql.statements import (
+    AlterTableSetProperties,
+    CreateTable,
+    DescribeDetail,
+    DescribeHistory,
+    DescribeTable,
+    DropTable,
+    ExplainParts,
+    Insert,
+    PassThrough,
+    Select,
+    ShowParts,
+    ShowTables,
+    Statement,
+    TableName,
+    TimestampAsOf,
+    TimeTravel,
+    Vacuum,
+    VersionAsOf,
+    parse_statement,
+    quote_identifier,
+)
+from tsfile_catalog.table import Table, append_parts, create_table, open_table, vacuum
+
+__all__ = ["Catalog"]
+
+_log = logging.getLogger(__name__)
+
+_VIEW_PREFIX = "__tsfc_"
+# Column names travel in comma-separated source options (columns, tagColumns).
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+class Catalog:
+    """Named tsfile tables under one warehouse, with SQL.
+
+    Example::
+
+        spark = tsfile_catalog.local_session()
+        catalog = tsfile_catalog.Catalog(spark, warehouse="/data/warehouse")
+        catalog.sql("CREATE TABLE weather (time TIMESTAMP, city STRING, temp DOUBLE) "
+                    "USING tsfile OPTIONS (tagColumns 'city')")
+        catalog.sql("INSERT INTO weather VALUES (TIMESTAMP '2024-01-01', 'bj', 1.5)")
+        catalog.sql("SELECT * FROM weather VERSION AS OF 1 WHERE city = 'bj'").show()
+
+    The registry lives under ``<warehouse>/_catalog/``, so every process (and Spark session)
+    opening a catalog on the same warehouse sees the same tables. Each table of the default
+    database is also registered in the session as a temporary view of its name, for plain
+    ``spark.sql``; ``catalog.sql`` does not use those views (see ``docs/sql.md``).
+
+    Args:
+        spark: the session that runs queries; the ``tsfile`` source is registered in it.
+        warehouse: a directory or fsspec URL holding the registry and new tables' data.
+        storage_options: fsspec options for the warehouse, also used for every table that
+            does not carry its own ``fs.*`` options.
+        register_views: register the per-table convenience views for plain ``spark.sql``.
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        warehouse: str = "./warehouse",
+        *,
+        storage_options: Mapping[str, Any] | None = None,
+        register_views: bool = True,
+    ) -> None:
+        register(spark)
+        self._spark = spark
+        self._registry = Registry(warehouse, storage_options)
+        self._storage_options = dict(storage_options or {})
+        self._register_views = register_views
+        self._counter = itertools.count()
+        self._session_id = uuid.uuid4().hex[:8]
+        if register_views:
+            self.refresh_views()
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.warehouse!r})"
+
+    # -- public API ---------------------------------------------------------------------------
+
+    @property
+    def warehouse(self) -> str:
+        """The warehouse root (local paths absolute)."""
+        return self._registry.warehouse
+
+    @property
+    def spark(self) -> SparkSession:
+        return self._spark
+
+    def tables(self, database: str | None = None) -> list[str]:
+        """Registered table names, sorted: bare in the default database, ``db.name`` else."""
+        return [entry.display_name for entry in self._registry.entries(database)]
+
+    def table(
+        self, name: str, *, version: int | None = None, timestamp: str | None = None
+    ) -> DataFrame:
+        """A fresh scan of table ``name`` (``[db.]name``), optionally at an older version.
+
+        Raises:
+            TableNotFoundError: no such table in the catalog.
+            VersionNotFoundError: no such version.
+        """
+        entry = self._registry.require(_table_name(name))
+        travel: TimeTravel | None = None
+        if version is not None and timestamp is not None:
+            raise OptionError("pass either version or timestamp, not both")
+        if version is not None:
+            travel = VersionAsOf(version)
+        elif timestamp is not None:
+            travel = TimestampAsOf(timestamp)
+        return self._scan(entry, time_travel=travel)
+
+    def sql(self, text: str) -> DataFrame:
+        """Execute one SQL statement; queries return lazy DataFrames, commands small ones.
+
+        Raises:
+            SqlParseError: the text is not one parseable statement.
+            SqlError: the statement is invalid for the catalog.
+            TableNotFoundError: a statement the catalog owns names an unknown table.
+            TsFileCatalogError: any other failure of the table layer (schema mismatch, ...).
+        """
+        return self.execute(parse_statement(text))
+
+    def execute(self, statement: Statement) -> DataFrame:
+        """Execute an already parsed statement (see :meth:`sql`)."""
+        match statement:
+            case Select(query=query):
+                return self._select(query)
+            case Insert():
+                return self._insert(statement)
+            case CreateTable():
+                return self._create(statement)
+            case DropTable():
+                return self._drop(statement)
+            case DescribeTable(table=name, extended=extended):
+                entry = self._registry.require(name)
+                return self._result(commands.describe(entry, self._open(entry), extended=extended))
+            case DescribeHistory(table=name):
+                entry = self._registry.require(name)
+                return self._result(commands.describe_history(self._open(entry).history()))
+            case DescribeDetail(table=name):
+                entry = self._registry.require(name)
+                return self._result(commands.describe_detail(entry, self._open(entry)))
+            case ShowTables(database=database):
+                return self._result(commands.show_tables(self._registry.entries(database)))
+            case ShowParts(table=name, time_travel=travel):
+                entry = self._registry.require(name)
+                return self._result(commands.show_parts(self._open(entry, travel)))
+            case ExplainParts(query=query):
+                return self._explain_parts(query)
+            case AlterTableSetProperties():
+                return self._set_properties(statement)
+            case Vacuum(table=name, dry_run=dry_run):
+                entry = self._registry.require(name)
+                files = vacuum(
+                    entry.location, dry_run=dry_run, storage_options=self._storage(entry)
+                )
+                rows = [(path, not dry_run) for path in files]
+                return self._result(Result("path string, deleted boolean", rows))
+            case PassThrough(sql=text):
+                return self._spark.sql(text)
+        raise SqlError(f"unsupported statement {type(statement).__name__}")
+
+    def refresh_views(self) -> None:
+        """(Re)register the convenience view of every default-database table at its latest
+        version, for plain ``spark.sql``. Tables that cannot be opened are skipped (logged)."""
+        for entry in self._registry.entries(DEFAULT_DATABASE):
+            self._refresh_view(entry)
+
+    # -- scans --------------------------------------------------------------------------------
+
+    def _storage(self, entry: TableEntry) -> dict[str, Any]:
+        own = commands.storage_options(entry)
+        return own if own else dict(self._storage_options)
+
+    def _source_options(self, entry: TableEntry, options: Mapping[str, str]) -> dict[str, str]:
+        out = dict(options)
+        if not commands.storage_options(entry):
+            for key, value in self._storage_options.items():
+                out[f"fs.{key}"] = value if isinstance(value, str) else json.dumps(value)
+        out["path"] = entry.location
+        return out
+
+    def _open(self, entry: TableEntry, travel: TimeTravel | None = None) -> Table:
+        version = travel.version if isinstance(travel, VersionAsOf) else None
+        timestamp = travel.timestamp if isinstance(travel, TimestampAsOf) else None
+        try:
+            return open_table(
+                entry.location,
+                version=version,
+                timestamp=timestamp,
+                storage_options=self._storage(entry),
+            )
+        except TableNotFoundError as e:
+            raise TableNotFoundError(
+                f"table {entry.display_name!r} is registered at {entry.location}, but no table "
+                f"is there any more ({e})"
+            ) from e
+
+    def _scan(
+        self,
+        entry: TableEntry,
+        *,
+        columns: Sequence[str] | None = None,
+        where: str | None = None,
+        time_travel: TimeTravel | None = None,
+    ) -> DataFrame:
+        options = self._source_options(entry, commands.read_options(entry))
+        if columns is not None:
+            options["columns"] = ",".join(columns)
+        if where is not None:
+            options["where"] = where
+        if isinstance(time_travel, VersionAsOf):
+            options["versionAsOf"] = str(time_travel.version)
+        elif isinstance(time_travel, TimestampAsOf):
+            options["timestampAsOf"] = time_travel.timestamp
+        return self._spark.read.format("tsfile").options(**options).load()
+
+    def _plan(self, entry: TableEntry, table: Table, where: str | None) -> ScanPlan | None:
+        """The plan for ``where``, or None when the table layer cannot bind it (the query's
+        own WHERE still filters; only the pushdown is lost)."""
+        try:
+            return table.plan(where, unit=commands.precision(entry))
+        except PredicateError as e:
+            _log.debug("not pushing %r into %s: %s", where, entry.display_name, e)
+            return None
+
+    def _ref_scan(self, entry: TableEntry, ref: TableRef) -> tuple[DataFrame, ScanPlan | None]:
+        table = self._open(entry, ref.time_travel)
+        columns = _projection(table.schema, ref.columns)
+        plan = self._plan(entry, table, ref.where)
+        where = ref.where if plan is not None else None
+        scan = self._scan(entry, columns=columns, where=where, time_travel=ref.time_travel)
+        return scan, plan
+
+    def _view_name(self) -> str:
+        return f"{_VIEW_PREFIX}{next(self._counter)}_{self._session_id}{uuid.uuid4().hex[:8]}"
+
+    def _query(self, query: exp.Expr) -> DataFrame:
+        """``query`` with every catalog table reference read by a fresh scan of its own."""
+        views: dict[int, str] = {}
+        try:
+            for ref in table_refs(query):
+                entry = self._registry.get(ref.table)
+                if entry is None:
+                    continue  # not ours: a Spark table or view, left to Spark
+                scan, _ = self._ref_scan(entry, ref)
+                name = self._view_name()
+                scan.createOrReplaceTempView(name)
+                views[ref.index] = name
+            text = rewrite_table_refs(query, lambda ref: views.get(ref.index))
+            # spark.sql analyses eagerly: the DataFrame holds the resolved scans, so the views
+            # are not needed once it returns.
+            return self._spark.sql(text)
+        finally:
+            for name in views.values():
+                self._spark.catalog.dropTempView(name)
+
+    def _select(self, query: exp.Query) -> DataFrame:
+        count = self._metadata_count(query)
+        if count is not None:
+            return count
+        return self._query(query)
+
+    def _metadata_count(self, query: exp.Query) -> DataFrame | None:
+        found = as_metadata_count(query)
+        if found is None:
+            return None
+        ref, where = found
+        entry = self._registry.get(ref.table)
+        if entry is None:
+            return None
+        plan = self._plan(entry, self._open(entry, ref.time_travel), where)
+        rows = commands.metadata_count(plan) if plan is not None else None
+        if rows is None:
+            return None
+        projection = query.expressions[0]
+        name = projection.alias if isinstance(projection, exp.Alias) else "count(1)"
+        return self._spark.createDataFrame([(rows,)], f"{quote_identifier(name)} bigint")
+
+    def _explain_parts(self, query: exp.Query) -> DataFrame:
+        rows: list[tuple[Any, ...]] = []
+        for ref in table_refs(query):
+            entry = self._registry.get(ref.table)
+            if entry is None:
+                continue
+            table = self._open(entry, ref.time_travel)
+            plan = self._plan(entry, table, ref.where)
+            pushed = ref.where if plan is not None else None
+            if plan is None:
+                plan = table.plan(None)
+            rows.extend(
+                commands.explain_rows(
+                    ref.index, entry.display_name, ref.alias, table, plan,
+                    _projection(table.schema, ref.columns), pushed,
+                )
+            )
+        return self._result(Result(commands.EXPLAIN_SCHEMA, rows))
+
+    # -- views --------------------------------------------------------------------------------
+
+    def _refresh_view(self, entry: TableEntry) -> None:
+        if not self._register_views or entry.database != DEFAULT_DATABASE:
+            return
+        try:
+            self._scan(entry).createOrReplaceTempView(entry.name)
+        except TsFileCatalogError as e:
+            _log.warning("no view for table %s: %s", entry.display_name, e)
+
+    def _drop_view(self, entry: TableEntry) -> None:
+        if self._register_views and entry.database == DEFAULT_DATABASE:
+            self._spark.catalog.dropTempView(entry.name)
+
+    # -- commands -----------------------------------------------------------------------------
+
+    def _result(self, result: Result) -> DataFrame:
+        return self._spark.createDataFrame(result.rows, result.schema)
+
+    def _location(self, statement: CreateTable) -> str:
+        if statement.location is None:
+            return self._registry.default_location(statement.table)
+        return _absolute_location(statement.location)
+
+    def _create(self, statement: CreateTable) -> DataFrame:
+        existing = self._registry.get(statement.table)
+        if existing is not None:
+            if statement.if_not_exists:
+                return self._result(Result("location string", [(existing.location,)]))
+            raise TableExistsError(f"table {existing.display_name!r} already exists")
+        options = commands.check_table_options(statement.options)
+        location = self._location(statement)
+        if statement.columns is not None:
+            options = self._create_empty(statement, location, options)
+        elif statement.query is not None:
+            options = self._create_as_select(statement, location, options)
+        else:
+            self._adopt(statement, location, options)
+        try:
+            entry = self._registry.create(statement.table, location, options)
+        except TableExistsError:
+            if statement.if_not_exists:
+                entry = self._registry.require(statement.table)
+                return self._result(Result("location string", [(entry.location,)]))
+            raise
+        self._refresh_view(entry)
+        return self._result(Result("location string", [(entry.location,)]))
+
+    def _create_empty(
+        self, statement: CreateTable, location: str, options: dict[str, str]
+    ) -> dict[str, str]:
+        assert statement.columns is not None
+        name = statement.table.qualified
+        for column in statement.columns:
+            if not _IDENTIFIER.fullmatch(column.name):
+                raise SqlError(
+                    f"CREATE TABLE {name}: column name {column.name!r} is not a plain identifier "
+                    "(letters, digits and underscores, not starting with a digit)"
+                )
+        types = {column.name: column.data_type for column in statement.columns}
+        time_type = types.get(TIME_COLUMN)
+        if time_type not in ("BIGINT", "TIMESTAMP"):
+            raise SqlError(
+                f"CREATE TABLE {name}: a tsfile table needs a time column, declared as "
+                f"'time BIGINT' or 'time TIMESTAMP'"
+                + (f" (it is declared {time_type})" if time_type else "")
+            )
+        tags = _tag_columns(options, name)
+        for tag in tags:
+            if tag not in types:
+                raise OptionError(
+                    f"CREATE TABLE {name}: option 'tagColumns' names {tag!r}, which is not a "
+                    f"column (columns: {', '.join(types)})"
+                )
+            if tag == TIME_COLUMN or types[tag] != "STRING":
+                raise OptionError(
+                    f"CREATE TABLE {name}: TAG column {tag!r} is {types[tag]}; TAG columns must "
+                    "be STRING"
+                )
+        columns = [Column(tag, commands.tsfile_type_of_sql("STRING"), Category.TAG) for tag in tags]
+        columns.extend(
+            Column(c.name, commands.tsfile_type_of_sql(c.data_type), Category.FIELD)
+            for c in statement.columns
+            if c.name != TIME_COLUMN and c.name not in tags
+        )
+        schema = TableSchema.of(statement.table.name, columns)
+        if "timestampAs" not in options and "TIMESTAMP" in types.values():
+            options["timestampAs"] = "timestamp"
+        options["tagColumns"] = ",".join(tags)
+        create_table(
+            location,
+            schema,
+            properties=dict(statement.properties),
+            storage_options=self._storage(TableEntry("", "", location, options)),
+        )
+        return options
+
+    def _create_as_select(
+        self, statement: CreateTable, location: str, options: dict[str, str]
+    ) -> dict[str, str]:
+        assert statement.query is not None
+        name = statement.table.qualified
+        storage = self._storage(TableEntry("", "", location, options))
+        try:
+            open_table(location, storage_options=storage)
+        except TableNotFoundError:
+            pass
+        else:
+            raise TableExistsError(
+                f"CREATE TABLE {name} AS SELECT: a table already exists at {location}; use "
+                f"CREATE TABLE {name} USING tsfile LOCATION '...' to register it"
+            )
+        source = self._query(statement.query)
+        by_lower = {f.name.lower(): f for f in source.schema.fields}
+        time_field = by_lower.get(TIME_COLUMN)
+        if time_field is None:
+            raise SqlError(
+                f"CREATE TABLE {name} AS SELECT: the query has no 'time' column (alias the "
+                f"timestamp column AS time); it returns {', '.join(source.columns)}"
+            )
+        tags = _tag_columns(options, name)
+        for tag in tags:
+            if tag not in by_lower:
+                raise OptionError(
+                    f"CREATE TABLE {name} AS SELECT: option 'tagColumns' names {tag!r}, which "
+                    f"the query does not return (it returns {', '.join(source.columns)})"
+                )
+        if "timestampAs" not in options and any(
+            isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType))
+            for f in source.schema.fields
+        ):
+            options["timestampAs"] = "timestamp"
+        options["tagColumns"] = ",".join(tags)
+        entry = TableEntry("", statement.table.name, location, options)
+        write = self._source_options(
+            entry, commands.write_options(entry, statement.table.name)
+        )
+        source.write.format("tsfile").options(**write).mode("append").save()
+        if statement.properties:
+            table = open_table(location, storage_options=storage)
+            append_parts(
+                location, [], table.schema, properties=dict(statement.properties),
+                operation="SET TBLPROPERTIES", storage_options=storage,
+            )
+        return options
+
+    def _adopt(self, statement: CreateTable, location: str, options: Mapping[str, str]) -> None:
+        storage = self._storage(TableEntry("", "", location, options))
+        try:
+            table = open_table(location, storage_options=storage)
+        except TableNotFoundError:
+            io = FileIO(location, storage)
+            if not io.isdir(location):
+                raise TableNotFoundError(
+                    f"CREATE TABLE {statement.table.qualified} LOCATION {location!r}: there is "
+                    "no table and no directory of TsFiles there"
+                ) from None
+            table = adopt_table(location, storage_options=storage)
+        if statement.properties:
+            append_parts(
+                location, [], table.schema, properties=dict(statement.properties),
+                operation="SET TBLPROPERTIES", storage_options=storage,
+            )
+
+    def _drop(self, statement: DropTable) -> DataFrame:
+        entry = self._registry.get(statement.table)
+        if entry is None:
+            if statement.if_exists:
+                return self._result(Result("location string, purged boolean", []))
+            raise TableNotFoundError(
+                f"table {statement.table.qualified!r} is not in the catalog at {self.warehouse}"
+            )
+        if statement.purge:
+            self._check_purgeable(entry)
+        self._registry.drop(statement.table)
+        self._drop_view(entry)
+        if statement.purge:
+            FileIO(entry.location, self._storage(entry)).delete(entry.location, recursive=True)
+        return self._result(
+            Result("location string, purged boolean", [(entry.location, statement.purge)])
+        )
+
+    def _check_purgeable(self, entry: TableEntry) -> None:
+        location = entry.location.rstrip("/") + "/"
+        catalog_dir = f"{self.warehouse.rstrip('/')}/{CATALOG_DIR}/"
+        if catalog_dir.startswith(location):
+            raise SqlError(
+                f"DROP TABLE {entry.display_name} PURGE: its location {entry.location} holds the "
+                "catalog's own registry; refusing to delete it"
+            )
+
+    def _set_properties(self, statement: AlterTableSetProperties) -> DataFrame:
+        entry = self._registry.require(statement.table)
+        table = self._open(entry)
+        version = append_parts(
+            entry.location, [], table.schema,
+            properties=dict(statement.properties),
+            operation="SET TBLPROPERTIES",
+            operation_parameters={"properties": json.dumps(dict(statement.properties))},
+            storage_options=self._storage(entry),
+        )
+        self._refresh_view(entry)
+        return self._result(Result("version bigint", [(version,)]))
+
+    def _insert(self, statement: Insert) -> DataFrame:
+        entry = self._registry.require(statement.table)
+        table = self._open(entry)
+        schema = table.schema
+        if isinstance(statement.query, exp.Query):
+            source = self._query(statement.query)
+        else:
+            source = self._spark.sql(statement.query_sql)
+        targets = statement.columns if statement.columns is not None else schema.names
+        name = entry.display_name
+        unknown = [c for c in targets if c not in schema.names]
+        if unknown:
+            raise SqlError(
+                f"INSERT INTO {name}: no column {', '.join(map(repr, unknown))} (columns: "
+                f"{', '.join(schema.names)})"
+            )
+        if len(set(targets)) != len(targets):
+            raise SqlError(f"INSERT INTO {name}: the column list names a column twice")
+        missing = [c for c in (TIME_COLUMN, *schema.tag_names) if c not in targets]
+        if missing:
+            raise SqlError(
+                f"INSERT INTO {name}: the time and TAG columns need values; missing "
+                f"{', '.join(missing)}"
+            )
+        if len(source.columns) != len(targets):
+            raise SqlError(
+                f"INSERT INTO {name}: the query returns {len(source.columns)} columns but "
+                f"{len(targets)} are inserted ({', '.join(targets)})"
+            )
+        by_target = dict(zip(targets, source.schema.fields, strict=True))
+        columns = []
+        for column in schema.names:
+            field = by_target.get(column)
+            if field is None:
+                wanted = "timestamp" if _is_timestamp_field(column, schema) else (
+                    commands.spark_type_of(column, schema, entry)
+                )
+                columns.append(F.lit(None).cast(wanted).alias(column))
+            else:
+                source_column = source[quote_identifier(field.name)]
+                columns.append(
+                    _coerce(source_column, field.dataType, column, schema, entry).alias(column)
+                )
+        rows = source.select(*columns)
+        write = self._source_options(entry, commands.write_options(entry, schema.table))
+        mode = "overwrite" if statement.overwrite else "append"
+        rows.write.format("tsfile").options(**write).mode(mode).save()
+        latest = self._open(entry)
+        info = latest.history(limit=1)[0]
+        self._refresh_view(entry)
+        return self._result(
+            Result("version bigint, num_inserted_rows bigint", [(latest.version, info.rows_added)])
+        )
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _table_name(name: str) -> TableName:
+    parts = name.split(".")
+    if len(parts) == 1:
+        return TableName(parts[0])
+    if len(parts) == 2:
+        return TableName(parts[1], parts[0])
+    raise SqlError(f"invalid table name {name!r}: use name or database.name")
+
+
+def _absolute_location(location: str) -> str:
+    if "://" in location or location.startswith("/"):
+        return location
+    raise SqlError(
+        f"LOCATION {location!r} is relative; give an absolute path or a URL with a scheme "
+        "(relative locations would depend on the working directory of each process)"
+    )
+
+
+def _tag_columns(options: Mapping[str, str], table: str) -> list[str]:
+    raw = options.get("tagColumns")
+    if raw is None or not raw.strip():
+        raise OptionError(
+            f"CREATE TABLE {table}: option 'tagColumns' is required: the comma-separated TAG "
+            "columns that identify a device, in order, e.g. OPTIONS (tagColumns 'city,device')"
+        )
+    tags = [tag.strip().lower() for tag in raw.split(",")]
+    if any(not tag for tag in tags):
+        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' = {raw!r} has an empty name")
+    if len(set(tags)) != len(tags):
+        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' names a column twice")
+    if TIME_COLUMN in tags:
+        raise OptionError(f"CREATE TABLE {table}: 'time' cannot be a TAG column")
+    return tags
+
+
+def _projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str] | None:
+    """The scan's ``columns`` option: the schema's columns the query may read, in schema
+    order; None for all. A query reading none (``count(*)``) still scans ``time``."""
+    if columns is None:
+        return None
+    kept = [name for name in schema.names if name in columns]
+    return kept or [TIME_COLUMN]
+
+
+def _is_timestamp_field(name: str, schema: TableSchema) -> bool:
+    column = schema.column(name) if name != TIME_COLUMN else None
+    return column is not None and column.type is DataType.TIMESTAMP
+
+
+_RAW_TO_TIMESTAMP: Mapping[str, Callable[[SparkColumn], SparkColumn]] = {
+    "ms": F.timestamp_millis,
+    "us": F.timestamp_micros,
+    "ns": lambda c: F.timestamp_micros(F.floor(c / 1000)),
+}
+
+
+def _coerce(
+    column: SparkColumn,
+    source: T.DataType,
+    name: str,
+    schema: TableSchema,
+    entry: TableEntry,
+) -> SparkColumn:
+    """``column`` as the table's column ``name`` is written.
+
+    Numbers become TIMESTAMP values as raw time in the table's precision (not seconds, as a
+    Spark cast would); the time column of a ``long`` table keeps timestamps as they are (the
+    writer converts them with the precision).
+    """
+    numeric = isinstance(source, T.NumericType)
+    temporal = isinstance(source, (T.TimestampType, T.TimestampNTZType, T.DateType))
+    is_timestamp_field = _is_timestamp_field(name, schema)
+    wanted = commands.spark_type_of(name, schema, entry)
+    if name == TIME_COLUMN or is_timestamp_field:
+        if wanted == "timestamp" or is_timestamp_field:
+            if numeric:
+                return _RAW_TO_TIMESTAMP[commands.precision(entry)](column.cast("bigint"))
+            return column.cast("timestamp")
+        return column.cast("timestamp") if temporal else column.cast("bigint")
+    return column.cast(wanted)

@@ -1,0 +1,222 @@
+"""The catalog's table registry: one small JSON document per table under the warehouse.
+
+``<warehouse>/_catalog/tables/<database>/<name>.json`` maps a table name to its location and
+the options every scan and write of it needs (``tagColumns``, ``timestampAs``, ...). Entries
+are created with an atomic put-if-absent, so two processes creating the same name cannot
+both succeed, and any process opening a :class:`Registry` on the same warehouse sees the
+same tables. Nothing here imports pyspark; all storage access goes through
+:class:`~tsfile_catalog.io.FileIO`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from tsfile_catalog.exceptions import (
+    CorruptManifestError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+)
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.sql.statements import TableName
+
+__all__ = [
+    "CATALOG_DIR",
+    "DEFAULT_DATABASE",
+    "REGISTRY_FORMAT_VERSION",
+    "TableEntry",
+    "Registry",
+    "database_of",
+]
+
+CATALOG_DIR = "_catalog"
+DEFAULT_DATABASE = "default"
+REGISTRY_FORMAT_VERSION = 1
+
+_SUFFIX = ".json"
+
+
+def _frozen(values: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(values))
+
+
+def _empty() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class TableEntry:
+    """One registered table.
+
+    Attributes:
+        database: the database (namespace) it belongs to; ``default`` when none was given.
+        name: the table name (a plain lower-case identifier).
+        location: the table root URL (local paths absolute).
+        options: data source options stored with the table (``tagColumns``, ``timestampAs``,
+            ``compression``, ``fs.*``, ...), applied to every scan or write as relevant.
+        created_ms: when it was registered (epoch milliseconds).
+    """
+
+    database: str
+    name: str
+    location: str
+    options: Mapping[str, str] = field(default_factory=_empty)
+    created_ms: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", _frozen(self.options))
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.database}.{self.name}"
+
+    @property
+    def display_name(self) -> str:
+        """The name as users write it: bare in the default database, qualified otherwise."""
+        return self.name if self.database == DEFAULT_DATABASE else self.qualified
+
+    def with_options(self, options: Mapping[str, str]) -> TableEntry:
+        return TableEntry(self.database, self.name, self.location, options, self.created_ms)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": REGISTRY_FORMAT_VERSION,
+            "database": self.database,
+            "name": self.name,
+            "location": self.location,
+            "options": dict(self.options),
+            "created_ms": self.created_ms,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], *, source: str) -> TableEntry:
+        try:
+            version = int(obj["format_version"])
+            if version > REGISTRY_FORMAT_VERSION:
+                raise CorruptManifestError(
+                    f"catalog entry {source} has format_version {version}; this version of "
+                    f"tsfile-catalog reads up to {REGISTRY_FORMAT_VERSION}"
+                )
+            options = obj.get("options") or {}
+            if not isinstance(options, Mapping):
+                raise TypeError("options is not an object")
+            return cls(
+                database=str(obj["database"]),
+                name=str(obj["name"]),
+                location=str(obj["location"]),
+                options={str(k): str(v) for k, v in options.items()},
+                created_ms=int(obj.get("created_ms", 0)),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise CorruptManifestError(f"catalog entry {source} is invalid: {e}") from e
+
+
+def database_of(table: TableName) -> str:
+    return table.database or DEFAULT_DATABASE
+
+
+class Registry:
+    """The table registry of one warehouse."""
+
+    def __init__(self, warehouse: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        self._io = FileIO(warehouse, storage_options)
+        self.warehouse = self._io.normalize(warehouse)
+        self.root = join_url(self.warehouse, CATALOG_DIR, "tables")
+
+    @property
+    def io(self) -> FileIO:
+        return self._io
+
+    def _url(self, database: str, name: str) -> str:
+        # Both parts are validated identifiers (TableName), so they cannot escape the root.
+        return join_url(self.root, database, name + _SUFFIX)
+
+    def default_location(self, table: TableName) -> str:
+        """``<warehouse>/<name>`` in the default database, ``<warehouse>/<db>.db/<name>``
+        otherwise (Hive's layout)."""
+        database = database_of(table)
+        if database == DEFAULT_DATABASE:
+            return join_url(self.warehouse, table.name)
+        return join_url(self.warehouse, f"{database}.db", table.name)
+
+    def get(self, table: TableName) -> TableEntry | None:
+        url = self._url(database_of(table), table.name)
+        try:
+            data = self._io.read_bytes(url)
+        except FileNotFoundError:
+            return None
+        try:
+            obj = json.loads(data)
+        except ValueError as e:
+            raise CorruptManifestError(f"catalog entry {url} is not valid JSON: {e}") from e
+        if not isinstance(obj, Mapping):
+            raise CorruptManifestError(f"catalog entry {url} is not a JSON object")
+        return TableEntry.from_json(obj, source=url)
+
+    def require(self, table: TableName) -> TableEntry:
+        """The entry for ``table``.
+
+        Raises:
+            TableNotFoundError: no such table in the catalog.
+        """
+        entry = self.get(table)
+        if entry is None:
+            raise TableNotFoundError(
+                f"table {table.qualified!r} is not in the catalog at {self.warehouse}"
+            )
+        return entry
+
+    def entries(self, database: str | None = None) -> list[TableEntry]:
+        """Every registered table (of one database), sorted by database and name."""
+        databases = [database] if database is not None else self._io.list_names(self.root)
+        out = []
+        for db in databases:
+            for file_name in self._io.list_names(join_url(self.root, db)):
+                if not file_name.endswith(_SUFFIX) or file_name.startswith((".", "_")):
+                    continue
+                try:
+                    table = TableName(file_name[: -len(_SUFFIX)], db)
+                except SqlError:
+                    continue  # a stray file, not a table entry
+                entry = self.get(table)
+                if entry is not None:
+                    out.append(entry)
+        return sorted(out, key=lambda e: (e.database, e.name))
+
+    def create(self, table: TableName, location: str, options: Mapping[str, str]) -> TableEntry:
+        """Register ``table`` (atomically: exactly one concurrent creator wins).
+
+        Raises:
+            TableExistsError: the name is already registered.
+        """
+        entry = TableEntry(
+            database_of(table),
+            table.name,
+            location,
+            options,
+            created_ms=time.time_ns() // 1_000_000,
+        )
+        try:
+            self._io.create_exclusive(self._url(entry.database, entry.name), self._encode(entry))
+        except FileExistsError as e:
+            raise TableExistsError(
+                f"table {entry.qualified!r} already exists in the catalog at {self.warehouse}"
+            ) from e
+        return entry
+
+    def replace(self, entry: TableEntry) -> None:
+        """Overwrite an existing entry (its options changed)."""
+        self._io.write_bytes(self._url(entry.database, entry.name), self._encode(entry))
+
+    def drop(self, table: TableName) -> None:
+        self._io.delete(self._url(database_of(table), table.name))
+
+    @staticmethod
+    def _encode(entry: TableEntry) -> bytes:
+        return json.dumps(entry.to_json(), indent=2, sort_keys=True).encode()
