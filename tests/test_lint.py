@@ -15,7 +15,9 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_is_clean() -> None:
-    result = _run("ruff", "check", "tsfile_catalog", "pyspark_tsfile", "tests", "examples", "bench")
+    paths = [p for p in ("tsfile_catalog", "pyspark_tsfile", "tests", "examples", "bench")
+             if (ROOT / p).exists()]
+    result = _run("ruff", "check", *paths)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
