@@ -424,6 +424,24 @@ def test_vacuum(catalog: Catalog, tmp_path: Path) -> None:
 
 
 @spark_test
+def test_databases(catalog: Catalog, warehouse: Path) -> None:
+    catalog.sql("CREATE TABLE lab.probe (time BIGINT, site STRING, x FLOAT) USING tsfile "
+                "OPTIONS (tagColumns 'site')")
+    assert (warehouse / "lab.db" / "probe" / "_tsfile_manifest").is_dir()
+    assert [tuple(r) for r in catalog.sql("SHOW TABLES IN lab").collect()] == [
+        ("lab", "probe", str(warehouse / "lab.db" / "probe"))
+    ]
+    assert "lab.probe" in catalog.tables()
+    assert catalog.sql("SELECT count(*) FROM lab.probe").collect()[0][0] == 0
+    assert catalog.sql("SELECT lab.probe.x FROM lab.probe").count() == 0
+    assert catalog.table("lab.probe").columns == ["time", "site", "x"]
+    with pytest.raises(TableNotFoundError, match="'probe'"):
+        catalog.sql("DESCRIBE probe")  # another database
+    catalog.sql("DROP TABLE lab.probe PURGE")
+    assert catalog.tables("lab") == []
+
+
+@spark_test
 def test_create_errors(catalog: Catalog) -> None:
     with pytest.raises(SqlError, match="needs a time column"):
         catalog.sql("CREATE TABLE e (ts BIGINT, a STRING) USING tsfile OPTIONS (tagColumns 'a')")
@@ -476,10 +494,20 @@ def test_hostile_names_and_values(catalog: Catalog, tmp_path: Path) -> None:
 
 
 @spark_test
-def test_pass_through_and_plain_spark_views(catalog: Catalog, spark: SparkSession) -> None:
+def test_pass_through_and_plain_spark_views(
+    catalog: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
     catalog.sql("CREATE OR REPLACE TEMPORARY VIEW nums AS SELECT 1 AS time UNION SELECT 11")
     joined = catalog.sql("SELECT w.city FROM weather AS w JOIN nums USING (time)")
     assert _rows(joined) == [("bj",), ("gz",)]
+    # Spark's own tables: CREATE/INSERT/DESCRIBE/DROP go to Spark, catalog sources still scan
+    catalog.sql(f"CREATE TABLE sp (city STRING, n BIGINT) USING parquet "
+                f"LOCATION '{tmp_path / 'sp'}'")
+    catalog.sql("INSERT INTO sp SELECT city, count(*) FROM weather WHERE time < 10 GROUP BY city")
+    assert _rows(catalog.sql("SELECT * FROM sp")) == [("bj", 2), ("sh", 2)]
+    assert [r.col_name for r in catalog.sql("DESCRIBE sp").collect()][:2] == ["city", "n"]
+    catalog.sql("DROP TABLE sp")
+    assert not spark.catalog.tableExists("sp")
     # every default-database table is a session view for plain spark.sql, at its last version
     assert spark.sql("SELECT count(*) FROM weather").collect()[0][0] == 7
     assertDataFrameEqual(

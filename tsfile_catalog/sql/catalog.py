@@ -181,6 +181,8 @@ class Catalog:
             case DropTable():
                 return self._drop(statement)
             case DescribeTable(table=name, extended=extended):
+                if self._spark_owns(name):
+                    return self._spark.sql(statement.to_sql())
                 entry = self._registry.require(name)
                 return self._result(commands.describe(entry, self._open(entry), extended=extended))
             case DescribeHistory(table=name):
@@ -214,6 +216,13 @@ class Catalog:
         version, for plain ``spark.sql``. Tables that cannot be opened are skipped (logged)."""
         for entry in self._registry.entries(DEFAULT_DATABASE):
             self._refresh_view(entry)
+
+    def _spark_owns(self, name: TableName) -> bool:
+        """Whether ``name`` is not a catalog table but Spark knows it (a Spark table or a
+        temporary view): statements on it are Spark's."""
+        if self._registry.get(name) is not None:
+            return False
+        return bool(self._spark.catalog.tableExists(name.qualified))
 
     # -- scans --------------------------------------------------------------------------------
 
@@ -511,6 +520,8 @@ class Catalog:
 
     def _drop(self, statement: DropTable) -> DataFrame:
         entry = self._registry.get(statement.table)
+        if entry is None and self._spark_owns(statement.table):
+            return self._spark.sql(statement.to_sql())
         if entry is None:
             if statement.if_exists:
                 return self._result(Result("location string, purged boolean", []))
@@ -550,13 +561,12 @@ class Catalog:
         return self._result(Result("version bigint", [(version,)]))
 
     def _insert(self, statement: Insert) -> DataFrame:
+        if self._spark_owns(statement.table):
+            return self._insert_into_spark(statement, self._source(statement))
         entry = self._registry.require(statement.table)
+        source = self._source(statement)
         table = self._open(entry)
         schema = table.schema
-        if isinstance(statement.query, exp.Query):
-            source = self._query(statement.query)
-        else:
-            source = self._spark.sql(statement.query_sql)
         targets = statement.columns if statement.columns is not None else schema.names
         name = entry.display_name
         unknown = [c for c in targets if c not in schema.names]
@@ -602,6 +612,21 @@ class Catalog:
         return self._result(
             Result("version bigint, num_inserted_rows bigint", [(latest.version, info.rows_added)])
         )
+
+    def _source(self, statement: Insert) -> DataFrame:
+        if isinstance(statement.query, exp.Query):
+            return self._query(statement.query)
+        return self._spark.sql(statement.query_sql)
+
+    def _insert_into_spark(self, statement: Insert, source: DataFrame) -> DataFrame:
+        """INSERT into a Spark table: the source still reads catalog tables with fresh scans."""
+        if statement.columns is not None:
+            raise SqlError(
+                f"INSERT INTO {statement.table} ({', '.join(statement.columns)}): a column list "
+                "is only supported for catalog tables; select the columns in table order instead"
+            )
+        source.write.insertInto(statement.table.qualified, overwrite=statement.overwrite)
+        return self._spark.createDataFrame([], T.StructType([]))
 
 
 # -- helpers ----------------------------------------------------------------------------------

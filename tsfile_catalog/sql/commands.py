@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, TimeUnit
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
@@ -358,14 +358,14 @@ def metadata_count(plan: ScanPlan) -> int | None:
     if pushdown.empty:
         return 0
     lo, hi = pushdown.time_min, pushdown.time_max
+    unbounded = lo == INT64_MIN and hi == INT64_MAX
     tag_sets = pushdown.tag_dict()
     tag_index = {name: i for i, name in enumerate(plan.schema.tag_names)}
     total = 0
     for part in plan.parts:
         if not part.row_count:
             continue
-        if not tag_sets and part.min_time is not None and part.max_time is not None \
-                and lo <= part.min_time and part.max_time <= hi:
+        if not tag_sets and (unbounded or _inside(part.min_time, part.max_time, lo, hi)):
             total += part.row_count
             continue
         if part.devices is None:
@@ -380,6 +380,10 @@ def metadata_count(plan: ScanPlan) -> int | None:
                 continue
             return None
     return total
+
+
+def _inside(part_min: int | None, part_max: int | None, lo: int, hi: int) -> bool:
+    return part_min is not None and part_max is not None and lo <= part_min and part_max <= hi
 
 
 # -- EXPLAIN PARTS -----------------------------------------------------------------------------
