@@ -282,13 +282,25 @@ class Catalog:
             _log.debug("not pushing %r into %s: %s", where, entry.display_name, e)
             return None
 
-    def _ref_scan(self, entry: TableEntry, ref: TableRef) -> tuple[DataFrame, ScanPlan | None]:
-        table = self._open(entry, ref.time_travel)
+    def _ref_scan(
+        self, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], Table]
+    ) -> DataFrame:
+        """A scan for one reference. References without time travel read the version
+        ``pinned`` holds for their table (opened by the first of them), so every reference
+        to a table in one statement sees the same snapshot."""
+        travel = ref.time_travel
+        if travel is None:
+            key = (entry.database, entry.name)
+            if key not in pinned:
+                pinned[key] = self._open(entry)
+            table = pinned[key]
+            travel = VersionAsOf(table.version)
+        else:
+            table = self._open(entry, travel)
         columns = _projection(table.schema, ref.columns)
         plan = self._plan(entry, table, ref.where)
         where = ref.where if plan is not None else None
-        scan = self._scan(entry, columns=columns, where=where, time_travel=ref.time_travel)
-        return scan, plan
+        return self._scan(entry, columns=columns, where=where, time_travel=travel)
 
     def _view_name(self) -> str:
         return f"{_VIEW_PREFIX}{next(self._counter)}_{self._session_id}{uuid.uuid4().hex[:8]}"
@@ -296,12 +308,13 @@ class Catalog:
     def _query(self, query: exp.Expr) -> DataFrame:
         """``query`` with every catalog table reference read by a fresh scan of its own."""
         views: dict[int, str] = {}
+        pinned: dict[tuple[str, str], Table] = {}
         try:
             for ref in table_refs(query):
                 entry = self._registry.get(ref.table)
                 if entry is None:
                     continue  # not ours: a Spark table or view, left to Spark
-                scan, _ = self._ref_scan(entry, ref)
+                scan = self._ref_scan(entry, ref, pinned)
                 name = self._view_name()
                 scan.createOrReplaceTempView(name)
                 views[ref.index] = name
@@ -643,7 +656,7 @@ def _table_name(name: str) -> TableName:
 
 def _absolute_location(location: str) -> str:
     if "://" in location or location.startswith("/"):
-        return location
+        return FileIO(location).normalize(location)
     raise SqlError(
         f"LOCATION {location!r} is relative; give an absolute path or a URL with a scheme "
         "(relative locations would depend on the working directory of each process)"
