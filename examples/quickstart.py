@@ -1,5 +1,6 @@
 """tsfile-catalog quickstart: write a small weather table, read it back with a time + TAG
-filter through the DataFrame API and through SQL (a temporary view), inspect the table."""
+filter through the DataFrame API, SQL over a temporary view and the SQL catalog, then inspect
+the table's versions and parts."""
 
 from __future__ import annotations
 
@@ -58,6 +59,20 @@ def main() -> None:
         ).show()
         spark.sql("SELECT city, count(*) AS readings, avg(temperature) AS avg_temp "
                   "FROM weather GROUP BY city ORDER BY city").show()
+
+        print("== SQL catalog: named tables, time travel, maintenance commands")
+        catalog = tsfile_catalog.Catalog(spark, warehouse=str(workdir / "warehouse"))
+        catalog.sql(f"CREATE TABLE weather USING tsfile LOCATION '{path}'")
+        catalog.sql("INSERT INTO weather VALUES (1704067500000, 'shanghai', 'd3', 30.0, 45, true)")
+        catalog.sql(
+            "SELECT device, count(*) AS n, max(temperature) AS max_temp FROM weather "
+            "WHERE city = 'shanghai' GROUP BY device"
+        ).show()
+        catalog.sql("SELECT count(*) AS rows_at_v0 FROM weather VERSION AS OF 0").show()
+        catalog.sql("DESCRIBE HISTORY weather").select("version", "operation").show()
+        catalog.sql("SHOW PARTS weather").select("path", "rows", "min_time", "max_time").show(
+            truncate=False
+        )
 
         table = tsfile_catalog.open_table(path)
         print(f"== table version {table.version}, {len(table.parts())} part(s)")
