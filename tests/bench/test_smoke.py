@@ -1,0 +1,53 @@
+"""The benchmark harness end to end at smoke scale, on the shared test session."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from bench.datagen import Scale
+from bench.queries import ENGINES
+from bench.report import render_markdown, write_report
+from bench.run import run
+
+pytestmark = pytest.mark.spark
+
+
+def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs" / "benchmarks.md"
+    run(
+        spark, scale=Scale.smoke(), out_dir=tmp_path / "out", docs_path=docs, profile=False,
+        planning=False,
+    )
+
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [q["id"] for q in results["queries"]] == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
+    for query in results["queries"]:
+        for engine in ENGINES:
+            assert query["times"][engine], (query["id"], engine)
+            assert all(t > 0 for t in query["times"][engine]), (query["id"], engine)
+            assert query["median_s"][engine] > 0
+        assert query["same_answer"], (query["id"], query["answers"])
+        assert query["answers"]["tsfile"][0] > 0, f"{query['id']} matched no rows"
+    assert results["write"]["tsfile"]["rows_per_s"] > 0
+    assert results["write"]["parquet"]["data_bytes"] > 0
+    targets = {t["key"]: t for t in results["targets"]}
+    assert targets["selective"]["value"] > 0 and targets["planning"]["met"] is None
+    # Selective queries must actually prune parts, or they measure nothing selective.
+    by_id = {q["id"]: q for q in results["queries"]}
+    assert by_id["Q3"]["parts_opened"] < by_id["Q3"]["parts_total"]
+    assert by_id["Q5"]["parts_opened"] < by_id["Q5"]["parts_total"]
+    assert docs.exists() and "| Q6 |" in docs.read_text()
+
+    # Without matplotlib the report is still written, just without the plot.
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    bare = tmp_path / "bare" / "benchmarks.md"
+    write_report(results, bare)
+    assert bare.exists() and not bare.with_suffix(".png").exists()
+    assert "![" not in render_markdown(results, None)
