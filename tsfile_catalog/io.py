@@ -164,6 +164,14 @@ class FileIO:
             return
         self.fs.mv(self._path(src), self._path(dst))
 
+    def remove_empty_dir(self, url: str) -> None:
+        """Remove the directory ``url`` only if it is empty (a no-op on object stores)."""
+        if self.is_local:
+            try:
+                os.rmdir(self._path(url))
+            except OSError:
+                pass
+
     def delete(self, url: str, *, recursive: bool = False) -> None:
         """Delete a file (or a tree); a missing target is not an error."""
         try:

@@ -40,6 +40,7 @@ def test_round_trip_one_part_file_per_task(spark: SparkSession, tmp_path: Path) 
     _save(df, tmp_path)
     assert len(_parts(tmp_path)) == 3
     assert all(p.startswith("part-") for p in _parts(tmp_path))
+    assert not (tmp_path / STAGING_DIR).exists()  # a successful job leaves no staging behind
     back = spark.read.format("tsfile").load(str(tmp_path))
     assert back.columns == ["time", "city", "device", "temp", "hum"]
     assertDataFrameEqual(back, df)

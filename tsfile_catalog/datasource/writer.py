@@ -276,6 +276,8 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             raise
         finally:
             io.delete(join_url(self._options.path, STAGING_DIR, self._job), recursive=True)
+            # Concurrent jobs may still be staging: only an empty staging root goes.
+            io.remove_empty_dir(join_url(self._options.path, STAGING_DIR))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         io = FileIO(self._options.path, self._options.storage_options)
