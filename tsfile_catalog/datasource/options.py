@@ -14,7 +14,13 @@ from typing import Any, Literal, cast
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import TimeUnit
 
-__all__ = ["ReadOptions", "WriteOptions", "parse_read_options", "parse_write_options"]
+__all__ = [
+    "ReadOptions",
+    "WriteOptions",
+    "parse_read_options",
+    "parse_write_options",
+    "storage_options_from",
+]
 
 _STORAGE_PREFIX = "fs."
 
@@ -90,7 +96,8 @@ def _names(opts: Mapping[str, str], key: str) -> tuple[str, ...] | None:
     return names
 
 
-def _storage_options(opts: Mapping[str, str]) -> dict[str, Any]:
+def storage_options_from(opts: Mapping[str, str]) -> dict[str, Any]:
+    """``fs.<name>`` options as fsspec storage options (JSON values decoded)."""
     out: dict[str, Any] = {}
     for key, value in opts.items():
         if key.startswith(_STORAGE_PREFIX):
@@ -150,7 +157,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         timestamp_as_of=timestamp,
         rows_per_partition=cast(int, _int(opts, "rowsPerPartition", 1_000_000, 1)),
         use_metadata_cache=_bool(opts, "useMetadataCache", True),
-        storage_options=_storage_options(opts),
+        storage_options=storage_options_from(opts),
     )
 
 
@@ -192,5 +199,5 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
             Literal["error", "last"], _choice(opts, "onDuplicate", "error", ("error", "last"))
         ),
         merge_schema=_bool(opts, "mergeSchema", False),
-        storage_options=_storage_options(opts),
+        storage_options=storage_options_from(opts),
     )

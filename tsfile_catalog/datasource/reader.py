@@ -119,10 +119,8 @@ class TsFileScanReader(DataSourceReader):
             if options.pushdown
             else ScanPushdown(residual=predicate)
         )
-        needed = [TIME_COLUMN] + [
-            c for c in scan.schema.names[1:]
-            if c in self._columns or c in ex.columns_of(pushdown.residual)
-        ]
+        wanted = set(self._columns) | ex.columns_of(pushdown.residual)
+        needed = [TIME_COLUMN] + [c for c in scan.schema.names[1:] if c in wanted]
         io = FileIO(scan.base or options.path, options.storage_options)
         for piece in partition.slices:
             url = scan.url_of(piece.path)

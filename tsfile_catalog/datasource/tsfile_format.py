@@ -51,7 +51,6 @@ __all__ = [
     "opened",
     "scan_file",
     "write_file",
-    "raw_arrow_type",
 ]
 
 # Encodings the native writer accepts and round-trips losslessly, per TsFile type (measured on
@@ -101,25 +100,6 @@ _CONFIG_KEY: Mapping[DataType, str] = {
 
 # set_tsfile_config is process-global; one writer configures and writes at a time.
 _CONFIG_LOCK = threading.Lock()
-
-
-def raw_arrow_type(type_: DataType) -> pa.DataType:
-    """The Arrow type the native reader returns and the native writer accepts."""
-    return _RAW_ARROW[type_]
-
-
-_RAW_ARROW: Mapping[DataType, pa.DataType] = {
-    DataType.BOOLEAN: pa.bool_(),
-    DataType.INT32: pa.int32(),
-    DataType.INT64: pa.int64(),
-    DataType.FLOAT: pa.float32(),
-    DataType.DOUBLE: pa.float64(),
-    DataType.TEXT: pa.string(),
-    DataType.STRING: pa.string(),
-    DataType.DATE: pa.date32(),
-    DataType.TIMESTAMP: pa.timestamp("ns"),
-    DataType.BLOB: pa.binary(),
-}
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.discovery import MANIFEST_DIR, STAGING_DIR, list_tsfiles
+from tsfile_catalog.datasource.discovery import STAGING_DIR, has_manifest, list_tsfiles
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.datasource.tsfile_format import (
     WriteSettings,
@@ -54,7 +54,7 @@ class WritePlan:
 
 def _existing_schema(options: WriteOptions) -> TableSchema | None:
     io = FileIO(options.path, options.storage_options)
-    if not io.exists(join_url(options.path, MANIFEST_DIR)):
+    if not has_manifest(io, options.path):
         if io.exists(options.path) and io.isdir(options.path):
             _, files = list_tsfiles(io, options.path)
             if files:

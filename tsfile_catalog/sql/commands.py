@@ -10,11 +10,11 @@ and writes) are decided here too.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from tsfile_catalog.datasource.options import storage_options_from
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, TimeUnit
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
@@ -128,15 +128,8 @@ def write_options(entry: TableEntry, tsfile_table: str) -> dict[str, str]:
 
 
 def storage_options(entry: TableEntry) -> dict[str, Any]:
-    """``fs.*`` options as fsspec storage options (JSON values decoded, as the source does)."""
-    out: dict[str, Any] = {}
-    for key, value in entry.options.items():
-        if key.startswith(_STORAGE_PREFIX):
-            try:
-                out[key[len(_STORAGE_PREFIX):]] = json.loads(value)
-            except (json.JSONDecodeError, TypeError):
-                out[key[len(_STORAGE_PREFIX):]] = value
-    return out
+    """``fs.*`` options as fsspec storage options, decoded exactly as the source does."""
+    return storage_options_from(entry.options)
 
 
 def timestamp_as(entry: TableEntry) -> str:
