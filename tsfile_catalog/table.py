@@ -804,6 +804,7 @@ def append_parts(
     operation_parameters: Mapping[str, str] | None = None,
     properties: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    expected_table_uuid: str | None = None,
 ) -> int:
     """Commit already-written part files to the table, creating it when there is none.
 
@@ -819,13 +820,16 @@ def append_parts(
         operation: the history entry's operation; defaults to ``WRITE`` / ``OVERWRITE``
             (``ADOPT``, ``ADD PARTS`` for callers registering existing files).
         properties: table properties to set (on creation, or changed ones afterwards).
+        expected_table_uuid: the table the parts were prepared for (a writer's plan): if the
+            location no longer holds it (dropped, maybe recreated), nothing is committed.
 
     Returns:
         The committed version.
 
     Raises:
         SchemaMismatchError: the incoming schema does not fit the table's.
-        CommitConflictError: a concurrent commit conflicts (see ``docs/manifest-format.md``).
+        CommitConflictError: a concurrent commit conflicts (see ``docs/manifest-format.md``),
+            or the table is not ``expected_table_uuid`` any more.
         InvalidCommitError: a part path is invalid or already in the table.
     """
     for part in parts:
@@ -836,6 +840,13 @@ def append_parts(
     io = FileIO(table_url, storage_options)
     location = io.normalize(table_url)
     read = _latest_or_none(io, location)
+    if expected_table_uuid is not None and (read is None or read.table_uuid != expected_table_uuid):
+        now = "no table" if read is None else f"table {read.table_uuid}"
+        raise CommitConflictError(
+            f"commit to table {location} refused: the write was prepared against table "
+            f"{expected_table_uuid}, but the location holds {now} now (dropped and recreated "
+            "while it ran); nothing was committed: retry the write"
+        )
     actions: list[Action] = []
     if read is None:
         actions.append(SetSchema(incoming_schema, 0))
