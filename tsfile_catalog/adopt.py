@@ -7,7 +7,7 @@ from typing import Any
 
 from tsfile_catalog.datasource.discovery import has_manifest, resolve_files
 from tsfile_catalog.datasource.options import ReadOptions
-from tsfile_catalog.exceptions import OptionError, TableExistsError
+from tsfile_catalog.exceptions import OptionError, TableExistsError, TableNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.table import Table, append_parts, open_table
 
@@ -30,7 +30,7 @@ def adopt_table(
         SchemaMismatchError: the files disagree (``merge_schema`` unions FIELD columns).
     """
     io = FileIO(path, storage_options)
-    if has_manifest(io, path):
+    if has_manifest(io, path) and _has_table(path, storage_options):
         raise TableExistsError(f"{path} already has a table manifest")
     if not io.isdir(path):
         raise OptionError(f"{path} is not a directory; only a directory can become a table")
@@ -49,3 +49,13 @@ def adopt_table(
         storage_options=storage_options,
     )
     return open_table(path, storage_options=storage_options)
+
+
+def _has_table(path: str, storage_options: Mapping[str, Any] | None) -> bool:
+    """Whether the manifest at ``path`` holds a commit: an empty one is what a killed first
+    commit leaves, and must not stop the table from being created."""
+    try:
+        open_table(path, storage_options=storage_options)
+    except TableNotFoundError:
+        return False
+    return True

@@ -107,15 +107,40 @@ class FileIO:
 
     def list_names(self, url: str) -> list[str]:
         """Base names directly inside the directory ``url``; empty when it does not exist."""
+        return sorted(self.list_stamped(url))
+
+    def list_stamped(self, url: str) -> dict[str, str | None]:
+        """Base names directly inside the directory ``url``, each with its :meth:`stamp` when
+        the listing carries one for free (object stores list ETags and modification times;
+        local listings carry none: ask :meth:`stamp`). Empty when ``url`` does not exist."""
         path = self._path(url)
         # s3fs caches listings per instance (and fsspec shares instances); the commit
         # protocol must see files other processes wrote since the last listing.
         self.fs.invalidate_cache(path)
+        detail = not self.is_local
         try:
-            entries = self.fs.ls(path, detail=False)
+            entries = self.fs.ls(path, detail=detail)
         except FileNotFoundError:
-            return []
-        return sorted(posixpath.basename(str(e).rstrip("/")) for e in entries)
+            return {}
+        if not detail:
+            return {posixpath.basename(str(e).rstrip("/")): None for e in entries}
+        return {
+            posixpath.basename(str(e["name"]).rstrip("/")): _stamp_of(e) for e in entries
+        }
+
+    def stamp(self, url: str) -> str | None:
+        """What the store says about this version of the file at ``url``: a string that
+        changes when the file is replaced by another (inode, size and nanosecond times
+        locally; ETag, generation or modification time on object stores). None when the
+        file is missing or the store reports nothing that would change."""
+        try:
+            if self.is_local:
+                st = os.stat(self._path(url))
+                return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+            info = self.fs.info(self._path(url))
+        except FileNotFoundError:
+            return None
+        return _stamp_of(info)
 
     # -- writing --------------------------------------------------------------------------
 
@@ -178,6 +203,19 @@ class FileIO:
             self.fs.rm(self._path(url), recursive=recursive)
         except FileNotFoundError:
             pass
+
+
+# Listing/info keys that change when an object is rewritten, across fsspec stores (s3fs, gcsfs,
+# adlfs, memory). Size alone is not among them: a recreated file can have the same size.
+_STAMP_KEYS = (
+    "ETag", "etag", "md5Hash", "generation", "VersionId", "version_id",
+    "LastModified", "last_modified", "mtime", "created",
+)
+
+
+def _stamp_of(info: Mapping[str, Any]) -> str | None:
+    found = [f"{key}={info[key]}" for key in _STAMP_KEYS if info.get(key) is not None]
+    return ";".join(found) if found else None
 
 
 def _create_exclusive_local(path: str, data: bytes) -> None:

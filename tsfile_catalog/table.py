@@ -21,9 +21,10 @@ import random
 import re
 import threading
 import time
+import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from fsspec.core import strip_protocol
@@ -50,10 +51,13 @@ from tsfile_catalog.metadata.manifest import (
     SetSchema,
     Snapshot,
     apply,
+    commit_table_uuid,
     decode_commit,
+    decode_commit_info,
     decode_snapshot,
     encode_commit,
     encode_snapshot,
+    foreign_commit,
     prepare_commit,
     rebase,
     replay,
@@ -119,6 +123,9 @@ def _checkpoint_url(location: str, version: int) -> str:
 class _Listing:
     commits: tuple[int, ...]
     checkpoints: tuple[int, ...]
+    # The oldest commit file and its storage stamp, taken with the listing (None when the
+    # store gives no stamp): it identifies the table without reading it (see _identity).
+    oldest: tuple[int, str] | None = None
 
     @property
     def latest(self) -> int:
@@ -128,12 +135,39 @@ class _Listing:
 def _list_log(io: FileIO, location: str) -> _Listing:
     commits: list[int] = []
     checkpoints: list[int] = []
-    for name in io.list_names(_log_url(location)):
+    stamps = io.list_stamped(_log_url(location))
+    for name in stamps:
         if match := _COMMIT_NAME.match(name):
             commits.append(int(match.group(1)))
         elif match := _CHECKPOINT_NAME.match(name):
             checkpoints.append(int(match.group(1)))
-    return _Listing(tuple(sorted(commits)), tuple(sorted(checkpoints)))
+    commits.sort()
+    oldest = None
+    if commits:
+        first = commits[0]
+        stamp = stamps[f"{first:020d}.json"] or io.stamp(_commit_url(location, first))
+        oldest = None if stamp is None else (first, stamp)
+    return _Listing(tuple(commits), tuple(sorted(checkpoints)), oldest)
+
+
+def _no_table(io: FileIO, location: str) -> TableNotFoundError:
+    if io.isdir(_log_url(location)):
+        return TableNotFoundError(
+            f"no tsfile-catalog table at {location}: its {MANIFEST_DIR}/ holds no commit (the "
+            "first commit never completed; the first write creates the table)"
+        )
+    return TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
+
+
+def _read_log_file(io: FileIO, url: str, what: str) -> bytes:
+    """The bytes of a commit or checkpoint file; whatever stands in its place instead of a
+    readable file is a :class:`CorruptManifestError` naming it."""
+    try:
+        return io.read_bytes(url)
+    except FileNotFoundError as e:
+        raise CorruptManifestError(f"{what} file {url} is missing") from e
+    except IsADirectoryError as e:
+        raise CorruptManifestError(f"{what} file {url} is a directory, not a file") from e
 
 
 def _read_commits(
@@ -146,11 +180,7 @@ def _read_commits(
         url = _commit_url(location, version)
         if version not in present:
             raise CorruptManifestError(f"commit file {url} for version {version} is missing")
-        try:
-            data = io.read_bytes(url)
-        except FileNotFoundError as e:
-            raise CorruptManifestError(f"commit file {url} disappeared while reading") from e
-        commit = decode_commit(data, schema, source=url)
+        commit = decode_commit(_read_log_file(io, url, "commit"), schema, source=url)
         if commit.version != version:
             raise CorruptManifestError(f"commit file {url} claims to be version {commit.version}")
         schema = commit.new_schema() or schema
@@ -158,138 +188,257 @@ def _read_commits(
     return out
 
 
-def _read_checkpoint(io: FileIO, location: str, version: int) -> Snapshot:
+def _read_checkpoint(
+    io: FileIO, location: str, version: int, legacy_table_uuid: Callable[[], str]
+) -> Snapshot:
     url = _checkpoint_url(location, version)
-    try:
-        data = io.read_bytes(url)
-    except FileNotFoundError as e:
-        raise CorruptManifestError(f"checkpoint file {url} disappeared while reading") from e
-    snapshot = decode_snapshot(data, source=url)
+    data = _read_log_file(io, url, "checkpoint")
+    snapshot = decode_snapshot(data, source=url, legacy_table_uuid=legacy_table_uuid)
     if snapshot.version != version:
         raise CorruptManifestError(f"checkpoint file {url} holds version {snapshot.version}")
     return snapshot
 
 
-# -- the in-process metadata cache ------------------------------------------------------------
+# -- table identity and the in-process metadata cache -----------------------------------------
+
+
+@dataclass
+class _CachedTable:
+    """What this process knows of the table at one location (mutated under the cache lock)."""
+
+    table_uuid: str
+    # The oldest commit file (version, stamp) last read and found to carry table_uuid: while
+    # a listing shows the same, the location still holds this table.
+    vouched: tuple[int, str] | None = None
+    snapshots: OrderedDict[int, Snapshot] = field(default_factory=OrderedDict)
+    infos: dict[int, CommitInfo] = field(default_factory=dict)
 
 
 class _MetadataCache:
-    """Snapshots and commit infos by (table location, version): both are immutable on disk.
+    """Snapshots and commit infos by (table location, table UUID, version).
 
-    Bounded LRU over tables, and over snapshots within a table (a 10k-part snapshot is a few
-    megabytes). A table recreated at the same location in this process goes through
-    :func:`commit` at version 0, which drops the location's entries.
+    A version of a table never changes, but a location can change tables: another process
+    may drop the table and create a new one there, whose versions restart at 0. So entries
+    are keyed on the table UUID too, a location keeps only one table's entries, and every
+    load first re-establishes which table a location holds (:func:`_identity`). Bounded LRU
+    over locations, and over snapshots within a table (a 10k-part snapshot is a few
+    megabytes).
     """
 
     def __init__(self, max_tables: int = 32, snapshots_per_table: int = 4) -> None:
         self._lock = threading.Lock()
-        self._snapshots: OrderedDict[str, OrderedDict[int, Snapshot]] = OrderedDict()
-        self._infos: dict[str, dict[int, CommitInfo]] = {}
+        self._tables: OrderedDict[str, _CachedTable] = OrderedDict()
         self._max_tables = max_tables
         self._per_table = snapshots_per_table
 
-    def snapshot(self, location: str, version: int) -> Snapshot | None:
-        with self._lock:
-            table = self._snapshots.get(location)
-            if table is None or version not in table:
+    def _entry(self, location: str, table_uuid: str, *, create: bool) -> _CachedTable | None:
+        """The location's entry if it is ``table_uuid``'s; with ``create``, one replacing
+        another table's (call with the lock held)."""
+        entry = self._tables.get(location)
+        if entry is None or entry.table_uuid != table_uuid:
+            if not create:
                 return None
-            self._snapshots.move_to_end(location)
-            table.move_to_end(version)
-            return table[version]
+            entry = self._tables[location] = _CachedTable(table_uuid)
+            while len(self._tables) > self._max_tables:
+                self._tables.popitem(last=False)
+        self._tables.move_to_end(location)
+        return entry
 
-    def newest_at_or_before(self, location: str, version: int) -> Snapshot | None:
+    def holds(self, location: str) -> bool:
         with self._lock:
-            table = self._snapshots.get(location)
-            if table is None:
+            return location in self._tables
+
+    def vouched(self, location: str, oldest: tuple[int, str] | None) -> str | None:
+        """The UUID of the table at ``location`` if its oldest commit file is still the one
+        last read there (same version and stamp); None when that is not known."""
+        with self._lock:
+            entry = self._tables.get(location)
+            if oldest is None or entry is None or entry.vouched != oldest:
                 return None
-            best = max((v for v in table if v <= version), default=None)
-            return None if best is None else table[best]
+            return entry.table_uuid
+
+    def vouch(self, location: str, table_uuid: str, oldest: tuple[int, str] | None) -> None:
+        """Record that ``location`` holds ``table_uuid``, whose oldest commit file is
+        ``oldest``; the entries of a table that was there before are dropped."""
+        with self._lock:
+            entry = self._entry(location, table_uuid, create=True)
+            assert entry is not None
+            entry.vouched = oldest
+
+    def snapshot(self, location: str, table_uuid: str, version: int) -> Snapshot | None:
+        with self._lock:
+            entry = self._entry(location, table_uuid, create=False)
+            if entry is None or version not in entry.snapshots:
+                return None
+            entry.snapshots.move_to_end(version)
+            return entry.snapshots[version]
+
+    def newest_at_or_before(self, location: str, table_uuid: str, version: int) -> Snapshot | None:
+        with self._lock:
+            entry = self._entry(location, table_uuid, create=False)
+            if entry is None:
+                return None
+            best = max((v for v in entry.snapshots if v <= version), default=None)
+            return None if best is None else entry.snapshots[best]
 
     def put(self, location: str, snapshot: Snapshot) -> None:
         with self._lock:
-            table = self._snapshots.setdefault(location, OrderedDict())
-            self._snapshots.move_to_end(location)
-            table[snapshot.version] = snapshot
-            table.move_to_end(snapshot.version)
-            while len(table) > self._per_table:
-                table.popitem(last=False)
-            while len(self._snapshots) > self._max_tables:
-                evicted, _ = self._snapshots.popitem(last=False)
-                self._infos.pop(evicted, None)
+            entry = self._entry(location, snapshot.table_uuid, create=True)
+            assert entry is not None
+            entry.snapshots[snapshot.version] = snapshot
+            entry.snapshots.move_to_end(snapshot.version)
+            while len(entry.snapshots) > self._per_table:
+                entry.snapshots.popitem(last=False)
 
-    def info(self, location: str, version: int) -> CommitInfo | None:
+    def info(self, location: str, table_uuid: str, version: int) -> CommitInfo | None:
         with self._lock:
-            return self._infos.get(location, {}).get(version)
+            entry = self._entry(location, table_uuid, create=False)
+            return None if entry is None else entry.infos.get(version)
 
-    def put_info(self, location: str, info: CommitInfo) -> None:
+    def put_info(self, location: str, table_uuid: str, info: CommitInfo) -> None:
         with self._lock:
-            self._infos.setdefault(location, {})[info.version] = info
+            entry = self._entry(location, table_uuid, create=False)
+            if entry is not None:
+                entry.infos[info.version] = info
 
     def drop(self, location: str) -> None:
         with self._lock:
-            self._snapshots.pop(location, None)
-            self._infos.pop(location, None)
+            self._tables.pop(location, None)
 
     def clear(self) -> None:
         with self._lock:
-            self._snapshots.clear()
-            self._infos.clear()
+            self._tables.clear()
 
 
 _CACHE = _MetadataCache()
 
 
 def clear_cache() -> None:
-    """Forget every cached snapshot (tests; a table deleted and recreated out of process)."""
+    """Forget every cached snapshot (tests, benchmarks of cold loads)."""
     _CACHE.clear()
+
+
+def _identity(io: FileIO, location: str, listing: _Listing, *, use_cache: bool) -> str:
+    """The UUID of the table whose log ``listing`` shows, as its oldest commit file records it
+    (derived from that file's bytes for a table written before table UUIDs).
+
+    The file is read only when the cache cannot vouch for it. A table dropped and recreated
+    at the location has a new oldest commit file, so another storage stamp, even when its
+    versions match the old table's one for one.
+    """
+    if use_cache:
+        known = _CACHE.vouched(location, listing.oldest)
+        if known is not None:
+            return known
+    url = _commit_url(location, listing.commits[0])
+    table_uuid = commit_table_uuid(_read_log_file(io, url, "commit"), source=url)
+    if use_cache:
+        _CACHE.vouch(location, table_uuid, listing.oldest)
+    return table_uuid
+
+
+def _current_identity(io: FileIO, location: str, *, use_cache: bool = True) -> str | None:
+    """The UUID of the table at ``location`` now; None when there is none."""
+    listing = _list_log(io, location)
+    return _identity(io, location, listing, use_cache=use_cache) if listing.commits else None
 
 
 def _load_snapshot(
     io: FileIO, location: str, listing: _Listing, version: int, *, use_cache: bool
 ) -> Snapshot:
-    """The snapshot at ``version`` from the best base: a cached snapshot or a checkpoint."""
-    if use_cache:
-        cached = _CACHE.snapshot(location, version)
-        if cached is not None:
-            return cached
-    base = _CACHE.newest_at_or_before(location, version) if use_cache else None
+    """The snapshot at ``version``: the best base (a cached snapshot of the table the location
+    holds now, or a checkpoint) plus the commits after it."""
+    identity: str | None = None
+    cached: Snapshot | None = None
+    if use_cache and _CACHE.holds(location):
+        identity = _identity(io, location, listing, use_cache=True)
+        hit = _CACHE.snapshot(location, identity, version)
+        if hit is not None:
+            return hit
+        cached = _CACHE.newest_at_or_before(location, identity, version)
+
+    def legacy_table_uuid() -> str:
+        return identity or _identity(io, location, listing, use_cache=use_cache)
+
+    bases = _bases(io, location, listing, version, cached, identity, legacy_table_uuid)
+    for base in bases:
+        start = 0 if base is None else base.version + 1
+        schema = None if base is None else base.schema
+        commits = _read_commits(io, location, listing, start, version, schema)
+        foreign = None if base is None else foreign_commit(base.table_uuid, commits)
+        if base is not None and foreign is not None:
+            # The base belongs to a table that was dropped and recreated here (a cached
+            # snapshot whose stamp check could not tell, or a stale checkpoint): never extend
+            # it with the new table's commits; fall back to an older base, at worst version 0.
+            _log.warning(
+                "not extending version %d of table %s with version %d of table %s at %s",
+                base.version, base.table_uuid, foreign.version, foreign.table_uuid, location,
+            )
+            if base is cached:
+                _CACHE.drop(location)
+            continue
+        snapshot = replay(base, commits) if commits else base
+        assert snapshot is not None
+        if use_cache:
+            if identity is None:
+                # Same listing: the oldest commit file belongs to the table just loaded.
+                _CACHE.vouch(location, snapshot.table_uuid, listing.oldest)
+            _CACHE.put(location, snapshot)
+        return snapshot
+    raise AssertionError("replaying from version 0 is always the last base")
+
+
+def _bases(
+    io: FileIO,
+    location: str,
+    listing: _Listing,
+    version: int,
+    cached: Snapshot | None,
+    identity: str | None,
+    legacy_table_uuid: Callable[[], str],
+) -> Iterator[Snapshot | None]:
+    """Bases to load ``version`` from, best first: readable checkpoints at or below it and
+    the cached snapshot, newest first, then None (replay from version 0)."""
     for checkpoint in reversed(listing.checkpoints):
         if checkpoint > version:
             continue
-        if base is not None and base.version >= checkpoint:
-            break
+        if cached is not None and cached.version >= checkpoint:
+            yield cached
+            cached = None
         try:
-            base = _read_checkpoint(io, location, checkpoint)
-            break
+            snapshot = _read_checkpoint(io, location, checkpoint, legacy_table_uuid)
         except CorruptManifestError as e:
             # Checkpoints are derived data: fall back to an older base and the commits.
             _log.warning("ignoring checkpoint: %s", e)
-    start = 0 if base is None else base.version + 1
-    commits = _read_commits(
-        io, location, listing, start, version, None if base is None else base.schema
-    )
-    snapshot = replay(base, commits) if commits else base
-    assert snapshot is not None
-    if use_cache:
-        _CACHE.put(location, snapshot)
-    return snapshot
+            continue
+        if identity is not None and snapshot.table_uuid != identity:
+            _log.warning(
+                "ignoring checkpoint %d at %s: it belongs to table %s, not %s",
+                checkpoint, location, snapshot.table_uuid, identity,
+            )
+            continue
+        yield snapshot
+    if cached is not None:
+        yield cached
+    yield None
 
 
-def _commit_info(io: FileIO, location: str, version: int, *, use_cache: bool) -> CommitInfo:
+def _commit_info(
+    io: FileIO, location: str, table_uuid: str, version: int, *, use_cache: bool
+) -> CommitInfo:
     if use_cache:
-        cached = _CACHE.info(location, version)
+        cached = _CACHE.info(location, table_uuid, version)
         if cached is not None:
             return cached
     url = _commit_url(location, version)
-    try:
-        obj = json.loads(io.read_bytes(url))
-        info = CommitInfo.from_json(obj["commit_info"])
-    except FileNotFoundError as e:
-        raise CorruptManifestError(f"commit file {url} for version {version} is missing") from e
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-        raise CorruptManifestError(f"commit file {url} is corrupt or truncated: {e}") from e
+    info, recorded = decode_commit_info(_read_log_file(io, url, "commit"), source=url)
+    if recorded is not None and recorded != table_uuid:
+        raise TableNotFoundError(
+            f"table {table_uuid} is no longer at {location}: version {version} there belongs "
+            f"to table {recorded} (the table was dropped and recreated)"
+        )
     if use_cache:
-        _CACHE.put_info(location, info)
+        _CACHE.put_info(location, table_uuid, info)
     return info
 
 
@@ -316,6 +465,13 @@ class Table:
     @property
     def io(self) -> FileIO:
         return self._io
+
+    @property
+    def table_uuid(self) -> str:
+        """The table's identity, assigned when it was created (version 0) and kept by every
+        version: a table dropped and recreated at the same location has another one. Tables
+        written before table UUIDs get one derived from their version-0 commit file."""
+        return self._snapshot.table_uuid
 
     @property
     def snapshot(self) -> Snapshot:
@@ -349,11 +505,23 @@ class Table:
         return join_url(self._location, part.path)
 
     def history(self, *, limit: int | None = None) -> list[CommitInfo]:
-        """Commit infos up to this version, newest first (like Delta's DESCRIBE HISTORY)."""
+        """Commit infos up to this version, newest first (like Delta's DESCRIBE HISTORY).
+
+        Raises:
+            TableNotFoundError: the table was dropped (and maybe another created at its
+                location) since this handle was opened.
+        """
+        current = _current_identity(self._io, self._location, use_cache=self._use_cache)
+        if current != self.table_uuid:
+            now = "no table" if current is None else f"table {current}"
+            raise TableNotFoundError(
+                f"table {self.table_uuid} is no longer at {self._location}: it holds {now} now "
+                "(the table was dropped)"
+            )
         last = self.version
         first = 0 if limit is None else max(0, last - limit + 1)
         return [
-            _commit_info(self._io, self._location, v, use_cache=self._use_cache)
+            _commit_info(self._io, self._location, self.table_uuid, v, use_cache=self._use_cache)
             for v in range(last, first - 1, -1)
         ]
 
@@ -399,7 +567,7 @@ def open_table(
     location = io.normalize(url)
     listing = _list_log(io, location)
     if not listing.commits:
-        raise TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
+        raise _no_table(io, location)
     if version is not None:
         if version not in set(listing.commits):
             raise VersionNotFoundError(
@@ -438,12 +606,13 @@ def _version_at(
     io: FileIO, location: str, listing: _Listing, timestamp_ms: int, *, use_cache: bool
 ) -> int:
     """Binary search: commit timestamps strictly increase along the log."""
+    table_uuid = _identity(io, location, listing, use_cache=use_cache)
     versions = listing.commits
     lo, hi = 0, len(versions) - 1
     found = -1
     while lo <= hi:
         mid = (lo + hi) // 2
-        info = _commit_info(io, location, versions[mid], use_cache=use_cache)
+        info = _commit_info(io, location, table_uuid, versions[mid], use_cache=use_cache)
         if info.timestamp_ms <= timestamp_ms:
             found, lo = mid, mid + 1
         else:
@@ -484,12 +653,65 @@ def commit(
         The table snapshot at the new version.
 
     Raises:
-        CommitConflictError: a concurrent commit conflicts, or ``max_attempts`` lost races.
+        CommitConflictError: a concurrent commit conflicts, or ``max_attempts`` lost races,
+            or ``read`` belongs to another table than the one at ``table_url`` now (it was
+            dropped and recreated): nothing read from the old table is committed to the new.
         InvalidCommitError: the actions do not fit the table (a part added twice, ...).
     """
     location = io.normalize(table_url)
+    if read is not None:
+        _check_base(io, location, read)
+    return _commit(
+        io,
+        location,
+        actions,
+        read=read,
+        operation=operation,
+        operation_parameters=operation_parameters,
+        overwrite=overwrite,
+        max_attempts=max_attempts,
+    )
+
+
+def _check_base(io: FileIO, location: str, read: Snapshot) -> None:
+    """Refuse a commit prepared against another table than the one at ``location`` now.
+
+    Without this, version ``read.version + 1`` of a recreated table may well be free, and
+    the commit (say an overwrite removing the old table's parts) would land in a log it
+    does not belong to.
+    """
+    current = _current_identity(io, location)
+    if current is None:
+        raise CommitConflictError(
+            f"commit to table {location} refused: the table it was prepared against (table "
+            f"{read.table_uuid}, version {read.version}) is no longer there"
+        )
+    if current != read.table_uuid:
+        raise CommitConflictError(
+            f"commit to table {location} refused: it was prepared against table "
+            f"{read.table_uuid} (version {read.version}), but the table there now is "
+            f"{current} (dropped and recreated); nothing was committed: retry against the new "
+            "table"
+        )
+
+
+def _commit(
+    io: FileIO,
+    location: str,
+    actions: Sequence[Action],
+    *,
+    read: Snapshot | None,
+    operation: str,
+    operation_parameters: Mapping[str, str] | None,
+    overwrite: bool,
+    max_attempts: int = MAX_COMMIT_ATTEMPTS,
+) -> Snapshot:
+    """:func:`commit` once ``read`` is known to belong to the table at ``location``."""
     base = read
     pending = tuple(actions)
+    # One identity for every attempt to create the table (the lost-response check compares
+    # bytes); a creation that loses the race takes the winner's from the rebased base.
+    new_table_uuid = str(uuid.uuid4())
     for attempt in range(max_attempts):
         draft = prepare_commit(
             pending,
@@ -499,6 +721,7 @@ def commit(
             operation_parameters=operation_parameters,
             engine_info=ENGINE_INFO,
             read_version=None if read is None else read.version,
+            new_table_uuid=new_table_uuid,
         )
         try:
             snapshot = apply(base, draft)
@@ -549,8 +772,7 @@ def _landed_since(io: FileIO, location: str, base: Snapshot | None) -> list[Comm
 
 
 def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
-    if snapshot.version == 0:
-        _CACHE.drop(location)
+    # A new table (version 0) replaces the entries of one that was here before.
     _CACHE.put(location, snapshot)
     if snapshot.version == 0 or snapshot.version % CHECKPOINT_INTERVAL:
         return
@@ -582,6 +804,7 @@ def append_parts(
     operation_parameters: Mapping[str, str] | None = None,
     properties: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    expected_table_uuid: str | None = None,
 ) -> int:
     """Commit already-written part files to the table, creating it when there is none.
 
@@ -597,13 +820,16 @@ def append_parts(
         operation: the history entry's operation; defaults to ``WRITE`` / ``OVERWRITE``
             (``ADOPT``, ``ADD PARTS`` for callers registering existing files).
         properties: table properties to set (on creation, or changed ones afterwards).
+        expected_table_uuid: the table the parts were prepared for (a writer's plan): if the
+            location no longer holds it (dropped, maybe recreated), nothing is committed.
 
     Returns:
         The committed version.
 
     Raises:
         SchemaMismatchError: the incoming schema does not fit the table's.
-        CommitConflictError: a concurrent commit conflicts (see ``docs/manifest-format.md``).
+        CommitConflictError: a concurrent commit conflicts (see ``docs/manifest-format.md``),
+            or the table is not ``expected_table_uuid`` any more.
         InvalidCommitError: a part path is invalid or already in the table.
     """
     for part in parts:
@@ -614,6 +840,13 @@ def append_parts(
     io = FileIO(table_url, storage_options)
     location = io.normalize(table_url)
     read = _latest_or_none(io, location)
+    if expected_table_uuid is not None and (read is None or read.table_uuid != expected_table_uuid):
+        now = "no table" if read is None else f"table {read.table_uuid}"
+        raise CommitConflictError(
+            f"commit to table {location} refused: the write was prepared against table "
+            f"{expected_table_uuid}, but the location holds {now} now (dropped and recreated "
+            "while it ran); nothing was committed: retry the write"
+        )
     actions: list[Action] = []
     if read is None:
         actions.append(SetSchema(incoming_schema, 0))
@@ -633,7 +866,8 @@ def append_parts(
         "mergeSchema": "true" if merge_schema else "false",
         **(operation_parameters or {}),
     }
-    snapshot = commit(
+    # ``read`` was just loaded from this location's listing (its identity checked there).
+    snapshot = _commit(
         io,
         location,
         actions,

@@ -192,6 +192,20 @@ def test_plain_directory_is_adopted_not_hidden(spark: SparkSession, tmp_path: Pa
     assert spark.read.format("tsfile").load(str(plain)).count() == 12
 
 
+def test_a_killed_first_commit_does_not_block_writes(spark: SparkSession, tmp_path: Path) -> None:
+    # A first commit killed after creating the manifest folder leaves it empty.
+    (tmp_path / "t" / "_tsfile_manifest").mkdir(parents=True)
+    _save(_weather(spark, 6, 1), tmp_path / "t")
+    assert spark.read.format("tsfile").load(str(tmp_path / "t")).count() == 6
+    # likewise adopting a folder of TsFiles
+    plain = tmp_path / "plain"
+    (plain / "_tsfile_manifest").mkdir(parents=True)
+    for name in _parts(tmp_path / "t"):
+        os.rename(tmp_path / "t" / name, plain / name)
+    assert tsfile_catalog.adopt_table(str(plain)).history()[0].operation == "ADOPT"
+    assert spark.read.format("tsfile").load(str(plain)).count() == 6
+
+
 def test_error_if_exists_mode_is_explained(spark: SparkSession, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="(?i)errorifexists|not supported|unsupported"):
         _weather(spark, 6, 1).write.format("tsfile").option("tagColumns", "city,device").option(

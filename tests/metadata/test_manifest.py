@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
+from typing import Any
 
 import pytest
 
@@ -17,8 +19,11 @@ from tsfile_catalog.metadata.manifest import (
     SetSchema,
     Snapshot,
     apply,
+    commit_table_uuid,
     decode_commit,
+    decode_commit_info,
     decode_snapshot,
+    derived_table_uuid,
     encode_commit,
     encode_snapshot,
     prepare_commit,
@@ -113,16 +118,8 @@ def test_part_paths_escaping_the_root_are_corrupt(path: str) -> None:
 
 
 def test_snapshot_round_trips_through_a_checkpoint() -> None:
-    snap = apply(
-        created(part("a"), part("b")),
-        make(
-            created(part("a"), part("b")),
-            [
-                SetSchema(WIDER, 1),
-                AddPart(part("c")),
-            ],
-        ),
-    )
+    base = created(part("a"), part("b"))
+    snap = apply(base, make(base, [SetSchema(WIDER, 1), AddPart(part("c"))]))
     assert decode_snapshot(encode_snapshot(snap), source="cp") == snap
 
 
@@ -170,7 +167,7 @@ def test_apply_rejects_a_version_gap_and_a_schemaless_create() -> None:
 
 def test_prepare_commit_stamps_versions_ids_and_counts() -> None:
     v0 = created(part("a"))
-    late = Snapshot(0, 5_000, SCHEMA, 0, v0.parts, {})
+    late = Snapshot(0, 5_000, SCHEMA, 0, v0.parts, {}, v0.table_uuid)
     commit = prepare_commit(
         [SetSchema(WIDER, 99), AddPart(part("b", rows=7)), RemovePart("a", 10)],
         base=late,
@@ -305,3 +302,109 @@ def test_a_pure_create_conflicts_with_a_concurrent_create() -> None:
     landed = [make(None, [SetSchema(SCHEMA, 0)], "CREATE")]
     with pytest.raises(CommitConflictError, match="created concurrently"):
         rebase([SetSchema(SCHEMA, 0), SetProperties({})], landed, read=None)
+
+
+# -- table identity ---------------------------------------------------------------------------
+
+
+def test_version_zero_assigns_a_table_uuid_that_every_commit_and_checkpoint_carry() -> None:
+    v0 = created(part("a"))
+    assert str(uuid.UUID(v0.table_uuid)) == v0.table_uuid
+    assert created(part("a")).table_uuid != v0.table_uuid, "each created table is another"
+    c1 = make(v0, [AddPart(part("b"))])
+    assert json.loads(encode_commit(c1, SCHEMA))["table_uuid"] == v0.table_uuid
+    v1 = apply(v0, c1)
+    assert v1.table_uuid == v0.table_uuid
+    checkpoint = encode_snapshot(v1)
+    assert json.loads(checkpoint)["table_uuid"] == v0.table_uuid
+    assert decode_snapshot(checkpoint, source="cp").table_uuid == v0.table_uuid
+    given = make(None, [SetSchema(SCHEMA, 0)]).table_uuid
+    chosen = prepare_commit(
+        [SetSchema(SCHEMA, 0)], base=None, timestamp_ms=1, operation="CREATE",
+        new_table_uuid=given,
+    )
+    assert chosen.table_uuid == given
+
+
+def _without_uuid(data: bytes) -> bytes:
+    obj = json.loads(data)
+    del obj["table_uuid"]
+    return json.dumps(obj).encode()
+
+
+def test_tables_written_before_table_uuids_get_a_stable_derived_one() -> None:
+    v0_bytes = _without_uuid(encode_commit(make(None, [SetSchema(SCHEMA, 0)], "CREATE"), None))
+    v0 = decode_commit(v0_bytes, None, source="v0")
+    assert v0.table_uuid == derived_table_uuid(v0_bytes) == commit_table_uuid(v0_bytes, source="v0")
+    assert decode_commit(v0_bytes, None, source="again").table_uuid == v0.table_uuid
+    assert decode_commit_info(v0_bytes, source="v0") == (v0.info, v0.table_uuid)
+    recreated = _without_uuid(encode_commit(make(None, [SetSchema(WIDER, 0)], "CREATE"), None))
+    assert derived_table_uuid(recreated) != v0.table_uuid
+    # later commits of such a table record nothing and still replay
+    snapshot = apply(None, v0)
+    c1_bytes = _without_uuid(encode_commit(make(snapshot, [AddPart(part("a"))]), SCHEMA))
+    c1 = decode_commit(c1_bytes, SCHEMA, source="v1")
+    assert c1.table_uuid is None
+    assert decode_commit_info(c1_bytes, source="v1")[1] is None
+    assert apply(snapshot, c1).table_uuid == v0.table_uuid
+    # so do their checkpoints, given the identity from the oldest commit
+    legacy_checkpoint = _without_uuid(encode_snapshot(apply(snapshot, c1)))
+    with pytest.raises(CorruptManifestError, match="cp.json records no table_uuid"):
+        decode_snapshot(legacy_checkpoint, source="cp.json")
+    loaded = decode_snapshot(
+        legacy_checkpoint, source="cp.json", legacy_table_uuid=lambda: v0.table_uuid
+    )
+    assert loaded == apply(snapshot, c1)
+
+
+def test_replay_never_mixes_two_tables() -> None:
+    old, new = created(part("a")), created(part("b"))
+    with pytest.raises(CorruptManifestError, match=f"version 1 belongs to table {new.table_uuid}"):
+        apply(old, make(new, [RemovePart("b")]))
+
+
+def test_rebase_refuses_commits_of_a_recreated_table() -> None:
+    read = created(part("a"))
+    recreated = created(part("b"))
+    landed = landed_after(recreated, [AddPart(part("c"))])
+    with pytest.raises(CommitConflictError, match="dropped and recreated concurrently"):
+        rebase([RemovePart("a"), AddPart(part("x"))], landed, read=read, overwrite=True)
+
+
+# -- hostile files ----------------------------------------------------------------------------
+
+
+def _damaged(doc: dict[str, Any], case: str) -> bytes:
+    """``doc`` (a commit or checkpoint document) with one hostile change."""
+    obj: Any = json.loads(json.dumps(doc))
+    if case == "Infinity":
+        adds = [a["add"] for a in obj.get("actions", []) if "add" in a] + obj.get("parts", [])
+        adds[0]["size_bytes"] = float("inf")
+        if "commit_info" in obj:
+            obj["commit_info"]["rows_added"] = float("inf")
+    elif case == "nested":
+        depth = 100_000
+        return b'{"format_version": 1, "commit_info": ' + b"[" * depth + b"]" * depth + b"}"
+    elif case == "table_uuid":
+        obj["table_uuid"] = {"not": "a uuid"}
+    elif case == "format_version":
+        obj["format_version"] = float("inf")
+    else:
+        obj = [obj]
+    return json.dumps(obj).encode()
+
+
+HOSTILE = ["Infinity", "nested", "table_uuid", "format_version", "not an object"]
+
+
+@pytest.mark.parametrize("case", HOSTILE)
+def test_hostile_manifest_files_are_corrupt_and_named(case: str) -> None:
+    v0 = make(None, [SetSchema(SCHEMA, 0), AddPart(part("a"))], "CREATE")
+    data = _damaged(v0.to_json(None), case)
+    with pytest.raises(CorruptManifestError, match="00003.json"):
+        decode_commit(data, None, source="00003.json")
+    with pytest.raises(CorruptManifestError, match="00003.json"):
+        decode_commit_info(data, source="00003.json")
+    checkpoint = _damaged(apply(None, v0).to_json(), case)
+    with pytest.raises(CorruptManifestError, match="00003.checkpoint.json"):
+        decode_snapshot(checkpoint, source="00003.checkpoint.json", legacy_table_uuid=str)

@@ -545,3 +545,55 @@ def test_registry_is_seen_by_a_new_process(catalog: Catalog, warehouse: Path) ->
     assert "weather" in facts["TABLES"].split(",")
     assert facts["COUNT"] == "7"
     assert facts["SCANNED"] == "5"
+
+
+def _recreate_elsewhere(warehouse: Path, name: str, rows: int) -> None:
+    """Another process drops table ``name`` and recreates it at the same location."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests/sql/recreate_child.py"), str(warehouse), name,
+         str(rows)],
+        capture_output=True, text=True, timeout=120, cwd=REPO, env=env, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@spark_test
+def test_a_table_recreated_by_another_process_is_seen_and_overwritten_safely(
+    catalog: Catalog, spark: SparkSession, warehouse: Path
+) -> None:
+    catalog.sql(
+        "CREATE TABLE reborn (time BIGINT, city STRING, device STRING, temp DOUBLE) "
+        "USING tsfile OPTIONS (tagColumns 'city,device')"
+    )
+    catalog.sql("INSERT INTO reborn VALUES (1, 'bj', 'd1', 1.0), (2, 'bj', 'd1', 2.0)")
+    assert catalog.sql("SELECT count(*) FROM reborn").collect()[0][0] == 2
+    location = str(warehouse / "reborn")
+    old_uuid = catalog.sql("DESCRIBE DETAIL reborn").collect()[0].asDict().get("table_uuid")
+
+    def stored() -> list[tuple[object, ...]]:
+        """What a fresh reader (no cached metadata) finds at the location."""
+        df = spark.read.format("tsfile").option("useMetadataCache", "false").load(location)
+        return _rows(df.select("time", "city", "device", "temp"))
+
+    _recreate_elsewhere(warehouse, "reborn", rows=5)
+    assert catalog.sql("SELECT count(*) FROM reborn").collect()[0][0] == 5
+    assert _rows(catalog.sql("SELECT DISTINCT city, device FROM reborn")) == [("gz", "d9")]
+    detail = catalog.sql("DESCRIBE DETAIL reborn").collect()[0]
+    assert detail.table_uuid != old_uuid and detail.num_rows == 5
+
+    catalog.sql("INSERT OVERWRITE reborn VALUES (7, 'sh', 'd2', 7.0)")
+    assert stored() == [(7, "sh", "d2", 7.0)]
+    latest = catalog.sql("DESCRIBE HISTORY reborn").collect()[0]
+    assert (latest.operation, latest.parts_removed, latest.rows_removed) == ("OVERWRITE", 1, 5)
+
+    _recreate_elsewhere(warehouse, "reborn", rows=3)
+    (
+        spark.createDataFrame([(8, "sh", "d2", 8.0)], "time bigint, city string, device string, "
+                              "temp double")
+        .write.format("tsfile").mode("overwrite").option("tagColumns", "city,device")
+        .save(location)
+    )
+    assert stored() == [(8, "sh", "d2", 8.0)]
+    assert catalog.sql("SELECT count(*) FROM reborn").collect()[0][0] == 1
+    catalog.sql("DROP TABLE reborn PURGE")

@@ -14,6 +14,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -40,6 +41,9 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
+if TYPE_CHECKING:
+    from tsfile_catalog.table import Table
+
 __all__ = ["WritePlan", "plan_write", "TsFileBatchWriter", "StagedPart", "TsFileCommitMessage"]
 
 
@@ -50,9 +54,12 @@ class WritePlan:
     schema: TableSchema
     time_source: str
     sources: tuple[str, ...]  # incoming column name per ``schema.columns`` entry
+    # The table the write was planned against (None: it creates one). The commit refuses to
+    # land in another table, should this one be dropped and recreated while tasks run.
+    table_uuid: str | None = None
 
 
-def _existing_schema(options: WriteOptions) -> TableSchema | None:
+def _existing_table(options: WriteOptions) -> Table | None:
     io = FileIO(options.path, options.storage_options)
     if not has_manifest(io, options.path):
         if io.exists(options.path) and io.isdir(options.path):
@@ -65,7 +72,12 @@ def _existing_schema(options: WriteOptions) -> TableSchema | None:
         return None
     from tsfile_catalog.table import open_table
 
-    return open_table(options.path, storage_options=options.storage_options).schema
+    try:
+        return open_table(options.path, storage_options=options.storage_options)
+    except TableNotFoundError:
+        # A manifest folder without a commit: the table's first commit was killed. This
+        # write creates the table; files the killed one left behind are vacuum's orphans.
+        return None
 
 
 def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
@@ -94,7 +106,8 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
             )
         return by_lower[lowered]
 
-    existing = _existing_schema(options)
+    current = _existing_table(options)
+    existing = None if current is None else current.schema
     table = options.table or (existing.table if existing else None)
     if table is None:
         raise OptionError("option 'table' is required to create a table (the TsFile table name)")
@@ -146,7 +159,12 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
         from tsfile_catalog.metadata.schema_merge import merge_schema
 
         merge_schema(existing, schema, merge=options.merge_schema)
-    return WritePlan(schema, time_source, (*tag_sources, *field_sources))
+    return WritePlan(
+        schema,
+        time_source,
+        (*tag_sources, *field_sources),
+        None if current is None else current.table_uuid,
+    )
 
 
 def _settings(options: WriteOptions) -> WriteSettings:
@@ -269,6 +287,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                     "job": self._job,
                 },
                 storage_options=self._options.storage_options,
+                expected_table_uuid=self._plan.table_uuid,
             )
         except BaseException:
             for url in published:

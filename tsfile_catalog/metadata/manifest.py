@@ -12,10 +12,12 @@ on-disk JSON.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import (
@@ -36,17 +38,24 @@ __all__ = [
     "CommitInfo",
     "Commit",
     "Snapshot",
+    "derived_table_uuid",
+    "foreign_commit",
     "apply",
     "replay",
     "prepare_commit",
     "rebase",
     "encode_commit",
     "decode_commit",
+    "decode_commit_info",
+    "commit_table_uuid",
     "encode_snapshot",
     "decode_snapshot",
 ]
 
 FORMAT_VERSION = 1
+
+# Names the UUIDs derived for tables written before table UUIDs (see derived_table_uuid).
+_DERIVED_UUID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "tsfile-catalog:table_uuid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +142,17 @@ class CommitInfo:
 
 @dataclass(frozen=True)
 class Commit:
+    """One version of the log: its actions, who made it, and the table it belongs to.
+
+    ``table_uuid`` is recorded in every commit (version 0 assigns it), so a commit read after
+    a cached or checkpointed snapshot can be checked to belong to the same table. It is None
+    only for commits written before table UUIDs existed; version 0 of such a table is given
+    :func:`derived_table_uuid` when decoded, so every snapshot has an identity.
+    """
+
     info: CommitInfo
     actions: tuple[Action, ...]
+    table_uuid: str | None = None
 
     @property
     def version(self) -> int:
@@ -151,11 +169,12 @@ class Commit:
     def to_json(self, schema: TableSchema | None) -> dict[str, Any]:
         """``schema`` is the table schema before this commit (types of the part stats)."""
         types = _field_types(self.new_schema() or schema)
-        return {
-            "format_version": FORMAT_VERSION,
-            "commit_info": self.info.to_json(),
-            "actions": [_action_to_json(a, types) for a in self.actions],
-        }
+        out: dict[str, Any] = {"format_version": FORMAT_VERSION}
+        if self.table_uuid is not None:
+            out["table_uuid"] = self.table_uuid
+        out["commit_info"] = self.info.to_json()
+        out["actions"] = [_action_to_json(a, types) for a in self.actions]
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], schema: TableSchema | None) -> Commit:
@@ -169,6 +188,7 @@ class Commit:
         return cls(
             info=CommitInfo.from_json(obj["commit_info"]),
             actions=tuple(_action_from_json(raw, types) for raw in raw_actions),
+            table_uuid=_recorded_uuid(obj),
         )
 
 
@@ -210,6 +230,24 @@ def _action_from_json(raw: Mapping[str, Any], types: Mapping[str, DataType]) -> 
     raise CorruptManifestError(f"unknown action {sorted(raw)!r}")
 
 
+def _recorded_uuid(obj: Mapping[str, Any]) -> str | None:
+    """The ``table_uuid`` a commit or checkpoint records (canonical form), None if absent."""
+    value = obj.get("table_uuid")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"table_uuid {value!r} is not a UUID string")
+    return str(uuid.UUID(value))
+
+
+def derived_table_uuid(commit_file: bytes) -> str:
+    """The identity of a table written before table UUIDs: a name-based UUID of the exact
+    bytes of its oldest commit file (version 0), which never change while the table exists
+    and differ for a table recreated at the same location (another timestamp, other parts).
+    """
+    return str(uuid.uuid5(_DERIVED_UUID_NAMESPACE, hashlib.sha256(commit_file).hexdigest()))
+
+
 def _check_format_version(obj: Mapping[str, Any]) -> None:
     found = int(obj["format_version"])
     if found > FORMAT_VERSION:
@@ -221,7 +259,12 @@ def _check_format_version(obj: Mapping[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The table as of one version: what a reader plans scans from."""
+    """The table as of one version: what a reader plans scans from.
+
+    ``table_uuid`` is the identity of the table (assigned by version 0, like Iceberg's
+    ``table-uuid``): a table dropped and recreated at the same location is another table,
+    even though its versions restart at 0.
+    """
 
     version: int
     timestamp_ms: int
@@ -229,11 +272,13 @@ class Snapshot:
     schema_id: int
     parts: tuple[PartFile, ...]
     properties: Mapping[str, str]
+    table_uuid: str
 
     def to_json(self) -> dict[str, Any]:
         types = _field_types(self.schema)
         return {
             "format_version": FORMAT_VERSION,
+            "table_uuid": self.table_uuid,
             "version": self.version,
             "timestamp_ms": self.timestamp_ms,
             "schema_id": self.schema_id,
@@ -243,8 +288,12 @@ class Snapshot:
         }
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any]) -> Snapshot:
+    def from_json(cls, obj: Mapping[str, Any], *, table_uuid: str | None = None) -> Snapshot:
+        """``table_uuid`` is used when ``obj`` records none (written before table UUIDs)."""
         _check_format_version(obj)
+        recorded = _recorded_uuid(obj) or table_uuid
+        if recorded is None:
+            raise KeyError("table_uuid")
         schema = TableSchema.from_json(obj["schema"])
         types = _field_types(schema)
         return cls(
@@ -254,7 +303,16 @@ class Snapshot:
             schema_id=int(obj["schema_id"]),
             parts=tuple(PartFile.from_json(p, types) for p in obj["parts"]),
             properties={str(k): str(v) for k, v in obj["properties"].items()},
+            table_uuid=recorded,
         )
+
+
+def foreign_commit(table_uuid: str, commits: Iterable[Commit]) -> Commit | None:
+    """The first of ``commits`` that records another table's UUID, if any (commits written
+    before table UUIDs record none and cannot be told apart)."""
+    return next(
+        (c for c in commits if c.table_uuid is not None and c.table_uuid != table_uuid), None
+    )
 
 
 def apply(previous: Snapshot | None, commit: Commit) -> Snapshot:
@@ -262,24 +320,43 @@ def apply(previous: Snapshot | None, commit: Commit) -> Snapshot:
 
     Raises:
         CorruptManifestError: the commit does not follow ``previous`` (wrong version, adds a
-            part twice, removes a missing part, version 0 without a schema).
+            part twice, removes a missing part, version 0 without a schema, another table's
+            UUID).
     """
     return replay(previous, (commit,))
 
 
 def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
-    """Apply consecutive commits in one pass (one part index, however many commits)."""
+    """Apply consecutive commits in one pass (one part index, however many commits).
+
+    Every commit must belong to the table of ``previous`` (or of version 0): a log that
+    mixes two tables' commits (one dropped and recreated while it was being read) is
+    corrupt, never merged.
+    """
     parts: dict[str, PartFile] = {} if previous is None else {p.path: p for p in previous.parts}
     schema = None if previous is None else previous.schema
     schema_id = 0 if previous is None else previous.schema_id
     properties = {} if previous is None else dict(previous.properties)
     version = -1 if previous is None else previous.version
     timestamp_ms = 0 if previous is None else previous.timestamp_ms
+    table_uuid = None if previous is None else previous.table_uuid
     for commit in commits:
         if commit.version != version + 1:
             raise CorruptManifestError(
                 f"commit for version {commit.version} follows version {version}; expected "
                 f"version {version + 1}"
+            )
+        if table_uuid is None:
+            table_uuid = commit.table_uuid
+            if table_uuid is None:
+                raise CorruptManifestError(
+                    f"version {commit.version} creates the table without a table UUID"
+                )
+        elif commit.table_uuid is not None and commit.table_uuid != table_uuid:
+            raise CorruptManifestError(
+                f"version {commit.version} belongs to table {commit.table_uuid}, not to table "
+                f"{table_uuid} like the versions before it (was the table dropped and "
+                "recreated while it was being read?)"
             )
         version, timestamp_ms = commit.version, commit.info.timestamp_ms
         for action in commit.actions:
@@ -302,7 +379,7 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
                 properties.update(action.properties)
         if schema is None:
             raise CorruptManifestError(f"version {version} creates the table without a schema")
-    if schema is None:
+    if schema is None or table_uuid is None:
         raise CorruptManifestError("no commits to build a table snapshot from")
     return Snapshot(
         version=version,
@@ -311,6 +388,7 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         schema_id=schema_id,
         parts=tuple(parts.values()),
         properties=properties,
+        table_uuid=table_uuid,
     )
 
 
@@ -323,14 +401,20 @@ def prepare_commit(
     operation_parameters: Mapping[str, str] | None = None,
     engine_info: str = "",
     read_version: int | None = None,
+    new_table_uuid: str | None = None,
 ) -> Commit:
     """Stamp ``actions`` as the commit right after ``base``.
 
     Assigns the version, schema ids (one past ``base``'s) and each added part's
     ``added_version``/``schema_id``, and counts parts and rows for the :class:`CommitInfo`.
     The timestamp is raised to one past ``base``'s so the log stays strictly increasing even
-    when writers' clocks disagree.
+    when writers' clocks disagree. The commit carries ``base.table_uuid``; without a base it
+    creates a table, identified by ``new_table_uuid`` (a random UUID when omitted).
     """
+    if base is not None:
+        table_uuid = base.table_uuid
+    else:
+        table_uuid = str(uuid.UUID(new_table_uuid)) if new_table_uuid else str(uuid.uuid4())
     version = 0 if base is None else base.version + 1
     schema_id = 0 if base is None else base.schema_id
     schema_seen = False
@@ -360,7 +444,7 @@ def prepare_commit(
         parts_removed=len(removed),
         rows_removed=sum(r.row_count for r in removed),
     )
-    return Commit(info, tuple(stamped))
+    return Commit(info, tuple(stamped), table_uuid)
 
 
 def rebase(
@@ -388,12 +472,22 @@ def rebase(
       parts: it must replace exactly the parts it read, so a concurrent append would
       otherwise survive it silently.
     * Setting a property that a landed commit set to another value conflicts.
+    * A landed commit of another table (the table was dropped and recreated at its location)
+      conflicts: nothing read from the old table may be committed to the new one.
 
     Raises:
         CommitConflictError: explaining which landed version conflicts and why.
     """
     if not landed:
         return tuple(pending)
+    expected = read.table_uuid if read is not None else landed[0].table_uuid
+    foreign = None if expected is None else foreign_commit(expected, landed)
+    if foreign is not None:
+        raise CommitConflictError(
+            f"the table was dropped and recreated concurrently: version {foreign.version} "
+            f"({foreign.info.operation}) belongs to table {foreign.table_uuid}, but this commit "
+            f"was prepared against table {expected}; retry against the new table"
+        )
     pending_schema = next((a.schema for a in reversed(pending) if isinstance(a, SetSchema)), None)
     target = pending_schema if pending_schema is not None else _schema_of(read)
     after = replay(read, landed)
@@ -486,6 +580,20 @@ def _describe_change(before: TableSchema | None, after: TableSchema) -> str:
     return "; ".join(changes) or f"now {_describe(after)}"
 
 
+# Everything a hostile or damaged file can make decoding raise: malformed JSON and wrong types
+# (ValueError, TypeError, KeyError, AttributeError), `Infinity` where an integer belongs
+# (OverflowError), nesting deeper than the parser's stack (RecursionError).
+_DECODE_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    OverflowError,
+    RecursionError,
+    TsFileCatalogError,
+)
+
+
 def encode_commit(commit: Commit, schema: TableSchema | None) -> bytes:
     """One compact JSON document; ``schema`` is the table schema before the commit."""
     return json.dumps(commit.to_json(schema), separators=(",", ":")).encode()
@@ -507,28 +615,91 @@ def _gc_paused() -> Iterator[None]:
 def decode_commit(data: bytes, schema: TableSchema | None, *, source: str) -> Commit:
     """Parse a commit file; ``source`` names it in errors.
 
+    A version-0 commit written before table UUIDs is given :func:`derived_table_uuid`.
+
     Raises:
         CorruptManifestError: truncated or invalid JSON, or content violating the format.
     """
     try:
         with _gc_paused():
-            return Commit.from_json(json.loads(data), schema)
-    except (ValueError, KeyError, TypeError, AttributeError, TsFileCatalogError) as e:
-        raise CorruptManifestError(f"commit file {source} is corrupt or truncated: {e}") from e
+            commit = Commit.from_json(json.loads(data), schema)
+    except _DECODE_ERRORS as e:
+        raise _corrupt("commit", source, e) from e
+    if commit.table_uuid is None and commit.version == 0:
+        return replace(commit, table_uuid=derived_table_uuid(data))
+    return commit
+
+
+def decode_commit_info(data: bytes, *, source: str) -> tuple[CommitInfo, str | None]:
+    """A commit file's :class:`CommitInfo` and the table UUID it records (derived for a
+    version 0 written before table UUIDs; None for a later one), without decoding actions.
+
+    Raises:
+        CorruptManifestError: truncated or invalid JSON, or content violating the format.
+    """
+    try:
+        obj = json.loads(data)
+        _check_format_version(obj)
+        info = CommitInfo.from_json(obj["commit_info"])
+        table_uuid = _recorded_uuid(obj)
+    except _DECODE_ERRORS as e:
+        raise _corrupt("commit", source, e) from e
+    if table_uuid is None and info.version == 0:
+        table_uuid = derived_table_uuid(data)
+    return info, table_uuid
+
+
+def commit_table_uuid(data: bytes, *, source: str) -> str:
+    """The identity a table's oldest commit file gives it: the UUID it records, or for a
+    table written before table UUIDs one derived from the file's bytes.
+
+    Raises:
+        CorruptManifestError: truncated or invalid JSON, or an invalid ``table_uuid``.
+    """
+    try:
+        obj = json.loads(data)
+        _check_format_version(obj)
+        recorded = _recorded_uuid(obj)
+    except _DECODE_ERRORS as e:
+        raise _corrupt("commit", source, e) from e
+    return recorded if recorded is not None else derived_table_uuid(data)
+
+
+def _corrupt(kind: str, source: str, error: BaseException) -> CorruptManifestError:
+    reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+    return CorruptManifestError(f"{kind} file {source} is corrupt or truncated: {reason}")
 
 
 def encode_snapshot(snapshot: Snapshot) -> bytes:
     return json.dumps(snapshot.to_json(), separators=(",", ":")).encode()
 
 
-def decode_snapshot(data: bytes, *, source: str) -> Snapshot:
+def decode_snapshot(
+    data: bytes, *, source: str, legacy_table_uuid: Callable[[], str] | None = None
+) -> Snapshot:
     """Parse a checkpoint file; ``source`` names it in errors.
+
+    Args:
+        legacy_table_uuid: asked for the table's UUID only when the checkpoint records none
+            (written before table UUIDs; the caller derives it from the oldest commit).
+            Without it such a checkpoint is refused as corrupt.
 
     Raises:
         CorruptManifestError: truncated or invalid JSON, or content violating the format.
     """
     try:
         with _gc_paused():
-            return Snapshot.from_json(json.loads(data))
-    except (ValueError, KeyError, TypeError, AttributeError, TsFileCatalogError) as e:
-        raise CorruptManifestError(f"checkpoint file {source} is corrupt or truncated: {e}") from e
+            obj = json.loads(data)
+            _check_format_version(obj)
+            recorded = _recorded_uuid(obj)
+    except _DECODE_ERRORS as e:
+        raise _corrupt("checkpoint", source, e) from e
+    if recorded is None:
+        if legacy_table_uuid is None:
+            raise CorruptManifestError(f"checkpoint file {source} records no table_uuid")
+        recorded = legacy_table_uuid()
+    try:
+        with _gc_paused():
+            return Snapshot.from_json(obj, table_uuid=recorded)
+    except _DECODE_ERRORS as e:
+        raise _corrupt("checkpoint", source, e) from e

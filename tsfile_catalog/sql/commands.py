@@ -282,6 +282,7 @@ def describe_detail(entry: TableEntry, table: Table) -> Result:
         entry.display_name,
         table.schema.table,
         table.location,
+        table.table_uuid,
         FORMAT_VERSION,
         table.version,
         _iso(table.timestamp_ms),
@@ -297,7 +298,7 @@ def describe_detail(entry: TableEntry, table: Table) -> Result:
         dict(entry.options),
     )
     return Result(
-        "format string, name string, tsfile_table string, location string, "
+        "format string, name string, tsfile_table string, location string, table_uuid string, "
         "format_version int, version bigint, last_modified timestamp, num_parts bigint, "
         "num_rows bigint, size_in_bytes bigint, min_time bigint, max_time bigint, "
         "num_devices bigint, tag_columns array<string>, schema string, "
