@@ -16,6 +16,7 @@ from tsfile_catalog.exceptions import (
     CommitConflictError,
     CorruptManifestError,
     DataError,
+    LocationError,
     OptionError,
     PredicateError,
     SchemaError,
@@ -29,7 +30,7 @@ from tsfile_catalog.exceptions import (
     VersionNotFoundError,
 )
 from tsfile_catalog.session import local_session, register
-from tsfile_catalog.table import Table, create_table, open_table, vacuum
+from tsfile_catalog.table import Table, create_table, open_table, purge, vacuum
 
 if TYPE_CHECKING:
     from tsfile_catalog.adopt import adopt_table
@@ -42,11 +43,13 @@ __all__ = [
     "create_table",
     "local_session",
     "open_table",
+    "purge",
     "register",
     "vacuum",
     "CommitConflictError",
     "CorruptManifestError",
     "DataError",
+    "LocationError",
     "OptionError",
     "PredicateError",
     "SchemaError",

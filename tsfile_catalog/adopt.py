@@ -9,6 +9,7 @@ from tsfile_catalog.datasource.discovery import has_manifest, resolve_files
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.exceptions import OptionError, TableExistsError, TableNotFoundError
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.ownership import check_location
 from tsfile_catalog.table import Table, append_parts, open_table
 
 __all__ = ["adopt_table"]
@@ -27,6 +28,8 @@ def adopt_table(
 
     Raises:
         TableExistsError: ``path`` already has a manifest.
+        LocationError: ``path`` is a file-system root or inside another table (whose files
+            the new table would then own too).
         SchemaMismatchError: the files disagree (``merge_schema`` unions FIELD columns).
     """
     io = FileIO(path, storage_options)
@@ -34,6 +37,7 @@ def adopt_table(
         raise TableExistsError(f"{path} already has a table manifest")
     if not io.isdir(path):
         raise OptionError(f"{path} is not a directory; only a directory can become a table")
+    check_location(io, io.normalize(path))
     options = ReadOptions(
         path=path, table=table, merge_schema=merge_schema,
         storage_options=dict(storage_options or {}),

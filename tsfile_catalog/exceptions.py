@@ -19,6 +19,7 @@ __all__ = [
     "VersionNotFoundError",
     "SqlError",
     "SqlParseError",
+    "LocationError",
 ]
 
 
@@ -80,3 +81,9 @@ class SqlError(TsFileCatalogError):
 
 class SqlParseError(SqlError):
     """A SQL statement cannot be parsed."""
+
+
+class LocationError(TsFileCatalogError, ValueError):
+    """A table location that could make a table share files with something it does not own:
+    a file-system root, a folder inside another table or the catalog's registry, the
+    warehouse root, or a non-empty folder for a new empty table."""

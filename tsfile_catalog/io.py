@@ -9,13 +9,15 @@ from __future__ import annotations
 import os
 import posixpath
 import tempfile
-from collections.abc import Iterator, Mapping
-from typing import IO, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import IO, Any, Literal
 
 import fsspec
 from fsspec.core import split_protocol
 
-__all__ = ["FileIO", "join_url"]
+__all__ = ["FileIO", "EntryKind", "join_url"]
+
+EntryKind = Literal["file", "dir", "link"]
 
 
 def join_url(base: str, *parts: str) -> str:
@@ -142,6 +144,36 @@ class FileIO:
             return None
         return _stamp_of(info)
 
+    def list_entries(self, url: str) -> list[tuple[str, EntryKind]]:
+        """(base name, kind) of each entry directly inside the directory ``url``, sorted;
+        empty when it does not exist. Symbolic links are reported as ``"link"`` and never
+        followed: whatever a link points to is not under ``url``."""
+        path = self._path(url)
+        if self.is_local:
+            try:
+                with os.scandir(path) as found:
+                    return sorted((e.name, _local_kind(e)) for e in found)
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        self.fs.invalidate_cache(path)
+        try:
+            entries = self.fs.ls(path, detail=True)
+        except FileNotFoundError:
+            return []
+        own = self.fs._strip_protocol(path).rstrip("/")
+        out: list[tuple[str, EntryKind]] = []
+        for info in entries:
+            full = self.fs._strip_protocol(str(info["name"])).rstrip("/")
+            if full == own:
+                continue  # some stores list a folder's marker object as its own entry
+            kind: EntryKind = "dir" if info.get("type") == "directory" else "file"
+            out.append((posixpath.basename(full), kind))
+        return sorted(out)
+
+    def is_link(self, url: str) -> bool:
+        """Whether ``url`` is a symbolic link (only local file systems have them)."""
+        return self.is_local and os.path.islink(self._path(url))
+
     # -- writing --------------------------------------------------------------------------
 
     def makedirs(self, url: str) -> None:
@@ -189,13 +221,36 @@ class FileIO:
             return
         self.fs.mv(self._path(src), self._path(dst))
 
-    def remove_empty_dir(self, url: str) -> None:
-        """Remove the directory ``url`` only if it is empty (a no-op on object stores)."""
+    def remove_empty_dir(self, url: str) -> bool:
+        """Remove the directory ``url`` only if it is empty (a no-op on object stores).
+
+        Returns:
+            Whether a directory was removed.
+        """
         if self.is_local:
             try:
                 os.rmdir(self._path(url))
             except OSError:
-                pass
+                return False
+            return True
+        return False
+
+    def delete_files(self, urls: Sequence[str]) -> None:
+        """Delete files (never directories, never recursively); missing ones are skipped.
+        Object stores get one batched request per thousand keys instead of one per file."""
+        if not urls:
+            return
+        if self.is_local:
+            for url in urls:
+                try:
+                    os.remove(self._path(url))
+                except (FileNotFoundError, IsADirectoryError):
+                    pass
+            return
+        try:
+            self.fs.rm([self._path(url) for url in urls])
+        except FileNotFoundError:
+            pass
 
     def delete(self, url: str, *, recursive: bool = False) -> None:
         """Delete a file (or a tree); a missing target is not an error."""
@@ -216,6 +271,12 @@ _STAMP_KEYS = (
 def _stamp_of(info: Mapping[str, Any]) -> str | None:
     found = [f"{key}={info[key]}" for key in _STAMP_KEYS if info.get(key) is not None]
     return ";".join(found) if found else None
+
+
+def _local_kind(entry: os.DirEntry[str]) -> EntryKind:
+    if entry.is_symlink():
+        return "link"
+    return "dir" if entry.is_dir(follow_symlinks=False) else "file"
 
 
 def _create_exclusive_local(path: str, data: bytes) -> None:

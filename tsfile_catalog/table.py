@@ -1,4 +1,4 @@
-"""Tables on storage: the manifest log, time travel, optimistic commits and vacuum.
+"""Tables on storage: the manifest log, time travel, optimistic commits, vacuum and purge.
 
 A table is a directory holding part files and a ``_tsfile_manifest/`` folder of numbered
 commit files (``00000000000000000000.json``, ...), a checkpoint of the full snapshot every
@@ -16,7 +16,6 @@ import datetime as dt
 import importlib.metadata
 import json
 import logging
-import posixpath
 import random
 import re
 import threading
@@ -27,8 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fsspec.core import strip_protocol
-
+from tsfile_catalog import ownership
 from tsfile_catalog.exceptions import (
     CommitConflictError,
     CorruptManifestError,
@@ -62,6 +60,7 @@ from tsfile_catalog.metadata.manifest import (
     rebase,
     replay,
 )
+from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
 from tsfile_catalog.metadata.parts import PartFile, validate_relative_path
 from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
@@ -78,11 +77,10 @@ __all__ = [
     "append_parts",
     "commit",
     "vacuum",
+    "purge",
     "clear_cache",
 ]
 
-MANIFEST_DIR = "_tsfile_manifest"
-STAGING_DIR = "_staging"
 LAST_CHECKPOINT = "_last_checkpoint"
 CHECKPOINT_INTERVAL = 10
 DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000
@@ -889,9 +887,13 @@ def create_table(
 ) -> Table:
     """Create an empty table (SQL ``CREATE TABLE``).
 
+    The folder must be missing or empty: files already there would not be the table's, yet
+    would sit among its own (to make a table of existing TsFiles, use ``adopt_table``).
+
     Raises:
         TableExistsError: a table is already at ``url`` (unless ``exist_ok``, which returns
             it unchanged, whatever its schema).
+        LocationError: ``url`` is a file-system root, inside another table, or not empty.
     """
     io = FileIO(url, storage_options)
     location = io.normalize(url)
@@ -899,6 +901,8 @@ def create_table(
         if exist_ok:
             return open_table(location, storage_options=storage_options)
         raise TableExistsError(f"a table already exists at {location}")
+    ownership.check_location(io, location)
+    ownership.check_empty(io, location)
     actions: list[Action] = [SetSchema(schema, 0), SetProperties(dict(properties or {}))]
     try:
         snapshot = commit(io, location, actions, read=None, operation="CREATE")
@@ -909,7 +913,19 @@ def create_table(
     return Table(io, location, snapshot, use_cache=True)
 
 
-# -- vacuum -----------------------------------------------------------------------------------
+# -- vacuum and purge: deleting only what the table owns --------------------------------------
+
+
+def _ever_added(io: FileIO, location: str, listing: _Listing) -> frozenset[str]:
+    """Every part path any version added: the table's data files, current or time-travel."""
+    if not listing.commits:
+        return frozenset()
+    return frozenset(
+        action.part.path
+        for c in _read_commits(io, location, listing, 0, listing.latest, None)
+        for action in c.actions
+        if isinstance(action, AddPart)
+    )
 
 
 def vacuum(
@@ -919,16 +935,21 @@ def vacuum(
     retention_ms: int = DEFAULT_RETENTION_MS,
     storage_options: Mapping[str, Any] | None = None,
 ) -> list[str]:
-    """Orphan files: ``*.tsfile`` files and anything under ``_staging/`` that no version uses.
+    """Delete what the table's own writers left behind and no version uses.
 
-    A file referenced by any version (current or older) is never returned, so time travel
-    keeps working. Files modified within ``retention_ms`` are left alone too: they may
-    belong to a write that has not committed yet. ``retention_ms=0`` is only safe when no
-    write is running. With ``dry_run`` (the default) nothing is deleted: the result is what
-    a real run with the same arguments would delete.
+    Orphans are only files named and placed as the writer names and places them: a
+    ``part-<uuid>-<partition>.tsfile`` at the table root (a write that died between
+    publishing and committing) or such a part in a job's task folder under ``_staging/``.
+    Staging folders left empty go too. Nothing else under the location is ever considered —
+    not a user's files, not an adopted layout, not a table nested below (see
+    :mod:`tsfile_catalog.ownership`) — and a file any version references is never an
+    orphan, so time travel keeps working. Files and folders modified within ``retention_ms``
+    are left alone: they may belong to a write that has not committed yet. ``retention_ms=0``
+    is only safe when no write is running. With ``dry_run`` (the default) nothing is deleted:
+    the result is what a real run with the same arguments would delete.
 
     Returns:
-        The orphan file URLs, sorted.
+        The orphan file URLs, sorted, then the folders that go (ending in ``/``).
 
     Raises:
         TableNotFoundError: no manifest at ``url``.
@@ -941,28 +962,42 @@ def vacuum(
     listing = _list_log(io, location)
     if not listing.commits:
         raise TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
-    referenced = {
-        action.part.path
-        for c in _read_commits(io, location, listing, 0, listing.latest, None)
-        for action in c.actions
-        if isinstance(action, AddPart)
-    }
-    root = strip_protocol(location).rstrip("/")
-    cutoff = _now_ms() - retention_ms
-    orphans = []
-    for file_url, _ in io.walk_files(location):
-        relative = posixpath.relpath(strip_protocol(file_url), root)
-        if relative.startswith(f"{MANIFEST_DIR}/") or relative in referenced:
-            continue
-        if not (relative.endswith(".tsfile") or relative.startswith(f"{STAGING_DIR}/")):
-            continue
-        if retention_ms:
-            modified = io.modified_ms(file_url)
-            if modified is None or modified > cutoff:
-                continue
-        orphans.append(file_url)
-    orphans.sort()
-    if not dry_run:
-        for file_url in orphans:
-            io.delete(file_url)
-    return orphans
+    referenced = _ever_added(io, location, listing)
+    cutoff = _now_ms() - retention_ms if retention_ms else None
+    found = ownership.orphans(io, location, referenced, modified_before_ms=cutoff)
+    return found.urls() if dry_run else ownership.delete(io, found)
+
+
+def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """Delete every file the table at ``url`` owns, and nothing else (``DROP TABLE … PURGE``).
+
+    The table owns the parts any version added, its writers' staging files and its
+    ``_tsfile_manifest/`` folder. Other files under the location (a user's notes, a table
+    nested below) stay, so does anything behind a symbolic link, and so do the folders
+    holding them; folders left empty are removed. Data goes first and the log last (newest
+    commit first), so an interrupted purge can simply be run again. A location without a
+    table holds nothing of one: only staging and manifest leftovers are removed.
+
+    Returns:
+        What was deleted: files, then folders (ending in ``/``).
+
+    Raises:
+        CorruptManifestError: a commit file is unreadable (nothing is deleted then).
+    """
+    io = FileIO(url, storage_options)
+    location = io.normalize(url)
+    listing = _list_log(io, location)
+    data = ownership.owned(io, location, _ever_added(io, location, listing))
+    log_url = _log_url(location)
+    derived = [
+        join_url(log_url, name)
+        for name, kind in io.list_entries(log_url)
+        if kind == "file" and not _COMMIT_NAME.match(name)
+    ]
+    # Checkpoints and hints first, then commits newest first: at every step the log left
+    # is a valid older table, so a rerun reads it.
+    commits = [_commit_url(location, v) for v in reversed(listing.commits)]
+    log = ownership.Deletion(
+        (*derived, *commits), (log_url, location) if io.is_local else ()
+    )
+    return ownership.delete(io, data) + ownership.delete(io, log)

@@ -24,6 +24,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import AddPart, RemovePart, SetSchema, derived_table_uuid
+from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import (
     DeviceStats,
     FieldStats,
@@ -655,24 +656,26 @@ def test_an_empty_manifest_folder_does_not_block_the_first_write(tmp_path: Path)
 
 def test_killed_writer_leaves_only_orphans(tmp_path: Path) -> None:
     url = str(tmp_path)
-    write(tmp_path, "a.tsfile", "b.tsfile")
-    append_parts(url, [part("a.tsfile")], SCHEMA)
-    append_parts(url, [part("b.tsfile")], SCHEMA, overwrite=True)
-    # A writer that died after writing its files and before committing:
-    write(tmp_path, "c.tsfile", "_staging/task-1/d.tsfile", "_staging/task-1/d.tmp")
+    a, b, c = (new_part_name(0) for _ in range(3))
+    write(tmp_path, a, b)
+    append_parts(url, [part(a)], SCHEMA)
+    append_parts(url, [part(b)], SCHEMA, overwrite=True)
+    # A writer that died after publishing one file and while staging another:
+    task = f"_staging/{new_job_id()}/{task_dir_name(0, 0)}"
+    d = f"{task}/{new_part_name(0)}"
+    write(tmp_path, c, d)
     write(tmp_path, "notes.txt")
     table = open_table(url, use_cache=False)
-    assert [p.path for p in table.parts()] == ["b.tsfile"]
-    orphans = [
-        str(tmp_path / name) for name in ("_staging/task-1/d.tmp", "_staging/task-1/d.tsfile")
-    ] + [str(tmp_path / "c.tsfile")]
-    assert vacuum(url, retention_ms=0) == orphans
+    assert [p.path for p in table.parts()] == [b]
+    orphans = sorted(str(tmp_path / name) for name in (c, d))
+    folders = [f"{tmp_path / task}/", f"{(tmp_path / task).parent}/", f"{tmp_path}/_staging/"]
+    assert vacuum(url, retention_ms=0) == orphans + folders
     assert vacuum(url) == [], "files within the retention period are kept"
-    assert (tmp_path / "c.tsfile").exists(), "dry run deletes nothing"
-    assert vacuum(url, dry_run=False, retention_ms=0) == orphans
-    assert not any(os.path.exists(o) for o in orphans)
-    assert (tmp_path / "a.tsfile").exists(), "version 0 still needs a.tsfile"
-    assert (tmp_path / "b.tsfile").exists() and (tmp_path / "notes.txt").exists()
+    assert (tmp_path / c).exists(), "dry run deletes nothing"
+    assert vacuum(url, dry_run=False, retention_ms=0) == orphans + folders
+    assert not any(os.path.exists(o) for o in orphans + folders)
+    assert (tmp_path / a).exists(), "version 0 still needs its part"
+    assert (tmp_path / b).exists() and (tmp_path / "notes.txt").exists()
     assert vacuum(url, retention_ms=0) == []
 
 

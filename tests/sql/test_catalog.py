@@ -27,6 +27,7 @@ from tsfile_catalog.exceptions import (
     TsFileCatalogError,
     VersionNotFoundError,
 )
+from tsfile_catalog.metadata.ownership import new_part_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.scan import plan_scan
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
@@ -407,14 +408,14 @@ def test_create_as_select_and_adopt(catalog: Catalog, tmp_path: Path) -> None:
 def test_vacuum(catalog: Catalog, tmp_path: Path) -> None:
     catalog.sql(f"CREATE TABLE v USING tsfile OPTIONS (tagColumns 'city') LOCATION "
                 f"'{tmp_path / 'v'}' AS SELECT * FROM weather VERSION AS OF 1")
-    stray = tmp_path / "v" / "stray.tsfile"
+    stray = tmp_path / "v" / new_part_name(0)  # a part a dead write published
     stray.write_bytes(b"not referenced")
     old = time.time() - 30 * 24 * 3600
     os.utime(stray, (old, old))
     dry = catalog.sql("VACUUM v DRY RUN").collect()
-    assert [(Path(r.path).name, r.deleted) for r in dry] == [("stray.tsfile", False)]
+    assert [(Path(r.path).name, r.deleted) for r in dry] == [(stray.name, False)]
     assert stray.exists()
-    assert [Path(r.path).name for r in catalog.sql("VACUUM v").collect()] == ["stray.tsfile"]
+    assert [Path(r.path).name for r in catalog.sql("VACUUM v").collect()] == [stray.name]
     assert not stray.exists()
     assert catalog.sql("SELECT count(*) FROM v WHERE temp > 0").collect()[0][0] == 4
     catalog.sql("DROP TABLE v")

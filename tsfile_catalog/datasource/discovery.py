@@ -15,6 +15,7 @@ from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.tsfile_format import opened, part_from_reader, read_table_schema
 from tsfile_catalog.exceptions import OptionError, SchemaMismatchError, TableNotFoundError
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import Category, TableSchema
 
@@ -29,8 +30,6 @@ __all__ = [
     "STAGING_DIR",
 ]
 
-MANIFEST_DIR = "_tsfile_manifest"
-STAGING_DIR = "_staging"
 _GLOB_CHARS = frozenset("*?[")
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -38,6 +37,7 @@ from tsfile_catalog.exceptions import (
     UnsupportedTypeError,
 )
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
@@ -192,7 +192,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         self._plan = plan
         self._options = options
         self._overwrite = overwrite
-        self._job = uuid.uuid4().hex[:12]
+        self._job = new_job_id()
 
     # -- executor side --------------------------------------------------------------------
 
@@ -203,9 +203,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         partition = context.partitionId() if context else 0
         attempt = context.attemptNumber() if context else 0
         io = FileIO(self._options.path, self._options.storage_options)
-        staging = join_url(
-            self._options.path, STAGING_DIR, self._job, f"{partition:05d}-{attempt}"
-        )
+        staging = join_url(self._job_dir, task_dir_name(partition, attempt))
         staged: list[StagedPart] = []
         local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-")
         try:
@@ -226,6 +224,9 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                 staged.append(self._stage(io, pending, staging, partition, local_dir))
         except BaseException:
             io.delete(staging, recursive=True)
+            # The job's other tasks may still be staging: only emptied folders go.
+            io.remove_empty_dir(self._job_dir)
+            io.remove_empty_dir(join_url(self._options.path, STAGING_DIR))
             raise
         finally:
             shutil.rmtree(local_dir, ignore_errors=True)
@@ -252,7 +253,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         partition: int,
         local_dir: str,
     ) -> StagedPart:
-        name = f"part-{uuid.uuid4().hex}-{partition:05d}.tsfile"
+        name = new_part_name(partition)
         local = os.path.join(local_dir, name)
         write_file(local, pa.concat_tables(tables), self._plan.schema, _settings(self._options))
         size = os.path.getsize(local)
@@ -294,11 +295,17 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                 io.delete(url)
             raise
         finally:
-            io.delete(join_url(self._options.path, STAGING_DIR, self._job), recursive=True)
-            # Concurrent jobs may still be staging: only an empty staging root goes.
-            io.remove_empty_dir(join_url(self._options.path, STAGING_DIR))
+            self._remove_staging(io)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        io = FileIO(self._options.path, self._options.storage_options)
         # Failed partitions arrive as None; their attempts live under the job's staging dir.
-        io.delete(join_url(self._options.path, STAGING_DIR, self._job), recursive=True)
+        self._remove_staging(FileIO(self._options.path, self._options.storage_options))
+
+    @property
+    def _job_dir(self) -> str:
+        return join_url(self._options.path, STAGING_DIR, self._job)
+
+    def _remove_staging(self, io: FileIO) -> None:
+        io.delete(self._job_dir, recursive=True)
+        # Concurrent jobs may still be staging: only an empty staging root goes.
+        io.remove_empty_dir(join_url(self._options.path, STAGING_DIR))

@@ -40,11 +40,12 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import commands
 from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
 from tsfile_catalog.sql.commands import Result
-from tsfile_catalog.sql.registry import CATALOG_DIR, DEFAULT_DATABASE, Registry, TableEntry
+from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     AlterTableSetProperties,
     CreateTable,
@@ -67,7 +68,7 @@ from tsfile_catalog.sql.statements import (
     parse_statement,
     quote_identifier,
 )
-from tsfile_catalog.table import Table, append_parts, create_table, open_table, vacuum
+from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
 
 __all__ = ["Catalog"]
 
@@ -399,6 +400,11 @@ class Catalog:
             raise TableExistsError(f"table {existing.display_name!r} already exists")
         options = commands.check_table_options(statement.options)
         location = self._location(statement)
+        # Every form, registering an existing table too: a table inside another (or in the
+        # registry, or holding the warehouse) would share files with a second owner.
+        self._registry.check_new(statement.table, location)
+        storage = self._storage(TableEntry("", "", location, options))
+        check_location(FileIO(location, storage), location)
         if statement.columns is not None:
             options = self._create_empty(statement, location, options)
         elif statement.query is not None:
@@ -479,6 +485,7 @@ class Catalog:
                 f"CREATE TABLE {name} AS SELECT: a table already exists at {location}; use "
                 f"CREATE TABLE {name} USING tsfile LOCATION '...' to register it"
             )
+        check_empty(FileIO(location, storage), location)
         source = self._query(statement.query)
         by_lower = {f.name.lower(): f for f in source.schema.fields}
         time_field = by_lower.get(TIME_COLUMN)
@@ -542,23 +549,22 @@ class Catalog:
                 f"table {statement.table.qualified!r} is not in the catalog at {self.warehouse}"
             )
         if statement.purge:
-            self._check_purgeable(entry)
+            # Purge before unregistering: a failed purge leaves the name to retry with.
+            others = self._registry.names_at(
+                entry.location, besides=(entry.database, entry.name)
+            )
+            if others:
+                raise SqlError(
+                    f"DROP TABLE {entry.display_name} PURGE: its location {entry.location} is "
+                    f"also registered as {', '.join(others)}, whose data it is; drop without "
+                    "PURGE, or drop the other names first"
+                )
+            purge(entry.location, storage_options=self._storage(entry))
         self._registry.drop(statement.table)
         self._drop_view(entry)
-        if statement.purge:
-            FileIO(entry.location, self._storage(entry)).delete(entry.location, recursive=True)
         return self._result(
             Result("location string, purged boolean", [(entry.location, statement.purge)])
         )
-
-    def _check_purgeable(self, entry: TableEntry) -> None:
-        location = entry.location.rstrip("/") + "/"
-        catalog_dir = f"{self.warehouse.rstrip('/')}/{CATALOG_DIR}/"
-        if catalog_dir.startswith(location):
-            raise SqlError(
-                f"DROP TABLE {entry.display_name} PURGE: its location {entry.location} holds the "
-                "catalog's own registry; refusing to delete it"
-            )
 
     def _set_properties(self, statement: AlterTableSetProperties) -> DataFrame:
         entry = self._registry.require(statement.table)

@@ -19,11 +19,13 @@ from typing import Any
 
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
+    LocationError,
     SqlError,
     TableExistsError,
     TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.ownership import is_within
 from tsfile_catalog.sql.statements import TableName
 
 __all__ = [
@@ -189,12 +191,61 @@ class Registry:
                     out.append(entry)
         return sorted(out, key=lambda e: (e.database, e.name))
 
+    def names_at(self, location: str, *, besides: tuple[str, str]) -> list[str]:
+        """Display names of the tables registered at exactly ``location``, except the one
+        whose (database, name) is ``besides``."""
+        return [
+            entry.display_name
+            for entry in self.entries()
+            if entry.location == location and (entry.database, entry.name) != besides
+        ]
+
+    def check_new(self, table: TableName, location: str) -> None:
+        """Refuse a name or location that would let two owners delete the same files.
+
+        Names starting with ``_`` are reserved: the registry folder is ``_catalog`` (a table of
+        that name would sit on it), a table's own folders are ``_tsfile_manifest`` and
+        ``_staging``, and listings skip such names. A location may not be the warehouse root,
+        hold the warehouse, or lie in the registry; and it has at most one name.
+
+        Raises:
+            SqlError: a reserved name.
+            LocationError: a location the warehouse itself uses.
+            TableExistsError: another name is registered at ``location``.
+        """
+        if table.name.startswith("_"):
+            raise SqlError(
+                f"table name {table.qualified!r} is reserved: names starting with '_' are the "
+                f"catalog's and the tables' own folders ({CATALOG_DIR}, _tsfile_manifest, "
+                "_staging)"
+            )
+        registry = join_url(self.warehouse, CATALOG_DIR)
+        if is_within(location, registry):
+            raise LocationError(
+                f"table location {location} is inside the catalog's registry {registry}"
+            )
+        if is_within(self.warehouse, location):
+            raise LocationError(
+                f"table location {location} holds the warehouse {self.warehouse} (its "
+                "registry and every table in it); give the table a folder of its own, such "
+                f"as {join_url(self.warehouse, table.name)}"
+            )
+        others = self.names_at(location, besides=(database_of(table), table.name))
+        if others:
+            raise TableExistsError(
+                f"table location {location} is already registered as {', '.join(others)}; one "
+                "location has one catalog name (two names would each purge the other's data)"
+            )
+
     def create(self, table: TableName, location: str, options: Mapping[str, str]) -> TableEntry:
         """Register ``table`` (atomically: exactly one concurrent creator wins).
 
         Raises:
-            TableExistsError: the name is already registered.
+            TableExistsError: the name is already registered, or the location is (under
+                another name).
+            SqlError, LocationError: see :meth:`check_new`.
         """
+        self.check_new(table, location)
         entry = TableEntry(
             database_of(table),
             table.name,

@@ -1,0 +1,197 @@
+"""What a table owns on storage: the location checks, and the only walks that plan deletions.
+
+A table owns the parts its manifest ever added, its ``_tsfile_manifest/`` folder and its
+writers' job folders under ``_staging/`` (the rules are pure, in
+:mod:`tsfile_catalog.metadata.ownership`). :func:`tsfile_catalog.table.vacuum` and
+:func:`tsfile_catalog.table.purge` delete exactly what the plans built here list. The walks
+never descend into a folder that holds another ``_tsfile_manifest/`` (a nested table) and never
+follow or delete a symbolic link, so nothing outside the table's own files can be reached.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Set
+from dataclasses import dataclass
+
+from tsfile_catalog.exceptions import LocationError
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.ownership import (
+    MANIFEST_DIR,
+    STAGING_DIR,
+    ancestors,
+    is_root,
+    is_staging_dir,
+    is_vacuum_candidate,
+)
+
+__all__ = ["Deletion", "check_location", "check_empty", "orphans", "owned", "delete"]
+
+# A new table may reuse what a killed first write or commit of its own left behind.
+_OWN_LEFTOVERS = frozenset({MANIFEST_DIR, STAGING_DIR})
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """Files to delete, in order, then folders to remove if they are empty (deepest first)."""
+
+    files: tuple[str, ...] = ()
+    dirs: tuple[str, ...] = ()
+
+    def urls(self) -> list[str]:
+        """Everything it removes, folders marked by a trailing ``/``."""
+        return [*self.files, *(f"{d}/" for d in self.dirs)]
+
+
+def delete(io: FileIO, deletion: Deletion) -> list[str]:
+    """Carry ``deletion`` out; returns its :meth:`~Deletion.urls` less the folders that were
+    not empty after all (a concurrent writer got there first) or already gone."""
+    io.delete_files(deletion.files)
+    removed = tuple(folder for folder in deletion.dirs if io.remove_empty_dir(folder))
+    return Deletion(deletion.files, removed).urls()
+
+
+# -- where a table may live -------------------------------------------------------------------
+
+
+def check_location(io: FileIO, location: str) -> None:
+    """Refuse a location that is a file-system root or lies inside another table.
+
+    Raises:
+        LocationError: naming the location and the table it is inside.
+    """
+    if is_root(location):
+        raise LocationError(
+            f"table location {location} is a file-system root; give the table a folder of its own"
+        )
+    for folder in ancestors(location):
+        if io.exists(join_url(folder, MANIFEST_DIR)):
+            raise LocationError(
+                f"table location {location} is inside the table at {folder}; a table's folder "
+                "is its own (a table inside another would share its vacuum and purge)"
+            )
+
+
+def check_empty(io: FileIO, location: str) -> None:
+    """Refuse to start a new table in a folder that already holds something.
+
+    Raises:
+        LocationError: naming the location and what it holds.
+    """
+    held = [name for name, _ in io.list_entries(location) if name not in _OWN_LEFTOVERS]
+    if held:
+        shown = ", ".join(held[:3]) + (", ..." if len(held) > 3 else "")
+        raise LocationError(
+            f"table location {location} is not empty (it holds {shown}); a new table needs an "
+            "empty or missing folder. To make a table of TsFiles already there, register the "
+            "folder without a column list (it is adopted, see adopt_table)"
+        )
+
+
+# -- what vacuum and purge may delete ---------------------------------------------------------
+
+
+def orphans(
+    io: FileIO, location: str, referenced: Set[str], *, modified_before_ms: int | None
+) -> Deletion:
+    """Files the table's writers left that no version references, and emptied staging folders.
+
+    Only :func:`~tsfile_catalog.metadata.ownership.is_vacuum_candidate` paths qualify: a
+    writer-named part at the root, or a writer-named part in a job's task folder. With
+    ``modified_before_ms`` a file or folder must also be older than that instant (a store
+    that reports no modification time keeps its files).
+    """
+
+    def old(url: str) -> bool:
+        if modified_before_ms is None:
+            return True
+        modified = io.modified_ms(url)
+        return modified is not None and modified < modified_before_ms
+
+    def unreferenced(relative: str) -> bool:
+        return (
+            is_vacuum_candidate(relative)
+            and relative not in referenced
+            and old(join_url(location, relative))
+        )
+
+    root = io.list_entries(location)
+    files = [
+        join_url(location, name) for name, kind in root if kind == "file" and unreferenced(name)
+    ]
+    staged: list[str] = []
+    dirs: list[str] = []
+    if (STAGING_DIR, "dir") in root:
+        _walk_staging(io, location, STAGING_DIR, unreferenced, old, staged, dirs)
+    return Deletion(tuple(sorted(files + staged)), tuple(dirs))
+
+
+def _walk_staging(
+    io: FileIO,
+    location: str,
+    relative: str,
+    take: Callable[[str], bool],
+    old: Callable[[str], bool],
+    files: list[str],
+    dirs: list[str],
+) -> bool:
+    """Collect the files ``take`` accepts in the staging folder ``relative`` (only the writers'
+    job and task folders are entered); whether the folder will be empty and goes too."""
+    url = join_url(location, relative)
+    entries = io.list_entries(url)
+    if any(name == MANIFEST_DIR for name, _ in entries):
+        return False  # another table lives here; nothing in it is ours
+    empty = True
+    for name, kind in entries:
+        child = f"{relative}/{name}"
+        if kind == "dir" and is_staging_dir(child):
+            if _walk_staging(io, location, child, take, old, files, dirs):
+                continue
+        elif kind == "file" and take(child):
+            files.append(join_url(location, child))
+            continue
+        empty = False
+    # On object stores a folder is only a key prefix: it disappears with its last file.
+    if empty and io.is_local and old(url):
+        dirs.append(url)
+        return True
+    return False
+
+
+def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
+    """The table's data files: each referenced part reached through real folders of this
+    table (no link, no folder holding another manifest), then its writers' staging files;
+    the folders they leave empty go too. The manifest folder is the caller's, since only the
+    log knows which of its files are commits (:func:`tsfile_catalog.table.purge`)."""
+    reachable: dict[str, bool] = {"": True}
+
+    def through_own_folders(folder: str) -> bool:
+        if folder not in reachable:
+            url = join_url(location, folder)
+            reachable[folder] = (
+                through_own_folders(posixpath.dirname(folder))
+                and not io.is_link(url)
+                and not io.exists(join_url(url, MANIFEST_DIR))
+            )
+        return reachable[folder]
+
+    files: list[str] = []
+    folders: set[str] = set()
+    for path in sorted(referenced):
+        folder = posixpath.dirname(path)
+        url = join_url(location, path)
+        if not through_own_folders(folder) or io.is_link(url):
+            continue
+        files.append(url)
+        while folder:
+            folders.add(folder)
+            folder = posixpath.dirname(folder)
+    dirs: list[str] = []
+    if (STAGING_DIR, "dir") in io.list_entries(location):
+        _walk_staging(io, location, STAGING_DIR, is_vacuum_candidate, lambda _: True, files, dirs)
+    if io.is_local:
+        # Deepest first, so a folder is tried after everything below it.
+        dirs.extend(
+            join_url(location, f) for f in sorted(folders, key=lambda f: (-f.count("/"), f))
+        )
+    return Deletion(tuple(files), tuple(dirs))
