@@ -108,8 +108,6 @@ def test_lossy_or_unsupported_encodings_are_refused() -> None:
         validate_encoding(SCHEMA, WriteSettings(encoding="TS_2DIFF"))
     with pytest.raises(OptionError, match="'note' of type STRING"):
         validate_encoding(SCHEMA, WriteSettings(encoding="GORILLA"))
-    with pytest.raises(OptionError, match="compression"):
-        validate_encoding(SCHEMA, WriteSettings(compression="SDT"))
 
 
 def test_stats_come_from_metadata(tmp_path: Path) -> None:

@@ -337,12 +337,10 @@ class WriteSettings:
 
 
 def validate_encoding(schema: TableSchema, settings: WriteSettings) -> None:
-    """Refuse encodings a column's type cannot use, or would store lossily."""
-    if settings.compression not in COMPRESSIONS:
-        raise OptionError(
-            f"option 'compression' = {settings.compression!r} is not supported; use one of "
-            f"{', '.join(COMPRESSIONS)}"
-        )
+    """Refuse encodings a column's type cannot use, or would store lossily.
+
+    Unknown compression and encoding names are refused earlier, by ``parse_write_options``.
+    """
     if settings.encoding is None:
         return
     for col in schema.fields:

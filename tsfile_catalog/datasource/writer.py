@@ -22,7 +22,6 @@ from pyspark.sql.types import StructType
 from tsfile_catalog.datasource.discovery import STAGING_DIR, has_manifest, list_tsfiles
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.datasource.tsfile_format import (
-    WriteSettings,
     opened,
     part_from_reader,
     validate_encoding,
@@ -141,20 +140,12 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
     for name in field_sources:
         columns.append(Column(name.lower(), tsfile_type_of(fields_by_name[name]), Category.FIELD))
     schema = TableSchema.of(table, columns)
-    validate_encoding(schema, _settings(options))
+    validate_encoding(schema, options.settings())
     if existing is not None:
         from tsfile_catalog.metadata.schema_merge import merge_schema
 
         merge_schema(existing, schema, merge=options.merge_schema)
     return WritePlan(schema, time_source, (*tag_sources, *field_sources))
-
-
-def _settings(options: WriteOptions) -> WriteSettings:
-    return WriteSettings(
-        compression=options.compression,
-        encoding=options.encoding,
-        on_duplicate=options.on_duplicate,
-    )
 
 
 @dataclass(frozen=True)
@@ -236,7 +227,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
     ) -> StagedPart:
         name = f"part-{uuid.uuid4().hex}-{partition:05d}.tsfile"
         local = os.path.join(local_dir, name)
-        write_file(local, pa.concat_tables(tables), self._plan.schema, _settings(self._options))
+        write_file(local, pa.concat_tables(tables), self._plan.schema, self._options.settings())
         size = os.path.getsize(local)
         local_io = FileIO(local)
         with opened(local_io, local) as reader:

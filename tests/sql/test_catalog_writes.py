@@ -1,0 +1,74 @@
+"""CREATE TABLE stores only valid options, and a failed CREATE leaves nothing behind."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tsfile_catalog import Catalog
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.sql.commands import check_table_options
+
+spark_test = pytest.mark.spark
+COLUMNS = "(time BIGINT, d STRING, v DOUBLE)"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("warehouse")
+
+
+@pytest.fixture(scope="module")
+def catalog(spark: SparkSession, warehouse: Path) -> Iterator[Catalog]:
+    # No per-table views: each refresh is a load() these tests do not need.
+    yield Catalog(spark, str(warehouse), register_views=False)
+
+
+@spark_test
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("rowsPerPartition '0'", "option 'rowsPerPartition' = 0 must be at least 1"),
+        ("compression 'BOGUS'", "option 'compression' = 'BOGUS' is not supported"),
+        ("onDuplicate 'sometimes'", "option 'onDuplicate' = 'sometimes' is not valid"),
+        ("encoding 'TS_2DIFF'", "'encoding' = 'TS_2DIFF' cannot be used for column 'v'"),
+        ("encoding 'FANCY'", "option 'encoding' = 'FANCY' is not a TsFile encoding"),
+        ("maxRowsPerFile 'many'", "option 'maxRowsPerFile' = 'many' is not an integer"),
+        ("useMetadataCache 'perhaps'", "option 'useMetadataCache' = 'perhaps' is not a boolean"),
+    ],
+)
+def test_invalid_create_options_leave_nothing_behind(
+    catalog: Catalog, warehouse: Path, option: str, message: str
+) -> None:
+    with pytest.raises(OptionError, match=message):
+        catalog.sql(f"CREATE TABLE bad {COLUMNS} USING tsfile OPTIONS (tagColumns 'd', {option})")
+    assert "bad" not in catalog.tables()
+    assert not (warehouse / "bad").exists()  # no version 0 either
+
+
+@spark_test
+def test_invalid_options_are_refused_before_adopting(
+    catalog: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # The encoding check needs the adopted files' schema; it must run before version 0.
+    location = tmp_path / "plain"
+    spark.createDataFrame([(1, "a", 1.0)], "time bigint, d string, v double").write.format(
+        "tsfile").options(table="plain", tagColumns="d").mode("append").save(str(location))
+    shutil.rmtree(location / "_tsfile_manifest")  # a plain folder of TsFiles
+    with pytest.raises(OptionError, match="cannot be used for column 'v'"):
+        catalog.sql(f"CREATE TABLE plain USING tsfile OPTIONS (encoding 'TS_2DIFF') "
+                    f"LOCATION '{location}'")
+    assert "plain" not in catalog.tables()
+    assert not (location / "_tsfile_manifest").exists()
+
+
+def test_table_option_values_are_checked_without_spark() -> None:
+    assert check_table_options({"rowsPerPartition": "10", "onDuplicate": "LAST"}) == {
+        "rowsPerPartition": "10", "onDuplicate": "LAST"
+    }
+    with pytest.raises(OptionError, match="'mergeSchema' = 'maybe' is not a boolean"):
+        check_table_options({"mergeSchema": "maybe"})
