@@ -1,4 +1,4 @@
-"""CREATE TABLE stores only valid options, and a failed CREATE leaves nothing behind."""
+"""SQL writes refuse what TsFile cannot store, and CREATE TABLE stores only valid options."""
 
 from __future__ import annotations
 
@@ -26,6 +26,14 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def catalog(spark: SparkSession, warehouse: Path) -> Iterator[Catalog]:
     # No per-table views: each refresh is a load() these tests do not need.
     yield Catalog(spark, str(warehouse), register_views=False)
+
+
+@spark_test
+def test_tag_value_with_nul_is_refused(catalog: Catalog) -> None:
+    catalog.sql(f"CREATE TABLE nul {COLUMNS} USING tsfile OPTIONS (tagColumns 'd')")
+    with pytest.raises(Exception, match="TAG column 'd' has a value containing a NUL"):
+        catalog.sql("INSERT INTO nul VALUES (1, 'a\\0b', 1.0), (2, 'a', 2.0)")
+    assert catalog.sql("SELECT count(*) AS n FROM nul").collect()[0].n == 0
 
 
 @spark_test

@@ -129,6 +129,14 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
             )
     else:
         field_sources = [f.name for f in spark_schema.fields if f.name not in taken]
+    for name in field_sources:
+        if "," in name:
+            # Column lists travel as comma-separated options (columns, tagColumns): a stored
+            # name holding a comma could never be projected or named again.
+            raise SchemaError(
+                f"column '{name}' contains a comma, which TsFile table column names may not "
+                "hold here (they are passed in comma-separated options); rename it"
+            )
     columns = []
     for name in tag_sources:
         if tsfile_type_of(fields_by_name[name]) is not DataType.STRING:
