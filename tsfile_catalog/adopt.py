@@ -25,7 +25,8 @@ def adopt_table(
 ) -> Table:
     """Create a manifest (version 0) listing every ``*.tsfile`` under the directory ``path``.
 
-    Files stay where they are; statistics come from each file's metadata, never from its data.
+    Files stay where they are; statistics come from each file's metadata (a table without FIELD
+    columns also needs a scan of its time and TAG columns: TsFile keeps no statistics for it).
     ``check_schema`` may refuse the files' schema before anything is committed.
 
     Raises:

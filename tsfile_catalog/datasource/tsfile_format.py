@@ -26,6 +26,7 @@ from tsfile_catalog.exceptions import (
     UnsupportedTypeError,
 )
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.parts import (
     MAX_DEVICES,
     DeviceStats,
@@ -48,6 +49,7 @@ __all__ = [
     "WriteSettings",
     "read_table_schema",
     "part_from_reader",
+    "part_and_devices",
     "opened",
     "scan_file",
     "write_file",
@@ -205,15 +207,30 @@ def _yyyymmdd(value: int) -> dt.date:
 def part_from_reader(
     reader: Any, schema: TableSchema, path: str, size_bytes: int, *, fmt: str = "tsfile"
 ) -> PartFile:
-    """Per-part statistics from TsFile metadata only (device index and chunk statistics)."""
+    """Per-part statistics from TsFile metadata (device index and chunk statistics)."""
+    return part_and_devices(reader, schema, path, size_bytes, fmt=fmt)[0]
+
+
+def part_and_devices(
+    reader: Any, schema: TableSchema, path: str, size_bytes: int, *, fmt: str = "tsfile"
+) -> tuple[PartFile, tuple[DeviceStats, ...]]:
+    """The part's statistics and its complete device list.
+
+    ``PartFile.devices`` is dropped above :data:`MAX_DEVICES`; the writer still needs every
+    device's time range to find duplicates across the parts of one write.
+    """
     devices: list[DeviceStats] = []
+    timeless: list[tuple[str | None, ...]] = []
     mins: dict[str, Any] = {}
     maxs: dict[str, Any] = {}
     non_null: dict[str, int] = {}
     known: dict[str, bool] = {c.name: True for c in schema.fields}
     types = {c.name: c.type for c in schema.fields}
     for group in reader.get_timeseries_metadata(None).values():
-        if (group.table_name or "").lower() != schema.table or not group.timeseries:
+        if (group.table_name or "").lower() != schema.table:
+            continue
+        if not group.timeseries:
+            timeless.append(_device_key(group.segments[1:], schema))
             continue
         timeline = group.timeseries[0].timeline_statistic
         rows = int(timeline.row_count)
@@ -238,6 +255,8 @@ def part_from_reader(
             else:
                 mins[name] = lo if name not in mins else min(mins[name], lo)
                 maxs[name] = hi if name not in maxs else max(maxs[name], hi)
+    if timeless:
+        devices.extend(_device_stats_from_data(reader, schema, set(timeless)))
     total = sum(d.row_count for d in devices)
     fields = {}
     for col in schema.fields:
@@ -250,7 +269,7 @@ def part_from_reader(
             null_count=nulls,
         )
     devices.sort(key=lambda d: tuple("" if t is None else t for t in d.tags))
-    return PartFile(
+    part = PartFile(
         path=path,
         format=fmt,
         size_bytes=size_bytes,
@@ -261,6 +280,44 @@ def part_from_reader(
         tags=tag_stats_from_devices(schema.tag_names, (d.tags for d in devices)),
         fields=fields,
     )
+    return part, tuple(devices)
+
+
+def _device_key(tags: Sequence[str | None], schema: TableSchema) -> tuple[str | None, ...]:
+    """TAG values padded to every TAG column (the device index may omit trailing nulls)."""
+    padded = tuple(tags)
+    return padded + (None,) * (len(schema.tag_names) - len(padded))
+
+
+def _device_stats_from_data(
+    reader: Any, schema: TableSchema, wanted: set[tuple[str | None, ...]]
+) -> list[DeviceStats]:
+    """Row counts and time ranges of ``wanted`` devices from a scan of time and the TAGs.
+
+    A table without FIELD columns keeps its rows in the time column alone; tsfile 2.5 stores
+    and queries them, but its metadata API lists no series, hence no statistics, for such
+    devices. Only those devices pay for this scan; every other part's stats stay
+    metadata-only.
+    """
+    tag_names = list(schema.tag_names)
+    tables = list(
+        scan_file(reader, schema.table, tag_names, time_min=INT64_MIN, time_max=INT64_MAX,
+                  tag_values={}, device_group=None, tag_names=tag_names, batch_rows=65_536)
+    )
+    if not tables:
+        return []
+    grouped = pa.concat_tables(tables).group_by(tag_names).aggregate(
+        [(TIME_COLUMN, "count"), (TIME_COLUMN, "min"), (TIME_COLUMN, "max")]
+    )
+    out = []
+    for row in grouped.to_pylist():
+        key = tuple(row[name] for name in tag_names)
+        if key in wanted:
+            out.append(
+                DeviceStats(key, int(row["time_count"]), int(row["time_min"]),
+                            int(row["time_max"]))
+            )
+    return out
 
 
 def _tag_filter(
