@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from tsfile_catalog import Catalog
+from tsfile_catalog import Catalog, open_table
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.sql.commands import check_table_options
 
@@ -26,6 +26,28 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def catalog(spark: SparkSession, warehouse: Path) -> Iterator[Catalog]:
     # No per-table views: each refresh is a load() these tests do not need.
     yield Catalog(spark, str(warehouse), register_views=False)
+
+
+@spark_test
+def test_insert_values_with_a_repeated_device_and_time(catalog: Catalog, warehouse: Path) -> None:
+    # Each row lands in its own Spark task: the commit must see both parts.
+    catalog.sql(f"CREATE TABLE dup_error {COLUMNS} USING tsfile OPTIONS (tagColumns 'd')")
+    with pytest.raises(Exception, match=r"duplicate rows for device \(d='a'\) at time 8"):
+        catalog.sql("INSERT INTO dup_error VALUES (8, 'a', 1.0), (8, 'a', 2.0)")
+    table = open_table(str(warehouse / "dup_error"))
+    assert table.version == 0 and table.parts() == []
+    assert not list((warehouse / "dup_error").rglob("*.tsfile"))  # staged files gone
+
+    catalog.sql(
+        f"CREATE TABLE dup_last {COLUMNS} USING tsfile OPTIONS (tagColumns 'd', onDuplicate 'last')"
+    )
+    inserted = catalog.sql(
+        "INSERT INTO dup_last VALUES (8, 'a', 1.0), (9, 'a', 5.0), (8, 'a', 2.0), (8, 'b', 3.0)"
+    ).collect()[0]
+    assert inserted.num_inserted_rows == 3
+    rows = sorted(tuple(r) for r in catalog.sql("SELECT * FROM dup_last").collect())
+    assert rows == [(8, "a", 2.0), (8, "b", 3.0), (9, "a", 5.0)]
+    assert catalog.sql("SELECT count(*) AS n FROM dup_last").collect()[0].n == 3
 
 
 @spark_test

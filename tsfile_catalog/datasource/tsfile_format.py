@@ -53,6 +53,8 @@ __all__ = [
     "opened",
     "scan_file",
     "write_file",
+    "sort_and_dedupe",
+    "duplicate_error",
 ]
 
 # Encodings the native writer accepts and round-trips losslessly, per TsFile type (measured on
@@ -440,6 +442,22 @@ def _native_schema(schema: TableSchema) -> Any:
     return tsfile.TableSchema(schema.table, columns)
 
 
+def duplicate_error(
+    schema: TableSchema, row: Mapping[str, Any], *, across_parts: bool = False
+) -> DataError:
+    """The error for two rows of one write with the same device and time."""
+    device = ", ".join(f"{t}={row[t]!r}" for t in schema.tag_names)
+    where = (
+        " in two part files of this write (different Spark partitions or rolled files)"
+        if across_parts
+        else ""
+    )
+    return DataError(
+        f"duplicate rows for device ({device}) at time {row[TIME_COLUMN]}{where}; TsFile keeps "
+        "one row per (device, time): deduplicate, or set onDuplicate=last to keep the last one"
+    )
+
+
 def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> pa.Table:
     """Rows ordered by device then time, with duplicate (device, time) pairs resolved.
 
@@ -464,12 +482,7 @@ def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> p
         return data
     if on_duplicate == "error":
         first = pc.index(same, True).as_py()
-        row = data.slice(first, 1).to_pylist()[0]
-        device = ", ".join(f"{t}={row[t]!r}" for t in schema.tag_names)
-        raise DataError(
-            f"duplicate rows for device ({device}) at time {row[TIME_COLUMN]}; TsFile keeps one "
-            "row per (device, time): deduplicate, or set onDuplicate=last to keep the last one"
-        )
+        raise duplicate_error(schema, data.slice(first, 1).to_pylist()[0])
     # Keep the last row of each run of equal keys.
     keep = pc.invert(pc.fill_null(same, False))
     mask = pa.concat_arrays([keep.combine_chunks(), pa.array([True])])
