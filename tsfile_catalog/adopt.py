@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tsfile_catalog.datasource.discovery import has_manifest, resolve_files
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.exceptions import OptionError, TableExistsError, TableNotFoundError
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.ownership import check_location
 from tsfile_catalog.table import Table, append_parts, open_table
 
@@ -21,10 +22,13 @@ def adopt_table(
     table: str | None = None,
     merge_schema: bool = False,
     storage_options: Mapping[str, Any] | None = None,
+    check_schema: Callable[[TableSchema], None] | None = None,
 ) -> Table:
     """Create a manifest (version 0) listing every ``*.tsfile`` under the directory ``path``.
 
-    Files stay where they are; statistics come from each file's metadata, never from its data.
+    Files stay where they are; statistics come from each file's metadata (a table without FIELD
+    columns also needs a scan of its time and TAG columns: TsFile keeps no statistics for it).
+    ``check_schema`` may refuse the files' schema before anything is committed.
 
     Raises:
         TableExistsError: ``path`` already has a manifest.
@@ -43,6 +47,8 @@ def adopt_table(
         storage_options=dict(storage_options or {}),
     )
     scan = resolve_files(io, options)
+    if check_schema is not None:
+        check_schema(scan.schema)
     append_parts(
         path,
         list(scan.parts),

@@ -71,6 +71,9 @@ def test_write_options_defaults_and_values() -> None:
         ({"onDuplicate": "first"}, "onDuplicate"),
         ({"maxRowsPerFile": "0"}, "maxRowsPerFile"),
         ({"timeColumn": " "}, "timeColumn"),
+        # Unknown names fail at parse time, not at the first file the writer configures.
+        ({"compression": "BOGUS"}, "option 'compression' = 'BOGUS' is not supported"),
+        ({"encoding": "FANCY"}, "option 'encoding' = 'FANCY' is not a TsFile encoding"),
     ],
 )
 def test_bad_write_option_values_name_the_option(options: dict[str, str], message: str) -> None:

@@ -108,8 +108,6 @@ def test_lossy_or_unsupported_encodings_are_refused() -> None:
         validate_encoding(SCHEMA, WriteSettings(encoding="TS_2DIFF"))
     with pytest.raises(OptionError, match="'note' of type STRING"):
         validate_encoding(SCHEMA, WriteSettings(encoding="GORILLA"))
-    with pytest.raises(OptionError, match="compression"):
-        validate_encoding(SCHEMA, WriteSettings(compression="SDT"))
 
 
 def test_stats_come_from_metadata(tmp_path: Path) -> None:
@@ -148,3 +146,30 @@ def test_multi_table_and_attribute_files_fail_clearly(tmp_path: Path) -> None:
             read_table_schema(reader, path, None)
         with pytest.raises(TableNotFoundError, match="table 'nope' is not in .*it holds: t"):
             read_table_schema(reader, path, "nope")
+
+
+def test_rows_of_a_table_without_fields_round_trip_with_their_stats(tmp_path: Path) -> None:
+    # tsfile 2.5 stores time + TAG rows and returns them from queries, but its metadata lists
+    # no series (hence no statistics) for such devices: the stats come from the time column.
+    schema = TableSchema.of("events", [Column("city", DataType.STRING, Category.TAG),
+                                       Column("kind", DataType.STRING, Category.TAG)])
+    path = str(tmp_path / "events.tsfile")
+    data = pa.table({"time": pa.array([5, 1, 3, 2], pa.int64()),
+                     "city": ["a", "a", "b", "a"], "kind": ["x", "x", "y", "z"]})
+    write_file(path, data, schema, WriteSettings())
+    with opened(FileIO(path), path) as reader:
+        assert read_table_schema(reader, path, None) == schema
+        part = part_from_reader(reader, schema, "events.tsfile", os.path.getsize(path))
+        rows = pa.concat_tables(list(
+            scan_file(reader, "events", ["city", "kind"], time_min=-(2**63),
+                      time_max=2**63 - 1, tag_values={}, device_group=None,
+                      tag_names=["city", "kind"], batch_rows=1024)
+        )).to_pylist()
+    assert sorted((r["time"], r["city"], r["kind"]) for r in rows) == [
+        (1, "a", "x"), (2, "a", "z"), (3, "b", "y"), (5, "a", "x")
+    ]
+    assert (part.row_count, part.min_time, part.max_time) == (4, 1, 5)
+    assert part.devices is not None
+    assert [(d.tags, d.row_count, d.min_time, d.max_time) for d in part.devices] == [
+        (("a", "x"), 2, 1, 5), (("a", "z"), 1, 2, 2), (("b", "y"), 1, 3, 3)
+    ]

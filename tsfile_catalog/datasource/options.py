@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from tsfile_catalog.datasource.tsfile_format import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import TimeUnit
 
@@ -176,12 +177,33 @@ class WriteOptions:
     merge_schema: bool = False
     storage_options: Mapping[str, Any] = field(default_factory=dict)
 
+    def settings(self) -> WriteSettings:
+        """What the TsFile writer needs of these options."""
+        return WriteSettings(
+            compression=self.compression,
+            encoding=self.encoding,
+            on_duplicate=self.on_duplicate,
+        )
+
 
 def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
     opts = _normalize(options, _WRITE_KEYS, "write")
     _choice(opts, "nullTagPolicy", "error", ("error",))
     compression = str(opts.get("compression", "LZ4")).strip().upper()
+    if compression not in COMPRESSIONS:
+        raise OptionError(
+            f"option 'compression' = {opts['compression']!r} is not supported; use one of "
+            f"{', '.join(COMPRESSIONS)}"
+        )
     encoding = opts.get("encoding")
+    # Whether the encoding suits each column's type is checked against the schema
+    # (validate_encoding); a name no type accepts is wrong whatever the schema.
+    known = sorted({name for names in ENCODINGS.values() for name in names})
+    if encoding and encoding.strip().upper() not in known:
+        raise OptionError(
+            f"option 'encoding' = {encoding!r} is not a TsFile encoding; use one of "
+            f"{', '.join(known)}"
+        )
     time_column = str(opts.get("timeColumn", "time")).strip()
     if not time_column:
         raise OptionError("option 'timeColumn' must not be empty")

@@ -26,6 +26,7 @@ from tsfile_catalog.exceptions import (
     UnsupportedTypeError,
 )
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.parts import (
     MAX_DEVICES,
     DeviceStats,
@@ -48,9 +49,12 @@ __all__ = [
     "WriteSettings",
     "read_table_schema",
     "part_from_reader",
+    "part_and_devices",
     "opened",
     "scan_file",
     "write_file",
+    "sort_and_dedupe",
+    "duplicate_error",
 ]
 
 # Encodings the native writer accepts and round-trips losslessly, per TsFile type (measured on
@@ -205,15 +209,30 @@ def _yyyymmdd(value: int) -> dt.date:
 def part_from_reader(
     reader: Any, schema: TableSchema, path: str, size_bytes: int, *, fmt: str = "tsfile"
 ) -> PartFile:
-    """Per-part statistics from TsFile metadata only (device index and chunk statistics)."""
+    """Per-part statistics from TsFile metadata (device index and chunk statistics)."""
+    return part_and_devices(reader, schema, path, size_bytes, fmt=fmt)[0]
+
+
+def part_and_devices(
+    reader: Any, schema: TableSchema, path: str, size_bytes: int, *, fmt: str = "tsfile"
+) -> tuple[PartFile, tuple[DeviceStats, ...]]:
+    """The part's statistics and its complete device list.
+
+    ``PartFile.devices`` is dropped above :data:`MAX_DEVICES`; the writer still needs every
+    device's time range to find duplicates across the parts of one write.
+    """
     devices: list[DeviceStats] = []
+    timeless: list[tuple[str | None, ...]] = []
     mins: dict[str, Any] = {}
     maxs: dict[str, Any] = {}
     non_null: dict[str, int] = {}
     known: dict[str, bool] = {c.name: True for c in schema.fields}
     types = {c.name: c.type for c in schema.fields}
     for group in reader.get_timeseries_metadata(None).values():
-        if (group.table_name or "").lower() != schema.table or not group.timeseries:
+        if (group.table_name or "").lower() != schema.table:
+            continue
+        if not group.timeseries:
+            timeless.append(_device_key(group.segments[1:], schema))
             continue
         timeline = group.timeseries[0].timeline_statistic
         rows = int(timeline.row_count)
@@ -238,6 +257,8 @@ def part_from_reader(
             else:
                 mins[name] = lo if name not in mins else min(mins[name], lo)
                 maxs[name] = hi if name not in maxs else max(maxs[name], hi)
+    if timeless:
+        devices.extend(_device_stats_from_data(reader, schema, set(timeless)))
     total = sum(d.row_count for d in devices)
     fields = {}
     for col in schema.fields:
@@ -250,7 +271,7 @@ def part_from_reader(
             null_count=nulls,
         )
     devices.sort(key=lambda d: tuple("" if t is None else t for t in d.tags))
-    return PartFile(
+    part = PartFile(
         path=path,
         format=fmt,
         size_bytes=size_bytes,
@@ -261,6 +282,44 @@ def part_from_reader(
         tags=tag_stats_from_devices(schema.tag_names, (d.tags for d in devices)),
         fields=fields,
     )
+    return part, tuple(devices)
+
+
+def _device_key(tags: Sequence[str | None], schema: TableSchema) -> tuple[str | None, ...]:
+    """TAG values padded to every TAG column (the device index may omit trailing nulls)."""
+    padded = tuple(tags)
+    return padded + (None,) * (len(schema.tag_names) - len(padded))
+
+
+def _device_stats_from_data(
+    reader: Any, schema: TableSchema, wanted: set[tuple[str | None, ...]]
+) -> list[DeviceStats]:
+    """Row counts and time ranges of ``wanted`` devices from a scan of time and the TAGs.
+
+    A table without FIELD columns keeps its rows in the time column alone; tsfile 2.5 stores
+    and queries them, but its metadata API lists no series, hence no statistics, for such
+    devices. Only those devices pay for this scan; every other part's stats stay
+    metadata-only.
+    """
+    tag_names = list(schema.tag_names)
+    tables = list(
+        scan_file(reader, schema.table, tag_names, time_min=INT64_MIN, time_max=INT64_MAX,
+                  tag_values={}, device_group=None, tag_names=tag_names, batch_rows=65_536)
+    )
+    if not tables:
+        return []
+    grouped = pa.concat_tables(tables).group_by(tag_names).aggregate(
+        [(TIME_COLUMN, "count"), (TIME_COLUMN, "min"), (TIME_COLUMN, "max")]
+    )
+    out = []
+    for row in grouped.to_pylist():
+        key = tuple(row[name] for name in tag_names)
+        if key in wanted:
+            out.append(
+                DeviceStats(key, int(row["time_count"]), int(row["time_min"]),
+                            int(row["time_max"]))
+            )
+    return out
 
 
 def _tag_filter(
@@ -337,12 +396,10 @@ class WriteSettings:
 
 
 def validate_encoding(schema: TableSchema, settings: WriteSettings) -> None:
-    """Refuse encodings a column's type cannot use, or would store lossily."""
-    if settings.compression not in COMPRESSIONS:
-        raise OptionError(
-            f"option 'compression' = {settings.compression!r} is not supported; use one of "
-            f"{', '.join(COMPRESSIONS)}"
-        )
+    """Refuse encodings a column's type cannot use, or would store lossily.
+
+    Unknown compression and encoding names are refused earlier, by ``parse_write_options``.
+    """
     if settings.encoding is None:
         return
     for col in schema.fields:
@@ -385,6 +442,22 @@ def _native_schema(schema: TableSchema) -> Any:
     return tsfile.TableSchema(schema.table, columns)
 
 
+def duplicate_error(
+    schema: TableSchema, row: Mapping[str, Any], *, across_parts: bool = False
+) -> DataError:
+    """The error for two rows of one write with the same device and time."""
+    device = ", ".join(f"{t}={row[t]!r}" for t in schema.tag_names)
+    where = (
+        " in two part files of this write (different Spark partitions or rolled files)"
+        if across_parts
+        else ""
+    )
+    return DataError(
+        f"duplicate rows for device ({device}) at time {row[TIME_COLUMN]}{where}; TsFile keeps "
+        "one row per (device, time): deduplicate, or set onDuplicate=last to keep the last one"
+    )
+
+
 def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> pa.Table:
     """Rows ordered by device then time, with duplicate (device, time) pairs resolved.
 
@@ -409,12 +482,7 @@ def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> p
         return data
     if on_duplicate == "error":
         first = pc.index(same, True).as_py()
-        row = data.slice(first, 1).to_pylist()[0]
-        device = ", ".join(f"{t}={row[t]!r}" for t in schema.tag_names)
-        raise DataError(
-            f"duplicate rows for device ({device}) at time {row[TIME_COLUMN]}; TsFile keeps one "
-            "row per (device, time): deduplicate, or set onDuplicate=last to keep the last one"
-        )
+        raise duplicate_error(schema, data.slice(first, 1).to_pylist()[0])
     # Keep the last row of each run of equal keys.
     keep = pc.invert(pc.fill_null(same, False))
     mask = pa.concat_arrays([keep.combine_chunks(), pa.array([True])])

@@ -227,9 +227,23 @@ def raw_from_spark_column(
         # The native writer takes TIMESTAMP only as timestamp[ns]; it stores the raw long.
         return raw.cast(pa.int64()).cast(pa.timestamp("ns"))
     wanted = _NORMALIZED_ARROW[column.type]
-    if column.category is Category.TAG and array.null_count:
+    if column.category is Category.TAG:
+        _check_tag_values(array, column.name)
+    return array if array.type == wanted else array.cast(wanted)
+
+
+def _check_tag_values(array: pa.Array | pa.ChunkedArray, name: str) -> None:
+    if array.null_count:
         raise DataError(
-            f"TAG column '{column.name}' has a null value; TAG values identify the device "
+            f"TAG column '{name}' has a null value; TAG values identify the device "
             "and must not be null (nullTagPolicy=error)"
         )
-    return array if array.type == wanted else array.cast(wanted)
+    # The TsFile device index stores TAG values NUL-terminated: 'a\x00b' would be indexed as
+    # 'a', merging devices in the statistics and hiding the rows from TAG filters.
+    has_nul = pc.match_substring(array, "\x00")
+    if pc.any(has_nul).as_py():
+        value = array.filter(has_nul)[0].as_py()
+        raise DataError(
+            f"TAG column '{name}' has a value containing a NUL character (\\x00): {value!r}; "
+            "TsFile cannot index such a device, remove or replace the character"
+        )

@@ -2,8 +2,10 @@
 
 Two-phase and all-or-nothing: ``write()`` (an executor) writes ``part-*.tsfile`` files under
 ``_staging/<job>/<partition>-<attempt>/`` and returns their statistics; ``commit()`` (the
-driver, another process) moves them into the table and makes one manifest commit; ``abort()``
-and any failure delete what was staged. Nothing is visible to readers before the commit.
+driver, another process) resolves duplicate rows across the parts (``onDuplicate`` holds for
+the whole write, see :mod:`~tsfile_catalog.datasource.duplicates`), moves them into the table
+and makes one manifest commit; ``abort()`` and any failure delete what was staged. Nothing is
+visible to readers before the commit.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.discovery import STAGING_DIR, has_manifest, list_tsfiles
+from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.datasource.tsfile_format import (
-    WriteSettings,
     opened,
-    part_from_reader,
+    part_and_devices,
     validate_encoding,
     write_file,
 )
@@ -38,8 +40,8 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
-from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 
 if TYPE_CHECKING:
     from tsfile_catalog.table import Table
@@ -143,6 +145,14 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
             )
     else:
         field_sources = [f.name for f in spark_schema.fields if f.name not in taken]
+    for name in field_sources:
+        if "," in name:
+            # Column lists travel as comma-separated options (columns, tagColumns): a stored
+            # name holding a comma could never be projected or named again.
+            raise SchemaError(
+                f"column '{name}' contains a comma, which TsFile table column names may not "
+                "hold here (they are passed in comma-separated options); rename it"
+            )
     columns = []
     for name in tag_sources:
         if tsfile_type_of(fields_by_name[name]) is not DataType.STRING:
@@ -154,7 +164,7 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
     for name in field_sources:
         columns.append(Column(name.lower(), tsfile_type_of(fields_by_name[name]), Category.FIELD))
     schema = TableSchema.of(table, columns)
-    validate_encoding(schema, _settings(options))
+    validate_encoding(schema, options.settings())
     if existing is not None:
         from tsfile_catalog.metadata.schema_merge import merge_schema
 
@@ -167,18 +177,15 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
     )
 
 
-def _settings(options: WriteOptions) -> WriteSettings:
-    return WriteSettings(
-        compression=options.compression,
-        encoding=options.encoding,
-        on_duplicate=options.on_duplicate,
-    )
-
-
 @dataclass(frozen=True)
 class StagedPart:
     staged_url: str
     part: PartFile  # ``part.path`` is the final path relative to the table root
+    partition: int
+    sequence: int  # the task's files in input order: 0, 1, ... (maxRowsPerFile rolls over)
+    # Every device with its time range (``part.devices`` stops at MAX_DEVICES): the commit
+    # finds the parts that may share a (device, time) from these alone.
+    devices: tuple[DeviceStats, ...]
 
 
 @dataclass(frozen=True)
@@ -218,10 +225,14 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                     pending.append(piece)
                     rows += piece.num_rows
                     if rows == limit:
-                        staged.append(self._stage(io, pending, staging, partition, local_dir))
+                        staged.append(
+                            self._stage(io, pending, staging, partition, len(staged), local_dir)
+                        )
                         pending, rows = [], 0
             if pending:
-                staged.append(self._stage(io, pending, staging, partition, local_dir))
+                staged.append(
+                    self._stage(io, pending, staging, partition, len(staged), local_dir)
+                )
         except BaseException:
             io.delete(staging, recursive=True)
             # The job's other tasks may still be staging: only emptied folders go.
@@ -251,18 +262,19 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         tables: Sequence[pa.Table],
         staging: str,
         partition: int,
+        sequence: int,
         local_dir: str,
     ) -> StagedPart:
         name = new_part_name(partition)
         local = os.path.join(local_dir, name)
-        write_file(local, pa.concat_tables(tables), self._plan.schema, _settings(self._options))
+        write_file(local, pa.concat_tables(tables), self._plan.schema, self._options.settings())
         size = os.path.getsize(local)
         local_io = FileIO(local)
         with opened(local_io, local) as reader:
-            part = part_from_reader(reader, self._plan.schema, name, size)
+            part, devices = part_and_devices(reader, self._plan.schema, name, size)
         staged_url = join_url(staging, name)
         io.put_file(local, staged_url)
-        return StagedPart(staged_url, part)
+        return StagedPart(staged_url, part, partition, sequence, devices)
 
     # -- driver side ----------------------------------------------------------------------
 
@@ -273,6 +285,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         staged = [s for m in messages if isinstance(m, TsFileCommitMessage) for s in m.parts]
         published: list[str] = []
         try:
+            staged = self._resolve_duplicates(io, staged)
             for item in staged:
                 final = join_url(self._options.path, item.part.path)
                 io.move(item.staged_url, final)
@@ -296,6 +309,46 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             raise
         finally:
             self._remove_staging(io)
+
+    def _resolve_duplicates(self, io: FileIO, staged: list[StagedPart]) -> list[StagedPart]:
+        """``staged`` with no (device, time) in two parts: ``onDuplicate`` holds across the
+        whole write, however Spark partitioned it.
+
+        Reads nothing unless two parts hold a device over overlapping time ranges. With
+        ``last``, a part that loses rows to a later one is rewritten without them (a new
+        staged file); a part left empty is dropped.
+        """
+        staged = sorted(staged, key=lambda s: (s.partition, s.sequence))
+        drop = duplicates_to_drop(
+            io,
+            [s.staged_url for s in staged],
+            [s.devices for s in staged],
+            self._plan.schema,
+            self._options.on_duplicate,
+        )
+        if not drop:
+            return staged
+        rewrites = join_url(self._options.path, STAGING_DIR, self._job, "commit")
+        local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-")
+        out = []
+        try:
+            for index, item in enumerate(staged):
+                if index not in drop:
+                    out.append(item)
+                    continue
+                rows = read_part(io, item.staged_url, self._plan.schema)
+                keys = [*self._plan.schema.tag_names, TIME_COLUMN]
+                kept = rows.join(drop[index], keys=keys, join_type="left anti")
+                io.delete(item.staged_url)
+                if kept.num_rows:
+                    out.append(
+                        self._stage(
+                            io, [kept], rewrites, item.partition, item.sequence, local_dir
+                        )
+                    )
+        finally:
+            shutil.rmtree(local_dir, ignore_errors=True)
+        return out
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # Failed partitions arrive as None; their attempts live under the job's staging dir.

@@ -462,6 +462,7 @@ class Catalog:
         if "timestampAs" not in options and "TIMESTAMP" in types.values():
             options["timestampAs"] = "timestamp"
         options["tagColumns"] = ",".join(tags)
+        commands.check_encoding(options, schema)
         create_table(
             location,
             schema,
@@ -531,7 +532,13 @@ class Catalog:
                     f"CREATE TABLE {statement.table.qualified} LOCATION {location!r}: there is "
                     "no table and no directory of TsFiles there"
                 ) from None
-            table = adopt_table(location, storage_options=storage)
+            table = adopt_table(
+                location,
+                storage_options=storage,
+                check_schema=lambda schema: commands.check_encoding(options, schema),
+            )
+        else:
+            commands.check_encoding(options, table.schema)
         if statement.properties:
             append_parts(
                 location, [], table.schema, properties=dict(statement.properties),

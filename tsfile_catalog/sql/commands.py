@@ -14,7 +14,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from tsfile_catalog.datasource.options import storage_options_from
+from tsfile_catalog.datasource.options import (
+    parse_read_options,
+    parse_write_options,
+    storage_options_from,
+)
+from tsfile_catalog.datasource.tsfile_format import validate_encoding
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, TimeUnit
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
@@ -29,6 +34,7 @@ __all__ = [
     "Result",
     "TABLE_OPTIONS",
     "check_table_options",
+    "check_encoding",
     "read_options",
     "write_options",
     "storage_options",
@@ -72,7 +78,9 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
     """The options with canonical key spelling.
 
     Raises:
-        OptionError: an unknown option, or one the catalog sets per query.
+        OptionError: an unknown option, one the catalog sets per query, or an invalid value
+            (naming the option). Whether ``encoding`` suits each column's type needs the
+            schema: :func:`check_encoding` checks it.
     """
     canonical = {key.lower(): key for key in TABLE_OPTIONS}
     managed = {key.lower() for key in _PER_QUERY}
@@ -93,18 +101,23 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
                 f"unknown table option {key!r}; valid options are: {', '.join(TABLE_OPTIONS)} "
                 f"(and '{_STORAGE_PREFIX}<name>' for file-system settings)"
             )
-    if "timestampAs" in out and out["timestampAs"].strip().lower() not in ("long", "timestamp"):
-        raise OptionError(
-            f"table option 'timestampAs' = {out['timestampAs']!r}: use 'long' or 'timestamp'"
-        )
-    if "timestampPrecision" in out and out["timestampPrecision"].strip().lower() not in (
-        "ms", "us", "ns"
-    ):
-        raise OptionError(
-            f"table option 'timestampPrecision' = {out['timestampPrecision']!r}: use ms, us "
-            "or ns"
-        )
+    # Values are checked by the data source's own parsers, as every later scan and write will
+    # check them: a table must never be created holding options that fail all its queries.
+    # (The parsers want a path; the location is not known yet and not what is checked.)
+    parse_read_options({**_select(out, (*_READ_ONLY, *_BOTH)), "path": "-"})
+    parse_write_options({**_select(out, (*_WRITE_ONLY, *_BOTH)), "path": "-"})
     return out
+
+
+def check_encoding(options: Mapping[str, str], schema: TableSchema) -> None:
+    """Refuse a stored ``encoding`` that a FIELD column of ``schema`` cannot use (exactly
+    the check every write of the table makes).
+
+    Raises:
+        OptionError: naming the option, the column and its type.
+    """
+    write = parse_write_options({**_select(options, (*_WRITE_ONLY, *_BOTH)), "path": "-"})
+    validate_encoding(schema, write.settings())
 
 
 def _select(options: Mapping[str, str], keys: Iterable[str]) -> dict[str, str]:

@@ -1,0 +1,119 @@
+"""SQL writes store exactly what was inserted, and CREATE TABLE stores only valid options."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.sql.commands import check_table_options
+
+spark_test = pytest.mark.spark
+COLUMNS = "(time BIGINT, d STRING, v DOUBLE)"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("warehouse")
+
+
+@pytest.fixture(scope="module")
+def catalog(spark: SparkSession, warehouse: Path) -> Iterator[Catalog]:
+    # No per-table views: each refresh is a load() these tests do not need.
+    yield Catalog(spark, str(warehouse), register_views=False)
+
+
+@spark_test
+def test_insert_values_with_a_repeated_device_and_time(catalog: Catalog, warehouse: Path) -> None:
+    # Each row lands in its own Spark task: the commit must see both parts.
+    catalog.sql(f"CREATE TABLE dup_error {COLUMNS} USING tsfile OPTIONS (tagColumns 'd')")
+    with pytest.raises(Exception, match=r"duplicate rows for device \(d='a'\) at time 8"):
+        catalog.sql("INSERT INTO dup_error VALUES (8, 'a', 1.0), (8, 'a', 2.0)")
+    table = open_table(str(warehouse / "dup_error"))
+    assert table.version == 0 and table.parts() == []
+    assert not list((warehouse / "dup_error").rglob("*.tsfile"))  # staged files gone
+
+    catalog.sql(
+        f"CREATE TABLE dup_last {COLUMNS} USING tsfile OPTIONS (tagColumns 'd', onDuplicate 'last')"
+    )
+    inserted = catalog.sql(
+        "INSERT INTO dup_last VALUES (8, 'a', 1.0), (9, 'a', 5.0), (8, 'a', 2.0), (8, 'b', 3.0)"
+    ).collect()[0]
+    assert inserted.num_inserted_rows == 3
+    rows = sorted(tuple(r) for r in catalog.sql("SELECT * FROM dup_last").collect())
+    assert rows == [(8, "a", 2.0), (8, "b", 3.0), (9, "a", 5.0)]
+    assert catalog.sql("SELECT count(*) AS n FROM dup_last").collect()[0].n == 3
+
+
+@spark_test
+def test_table_without_field_columns_stores_its_rows(catalog: Catalog) -> None:
+    catalog.sql("CREATE TABLE seen (time BIGINT, city STRING, device STRING) USING tsfile "
+                "OPTIONS (tagColumns 'city,device')")
+    inserted = catalog.sql(
+        "INSERT INTO seen VALUES (1, 'bj', 'd1'), (2, 'bj', 'd1'), (1, 'sh', 'd2')"
+    ).collect()[0]
+    assert inserted.num_inserted_rows == 3
+    rows = sorted(tuple(r) for r in catalog.sql("SELECT * FROM seen").collect())
+    assert rows == [(1, "bj", "d1"), (1, "sh", "d2"), (2, "bj", "d1")]
+    # count(*) is answered from part statistics, a filtered one from a pushed scan.
+    assert catalog.sql("SELECT count(*) AS n FROM seen").collect()[0].n == 3
+    assert catalog.sql("SELECT time FROM seen WHERE city = 'sh'").collect()[0].time == 1
+
+
+@spark_test
+def test_tag_value_with_nul_is_refused(catalog: Catalog) -> None:
+    catalog.sql(f"CREATE TABLE nul {COLUMNS} USING tsfile OPTIONS (tagColumns 'd')")
+    with pytest.raises(Exception, match="TAG column 'd' has a value containing a NUL"):
+        catalog.sql("INSERT INTO nul VALUES (1, 'a\\0b', 1.0), (2, 'a', 2.0)")
+    assert catalog.sql("SELECT count(*) AS n FROM nul").collect()[0].n == 0
+
+
+@spark_test
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("rowsPerPartition '0'", "option 'rowsPerPartition' = 0 must be at least 1"),
+        ("compression 'BOGUS'", "option 'compression' = 'BOGUS' is not supported"),
+        ("onDuplicate 'sometimes'", "option 'onDuplicate' = 'sometimes' is not valid"),
+        ("encoding 'TS_2DIFF'", "'encoding' = 'TS_2DIFF' cannot be used for column 'v'"),
+        ("encoding 'FANCY'", "option 'encoding' = 'FANCY' is not a TsFile encoding"),
+        ("maxRowsPerFile 'many'", "option 'maxRowsPerFile' = 'many' is not an integer"),
+        ("useMetadataCache 'perhaps'", "option 'useMetadataCache' = 'perhaps' is not a boolean"),
+    ],
+)
+def test_invalid_create_options_leave_nothing_behind(
+    catalog: Catalog, warehouse: Path, option: str, message: str
+) -> None:
+    with pytest.raises(OptionError, match=message):
+        catalog.sql(f"CREATE TABLE bad {COLUMNS} USING tsfile OPTIONS (tagColumns 'd', {option})")
+    assert "bad" not in catalog.tables()
+    assert not (warehouse / "bad").exists()  # no version 0 either
+
+
+@spark_test
+def test_invalid_options_are_refused_before_adopting(
+    catalog: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    # The encoding check needs the adopted files' schema; it must run before version 0.
+    location = tmp_path / "plain"
+    spark.createDataFrame([(1, "a", 1.0)], "time bigint, d string, v double").write.format(
+        "tsfile").options(table="plain", tagColumns="d").mode("append").save(str(location))
+    shutil.rmtree(location / "_tsfile_manifest")  # a plain folder of TsFiles
+    with pytest.raises(OptionError, match="cannot be used for column 'v'"):
+        catalog.sql(f"CREATE TABLE plain USING tsfile OPTIONS (encoding 'TS_2DIFF') "
+                    f"LOCATION '{location}'")
+    assert "plain" not in catalog.tables()
+    assert not (location / "_tsfile_manifest").exists()
+
+
+def test_table_option_values_are_checked_without_spark() -> None:
+    assert check_table_options({"rowsPerPartition": "10", "onDuplicate": "LAST"}) == {
+        "rowsPerPartition": "10", "onDuplicate": "LAST"
+    }
+    with pytest.raises(OptionError, match="'mergeSchema' = 'maybe' is not a boolean"):
+        check_table_options({"mergeSchema": "maybe"})
