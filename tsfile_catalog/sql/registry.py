@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from tsfile_catalog.datasource.options import is_credential_option
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
+    OptionError,
     SqlError,
     TableExistsError,
     TableNotFoundError,
@@ -33,6 +35,7 @@ __all__ = [
     "TableEntry",
     "Registry",
     "database_of",
+    "refuse_credential",
 ]
 
 CATALOG_DIR = "_catalog"
@@ -115,6 +118,24 @@ class TableEntry:
             )
         except (KeyError, TypeError, ValueError) as e:
             raise CorruptManifestError(f"catalog entry {source} is invalid: {e}") from e
+
+
+def refuse_credential(key: str, value: str) -> None:
+    """Credentials never go into the registry, which everyone who can list the warehouse can
+    read (and DESCRIBE would print): they come from the process that uses the table.
+
+    Raises:
+        OptionError: ``key`` is an ``fs.*`` option that holds or may hold a credential.
+    """
+    if key.lower().startswith("fs.") and is_credential_option(key, value):
+        raise OptionError(
+            f"table option {key!r} looks like a credential, and the catalog never stores "
+            "credentials with a table. Keep only settings such as 'fs.endpoint_url' in "
+            "OPTIONS and supply credentials at run time: in the environment (e.g. "
+            "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or fsspec's FSSPEC_<PROTOCOL>_<NAME> "
+            "variables and config files), or with Catalog(spark, warehouse, "
+            "storage_options={...}) in this process (see docs/sql.md, 'Credentials')"
+        )
 
 
 def database_of(table: TableName) -> str:
@@ -219,4 +240,6 @@ class Registry:
 
     @staticmethod
     def _encode(entry: TableEntry) -> bytes:
+        for key, value in entry.options.items():
+            refuse_credential(key, value)
         return json.dumps(entry.to_json(), indent=2, sort_keys=True).encode()
