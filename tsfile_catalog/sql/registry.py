@@ -62,7 +62,8 @@ class TableEntry:
         name: the table name (a plain lower-case identifier).
         location: the table root URL (local paths absolute).
         options: data source options stored with the table (``tagColumns``, ``timestampAs``,
-            ``compression``, ``fs.*``, ...), applied to every scan or write as relevant.
+            ``compression``, non-secret ``fs.*`` settings, ...), applied to every scan or
+            write as relevant. Never credentials (see :func:`refuse_credential`).
         created_ms: when it was registered (epoch milliseconds).
     """
 
