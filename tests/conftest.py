@@ -15,14 +15,30 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
+# The moto server's fake credentials, as the environment of every process that touches S3.
+FAKE_AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "x",
+    "AWS_SECRET_ACCESS_KEY": "x",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from tsfile_catalog.session import local_session
 
+    # Spark's Python workers get the JVM's environment, fixed when the session starts (often
+    # before s3_endpoint sets the driver's): spark.executorEnv is how a deployment hands them
+    # credentials (docs/sql.md, "Credentials"), so the tests do the same.
+    executor_env = {f"spark.executorEnv.{k}": v for k, v in FAKE_AWS_ENV.items()}
     session = local_session(
         "tsfile-catalog-tests",
-        config={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2"},
+        config={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            **executor_env,
+        },
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session
@@ -33,13 +49,8 @@ def spark() -> Iterator[SparkSession]:
 def s3_endpoint() -> Iterator[str]:
     """A moto S3 server on 127.0.0.1 (a free port), with fake credentials in the env."""
     import moto.server as moto_server
-    fake = {
-        "AWS_ACCESS_KEY_ID": "x",
-        "AWS_SECRET_ACCESS_KEY": "x",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }
-    saved = {k: os.environ.get(k) for k in fake}
-    os.environ.update(fake)
+    saved = {k: os.environ.get(k) for k in FAKE_AWS_ENV}
+    os.environ.update(FAKE_AWS_ENV)
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -48,7 +48,8 @@ class PredicateError(TsFileCatalogError, ValueError):
 
 
 class DataError(TsFileCatalogError, ValueError):
-    """Rows that cannot be written: null or non-string TAG, null time, duplicates."""
+    """Rows that cannot be written (null or non-string TAG, null time, duplicates) or read as
+    asked (a raw time that is no Spark timestamp)."""
 
 
 class TableNotFoundError(TsFileCatalogError):

@@ -65,6 +65,7 @@ from tsfile_catalog.metadata.parts import PartFile, validate_relative_path
 from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
+from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
 
 __all__ = [
     "MANIFEST_DIR",
@@ -585,19 +586,34 @@ def open_table(
     )
 
 
+_EPOCH_MS = re.compile(r"-?[0-9]+")
+
+
 def _timestamp_ms(value: str | int) -> int:
     if isinstance(value, bool):
         raise OptionError(f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601")
+    lo, hi = spark_timestamp_bounds("ms")
+    ms: int | None
     if isinstance(value, int):
-        return value
-    text = value.strip()
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as e:
-        raise OptionError(f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601") from e
-    return to_raw_time(parsed, "ms")
+        ms = value
+    elif _EPOCH_MS.fullmatch(value.strip()):
+        text = value.strip()
+        # Far too many digits for any instant (and for int(): Python caps its digit count).
+        ms = int(text) if len(text) <= 20 else None
+    else:
+        try:
+            parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as e:
+            raise OptionError(
+                f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601"
+            ) from e
+        ms = to_raw_time(parsed, "ms")
+    if ms is None or not lo <= ms <= hi:
+        raise OptionError(
+            f"timestamp {value!r} is outside the range of Spark timestamps "
+            f"({SPARK_TIMESTAMP_RANGE}, i.e. {lo}..{hi} epoch milliseconds)"
+        )
+    return ms
 
 
 def _version_at(

@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 from tsfile_catalog.exceptions import DataError, UnsupportedTypeError
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
 
 __all__ = [
     "spark_schema",
@@ -162,11 +163,27 @@ def to_output(
     for field in out_schema:
         array = table.column(field.name)
         if pa.types.is_timestamp(field.type):
+            _check_spark_timestamps(array, field.name, unit)
             array = _raw_to_micros(array, unit).cast(pa.int64()).cast(field.type)
         elif array.type != field.type:
             array = array.cast(field.type)
         arrays.append(array)
     return pa.Table.from_arrays(arrays, schema=out_schema)
+
+
+def _check_spark_timestamps(array: pa.ChunkedArray, column: str, unit: TimeUnit) -> None:
+    """Raw times that are no Spark timestamp fail naming the column and the value (else they
+    overflow in Arrow, or reach Python as a datetime that cannot exist)."""
+    lo, hi = spark_timestamp_bounds(unit)
+    bounds = pc.min_max(array)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    bad = low if low is not None and low < lo else high if high is not None and high > hi else None
+    if bad is not None:
+        raise DataError(
+            f"column '{column}' holds the raw time {bad} ({unit} since the epoch), which is "
+            f"outside the range of Spark timestamps ({SPARK_TIMESTAMP_RANGE}); read the table "
+            "with timestampAs=long to see raw values"
+        )
 
 
 # -- writing ----------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from tsfile_catalog.metadata.expressions import (
     Or,
     Scalar,
 )
+from tsfile_catalog.metadata.spark_dialect import SparkDialect
 
 __all__ = ["parse_predicate", "predicate_from_sqlglot"]
 
@@ -43,7 +44,7 @@ def parse_predicate(text: str) -> Expr:
     if not text or not text.strip():
         raise PredicateError("the predicate is empty")
     try:
-        tree = sqlglot.parse_one(text, read="spark")
+        tree = sqlglot.parse_one(text, read=SparkDialect)
     except ParseError as e:
         raise PredicateError(f"cannot parse predicate {text!r}: {e}") from e
     return predicate_from_sqlglot(tree)

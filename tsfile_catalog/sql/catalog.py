@@ -99,8 +99,10 @@ class Catalog:
     Args:
         spark: the session that runs queries; the ``tsfile`` source is registered in it.
         warehouse: a directory or fsspec URL holding the registry and new tables' data.
-        storage_options: fsspec options for the warehouse, also used for every table that
-            does not carry its own ``fs.*`` options.
+        storage_options: fsspec options for the warehouse and every table, under each
+            table's own ``fs.*`` settings. The place for credentials the environment does
+            not provide: they are used in this process (and its Spark tasks) only, never
+            stored in the registry.
         register_views: register the per-table convenience views for plain ``spark.sql``.
     """
 
@@ -228,14 +230,17 @@ class Catalog:
     # -- scans --------------------------------------------------------------------------------
 
     def _storage(self, entry: TableEntry) -> dict[str, Any]:
-        own = commands.storage_options(entry)
-        return own if own else dict(self._storage_options)
+        """The catalog's storage options, with the table's own ``fs.*`` settings on top: a
+        table stores no credentials, so those given to the catalog must still reach it when
+        it keeps, say, its own endpoint."""
+        return {**self._storage_options, **commands.storage_options(entry)}
 
     def _source_options(self, entry: TableEntry, options: Mapping[str, str]) -> dict[str, str]:
+        # The storage options travel to Spark's Python workers inside the source options
+        # (Spark does not print a Python source's options in plans or the UI).
         out = dict(options)
-        if not commands.storage_options(entry):
-            for key, value in self._storage_options.items():
-                out[f"fs.{key}"] = value if isinstance(value, str) else json.dumps(value)
+        for key, value in self._storage(entry).items():
+            out[f"fs.{key}"] = value if isinstance(value, str) else json.dumps(value)
         out["path"] = entry.location
         return out
 

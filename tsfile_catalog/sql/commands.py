@@ -17,6 +17,7 @@ from typing import Any, cast
 from tsfile_catalog.datasource.options import (
     parse_read_options,
     parse_write_options,
+    redact_credentials,
     storage_options_from,
 )
 from tsfile_catalog.datasource.tsfile_format import validate_encoding
@@ -26,7 +27,7 @@ from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Column, DataType, TableSchema
-from tsfile_catalog.sql.registry import TableEntry
+from tsfile_catalog.sql.registry import TableEntry, refuse_credential
 from tsfile_catalog.sql.statements import quote_identifier
 from tsfile_catalog.table import Table
 
@@ -88,6 +89,7 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
     for key, value in options.items():
         lowered = key.lower()
         if lowered.startswith(_STORAGE_PREFIX) and len(lowered) > len(_STORAGE_PREFIX):
+            refuse_credential(key, value)
             out[_STORAGE_PREFIX + key[len(_STORAGE_PREFIX):]] = value
         elif lowered in canonical:
             out[canonical[lowered]] = value
@@ -249,7 +251,7 @@ def describe(entry: TableEntry, table: Table, *, extended: bool) -> Result:
             ("Min time", lo),
             ("Max time", hi),
             ("Table properties", _map_text(table.properties)),
-            ("Options", _map_text(entry.options)),
+            ("Options", _map_text(redact_credentials(entry.options))),
         ]
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))
@@ -308,7 +310,7 @@ def describe_detail(entry: TableEntry, table: Table) -> Result:
         list(table.schema.tag_names),
         _ddl(table.schema, entry),
         dict(table.properties),
-        dict(entry.options),
+        redact_credentials(entry.options),
     )
     return Result(
         "format string, name string, tsfile_table string, location string, table_uuid string, "

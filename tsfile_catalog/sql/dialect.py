@@ -20,11 +20,11 @@ from __future__ import annotations
 import typing as t
 
 from sqlglot import exp
-from sqlglot.dialects.spark import Spark
 from sqlglot.generators.spark import SparkGenerator
-from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 from sqlglot.trie import new_trie
+
+from tsfile_catalog.metadata.spark_dialect import SparkDialect, SparkLiteralParser
 
 __all__ = ["TsFileSpark", "ShowTables", "ShowParts", "ExplainParts", "Vacuum"]
 
@@ -53,9 +53,9 @@ class Vacuum(exp.Expression):
     arg_types = {"this": True, "dry_run": False}
 
 
-class _Parser(SparkParser):
+class _Parser(SparkLiteralParser):
     STATEMENT_PARSERS = {
-        **SparkParser.STATEMENT_PARSERS,
+        **SparkLiteralParser.STATEMENT_PARSERS,
         TokenType.SHOW: lambda self: self._parse_show(),
     }
 
@@ -65,7 +65,7 @@ class _Parser(SparkParser):
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
-    DESCRIBE_STYLES = {*SparkParser.DESCRIBE_STYLES, "DETAIL"}
+    DESCRIBE_STYLES = {*SparkLiteralParser.DESCRIBE_STYLES, "DETAIL"}
 
     # EXPLAIN and VACUUM reach the parser as plain words (see the tokenizer below), so they
     # are dispatched here rather than through STATEMENT_PARSERS, which is keyed by token type.
@@ -179,19 +179,22 @@ class _Generator(SparkGenerator):
         return super().cast_sql(expression, safe_prefix)
 
 
-class TsFileSpark(Spark):
-    """Spark SQL with tsfile-catalog's statements; use it as ``read=``/``dialect=``."""
+class TsFileSpark(SparkDialect):
+    """Spark SQL with tsfile-catalog's statements; use it as ``read=``/``dialect=``.
 
-    class Tokenizer(Spark.Tokenizer):
+    String literals follow Spark's rules (see :mod:`tsfile_catalog.metadata.spark_dialect`).
+    """
+
+    class Tokenizer(SparkDialect.Tokenizer):
         # Spark's tokenizer swallows everything after these keywords into one string token
         # (the exp.Command fallback); as plain words they are tokenized like the rest of the
         # statement and parsed by the entries above.
         KEYWORDS = {
             key: value
-            for key, value in Spark.Tokenizer.KEYWORDS.items()
+            for key, value in SparkDialect.Tokenizer.KEYWORDS.items()
             if key not in ("EXPLAIN", "VACUUM")
         }
-        COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.SHOW}
+        COMMANDS = SparkDialect.Tokenizer.COMMANDS - {TokenType.SHOW}
 
     Parser = _Parser
 

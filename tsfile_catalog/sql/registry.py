@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from tsfile_catalog.datasource.options import is_credential_option
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
     LocationError,
+    OptionError,
     SqlError,
     TableExistsError,
     TableNotFoundError,
@@ -35,6 +37,7 @@ __all__ = [
     "TableEntry",
     "Registry",
     "database_of",
+    "refuse_credential",
 ]
 
 CATALOG_DIR = "_catalog"
@@ -61,7 +64,8 @@ class TableEntry:
         name: the table name (a plain lower-case identifier).
         location: the table root URL (local paths absolute).
         options: data source options stored with the table (``tagColumns``, ``timestampAs``,
-            ``compression``, ``fs.*``, ...), applied to every scan or write as relevant.
+            ``compression``, non-secret ``fs.*`` settings, ...), applied to every scan or
+            write as relevant. Never credentials (see :func:`refuse_credential`).
         created_ms: when it was registered (epoch milliseconds).
     """
 
@@ -117,6 +121,24 @@ class TableEntry:
             )
         except (KeyError, TypeError, ValueError) as e:
             raise CorruptManifestError(f"catalog entry {source} is invalid: {e}") from e
+
+
+def refuse_credential(key: str, value: str) -> None:
+    """Credentials never go into the registry, which everyone who can list the warehouse can
+    read (and DESCRIBE would print): they come from the process that uses the table.
+
+    Raises:
+        OptionError: ``key`` is an ``fs.*`` option that holds or may hold a credential.
+    """
+    if key.lower().startswith("fs.") and is_credential_option(key, value):
+        raise OptionError(
+            f"table option {key!r} looks like a credential, and the catalog never stores "
+            "credentials with a table. Keep only settings such as 'fs.endpoint_url' in "
+            "OPTIONS and supply credentials at run time: in the environment (e.g. "
+            "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or fsspec's FSSPEC_<PROTOCOL>_<NAME> "
+            "variables and config files), or with Catalog(spark, warehouse, "
+            "storage_options={...}) in this process (see docs/sql.md, 'Credentials')"
+        )
 
 
 def database_of(table: TableName) -> str:
@@ -270,4 +292,6 @@ class Registry:
 
     @staticmethod
     def _encode(entry: TableEntry) -> bytes:
+        for key, value in entry.options.items():
+            refuse_credential(key, value)
         return json.dumps(entry.to_json(), indent=2, sort_keys=True).encode()

@@ -1,0 +1,158 @@
+"""Credentials are never stored in the catalog registry and never printed by DESCRIBE.
+
+Tables keep only non-secret storage settings (an endpoint); credentials come from the process
+at run time: the environment (here the moto fixture's fake AWS credentials, handed to Spark's
+workers with ``spark.executorEnv``), fsspec's config, or ``Catalog(storage_options=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tsfile_catalog import Catalog
+from tsfile_catalog.datasource.options import REDACTED, is_credential_option
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.sql import TableName
+from tsfile_catalog.sql.commands import check_table_options, describe, describe_detail
+from tsfile_catalog.sql.registry import Registry, TableEntry
+from tsfile_catalog.table import create_table, open_table
+
+SECRET = "S3CR3T-do-not-print"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "credential"),
+    [
+        ("fs.key", "AKIA", True),
+        ("fs.secret", "s", True),
+        ("FS.Secret", "s", True),
+        ("fs.token", "t", True),
+        ("fs.session_token", "t", True),
+        ("fs.password", "p", True),
+        ("fs.client_secret", "s", True),
+        ("fs.account_key", "k", True),
+        ("fs.sas_token", "t", True),
+        ("fs.connection_string", "DefaultEndpointsProtocol=https;AccountKey=k", True),
+        ("fs.client_kwargs", '{"aws_secret_access_key": "s"}', True),
+        ("fs.config_kwargs", '{"proxies": {"https": "x"}, "auth": ["u", "p"]}', True),
+        ("fs.endpoint_url", "https://user:pass@minio:9000", True),
+        ("fs.endpoint_url", "http://127.0.0.1:9000", False),
+        ("fs.anon", "true", False),
+        ("fs.client_kwargs", '{"region_name": "eu-west-1"}', False),
+        ("fs.config_kwargs", '{"signature_version": "s3v4"}', False),
+        ("fs.use_ssl", "false", False),
+        ("fs.x", "[" * 100_000, False),
+    ],
+)
+def test_credential_like_options_are_recognised(name: str, value: str, credential: bool) -> None:
+    assert is_credential_option(name, value) is credential
+
+
+def test_create_options_and_the_registry_refuse_credentials(tmp_path: Path) -> None:
+    for key in ("fs.key", "fs.SECRET", "fs.session_token"):
+        with pytest.raises(OptionError, match=f"table option '{key}' looks like a credential"):
+            check_table_options({"tagColumns": "c", "fs.endpoint_url": "http://h", key: SECRET})
+    assert check_table_options({"tagColumns": "c", "fs.endpoint_url": "http://h"}) == {
+        "tagColumns": "c", "fs.endpoint_url": "http://h"
+    }
+    # The registry holds the rule itself, whatever code path tries to store an entry.
+    registry = Registry(str(tmp_path))
+    with pytest.raises(OptionError, match="'fs.token'"):
+        registry.create(TableName("t"), str(tmp_path / "t"), {"fs.token": SECRET})
+    assert registry.get(TableName("t")) is None
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_describe_redacts_credentials_an_older_entry_holds(tmp_path: Path) -> None:
+    location = str(tmp_path / "t")
+    create_table(location, TableSchema.of("t", [Column("c", DataType.STRING, Category.TAG)]))
+    table = open_table(location)
+    entry = TableEntry("default", "t", location, {
+        "tagColumns": "c",
+        "fs.endpoint_url": "http://h",
+        "fs.key": SECRET,
+        "fs.client_kwargs": json.dumps({"aws_secret_access_key": SECRET}),
+    })
+    extended = describe(entry, table, extended=True).rows
+    assert SECRET not in repr(extended)
+    options = {r[0]: r[1] for r in extended}["Options"]
+    assert f"fs.key={REDACTED}" in options and "fs.endpoint_url=http://h" in options
+    detail = describe_detail(entry, table).rows[0]
+    assert SECRET not in repr(detail)
+    assert detail[-1] == {
+        "tagColumns": "c", "fs.endpoint_url": "http://h", "fs.key": REDACTED,
+        "fs.client_kwargs": REDACTED,
+    }
+
+
+@pytest.mark.spark
+@pytest.mark.s3
+def test_tables_store_no_secrets_and_work_with_environment_credentials(
+    spark: SparkSession, s3_endpoint: str
+) -> None:
+    import s3fs
+
+    # No key or secret anywhere below: the driver and the workers find the environment's.
+    fs = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
+    bucket = f"tsfile-{uuid.uuid4().hex[:12]}"
+    fs.mkdir(bucket)
+    catalog = Catalog(spark, f"s3://{bucket}/wh", storage_options={"endpoint_url": s3_endpoint},
+                      register_views=False)
+    columns = "(time BIGINT, city STRING, temp DOUBLE) USING tsfile"
+    with pytest.raises(OptionError, match="'fs.secret' looks like a credential"):
+        catalog.sql(f"CREATE TABLE t {columns} OPTIONS (tagColumns 'city', "
+                    f"'fs.endpoint_url' '{s3_endpoint}', 'fs.secret' '{SECRET}')")
+    assert catalog.tables() == [] and not fs.exists(f"{bucket}/wh/t")
+
+    catalog.sql(f"CREATE TABLE t {columns} "
+                f"OPTIONS (tagColumns 'city', 'fs.endpoint_url' '{s3_endpoint}')")
+    catalog.sql("INSERT INTO t VALUES (1, 'bj', 1.5), (2, 'sh', 2.5)")
+    assert sorted(tuple(r) for r in catalog.sql("SELECT * FROM t").collect()) == [
+        (1, "bj", 1.5), (2, "sh", 2.5)
+    ]
+    entry_path = f"{bucket}/wh/_catalog/tables/default/t.json"
+    entry = json.loads(fs.cat_file(entry_path))
+    assert entry["options"] == {"tagColumns": "city", "fs.endpoint_url": s3_endpoint}
+
+    # An entry an older version wrote with credentials keeps working, and DESCRIBE hides them.
+    entry["options"].update({"fs.key": "x", "fs.secret": SECRET})
+    fs.pipe_file(entry_path, json.dumps(entry).encode())
+    extended = catalog.sql("DESCRIBE EXTENDED t").collect()
+    detail = catalog.sql("DESCRIBE DETAIL t").collect()[0]
+    assert SECRET not in repr(extended) and SECRET not in repr(detail)
+    assert detail.options["fs.secret"] == REDACTED
+    assert detail.options["fs.endpoint_url"] == s3_endpoint
+    catalog.sql("INSERT INTO t VALUES (3, 'bj', 3.5)")
+    assert catalog.sql("SELECT count(*) FROM t WHERE city = 'bj'").collect()[0][0] == 2
+
+
+@pytest.mark.spark
+@pytest.mark.s3
+def test_catalog_credentials_reach_a_table_with_its_own_endpoint(
+    spark: SparkSession, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Credentials given to the Catalog apply under a table's own (non-secret) ``fs.*``
+    settings: tables can no longer carry their own, so the catalog's must reach them."""
+    import s3fs
+
+    bucket = f"tsfile-{uuid.uuid4().hex[:12]}"
+    s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True).mkdir(bucket)
+    # The driver's environment has none now; only the Catalog's storage options do.
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    catalog = Catalog(spark, f"s3://{bucket}/wh", register_views=False,
+                      storage_options={"endpoint_url": s3_endpoint, "key": "x", "secret": "x"})
+    # The same server under another name, as a table on its own endpoint would be.
+    own_endpoint = s3_endpoint.replace("127.0.0.1", "localhost")
+    catalog.sql("CREATE TABLE t (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+                f"OPTIONS (tagColumns 'city', 'fs.endpoint_url' '{own_endpoint}')")
+    catalog.sql("INSERT INTO t VALUES (1, 'bj', 1.5)")
+    assert [tuple(r) for r in catalog.sql("SELECT * FROM t").collect()] == [(1, "bj", 1.5)]
+    detail = catalog.sql("DESCRIBE DETAIL t").collect()[0]
+    assert detail.options == {"tagColumns": "city", "fs.endpoint_url": own_endpoint}
