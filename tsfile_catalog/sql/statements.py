@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Literal, TypeAlias, cast, get_args
 
 from sqlglot import exp
@@ -23,6 +22,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from tsfile_catalog.exceptions import SqlError, SqlParseError
+from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
 from tsfile_catalog.sql import dialect
 
 __all__ = [
@@ -167,14 +167,6 @@ class ColumnSpec:
         return f"{quote_identifier(self.name)} {self.data_type}"
 
 
-def _frozen_mapping(values: Mapping[str, str]) -> Mapping[str, str]:
-    return MappingProxyType(dict(values))
-
-
-def _empty_mapping() -> Mapping[str, str]:
-    return MappingProxyType({})
-
-
 def _properties_sql(values: Mapping[str, str]) -> str:
     return ", ".join(
         f"{quote_string(key)} = {quote_string(value)}" for key, value in values.items()
@@ -194,14 +186,14 @@ class CreateTable:
     table: TableName
     columns: tuple[ColumnSpec, ...] | None = None
     location: str | None = None
-    options: Mapping[str, str] = field(default_factory=_empty_mapping)
-    properties: Mapping[str, str] = field(default_factory=_empty_mapping)
+    options: Mapping[str, str] = field(default_factory=empty_mapping)
+    properties: Mapping[str, str] = field(default_factory=empty_mapping)
     if_not_exists: bool = False
     query: exp.Query | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "options", _frozen_mapping(self.options))
-        object.__setattr__(self, "properties", _frozen_mapping(self.properties))
+        object.__setattr__(self, "options", frozen_mapping(self.options))
+        object.__setattr__(self, "properties", frozen_mapping(self.properties))
         if self.columns is not None and self.query is not None:
             raise SqlError(
                 f"CREATE TABLE {self.table}: give either a column list or AS SELECT, not both"
@@ -372,7 +364,7 @@ class AlterTableSetProperties:
     properties: Mapping[str, str]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "properties", _frozen_mapping(self.properties))
+        object.__setattr__(self, "properties", frozen_mapping(self.properties))
         if not self.properties:
             raise SqlError(f"ALTER TABLE {self.table} SET TBLPROPERTIES: no properties given")
 
