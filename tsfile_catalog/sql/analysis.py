@@ -29,7 +29,8 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 from tsfile_catalog.exceptions import PredicateError, SqlError
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.sql.dialect import TsFileSpark
-from tsfile_catalog.sql.statements import TableName, TimeTravel, time_travel_from_sqlglot
+from tsfile_catalog.sql.parse import time_travel_from_sqlglot
+from tsfile_catalog.sql.statements import TableName, TimeTravel
 
 __all__ = ["TableRef", "table_refs", "rewrite_table_refs", "as_metadata_count"]
 

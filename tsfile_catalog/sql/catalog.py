@@ -45,6 +45,7 @@ from tsfile_catalog.session import register
 from tsfile_catalog.sql import commands
 from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
 from tsfile_catalog.sql.commands import Result
+from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     AlterTableSetProperties,
@@ -65,7 +66,6 @@ from tsfile_catalog.sql.statements import (
     TimeTravel,
     Vacuum,
     VersionAsOf,
-    parse_statement,
     quote_identifier,
 )
 from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
