@@ -40,6 +40,7 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.spark_types import spark_type_of
 from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import commands
@@ -625,7 +626,7 @@ class Catalog:
             field = by_target.get(column)
             if field is None:
                 wanted = "timestamp" if _is_timestamp_field(column, schema) else (
-                    commands.spark_type_of(column, schema, entry)
+                    spark_type_of(column, schema, timestamp_as=commands.timestamp_as(entry))
                 )
                 columns.append(F.lit(None).cast(wanted).alias(column))
             else:
@@ -735,7 +736,7 @@ def _coerce(
     numeric = isinstance(source, T.NumericType)
     temporal = isinstance(source, (T.TimestampType, T.TimestampNTZType, T.DateType))
     is_timestamp_field = _is_timestamp_field(name, schema)
-    wanted = commands.spark_type_of(name, schema, entry)
+    wanted = spark_type_of(name, schema, timestamp_as=commands.timestamp_as(entry))
     if name == TIME_COLUMN or is_timestamp_field:
         if wanted == "timestamp" or is_timestamp_field:
             if numeric:

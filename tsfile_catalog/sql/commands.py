@@ -26,7 +26,8 @@ from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, TimeUnit
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
 from tsfile_catalog.sql.statements import quote_identifier
 from tsfile_catalog.table import Table
@@ -41,8 +42,6 @@ __all__ = [
     "storage_options",
     "timestamp_as",
     "precision",
-    "spark_type",
-    "spark_type_of",
     "describe",
     "describe_history",
     "describe_detail",
@@ -157,18 +156,6 @@ def precision(entry: TableEntry) -> TimeUnit:
 
 # -- types -------------------------------------------------------------------------------------
 
-_SPARK_TYPE_NAMES: Mapping[DataType, str] = {
-    DataType.BOOLEAN: "boolean",
-    DataType.INT32: "int",
-    DataType.INT64: "bigint",
-    DataType.FLOAT: "float",
-    DataType.DOUBLE: "double",
-    DataType.TEXT: "string",
-    DataType.STRING: "string",
-    DataType.DATE: "date",
-    DataType.BLOB: "binary",
-}
-
 _TSFILE_TYPE_OF_SQL: Mapping[str, DataType] = {
     "BOOLEAN": DataType.BOOLEAN,
     "INT": DataType.INT32,
@@ -185,18 +172,6 @@ _TSFILE_TYPE_OF_SQL: Mapping[str, DataType] = {
 def tsfile_type_of_sql(sql_type: str) -> DataType:
     """The TsFile type a ``CREATE TABLE`` column type (as the parser spells it) maps to."""
     return _TSFILE_TYPE_OF_SQL[sql_type]
-
-
-def spark_type(column: Column | None, entry: TableEntry) -> str:
-    """The Spark SQL type a scan of ``entry`` returns for ``column`` (None: the time column)."""
-    as_timestamp = timestamp_as(entry) == "timestamp"
-    if column is None or column.type is DataType.TIMESTAMP:
-        return "timestamp" if as_timestamp else "bigint"
-    return _SPARK_TYPE_NAMES[column.type]
-
-
-def spark_type_of(name: str, schema: TableSchema, entry: TableEntry) -> str:
-    return spark_type(None if name == TIME_COLUMN else schema.column(name), entry)
 
 
 # -- DESCRIBE ----------------------------------------------------------------------------------
@@ -224,16 +199,19 @@ def _num_devices(parts: Sequence[PartFile]) -> int | None:
 
 
 def _ddl(schema: TableSchema, entry: TableEntry) -> str:
+    as_ = timestamp_as(entry)
     return ", ".join(
-        f"{quote_identifier(name)} {spark_type_of(name, schema, entry)}" for name in schema.names
+        f"{quote_identifier(name)} {spark_type_of(name, schema, timestamp_as=as_)}"
+        for name in schema.names
     )
 
 
 def describe(entry: TableEntry, table: Table, *, extended: bool) -> Result:
     """``DESCRIBE [EXTENDED]``: one row per column (``time`` first), then table details."""
     schema = table.schema
-    rows: list[tuple[Any, ...]] = [(TIME_COLUMN, spark_type(None, entry), "TIME")]
-    rows.extend((c.name, spark_type(c, entry), c.category.value) for c in schema.columns)
+    as_ = timestamp_as(entry)
+    rows: list[tuple[Any, ...]] = [(TIME_COLUMN, spark_type(None, timestamp_as=as_), "TIME")]
+    rows.extend((c.name, spark_type(c, timestamp_as=as_), c.category.value) for c in schema.columns)
     if extended:
         parts = table.parts()
         lo, hi = _time_range(parts)
