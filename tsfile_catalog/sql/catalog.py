@@ -38,6 +38,7 @@ from tsfile_catalog.exceptions import (
     TsFileCatalogError,
 )
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.spark_types import spark_type_of
@@ -348,7 +349,7 @@ class Catalog:
         if entry is None:
             return None
         plan = self._plan(entry, self._open(entry, ref.time_travel), where)
-        rows = commands.metadata_count(plan) if plan is not None else None
+        rows = metadata_count(plan) if plan is not None else None
         if rows is None:
             return None
         projection = query.expressions[0]
