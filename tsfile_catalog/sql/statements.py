@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
+from tsfile_catalog.metadata.spark_dialect import quote_identifier, quote_string
 from tsfile_catalog.sql import dialect
 
 __all__ = [
@@ -60,16 +61,6 @@ SparkType: TypeAlias = Literal[
 _SPARK_TYPES: frozenset[str] = frozenset(get_args(SparkType))
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DIALECT = dialect.TsFileSpark()
-
-
-def quote_identifier(name: str) -> str:
-    """Quote ``name`` as a Spark identifier: backticks, embedded backticks doubled."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def quote_string(value: str) -> str:
-    """Quote ``value`` as a Spark string literal (backslash escapes, as Spark reads them)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _query_sql(query: exp.Expr) -> str:
