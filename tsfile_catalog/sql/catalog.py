@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.exceptions import (
     OptionError,
@@ -37,6 +38,7 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
     TsFileCatalogError,
 )
+from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.scan import ScanPlan
@@ -46,7 +48,6 @@ from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import commands
 from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
-from tsfile_catalog.sql.commands import Result
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
@@ -189,18 +190,28 @@ class Catalog:
                 if self._spark_owns(name):
                     return self._spark.sql(statement.to_sql())
                 entry = self._registry.require(name)
-                return self._result(commands.describe(entry, self._open(entry), extended=extended))
+                return self._result(inspect.describe(
+                    self._open(entry), extended=extended, name=entry.display_name,
+                    timestamp_as=commands.timestamp_as(entry), options=entry.options,
+                ))
             case DescribeHistory(table=name):
                 entry = self._registry.require(name)
-                return self._result(commands.describe_history(self._open(entry).history()))
+                return self._result(inspect.describe_history(self._open(entry)))
             case DescribeDetail(table=name):
                 entry = self._registry.require(name)
-                return self._result(commands.describe_detail(entry, self._open(entry)))
+                return self._result(inspect.describe_detail(
+                    self._open(entry), name=entry.display_name,
+                    timestamp_as=commands.timestamp_as(entry), options=entry.options,
+                ))
             case ShowTables(database=database):
-                return self._result(commands.show_tables(self._registry.entries(database)))
+                entries = self._registry.entries(database)
+                tables = [(e.database, e.name, e.location) for e in entries]
+                return self._result(
+                    Result("namespace string, tableName string, location string", tables)
+                )
             case ShowParts(table=name, time_travel=travel):
                 entry = self._registry.require(name)
-                return self._result(commands.show_parts(self._open(entry, travel)))
+                return self._result(inspect.show_parts(self._open(entry, travel)))
             case ExplainParts(query=query):
                 return self._explain_parts(query)
             case AlterTableSetProperties():
@@ -368,12 +379,12 @@ class Catalog:
             if plan is None:
                 plan = table.plan(None)
             rows.extend(
-                commands.explain_rows(
+                inspect.explain_rows(
                     ref.index, entry.display_name, ref.alias, table, plan,
                     _projection(table.schema, ref.columns), pushed,
                 )
             )
-        return self._result(Result(commands.EXPLAIN_SCHEMA, rows))
+        return self._result(Result(inspect.EXPLAIN_SCHEMA, rows))
 
     # -- views --------------------------------------------------------------------------------
 

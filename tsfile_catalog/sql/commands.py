@@ -9,31 +9,21 @@ and writes) are decided here too.
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from tsfile_catalog.datasource.options import (
     parse_read_options,
     parse_write_options,
-    redact_credentials,
     storage_options_from,
 )
 from tsfile_catalog.datasource.tsfile_format import validate_encoding
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
-from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
-from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
+from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
-from tsfile_catalog.sql.statements import quote_identifier
-from tsfile_catalog.table import Table
 
 __all__ = [
-    "Result",
     "TABLE_OPTIONS",
     "check_table_options",
     "check_encoding",
@@ -42,13 +32,6 @@ __all__ = [
     "storage_options",
     "timestamp_as",
     "precision",
-    "describe",
-    "describe_history",
-    "describe_detail",
-    "show_tables",
-    "show_parts",
-    "explain_rows",
-    "EXPLAIN_SCHEMA",
 ]
 
 # -- table options -----------------------------------------------------------------------------
@@ -63,14 +46,6 @@ _STORAGE_PREFIX = "fs."
 # Per-query read options and per-write layout the catalog itself decides.
 _PER_QUERY = ("path", "table", "columns", "where", "versionAsOf", "timestampAsOf", "timeColumn",
               "fieldColumns", "model", "pushFilters", "pushdown", "nullTagPolicy")
-
-
-@dataclass(frozen=True)
-class Result:
-    """A command's answer: ``schema`` is Spark DDL (``a string, b bigint``)."""
-
-    schema: str
-    rows: list[tuple[Any, ...]]
 
 
 def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -171,186 +146,3 @@ _TSFILE_TYPE_OF_SQL: Mapping[str, DataType] = {
 def tsfile_type_of_sql(sql_type: str) -> DataType:
     """The TsFile type a ``CREATE TABLE`` column type (as the parser spells it) maps to."""
     return _TSFILE_TYPE_OF_SQL[sql_type]
-
-
-# -- DESCRIBE ----------------------------------------------------------------------------------
-
-
-def _iso(ms: int | None) -> dt.datetime | None:
-    if ms is None:
-        return None
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
-
-
-def _time_range(parts: Sequence[PartFile]) -> tuple[int | None, int | None]:
-    mins = [p.min_time for p in parts if p.min_time is not None and p.row_count]
-    maxs = [p.max_time for p in parts if p.max_time is not None and p.row_count]
-    return (min(mins) if mins else None, max(maxs) if maxs else None)
-
-
-def _num_devices(parts: Sequence[PartFile]) -> int | None:
-    devices: set[tuple[str | None, ...]] = set()
-    for part in parts:
-        if part.devices is None:
-            return None
-        devices.update(device.tags for device in part.devices)
-    return len(devices)
-
-
-def _ddl(schema: TableSchema, entry: TableEntry) -> str:
-    as_ = timestamp_as(entry)
-    return ", ".join(
-        f"{quote_identifier(name)} {spark_type_of(name, schema, timestamp_as=as_)}"
-        for name in schema.names
-    )
-
-
-def describe(entry: TableEntry, table: Table, *, extended: bool) -> Result:
-    """``DESCRIBE [EXTENDED]``: one row per column (``time`` first), then table details."""
-    schema = table.schema
-    as_ = timestamp_as(entry)
-    rows: list[tuple[Any, ...]] = [(TIME_COLUMN, spark_type(None, timestamp_as=as_), "TIME")]
-    rows.extend((c.name, spark_type(c, timestamp_as=as_), c.category.value) for c in schema.columns)
-    if extended:
-        parts = table.parts()
-        lo, hi = _time_range(parts)
-        details: list[tuple[str, Any]] = [
-            ("Name", entry.display_name),
-            ("TsFile table", schema.table),
-            ("Location", table.location),
-            ("Provider", "tsfile"),
-            ("Format version", FORMAT_VERSION),
-            ("Current version", table.version),
-            ("Last commit", _iso(table.timestamp_ms)),
-            ("Parts", len(parts)),
-            ("Rows", sum(p.row_count for p in parts)),
-            ("Size in bytes", sum(p.size_bytes for p in parts)),
-            ("Min time", lo),
-            ("Max time", hi),
-            ("Table properties", _map_text(table.properties)),
-            ("Options", _map_text(redact_credentials(entry.options))),
-        ]
-        rows.append(("", "", ""))
-        rows.append(("# Detailed Table Information", "", ""))
-        rows.extend((key, "" if value is None else str(value), "") for key, value in details)
-    return Result("col_name string, data_type string, category string", rows)
-
-
-def _map_text(values: Mapping[str, str]) -> str:
-    return "[" + ", ".join(f"{k}={v}" for k, v in sorted(values.items())) + "]"
-
-
-def describe_history(history: Sequence[CommitInfo]) -> Result:
-    """``DESCRIBE HISTORY``: one row per commit, newest first."""
-    rows = [
-        (
-            info.version,
-            _iso(info.timestamp_ms),
-            info.operation,
-            dict(info.operation_parameters),
-            info.read_version,
-            info.parts_added,
-            info.rows_added,
-            info.parts_removed,
-            info.rows_removed,
-            info.engine_info,
-        )
-        for info in history
-    ]
-    return Result(
-        "version bigint, timestamp timestamp, operation string, "
-        "operation_parameters map<string,string>, read_version bigint, parts_added bigint, "
-        "rows_added bigint, parts_removed bigint, rows_removed bigint, engine_info string",
-        rows,
-    )
-
-
-def describe_detail(entry: TableEntry, table: Table) -> Result:
-    """``DESCRIBE DETAIL``: one row summarising the current version."""
-    parts = table.parts()
-    lo, hi = _time_range(parts)
-    row = (
-        "tsfile",
-        entry.display_name,
-        table.schema.table,
-        table.location,
-        table.table_uuid,
-        FORMAT_VERSION,
-        table.version,
-        _iso(table.timestamp_ms),
-        len(parts),
-        sum(p.row_count for p in parts),
-        sum(p.size_bytes for p in parts),
-        lo,
-        hi,
-        _num_devices(parts),
-        list(table.schema.tag_names),
-        _ddl(table.schema, entry),
-        dict(table.properties),
-        redact_credentials(entry.options),
-    )
-    return Result(
-        "format string, name string, tsfile_table string, location string, table_uuid string, "
-        "format_version int, version bigint, last_modified timestamp, num_parts bigint, "
-        "num_rows bigint, size_in_bytes bigint, min_time bigint, max_time bigint, "
-        "num_devices bigint, tag_columns array<string>, schema string, "
-        "properties map<string,string>, options map<string,string>",
-        [row],
-    )
-
-
-def show_tables(entries: Sequence[TableEntry]) -> Result:
-    rows = [(e.database, e.name, e.location) for e in entries]
-    return Result("namespace string, tableName string, location string", rows)
-
-
-def show_parts(table: Table) -> Result:
-    """``SHOW PARTS``: one row per live part of the version, in manifest order."""
-    rows = [
-        (
-            p.path,
-            p.format,
-            p.external,
-            p.row_count,
-            p.min_time,
-            p.max_time,
-            len(p.devices) if p.devices is not None else None,
-            p.size_bytes,
-            p.added_version,
-        )
-        for p in table.parts()
-    ]
-    return Result(
-        "path string, format string, external boolean, rows bigint, min_time bigint, "
-        "max_time bigint, devices int, size_bytes bigint, added_version bigint",
-        rows,
-    )
-
-
-# -- EXPLAIN PARTS -----------------------------------------------------------------------------
-
-EXPLAIN_SCHEMA = (
-    "ref int, table string, alias string, version bigint, part string, status string, "
-    "rows bigint, min_time bigint, max_time bigint, columns string, pushed_where string"
-)
-
-
-def explain_rows(
-    index: int,
-    name: str,
-    alias: str | None,
-    table: Table,
-    plan: ScanPlan,
-    columns: Sequence[str] | None,
-    where: str | None,
-) -> list[tuple[Any, ...]]:
-    """One row per part of one table reference: ``opened`` or ``pruned``."""
-    shown_columns = "*" if columns is None else ",".join(columns)
-    rows = []
-    for status, parts in (("opened", plan.parts), ("pruned", plan.pruned)):
-        for part in parts:
-            rows.append(
-                (index, name, alias, table.version, part.path, status, part.row_count,
-                 part.min_time, part.max_time, shown_columns, where)
-            )
-    return rows
