@@ -1,4 +1,5 @@
-"""The Spark SQL type a ``tsfile`` scan returns for each column, by name (``bigint``, ...).
+"""The Spark SQL type a ``tsfile`` scan returns for each column, by name (``bigint``, ...),
+and the TsFile type a ``CREATE TABLE`` column type declares.
 
 Plain strings, so DESCRIBE results and the SQL layer's casts agree with the data source
 without importing pyspark. The time column and TIMESTAMP columns depend on the table's
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Column, DataType, TableSchema
 
-__all__ = ["spark_type", "spark_type_of"]
+__all__ = ["spark_type", "spark_type_of", "tsfile_type_of_sql"]
 
 _SPARK_TYPE_NAMES: Mapping[DataType, str] = {
     DataType.BOOLEAN: "boolean",
@@ -37,3 +38,21 @@ def spark_type_of(name: str, schema: TableSchema, *, timestamp_as: str) -> str:
     """:func:`spark_type` of the column ``name`` of ``schema`` (``time`` included)."""
     column = None if name == TIME_COLUMN else schema.column(name)
     return spark_type(column, timestamp_as=timestamp_as)
+
+
+_TSFILE_TYPE_OF_SQL: Mapping[str, DataType] = {
+    "BOOLEAN": DataType.BOOLEAN,
+    "INT": DataType.INT32,
+    "BIGINT": DataType.INT64,
+    "FLOAT": DataType.FLOAT,
+    "DOUBLE": DataType.DOUBLE,
+    "STRING": DataType.STRING,
+    "DATE": DataType.DATE,
+    "TIMESTAMP": DataType.TIMESTAMP,
+    "BINARY": DataType.BLOB,
+}
+
+
+def tsfile_type_of_sql(sql_type: str) -> DataType:
+    """The TsFile type a ``CREATE TABLE`` column type (as the parser spells it) maps to."""
+    return _TSFILE_TYPE_OF_SQL[sql_type]

@@ -43,10 +43,10 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
-from tsfile_catalog.metadata.spark_types import spark_type_of
+from tsfile_catalog.metadata.spark_types import spark_type_of, tsfile_type_of_sql
 from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands
+from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
@@ -192,7 +192,7 @@ class Catalog:
                 entry = self._registry.require(name)
                 return self._result(inspect.describe(
                     self._open(entry), extended=extended, name=entry.display_name,
-                    timestamp_as=commands.timestamp_as(entry), options=entry.options,
+                    timestamp_as=table_options.timestamp_as(entry), options=entry.options,
                 ))
             case DescribeHistory(table=name):
                 entry = self._registry.require(name)
@@ -201,7 +201,7 @@ class Catalog:
                 entry = self._registry.require(name)
                 return self._result(inspect.describe_detail(
                     self._open(entry), name=entry.display_name,
-                    timestamp_as=commands.timestamp_as(entry), options=entry.options,
+                    timestamp_as=table_options.timestamp_as(entry), options=entry.options,
                 ))
             case ShowTables(database=database):
                 entries = self._registry.entries(database)
@@ -246,7 +246,7 @@ class Catalog:
         """The catalog's storage options, with the table's own ``fs.*`` settings on top: a
         table stores no credentials, so those given to the catalog must still reach it when
         it keeps, say, its own endpoint."""
-        return {**self._storage_options, **commands.storage_options(entry)}
+        return {**self._storage_options, **table_options.storage_options(entry)}
 
     def _source_options(self, entry: TableEntry, options: Mapping[str, str]) -> dict[str, str]:
         # The storage options travel to Spark's Python workers inside the source options
@@ -281,7 +281,7 @@ class Catalog:
         where: str | None = None,
         time_travel: TimeTravel | None = None,
     ) -> DataFrame:
-        options = self._source_options(entry, commands.read_options(entry))
+        options = self._source_options(entry, table_options.read_options(entry))
         if columns is not None:
             options["columns"] = ",".join(columns)
         if where is not None:
@@ -296,7 +296,7 @@ class Catalog:
         """The plan for ``where``, or None when the table layer cannot bind it (the query's
         own WHERE still filters; only the pushdown is lost)."""
         try:
-            return table.plan(where, unit=commands.precision(entry))
+            return table.plan(where, unit=table_options.precision(entry))
         except PredicateError as e:
             _log.debug("not pushing %r into %s: %s", where, entry.display_name, e)
             return None
@@ -416,7 +416,7 @@ class Catalog:
             if statement.if_not_exists:
                 return self._result(Result("location string", [(existing.location,)]))
             raise TableExistsError(f"table {existing.display_name!r} already exists")
-        options = commands.check_table_options(statement.options)
+        options = table_options.check_table_options(statement.options)
         location = self._location(statement)
         # Every form, registering an existing table too: a table inside another (or in the
         # registry, or holding the warehouse) would share files with a second owner.
@@ -470,9 +470,9 @@ class Catalog:
                     f"CREATE TABLE {name}: TAG column {tag!r} is {types[tag]}; TAG columns must "
                     "be STRING"
                 )
-        columns = [Column(tag, commands.tsfile_type_of_sql("STRING"), Category.TAG) for tag in tags]
+        columns = [Column(tag, tsfile_type_of_sql("STRING"), Category.TAG) for tag in tags]
         columns.extend(
-            Column(c.name, commands.tsfile_type_of_sql(c.data_type), Category.FIELD)
+            Column(c.name, tsfile_type_of_sql(c.data_type), Category.FIELD)
             for c in statement.columns
             if c.name != TIME_COLUMN and c.name not in tags
         )
@@ -480,7 +480,7 @@ class Catalog:
         if "timestampAs" not in options and "TIMESTAMP" in types.values():
             options["timestampAs"] = "timestamp"
         options["tagColumns"] = ",".join(tags)
-        commands.check_encoding(options, schema)
+        table_options.check_encoding(options, schema)
         create_table(
             location,
             schema,
@@ -528,7 +528,7 @@ class Catalog:
         options["tagColumns"] = ",".join(tags)
         entry = TableEntry("", statement.table.name, location, options)
         write = self._source_options(
-            entry, commands.write_options(entry, statement.table.name)
+            entry, table_options.write_options(entry, statement.table.name)
         )
         source.write.format("tsfile").options(**write).mode("append").save()
         if statement.properties:
@@ -553,10 +553,10 @@ class Catalog:
             table = adopt_table(
                 location,
                 storage_options=storage,
-                check_schema=lambda schema: commands.check_encoding(options, schema),
+                check_schema=lambda schema: table_options.check_encoding(options, schema),
             )
         else:
-            commands.check_encoding(options, table.schema)
+            table_options.check_encoding(options, table.schema)
         if statement.properties:
             append_parts(
                 location, [], table.schema, properties=dict(statement.properties),
@@ -638,7 +638,7 @@ class Catalog:
             field = by_target.get(column)
             if field is None:
                 wanted = "timestamp" if _is_timestamp_field(column, schema) else (
-                    spark_type_of(column, schema, timestamp_as=commands.timestamp_as(entry))
+                    spark_type_of(column, schema, timestamp_as=table_options.timestamp_as(entry))
                 )
                 columns.append(F.lit(None).cast(wanted).alias(column))
             else:
@@ -647,7 +647,7 @@ class Catalog:
                     _coerce(source_column, field.dataType, column, schema, entry).alias(column)
                 )
         rows = source.select(*columns)
-        write = self._source_options(entry, commands.write_options(entry, schema.table))
+        write = self._source_options(entry, table_options.write_options(entry, schema.table))
         mode = "overwrite" if statement.overwrite else "append"
         rows.write.format("tsfile").options(**write).mode(mode).save()
         latest = self._open(entry)
@@ -748,11 +748,11 @@ def _coerce(
     numeric = isinstance(source, T.NumericType)
     temporal = isinstance(source, (T.TimestampType, T.TimestampNTZType, T.DateType))
     is_timestamp_field = _is_timestamp_field(name, schema)
-    wanted = spark_type_of(name, schema, timestamp_as=commands.timestamp_as(entry))
+    wanted = spark_type_of(name, schema, timestamp_as=table_options.timestamp_as(entry))
     if name == TIME_COLUMN or is_timestamp_field:
         if wanted == "timestamp" or is_timestamp_field:
             if numeric:
-                return _RAW_TO_TIMESTAMP[commands.precision(entry)](column.cast("bigint"))
+                return _RAW_TO_TIMESTAMP[table_options.precision(entry)](column.cast("bigint"))
             return column.cast("timestamp")
         return column.cast("timestamp") if temporal else column.cast("bigint")
     return column.cast(wanted)

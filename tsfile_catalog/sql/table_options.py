@@ -1,10 +1,8 @@
-"""What the catalog's own statements answer, computed from table metadata alone.
+"""Table options: what ``CREATE TABLE ... OPTIONS (...)`` may store with a catalog table, and
+which of the stored options reach its scans and its writes.
 
-Each function turns a :class:`~tsfile_catalog.table.Table` (and its registry entry) into a
-:class:`Result`: a Spark DDL schema string and plain Python rows. The executor
-(:mod:`tsfile_catalog.sql.catalog`) only wraps them in a DataFrame, so everything here runs
-without Spark. Table options (what ``OPTIONS (...)`` may hold and which of them reach scans
-and writes) are decided here too.
+Values are checked by the data source's own option parsers, so a table is never created
+holding options that every later scan or write would refuse. Nothing here imports pyspark.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from tsfile_catalog.datasource.options import (
 from tsfile_catalog.datasource.tsfile_format import validate_encoding
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.schema import DataType, TableSchema
+from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
 
 __all__ = [
@@ -33,8 +31,6 @@ __all__ = [
     "timestamp_as",
     "precision",
 ]
-
-# -- table options -----------------------------------------------------------------------------
 
 _READ_ONLY = ("timestampAs", "mergeSchema", "rowsPerPartition", "useMetadataCache")
 _WRITE_ONLY = ("tagColumns", "compression", "encoding", "maxRowsPerFile", "onDuplicate")
@@ -126,23 +122,3 @@ def timestamp_as(entry: TableEntry) -> str:
 
 def precision(entry: TableEntry) -> TimeUnit:
     return cast(TimeUnit, entry.options.get("timestampPrecision", "ms").strip().lower())
-
-
-# -- types -------------------------------------------------------------------------------------
-
-_TSFILE_TYPE_OF_SQL: Mapping[str, DataType] = {
-    "BOOLEAN": DataType.BOOLEAN,
-    "INT": DataType.INT32,
-    "BIGINT": DataType.INT64,
-    "FLOAT": DataType.FLOAT,
-    "DOUBLE": DataType.DOUBLE,
-    "STRING": DataType.STRING,
-    "DATE": DataType.DATE,
-    "TIMESTAMP": DataType.TIMESTAMP,
-    "BINARY": DataType.BLOB,
-}
-
-
-def tsfile_type_of_sql(sql_type: str) -> DataType:
-    """The TsFile type a ``CREATE TABLE`` column type (as the parser spells it) maps to."""
-    return _TSFILE_TYPE_OF_SQL[sql_type]
