@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -42,11 +41,11 @@ from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
-from tsfile_catalog.metadata.spark_types import spark_type_of, tsfile_type_of_sql
+from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.spark_types import spark_type_of
 from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import table_options
+from tsfile_catalog.sql import ddl, table_options
 from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
@@ -78,8 +77,6 @@ __all__ = ["Catalog"]
 _log = logging.getLogger(__name__)
 
 _VIEW_PREFIX = "__tsfc_"
-# Column names travel in comma-separated source options (columns, tagColumns).
-_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 class Catalog:
@@ -408,7 +405,7 @@ class Catalog:
     def _location(self, statement: CreateTable) -> str:
         if statement.location is None:
             return self._registry.default_location(statement.table)
-        return _absolute_location(statement.location)
+        return ddl.absolute_location(statement.location)
 
     def _create(self, statement: CreateTable) -> DataFrame:
         existing = self._registry.get(statement.table)
@@ -442,44 +439,7 @@ class Catalog:
     def _create_empty(
         self, statement: CreateTable, location: str, options: dict[str, str]
     ) -> dict[str, str]:
-        assert statement.columns is not None
-        name = statement.table.qualified
-        for column in statement.columns:
-            if not _IDENTIFIER.fullmatch(column.name):
-                raise SqlError(
-                    f"CREATE TABLE {name}: column name {column.name!r} is not a plain identifier "
-                    "(letters, digits and underscores, not starting with a digit)"
-                )
-        types = {column.name: column.data_type for column in statement.columns}
-        time_type = types.get(TIME_COLUMN)
-        if time_type not in ("BIGINT", "TIMESTAMP"):
-            raise SqlError(
-                f"CREATE TABLE {name}: a tsfile table needs a time column, declared as "
-                f"'time BIGINT' or 'time TIMESTAMP'"
-                + (f" (it is declared {time_type})" if time_type else "")
-            )
-        tags = _tag_columns(options, name)
-        for tag in tags:
-            if tag not in types:
-                raise OptionError(
-                    f"CREATE TABLE {name}: option 'tagColumns' names {tag!r}, which is not a "
-                    f"column (columns: {', '.join(types)})"
-                )
-            if tag == TIME_COLUMN or types[tag] != "STRING":
-                raise OptionError(
-                    f"CREATE TABLE {name}: TAG column {tag!r} is {types[tag]}; TAG columns must "
-                    "be STRING"
-                )
-        columns = [Column(tag, tsfile_type_of_sql("STRING"), Category.TAG) for tag in tags]
-        columns.extend(
-            Column(c.name, tsfile_type_of_sql(c.data_type), Category.FIELD)
-            for c in statement.columns
-            if c.name != TIME_COLUMN and c.name not in tags
-        )
-        schema = TableSchema.of(statement.table.name, columns)
-        if "timestampAs" not in options and "TIMESTAMP" in types.values():
-            options["timestampAs"] = "timestamp"
-        options["tagColumns"] = ",".join(tags)
+        schema = ddl.new_table_schema(statement, options)
         table_options.check_encoding(options, schema)
         create_table(
             location,
@@ -506,26 +466,7 @@ class Catalog:
             )
         check_empty(FileIO(location, storage), location)
         source = self._query(statement.query)
-        by_lower = {f.name.lower(): f for f in source.schema.fields}
-        time_field = by_lower.get(TIME_COLUMN)
-        if time_field is None:
-            raise SqlError(
-                f"CREATE TABLE {name} AS SELECT: the query has no 'time' column (alias the "
-                f"timestamp column AS time); it returns {', '.join(source.columns)}"
-            )
-        tags = _tag_columns(options, name)
-        for tag in tags:
-            if tag not in by_lower:
-                raise OptionError(
-                    f"CREATE TABLE {name} AS SELECT: option 'tagColumns' names {tag!r}, which "
-                    f"the query does not return (it returns {', '.join(source.columns)})"
-                )
-        if "timestampAs" not in options and any(
-            isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType))
-            for f in source.schema.fields
-        ):
-            options["timestampAs"] = "timestamp"
-        options["tagColumns"] = ",".join(tags)
+        ddl.as_select_options(name, options, source.schema)
         entry = TableEntry("", statement.table.name, location, options)
         write = self._source_options(
             entry, table_options.write_options(entry, statement.table.name)
@@ -683,32 +624,6 @@ def _table_name(name: str) -> TableName:
     if len(parts) == 2:
         return TableName(parts[1], parts[0])
     raise SqlError(f"invalid table name {name!r}: use name or database.name")
-
-
-def _absolute_location(location: str) -> str:
-    if "://" in location or location.startswith("/"):
-        return FileIO(location).normalize(location)
-    raise SqlError(
-        f"LOCATION {location!r} is relative; give an absolute path or a URL with a scheme "
-        "(relative locations would depend on the working directory of each process)"
-    )
-
-
-def _tag_columns(options: Mapping[str, str], table: str) -> list[str]:
-    raw = options.get("tagColumns")
-    if raw is None or not raw.strip():
-        raise OptionError(
-            f"CREATE TABLE {table}: option 'tagColumns' is required: the comma-separated TAG "
-            "columns that identify a device, in order, e.g. OPTIONS (tagColumns 'city,device')"
-        )
-    tags = [tag.strip().lower() for tag in raw.split(",")]
-    if any(not tag for tag in tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' = {raw!r} has an empty name")
-    if len(set(tags)) != len(tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' names a column twice")
-    if TIME_COLUMN in tags:
-        raise OptionError(f"CREATE TABLE {table}: 'time' cannot be a TAG column")
-    return tags
 
 
 def _projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str] | None:
