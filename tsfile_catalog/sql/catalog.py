@@ -18,12 +18,10 @@ import itertools
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
@@ -41,12 +39,16 @@ from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
-from tsfile_catalog.metadata.spark_types import spark_type_of
 from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import ddl, table_options
-from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
+from tsfile_catalog.sql import ddl, dml, table_options
+from tsfile_catalog.sql.analysis import (
+    TableRef,
+    as_metadata_count,
+    projection,
+    rewrite_table_refs,
+    table_refs,
+)
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
@@ -313,7 +315,7 @@ class Catalog:
             travel = VersionAsOf(table.version)
         else:
             table = self._open(entry, travel)
-        columns = _projection(table.schema, ref.columns)
+        columns = projection(table.schema, ref.columns)
         plan = self._plan(entry, table, ref.where)
         where = ref.where if plan is not None else None
         return self._scan(entry, columns=columns, where=where, time_travel=travel)
@@ -378,7 +380,7 @@ class Catalog:
             rows.extend(
                 inspect.explain_rows(
                     ref.index, entry.display_name, ref.alias, table, plan,
-                    _projection(table.schema, ref.columns), pushed,
+                    projection(table.schema, ref.columns), pushed,
                 )
             )
         return self._result(Result(inspect.EXPLAIN_SCHEMA, rows))
@@ -552,42 +554,7 @@ class Catalog:
         source = self._source(statement)
         table = self._open(entry)
         schema = table.schema
-        targets = statement.columns if statement.columns is not None else schema.names
-        name = entry.display_name
-        unknown = [c for c in targets if c not in schema.names]
-        if unknown:
-            raise SqlError(
-                f"INSERT INTO {name}: no column {', '.join(map(repr, unknown))} (columns: "
-                f"{', '.join(schema.names)})"
-            )
-        if len(set(targets)) != len(targets):
-            raise SqlError(f"INSERT INTO {name}: the column list names a column twice")
-        missing = [c for c in (TIME_COLUMN, *schema.tag_names) if c not in targets]
-        if missing:
-            raise SqlError(
-                f"INSERT INTO {name}: the time and TAG columns need values; missing "
-                f"{', '.join(missing)}"
-            )
-        if len(source.columns) != len(targets):
-            raise SqlError(
-                f"INSERT INTO {name}: the query returns {len(source.columns)} columns but "
-                f"{len(targets)} are inserted ({', '.join(targets)})"
-            )
-        by_target = dict(zip(targets, source.schema.fields, strict=True))
-        columns = []
-        for column in schema.names:
-            field = by_target.get(column)
-            if field is None:
-                wanted = "timestamp" if _is_timestamp_field(column, schema) else (
-                    spark_type_of(column, schema, timestamp_as=table_options.timestamp_as(entry))
-                )
-                columns.append(F.lit(None).cast(wanted).alias(column))
-            else:
-                source_column = source[quote_identifier(field.name)]
-                columns.append(
-                    _coerce(source_column, field.dataType, column, schema, entry).alias(column)
-                )
-        rows = source.select(*columns)
+        rows = dml.insert_rows(statement, source, schema, entry)
         write = self._source_options(entry, table_options.write_options(entry, schema.table))
         mode = "overwrite" if statement.overwrite else "append"
         rows.write.format("tsfile").options(**write).mode(mode).save()
@@ -624,50 +591,3 @@ def _table_name(name: str) -> TableName:
     if len(parts) == 2:
         return TableName(parts[1], parts[0])
     raise SqlError(f"invalid table name {name!r}: use name or database.name")
-
-
-def _projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str] | None:
-    """The scan's ``columns`` option: the schema's columns the query may read, in schema
-    order; None for all. A query reading none (``count(*)``) still scans ``time``."""
-    if columns is None:
-        return None
-    kept = [name for name in schema.names if name in columns]
-    return kept or [TIME_COLUMN]
-
-
-def _is_timestamp_field(name: str, schema: TableSchema) -> bool:
-    column = schema.column(name) if name != TIME_COLUMN else None
-    return column is not None and column.type is DataType.TIMESTAMP
-
-
-_RAW_TO_TIMESTAMP: Mapping[str, Callable[[SparkColumn], SparkColumn]] = {
-    "ms": F.timestamp_millis,
-    "us": F.timestamp_micros,
-    "ns": lambda c: F.timestamp_micros(F.floor(c / 1000)),
-}
-
-
-def _coerce(
-    column: SparkColumn,
-    source: T.DataType,
-    name: str,
-    schema: TableSchema,
-    entry: TableEntry,
-) -> SparkColumn:
-    """``column`` as the table's column ``name`` is written.
-
-    Numbers become TIMESTAMP values as raw time in the table's precision (not seconds, as a
-    Spark cast would); the time column of a ``long`` table keeps timestamps as they are (the
-    writer converts them with the precision).
-    """
-    numeric = isinstance(source, T.NumericType)
-    temporal = isinstance(source, (T.TimestampType, T.TimestampNTZType, T.DateType))
-    is_timestamp_field = _is_timestamp_field(name, schema)
-    wanted = spark_type_of(name, schema, timestamp_as=table_options.timestamp_as(entry))
-    if name == TIME_COLUMN or is_timestamp_field:
-        if wanted == "timestamp" or is_timestamp_field:
-            if numeric:
-                return _RAW_TO_TIMESTAMP[table_options.precision(entry)](column.cast("bigint"))
-            return column.cast("timestamp")
-        return column.cast("timestamp") if temporal else column.cast("bigint")
-    return column.cast(wanted)
