@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 
 from tsfile_catalog import Catalog, open_table
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.sql.commands import check_table_options
+from tsfile_catalog.sql.table_options import check_table_options
 
 spark_test = pytest.mark.spark
 COLUMNS = "(time BIGINT, d STRING, v DOUBLE)"

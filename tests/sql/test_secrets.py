@@ -17,10 +17,11 @@ from pyspark.sql import SparkSession
 from tsfile_catalog import Catalog
 from tsfile_catalog.datasource.options import REDACTED, is_credential_option
 from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.inspect import describe, describe_detail
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.sql import TableName
-from tsfile_catalog.sql.commands import check_table_options, describe, describe_detail
 from tsfile_catalog.sql.registry import Registry, TableEntry
+from tsfile_catalog.sql.table_options import check_table_options
 from tsfile_catalog.table import create_table, open_table
 
 SECRET = "S3CR3T-do-not-print"
@@ -79,11 +80,11 @@ def test_describe_redacts_credentials_an_older_entry_holds(tmp_path: Path) -> No
         "fs.key": SECRET,
         "fs.client_kwargs": json.dumps({"aws_secret_access_key": SECRET}),
     })
-    extended = describe(entry, table, extended=True).rows
+    extended = describe(table, extended=True, name=entry.name, options=entry.options).rows
     assert SECRET not in repr(extended)
     options = {r[0]: r[1] for r in extended}["Options"]
     assert f"fs.key={REDACTED}" in options and "fs.endpoint_url=http://h" in options
-    detail = describe_detail(entry, table).rows[0]
+    detail = describe_detail(table, name=entry.name, options=entry.options).rows[0]
     assert SECRET not in repr(detail)
     assert detail[-1] == {
         "tagColumns": "c", "fs.endpoint_url": "http://h", "fs.key": REDACTED,

@@ -1,4 +1,4 @@
-"""sqlglot's Spark dialect with Spark's own rules for string literals.
+"""sqlglot's Spark dialect with Spark's own rules for string literals, and quoting by them.
 
 Everything tsfile-catalog parses as Spark SQL (``catalog.sql`` statements, the ``where``
 option) is read with this dialect, and every query the catalog rewrites is generated from the
@@ -22,7 +22,17 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import TokenType
 
-__all__ = ["SparkDialect", "SparkLiteralParser"]
+__all__ = ["SparkDialect", "SparkLiteralParser", "quote_identifier", "quote_string"]
+
+def quote_identifier(name: str) -> str:
+    """Quote ``name`` as a Spark identifier: backticks, embedded backticks doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def quote_string(value: str) -> str:
+    """Quote ``value`` as a Spark string literal (backslash escapes, as Spark reads them)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
 
 # Tokens Spark's grammar accepts in a run of adjacent string literals.
 _STRING_TOKENS = frozenset({TokenType.STRING, TokenType.RAW_STRING})

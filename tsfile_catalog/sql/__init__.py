@@ -11,6 +11,7 @@ from tsfile_catalog.sql.analysis import (
     table_refs,
 )
 from tsfile_catalog.sql.dialect import TsFileSpark
+from tsfile_catalog.sql.parse import parse_statement, time_travel_from_sqlglot
 from tsfile_catalog.sql.statements import (
     PROVIDER,
     AlterTableSetProperties,
@@ -33,10 +34,8 @@ from tsfile_catalog.sql.statements import (
     TimeTravel,
     Vacuum,
     VersionAsOf,
-    parse_statement,
     quote_identifier,
     quote_string,
-    time_travel_from_sqlglot,
 )
 
 __all__ = [

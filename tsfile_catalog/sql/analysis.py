@@ -28,10 +28,12 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 from tsfile_catalog.exceptions import PredicateError, SqlError
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql.dialect import TsFileSpark
-from tsfile_catalog.sql.statements import TableName, TimeTravel, time_travel_from_sqlglot
+from tsfile_catalog.sql.parse import time_travel_from_sqlglot
+from tsfile_catalog.sql.statements import TableName, TimeTravel
 
-__all__ = ["TableRef", "table_refs", "rewrite_table_refs", "as_metadata_count"]
+__all__ = ["TableRef", "table_refs", "rewrite_table_refs", "as_metadata_count", "projection"]
 
 _DIALECT = TsFileSpark()
 
@@ -199,6 +201,15 @@ class _Found:
             and self.alias is None
             and (qualifier[0], qualifier[1]) == (self.table.database, self.table.name)
         )
+
+
+def projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str] | None:
+    """The scan's ``columns`` option: the schema's columns the query may read, in schema
+    order; None for all. A query reading none (``count(*)``) still scans ``time``."""
+    if columns is None:
+        return None
+    kept = [name for name in schema.names if name in columns]
+    return kept or [TIME_COLUMN]
 
 
 def _as_query(query: exp.Expr) -> exp.Query:

@@ -17,17 +17,15 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from sqlglot import exp
 
+from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.exceptions import (
     OptionError,
@@ -37,14 +35,21 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
     TsFileCatalogError,
 )
+from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands
-from tsfile_catalog.sql.analysis import TableRef, as_metadata_count, rewrite_table_refs, table_refs
-from tsfile_catalog.sql.commands import Result
+from tsfile_catalog.sql import ddl, dml, table_options
+from tsfile_catalog.sql.analysis import (
+    TableRef,
+    as_metadata_count,
+    projection,
+    rewrite_table_refs,
+    table_refs,
+)
+from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     AlterTableSetProperties,
@@ -65,7 +70,6 @@ from tsfile_catalog.sql.statements import (
     TimeTravel,
     Vacuum,
     VersionAsOf,
-    parse_statement,
     quote_identifier,
 )
 from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
@@ -75,8 +79,6 @@ __all__ = ["Catalog"]
 _log = logging.getLogger(__name__)
 
 _VIEW_PREFIX = "__tsfc_"
-# Column names travel in comma-separated source options (columns, tagColumns).
-_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 class Catalog:
@@ -187,18 +189,28 @@ class Catalog:
                 if self._spark_owns(name):
                     return self._spark.sql(statement.to_sql())
                 entry = self._registry.require(name)
-                return self._result(commands.describe(entry, self._open(entry), extended=extended))
+                return self._result(inspect.describe(
+                    self._open(entry), extended=extended, name=entry.display_name,
+                    timestamp_as=table_options.timestamp_as(entry), options=entry.options,
+                ))
             case DescribeHistory(table=name):
                 entry = self._registry.require(name)
-                return self._result(commands.describe_history(self._open(entry).history()))
+                return self._result(inspect.describe_history(self._open(entry)))
             case DescribeDetail(table=name):
                 entry = self._registry.require(name)
-                return self._result(commands.describe_detail(entry, self._open(entry)))
+                return self._result(inspect.describe_detail(
+                    self._open(entry), name=entry.display_name,
+                    timestamp_as=table_options.timestamp_as(entry), options=entry.options,
+                ))
             case ShowTables(database=database):
-                return self._result(commands.show_tables(self._registry.entries(database)))
+                entries = self._registry.entries(database)
+                tables = [(e.database, e.name, e.location) for e in entries]
+                return self._result(
+                    Result("namespace string, tableName string, location string", tables)
+                )
             case ShowParts(table=name, time_travel=travel):
                 entry = self._registry.require(name)
-                return self._result(commands.show_parts(self._open(entry, travel)))
+                return self._result(inspect.show_parts(self._open(entry, travel)))
             case ExplainParts(query=query):
                 return self._explain_parts(query)
             case AlterTableSetProperties():
@@ -233,7 +245,7 @@ class Catalog:
         """The catalog's storage options, with the table's own ``fs.*`` settings on top: a
         table stores no credentials, so those given to the catalog must still reach it when
         it keeps, say, its own endpoint."""
-        return {**self._storage_options, **commands.storage_options(entry)}
+        return {**self._storage_options, **table_options.storage_options(entry)}
 
     def _source_options(self, entry: TableEntry, options: Mapping[str, str]) -> dict[str, str]:
         # The storage options travel to Spark's Python workers inside the source options
@@ -268,7 +280,7 @@ class Catalog:
         where: str | None = None,
         time_travel: TimeTravel | None = None,
     ) -> DataFrame:
-        options = self._source_options(entry, commands.read_options(entry))
+        options = self._source_options(entry, table_options.read_options(entry))
         if columns is not None:
             options["columns"] = ",".join(columns)
         if where is not None:
@@ -283,7 +295,7 @@ class Catalog:
         """The plan for ``where``, or None when the table layer cannot bind it (the query's
         own WHERE still filters; only the pushdown is lost)."""
         try:
-            return table.plan(where, unit=commands.precision(entry))
+            return table.plan(where, unit=table_options.precision(entry))
         except PredicateError as e:
             _log.debug("not pushing %r into %s: %s", where, entry.display_name, e)
             return None
@@ -303,7 +315,7 @@ class Catalog:
             travel = VersionAsOf(table.version)
         else:
             table = self._open(entry, travel)
-        columns = _projection(table.schema, ref.columns)
+        columns = projection(table.schema, ref.columns)
         plan = self._plan(entry, table, ref.where)
         where = ref.where if plan is not None else None
         return self._scan(entry, columns=columns, where=where, time_travel=travel)
@@ -347,7 +359,7 @@ class Catalog:
         if entry is None:
             return None
         plan = self._plan(entry, self._open(entry, ref.time_travel), where)
-        rows = commands.metadata_count(plan) if plan is not None else None
+        rows = metadata_count(plan) if plan is not None else None
         if rows is None:
             return None
         projection = query.expressions[0]
@@ -366,12 +378,12 @@ class Catalog:
             if plan is None:
                 plan = table.plan(None)
             rows.extend(
-                commands.explain_rows(
+                inspect.explain_rows(
                     ref.index, entry.display_name, ref.alias, table, plan,
-                    _projection(table.schema, ref.columns), pushed,
+                    projection(table.schema, ref.columns), pushed,
                 )
             )
-        return self._result(Result(commands.EXPLAIN_SCHEMA, rows))
+        return self._result(Result(inspect.EXPLAIN_SCHEMA, rows))
 
     # -- views --------------------------------------------------------------------------------
 
@@ -395,7 +407,7 @@ class Catalog:
     def _location(self, statement: CreateTable) -> str:
         if statement.location is None:
             return self._registry.default_location(statement.table)
-        return _absolute_location(statement.location)
+        return ddl.absolute_location(statement.location)
 
     def _create(self, statement: CreateTable) -> DataFrame:
         existing = self._registry.get(statement.table)
@@ -403,7 +415,7 @@ class Catalog:
             if statement.if_not_exists:
                 return self._result(Result("location string", [(existing.location,)]))
             raise TableExistsError(f"table {existing.display_name!r} already exists")
-        options = commands.check_table_options(statement.options)
+        options = table_options.check_table_options(statement.options)
         location = self._location(statement)
         # Every form, registering an existing table too: a table inside another (or in the
         # registry, or holding the warehouse) would share files with a second owner.
@@ -429,45 +441,8 @@ class Catalog:
     def _create_empty(
         self, statement: CreateTable, location: str, options: dict[str, str]
     ) -> dict[str, str]:
-        assert statement.columns is not None
-        name = statement.table.qualified
-        for column in statement.columns:
-            if not _IDENTIFIER.fullmatch(column.name):
-                raise SqlError(
-                    f"CREATE TABLE {name}: column name {column.name!r} is not a plain identifier "
-                    "(letters, digits and underscores, not starting with a digit)"
-                )
-        types = {column.name: column.data_type for column in statement.columns}
-        time_type = types.get(TIME_COLUMN)
-        if time_type not in ("BIGINT", "TIMESTAMP"):
-            raise SqlError(
-                f"CREATE TABLE {name}: a tsfile table needs a time column, declared as "
-                f"'time BIGINT' or 'time TIMESTAMP'"
-                + (f" (it is declared {time_type})" if time_type else "")
-            )
-        tags = _tag_columns(options, name)
-        for tag in tags:
-            if tag not in types:
-                raise OptionError(
-                    f"CREATE TABLE {name}: option 'tagColumns' names {tag!r}, which is not a "
-                    f"column (columns: {', '.join(types)})"
-                )
-            if tag == TIME_COLUMN or types[tag] != "STRING":
-                raise OptionError(
-                    f"CREATE TABLE {name}: TAG column {tag!r} is {types[tag]}; TAG columns must "
-                    "be STRING"
-                )
-        columns = [Column(tag, commands.tsfile_type_of_sql("STRING"), Category.TAG) for tag in tags]
-        columns.extend(
-            Column(c.name, commands.tsfile_type_of_sql(c.data_type), Category.FIELD)
-            for c in statement.columns
-            if c.name != TIME_COLUMN and c.name not in tags
-        )
-        schema = TableSchema.of(statement.table.name, columns)
-        if "timestampAs" not in options and "TIMESTAMP" in types.values():
-            options["timestampAs"] = "timestamp"
-        options["tagColumns"] = ",".join(tags)
-        commands.check_encoding(options, schema)
+        schema = ddl.new_table_schema(statement, options)
+        table_options.check_encoding(options, schema)
         create_table(
             location,
             schema,
@@ -493,29 +468,10 @@ class Catalog:
             )
         check_empty(FileIO(location, storage), location)
         source = self._query(statement.query)
-        by_lower = {f.name.lower(): f for f in source.schema.fields}
-        time_field = by_lower.get(TIME_COLUMN)
-        if time_field is None:
-            raise SqlError(
-                f"CREATE TABLE {name} AS SELECT: the query has no 'time' column (alias the "
-                f"timestamp column AS time); it returns {', '.join(source.columns)}"
-            )
-        tags = _tag_columns(options, name)
-        for tag in tags:
-            if tag not in by_lower:
-                raise OptionError(
-                    f"CREATE TABLE {name} AS SELECT: option 'tagColumns' names {tag!r}, which "
-                    f"the query does not return (it returns {', '.join(source.columns)})"
-                )
-        if "timestampAs" not in options and any(
-            isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType))
-            for f in source.schema.fields
-        ):
-            options["timestampAs"] = "timestamp"
-        options["tagColumns"] = ",".join(tags)
+        ddl.as_select_options(name, options, source.schema)
         entry = TableEntry("", statement.table.name, location, options)
         write = self._source_options(
-            entry, commands.write_options(entry, statement.table.name)
+            entry, table_options.write_options(entry, statement.table.name)
         )
         source.write.format("tsfile").options(**write).mode("append").save()
         if statement.properties:
@@ -540,10 +496,10 @@ class Catalog:
             table = adopt_table(
                 location,
                 storage_options=storage,
-                check_schema=lambda schema: commands.check_encoding(options, schema),
+                check_schema=lambda schema: table_options.check_encoding(options, schema),
             )
         else:
-            commands.check_encoding(options, table.schema)
+            table_options.check_encoding(options, table.schema)
         if statement.properties:
             append_parts(
                 location, [], table.schema, properties=dict(statement.properties),
@@ -598,43 +554,8 @@ class Catalog:
         source = self._source(statement)
         table = self._open(entry)
         schema = table.schema
-        targets = statement.columns if statement.columns is not None else schema.names
-        name = entry.display_name
-        unknown = [c for c in targets if c not in schema.names]
-        if unknown:
-            raise SqlError(
-                f"INSERT INTO {name}: no column {', '.join(map(repr, unknown))} (columns: "
-                f"{', '.join(schema.names)})"
-            )
-        if len(set(targets)) != len(targets):
-            raise SqlError(f"INSERT INTO {name}: the column list names a column twice")
-        missing = [c for c in (TIME_COLUMN, *schema.tag_names) if c not in targets]
-        if missing:
-            raise SqlError(
-                f"INSERT INTO {name}: the time and TAG columns need values; missing "
-                f"{', '.join(missing)}"
-            )
-        if len(source.columns) != len(targets):
-            raise SqlError(
-                f"INSERT INTO {name}: the query returns {len(source.columns)} columns but "
-                f"{len(targets)} are inserted ({', '.join(targets)})"
-            )
-        by_target = dict(zip(targets, source.schema.fields, strict=True))
-        columns = []
-        for column in schema.names:
-            field = by_target.get(column)
-            if field is None:
-                wanted = "timestamp" if _is_timestamp_field(column, schema) else (
-                    commands.spark_type_of(column, schema, entry)
-                )
-                columns.append(F.lit(None).cast(wanted).alias(column))
-            else:
-                source_column = source[quote_identifier(field.name)]
-                columns.append(
-                    _coerce(source_column, field.dataType, column, schema, entry).alias(column)
-                )
-        rows = source.select(*columns)
-        write = self._source_options(entry, commands.write_options(entry, schema.table))
+        rows = dml.insert_rows(statement, source, schema, entry)
+        write = self._source_options(entry, table_options.write_options(entry, schema.table))
         mode = "overwrite" if statement.overwrite else "append"
         rows.write.format("tsfile").options(**write).mode(mode).save()
         latest = self._open(entry)
@@ -670,76 +591,3 @@ def _table_name(name: str) -> TableName:
     if len(parts) == 2:
         return TableName(parts[1], parts[0])
     raise SqlError(f"invalid table name {name!r}: use name or database.name")
-
-
-def _absolute_location(location: str) -> str:
-    if "://" in location or location.startswith("/"):
-        return FileIO(location).normalize(location)
-    raise SqlError(
-        f"LOCATION {location!r} is relative; give an absolute path or a URL with a scheme "
-        "(relative locations would depend on the working directory of each process)"
-    )
-
-
-def _tag_columns(options: Mapping[str, str], table: str) -> list[str]:
-    raw = options.get("tagColumns")
-    if raw is None or not raw.strip():
-        raise OptionError(
-            f"CREATE TABLE {table}: option 'tagColumns' is required: the comma-separated TAG "
-            "columns that identify a device, in order, e.g. OPTIONS (tagColumns 'city,device')"
-        )
-    tags = [tag.strip().lower() for tag in raw.split(",")]
-    if any(not tag for tag in tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' = {raw!r} has an empty name")
-    if len(set(tags)) != len(tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' names a column twice")
-    if TIME_COLUMN in tags:
-        raise OptionError(f"CREATE TABLE {table}: 'time' cannot be a TAG column")
-    return tags
-
-
-def _projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str] | None:
-    """The scan's ``columns`` option: the schema's columns the query may read, in schema
-    order; None for all. A query reading none (``count(*)``) still scans ``time``."""
-    if columns is None:
-        return None
-    kept = [name for name in schema.names if name in columns]
-    return kept or [TIME_COLUMN]
-
-
-def _is_timestamp_field(name: str, schema: TableSchema) -> bool:
-    column = schema.column(name) if name != TIME_COLUMN else None
-    return column is not None and column.type is DataType.TIMESTAMP
-
-
-_RAW_TO_TIMESTAMP: Mapping[str, Callable[[SparkColumn], SparkColumn]] = {
-    "ms": F.timestamp_millis,
-    "us": F.timestamp_micros,
-    "ns": lambda c: F.timestamp_micros(F.floor(c / 1000)),
-}
-
-
-def _coerce(
-    column: SparkColumn,
-    source: T.DataType,
-    name: str,
-    schema: TableSchema,
-    entry: TableEntry,
-) -> SparkColumn:
-    """``column`` as the table's column ``name`` is written.
-
-    Numbers become TIMESTAMP values as raw time in the table's precision (not seconds, as a
-    Spark cast would); the time column of a ``long`` table keeps timestamps as they are (the
-    writer converts them with the precision).
-    """
-    numeric = isinstance(source, T.NumericType)
-    temporal = isinstance(source, (T.TimestampType, T.TimestampNTZType, T.DateType))
-    is_timestamp_field = _is_timestamp_field(name, schema)
-    wanted = commands.spark_type_of(name, schema, entry)
-    if name == TIME_COLUMN or is_timestamp_field:
-        if wanted == "timestamp" or is_timestamp_field:
-            if numeric:
-                return _RAW_TO_TIMESTAMP[commands.precision(entry)](column.cast("bigint"))
-            return column.cast("timestamp")
-        return column.cast("timestamp") if temporal else column.cast("bigint")
-    return column.cast(wanted)

@@ -14,7 +14,6 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from tsfile_catalog.datasource.options import is_credential_option
@@ -27,6 +26,7 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
 from tsfile_catalog.metadata.ownership import is_within
 from tsfile_catalog.sql.statements import TableName
 
@@ -47,14 +47,6 @@ REGISTRY_FORMAT_VERSION = 1
 _SUFFIX = ".json"
 
 
-def _frozen(values: Mapping[str, str]) -> Mapping[str, str]:
-    return MappingProxyType(dict(values))
-
-
-def _empty() -> Mapping[str, str]:
-    return MappingProxyType({})
-
-
 @dataclass(frozen=True, slots=True)
 class TableEntry:
     """One registered table.
@@ -72,11 +64,11 @@ class TableEntry:
     database: str
     name: str
     location: str
-    options: Mapping[str, str] = field(default_factory=_empty)
+    options: Mapping[str, str] = field(default_factory=empty_mapping)
     created_ms: int = 0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "options", _frozen(self.options))
+        object.__setattr__(self, "options", frozen_mapping(self.options))
 
     @property
     def qualified(self) -> str:

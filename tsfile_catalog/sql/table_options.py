@@ -1,0 +1,124 @@
+"""Table options: what ``CREATE TABLE ... OPTIONS (...)`` may store with a catalog table, and
+which of the stored options reach its scans and its writes.
+
+Values are checked by the data source's own option parsers, so a table is never created
+holding options that every later scan or write would refuse. Nothing here imports pyspark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
+
+from tsfile_catalog.datasource.options import (
+    parse_read_options,
+    parse_write_options,
+    storage_options_from,
+)
+from tsfile_catalog.datasource.tsfile_format import validate_encoding
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.sql.registry import TableEntry, refuse_credential
+
+__all__ = [
+    "TABLE_OPTIONS",
+    "check_table_options",
+    "check_encoding",
+    "read_options",
+    "write_options",
+    "storage_options",
+    "timestamp_as",
+    "precision",
+]
+
+_READ_ONLY = ("timestampAs", "mergeSchema", "rowsPerPartition", "useMetadataCache")
+_WRITE_ONLY = ("tagColumns", "compression", "encoding", "maxRowsPerFile", "onDuplicate")
+_BOTH = ("timestampPrecision",)
+TABLE_OPTIONS: tuple[str, ...] = (*_READ_ONLY, *_WRITE_ONLY, *_BOTH)
+"""Options ``CREATE TABLE ... OPTIONS (...)`` accepts (case-insensitive), plus ``fs.*``."""
+
+_STORAGE_PREFIX = "fs."
+# Per-query read options and per-write layout the catalog itself decides.
+_PER_QUERY = ("path", "table", "columns", "where", "versionAsOf", "timestampAsOf", "timeColumn",
+              "fieldColumns", "model", "pushFilters", "pushdown", "nullTagPolicy")
+
+
+def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The options with canonical key spelling.
+
+    Raises:
+        OptionError: an unknown option, one the catalog sets per query, or an invalid value
+            (naming the option). Whether ``encoding`` suits each column's type needs the
+            schema: :func:`check_encoding` checks it.
+    """
+    canonical = {key.lower(): key for key in TABLE_OPTIONS}
+    managed = {key.lower() for key in _PER_QUERY}
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        lowered = key.lower()
+        if lowered.startswith(_STORAGE_PREFIX) and len(lowered) > len(_STORAGE_PREFIX):
+            refuse_credential(key, value)
+            out[_STORAGE_PREFIX + key[len(_STORAGE_PREFIX):]] = value
+        elif lowered in canonical:
+            out[canonical[lowered]] = value
+        elif lowered in managed:
+            raise OptionError(
+                f"table option {key!r} cannot be stored with a table: the catalog sets it for "
+                "each query or write (use WHERE, VERSION AS OF, a column list, ...)"
+            )
+        else:
+            raise OptionError(
+                f"unknown table option {key!r}; valid options are: {', '.join(TABLE_OPTIONS)} "
+                f"(and '{_STORAGE_PREFIX}<name>' for file-system settings)"
+            )
+    # Values are checked by the data source's own parsers, as every later scan and write will
+    # check them: a table must never be created holding options that fail all its queries.
+    # (The parsers want a path; the location is not known yet and not what is checked.)
+    parse_read_options({**_select(out, (*_READ_ONLY, *_BOTH)), "path": "-"})
+    parse_write_options({**_select(out, (*_WRITE_ONLY, *_BOTH)), "path": "-"})
+    return out
+
+
+def check_encoding(options: Mapping[str, str], schema: TableSchema) -> None:
+    """Refuse a stored ``encoding`` that a FIELD column of ``schema`` cannot use (exactly
+    the check every write of the table makes).
+
+    Raises:
+        OptionError: naming the option, the column and its type.
+    """
+    write = parse_write_options({**_select(options, (*_WRITE_ONLY, *_BOTH)), "path": "-"})
+    validate_encoding(schema, write.settings())
+
+
+def _select(options: Mapping[str, str], keys: Iterable[str]) -> dict[str, str]:
+    wanted = set(keys)
+    return {
+        k: v for k, v in options.items() if k in wanted or k.startswith(_STORAGE_PREFIX)
+    }
+
+
+def read_options(entry: TableEntry) -> dict[str, str]:
+    """The stored options a scan of ``entry`` passes to the data source."""
+    return _select(entry.options, (*_READ_ONLY, *_BOTH))
+
+
+def write_options(entry: TableEntry, tsfile_table: str) -> dict[str, str]:
+    """The options a write into ``entry`` (TsFile table ``tsfile_table``) passes to the data
+    source."""
+    out = _select(entry.options, (*_WRITE_ONLY, *_BOTH))
+    out["table"] = tsfile_table
+    return out
+
+
+def storage_options(entry: TableEntry) -> dict[str, Any]:
+    """``fs.*`` options as fsspec storage options, decoded exactly as the source does."""
+    return storage_options_from(entry.options)
+
+
+def timestamp_as(entry: TableEntry) -> str:
+    return entry.options.get("timestampAs", "long").strip().lower()
+
+
+def precision(entry: TableEntry) -> TimeUnit:
+    return cast(TimeUnit, entry.options.get("timestampPrecision", "ms").strip().lower())
