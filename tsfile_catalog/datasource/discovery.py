@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tsfile_catalog.datasource.options import ReadOptions
-from tsfile_catalog.datasource.tsfile_format import opened, part_from_reader, read_table_schema
 from tsfile_catalog.exceptions import OptionError, SchemaMismatchError, TableNotFoundError
+from tsfile_catalog.formats.tsfile import opened, part_from_reader, read_table_schema
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
 from tsfile_catalog.metadata.parts import PartFile

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from tsfile_catalog.datasource.tsfile_format import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.metadata.expressions import TimeUnit
 
 __all__ = [

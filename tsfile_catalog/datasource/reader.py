@@ -28,9 +28,9 @@ from tsfile_catalog.datasource.arrow_filter import apply_filter
 from tsfile_catalog.datasource.discovery import ResolvedScan
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.partitioning import FileSlice, plan_slices
-from tsfile_catalog.datasource.tsfile_format import opened, read_table_schema, scan_file
 from tsfile_catalog.datasource.types import arrow_schema, normalize, to_output
 from tsfile_catalog.exceptions import PredicateError
+from tsfile_catalog.formats.tsfile import opened, read_table_schema, scan_file
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown

@@ -24,12 +24,6 @@ from pyspark.sql.types import StructType
 from tsfile_catalog.datasource.discovery import STAGING_DIR, has_manifest, list_tsfiles
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
 from tsfile_catalog.datasource.options import WriteOptions
-from tsfile_catalog.datasource.tsfile_format import (
-    opened,
-    part_and_devices,
-    validate_encoding,
-    write_file,
-)
 from tsfile_catalog.datasource.types import raw_from_spark_column, tsfile_type_of
 from tsfile_catalog.exceptions import (
     DataError,
@@ -37,6 +31,12 @@ from tsfile_catalog.exceptions import (
     SchemaError,
     TableNotFoundError,
     UnsupportedTypeError,
+)
+from tsfile_catalog.formats.tsfile import (
+    opened,
+    part_and_devices,
+    validate_encoding,
+    write_file,
 )
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name

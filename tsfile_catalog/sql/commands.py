@@ -20,8 +20,8 @@ from tsfile_catalog.datasource.options import (
     redact_credentials,
     storage_options_from,
 )
-from tsfile_catalog.datasource.tsfile_format import validate_encoding
 from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.formats.tsfile import validate_encoding
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, TimeUnit
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
 from tsfile_catalog.metadata.parts import PartFile

@@ -8,7 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tsfile_catalog.datasource.tsfile_format import (
+from tsfile_catalog.exceptions import DataError, OptionError, TableNotFoundError
+from tsfile_catalog.formats.tsfile import (
     WriteSettings,
     opened,
     part_from_reader,
@@ -17,7 +18,6 @@ from tsfile_catalog.datasource.tsfile_format import (
     validate_encoding,
     write_file,
 )
-from tsfile_catalog.exceptions import DataError, OptionError, TableNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
