@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.exceptions import OptionError, SchemaMismatchError, TableNotFoundError
-from tsfile_catalog.formats.tsfile import opened, part_from_reader, read_table_schema
+from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
 from tsfile_catalog.metadata.parts import PartFile
@@ -161,9 +161,9 @@ def resolve_files(io: FileIO, options: ReadOptions) -> ResolvedScan:
     parts: list[PartFile] = []
     for relative, size in files:
         url = join_url(base, relative) if base else relative
-        with opened(io, url) as reader:
-            schema = read_table_schema(reader, url, options.table)
-            part = part_from_reader(reader, schema, relative, size)
+        schema, part = TSFILE.read_part(
+            io, url, path=relative, size_bytes=size, table=options.table
+        )
         schemas.append((url, schema))
         parts.append(part)
     return ResolvedScan(base, reconcile_schemas(schemas, options.merge_schema), tuple(parts))
