@@ -25,10 +25,10 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.arrow_filter import apply_filter
-from tsfile_catalog.datasource.discovery import ResolvedScan
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.partitioning import FileSlice, plan_slices
 from tsfile_catalog.datasource.types import arrow_schema, normalize, to_output
+from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.tsfile import TSFILE

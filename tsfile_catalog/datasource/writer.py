@@ -21,10 +21,10 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.discovery import STAGING_DIR, has_manifest, list_tsfiles
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.datasource.types import raw_from_spark_column, tsfile_type_of
+from tsfile_catalog.discovery import has_manifest, list_tsfiles
 from tsfile_catalog.exceptions import (
     DataError,
     OptionError,
@@ -39,7 +39,7 @@ from tsfile_catalog.formats.tsfile import (
     write_file,
 )
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
+from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 
