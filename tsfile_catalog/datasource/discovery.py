@@ -11,6 +11,7 @@ from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.discovery import ResolvedScan, has_manifest, resolve_files
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.table import open_table
 
 __all__ = ["resolve"]
 
@@ -18,8 +19,6 @@ __all__ = ["resolve"]
 def resolve(options: ReadOptions) -> ResolvedScan:
     io = FileIO(options.path, options.storage_options)
     if has_manifest(io, options.path):
-        from tsfile_catalog.table import open_table
-
         table = open_table(
             options.path,
             version=options.version_as_of,

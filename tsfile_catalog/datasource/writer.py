@@ -15,7 +15,6 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -42,9 +41,8 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
-
-if TYPE_CHECKING:
-    from tsfile_catalog.table import Table
+from tsfile_catalog.metadata.schema_merge import merge_schema
+from tsfile_catalog.table import Table, append_parts, open_table
 
 __all__ = ["WritePlan", "plan_write", "TsFileBatchWriter", "StagedPart", "TsFileCommitMessage"]
 
@@ -72,8 +70,6 @@ def _existing_table(options: WriteOptions) -> Table | None:
                     "tsfile_catalog.adopt_table(path) so its existing files stay visible"
                 )
         return None
-    from tsfile_catalog.table import open_table
-
     try:
         return open_table(options.path, storage_options=options.storage_options)
     except TableNotFoundError:
@@ -166,8 +162,6 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
     schema = TableSchema.of(table, columns)
     validate_encoding(schema, options.settings())
     if existing is not None:
-        from tsfile_catalog.metadata.schema_merge import merge_schema
-
         merge_schema(existing, schema, merge=options.merge_schema)
     return WritePlan(
         schema,
@@ -279,8 +273,6 @@ class TsFileBatchWriter(DataSourceArrowWriter):
     # -- driver side ----------------------------------------------------------------------
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        from tsfile_catalog.table import append_parts
-
         io = FileIO(self._options.path, self._options.storage_options)
         staged = [s for m in messages if isinstance(m, TsFileCommitMessage) for s in m.parts]
         published: list[str] = []
