@@ -25,9 +25,12 @@ __all__ = [
     "is_credential_option",
     "redact_credentials",
     "REDACTED",
+    "STORAGE_PREFIX",
 ]
 
-_STORAGE_PREFIX = "fs."
+STORAGE_PREFIX = "fs."
+"""The prefix of options that are fsspec storage settings (``fs.endpoint_url``): the one
+spelling the data source, the SQL catalog and its registry share."""
 
 _READ_KEYS = (
     "path", "model", "table", "timestampAs", "timestampPrecision", "mergeSchema", "columns",
@@ -45,13 +48,13 @@ def _normalize(options: Mapping[str, str], valid: tuple[str, ...], what: str) ->
     out: dict[str, str] = {}
     for key, value in options.items():
         lowered = key.lower()
-        if lowered.startswith(_STORAGE_PREFIX):
+        if lowered.startswith(STORAGE_PREFIX):
             out[lowered] = value
             continue
         if lowered not in canonical:
             raise OptionError(
                 f"unknown {what} option '{key}'; valid options are: {', '.join(valid)} "
-                f"(and '{_STORAGE_PREFIX}<name>' for file-system settings)"
+                f"(and '{STORAGE_PREFIX}<name>' for file-system settings)"
             )
         out[canonical[lowered]] = value
     model = out.get("model", "table")
@@ -105,11 +108,11 @@ def storage_options_from(opts: Mapping[str, str]) -> dict[str, Any]:
     """``fs.<name>`` options as fsspec storage options (JSON values decoded)."""
     out: dict[str, Any] = {}
     for key, value in opts.items():
-        if key.startswith(_STORAGE_PREFIX):
+        if key.startswith(STORAGE_PREFIX):
             try:
-                out[key[len(_STORAGE_PREFIX):]] = json.loads(value)
+                out[key[len(STORAGE_PREFIX):]] = json.loads(value)
             except (json.JSONDecodeError, TypeError):
-                out[key[len(_STORAGE_PREFIX):]] = value
+                out[key[len(STORAGE_PREFIX):]] = value
     return out
 
 
@@ -150,8 +153,8 @@ def is_credential_option(name: str, value: str | None = None) -> bool:
     a URL with a user name (``https://user:pass@host``), or a JSON object with a
     credential-like key at any depth (``fs.client_kwargs '{"aws_secret_access_key": ...}'``).
     """
-    if name.lower().startswith(_STORAGE_PREFIX):
-        name = name[len(_STORAGE_PREFIX):]
+    if name.lower().startswith(STORAGE_PREFIX):
+        name = name[len(STORAGE_PREFIX):]
     if _CREDENTIAL_WORDS.search(name):
         return True
     if value is None:
@@ -170,7 +173,7 @@ def redact_credentials(opts: Mapping[str, str]) -> dict[str, str]:
     :data:`REDACTED`, for display."""
     return {
         key: REDACTED
-        if key.lower().startswith(_STORAGE_PREFIX) and is_credential_option(key, value)
+        if key.lower().startswith(STORAGE_PREFIX) and is_credential_option(key, value)
         else value
         for key, value in opts.items()
     }
