@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.schema import TIME_COLUMN
 
 __all__ = [
     "ReadOptions",
@@ -26,6 +27,7 @@ __all__ = [
     "redact_credentials",
     "REDACTED",
     "STORAGE_PREFIX",
+    "check_tag_columns",
 ]
 
 STORAGE_PREFIX = "fs."
@@ -101,6 +103,38 @@ def _names(opts: Mapping[str, str], key: str) -> tuple[str, ...] | None:
     names = tuple(n.strip() for n in str(opts[key]).split(","))
     if any(not n for n in names):
         raise OptionError(f"option '{key}' = {opts[key]!r} has an empty column name")
+    return names
+
+
+def check_tag_columns(
+    tags: Sequence[str] | None, *, time_column: str = TIME_COLUMN, where: str = ""
+) -> tuple[str, ...]:
+    """The TAG columns a new table is created with (blanks stripped): the one ``tagColumns``
+    rule of the data source's writer and ``CREATE TABLE``.
+
+    ``where`` prefixes every message with the caller's context (``"CREATE TABLE t: "``).
+
+    Raises:
+        OptionError: no TAG column, an empty name, a name given twice (TsFile names are
+            case-insensitive) or the time column named as a TAG.
+    """
+    if not tags:
+        raise OptionError(
+            f"{where}option 'tagColumns' is required to create a table: the comma-separated "
+            "TAG columns that identify a device, in order, e.g. tagColumns 'city,device'"
+        )
+    names = tuple(tag.strip() for tag in tags)
+    if any(not name for name in names):
+        raise OptionError(
+            f"{where}option 'tagColumns' = {','.join(tags)!r} has an empty column name"
+        )
+    lowered = {name.lower() for name in names}
+    if len(lowered) != len(names):
+        raise OptionError(f"{where}option 'tagColumns' names a column twice")
+    if time_column.strip().lower() in lowered:
+        raise OptionError(
+            f"{where}'{time_column}' cannot be a TAG column: it is the time column"
+        )
     return names
 
 

@@ -21,7 +21,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
-from tsfile_catalog.datasource.options import WriteOptions
+from tsfile_catalog.datasource.options import WriteOptions, check_tag_columns
 from tsfile_catalog.datasource.types import raw_from_spark_column, tsfile_type_of
 from tsfile_catalog.discovery import has_manifest, list_tsfiles
 from tsfile_catalog.exceptions import (
@@ -113,12 +113,10 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
         raise OptionError(
             f"option 'table' = {table!r} but the table at {options.path} is '{existing.table}'"
         )
-    tags = options.tag_columns or (existing.tag_names if existing else None)
-    if not tags:
-        raise OptionError(
-            "option 'tagColumns' is required to create a table: the comma-separated TAG columns "
-            "that identify a device, in order"
-        )
+    tags = check_tag_columns(
+        options.tag_columns or (existing.tag_names if existing else None),
+        time_column=options.time_column,
+    )
 
     time_source = source(options.time_column, "timeColumn")
     time_field = fields_by_name[time_source]
@@ -129,8 +127,6 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
         )
     tag_sources = [source(t, "tagColumns") for t in tags]
     taken = {time_source, *tag_sources}
-    if len(taken) != 1 + len(tag_sources):
-        raise OptionError("options 'timeColumn' and 'tagColumns' name the same column twice")
     if options.field_columns is not None:
         field_sources = [source(f, "fieldColumns") for f in options.field_columns]
         extra = [f.name for f in spark_schema.fields if f.name not in taken | set(field_sources)]

@@ -29,7 +29,7 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from tsfile_catalog.adopt import adopt_table
-from tsfile_catalog.datasource.options import STORAGE_PREFIX
+from tsfile_catalog.datasource.options import STORAGE_PREFIX, check_tag_columns
 from tsfile_catalog.exceptions import (
     OptionError,
     PredicateError,
@@ -684,19 +684,8 @@ def _absolute_location(location: str) -> str:
 
 def _tag_columns(options: Mapping[str, str], table: str) -> list[str]:
     raw = options.get("tagColumns")
-    if raw is None or not raw.strip():
-        raise OptionError(
-            f"CREATE TABLE {table}: option 'tagColumns' is required: the comma-separated TAG "
-            "columns that identify a device, in order, e.g. OPTIONS (tagColumns 'city,device')"
-        )
-    tags = [tag.strip().lower() for tag in raw.split(",")]
-    if any(not tag for tag in tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' = {raw!r} has an empty name")
-    if len(set(tags)) != len(tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' names a column twice")
-    if TIME_COLUMN in tags:
-        raise OptionError(f"CREATE TABLE {table}: 'time' cannot be a TAG column")
-    return tags
+    tags = None if raw is None or not raw.strip() else raw.split(",")
+    return [tag.lower() for tag in check_tag_columns(tags, where=f"CREATE TABLE {table}: ")]
 
 
 def _projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str] | None:
