@@ -11,8 +11,8 @@ import pytest
 
 from tests.datasource.helpers import age, weather_schema, write_rows
 from tsfile_catalog import adopt_table
-from tsfile_catalog.datasource.tsfile_format import opened, part_from_reader
 from tsfile_catalog.exceptions import LocationError
+from tsfile_catalog.formats.tsfile import opened, part_from_reader
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import PartFile

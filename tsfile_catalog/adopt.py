@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tsfile_catalog.datasource.discovery import has_manifest, resolve_files
-from tsfile_catalog.datasource.options import ReadOptions
+from tsfile_catalog.discovery import has_manifest, resolve_files
 from tsfile_catalog.exceptions import OptionError, TableExistsError, TableNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TableSchema
@@ -42,11 +41,7 @@ def adopt_table(
     if not io.isdir(path):
         raise OptionError(f"{path} is not a directory; only a directory can become a table")
     check_location(io, io.normalize(path))
-    options = ReadOptions(
-        path=path, table=table, merge_schema=merge_schema,
-        storage_options=dict(storage_options or {}),
-    )
-    scan = resolve_files(io, options)
+    scan = resolve_files(io, path, table=table, merge_schema=merge_schema)
     if check_schema is not None:
         check_schema(scan.schema)
     append_parts(

@@ -37,7 +37,7 @@ from tsfile_catalog.exceptions import (
     VersionNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.expressions import Expr, TimeUnit, to_raw_time
+from tsfile_catalog.metadata.expressions import Expr, TimeUnit, parse_iso_datetime, to_raw_time
 from tsfile_catalog.metadata.manifest import (
     FORMAT_VERSION,
     Action,
@@ -602,7 +602,7 @@ def _timestamp_ms(value: str | int) -> int:
         ms = int(text) if len(text) <= 20 else None
     else:
         try:
-            parsed = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            parsed = parse_iso_datetime(value)
         except ValueError as e:
             raise OptionError(
                 f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tsfile_catalog.datasource.tsfile_format import WriteSettings, write_file
+from tsfile_catalog.formats.tsfile import WriteSettings, write_file
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
 

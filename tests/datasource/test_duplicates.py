@@ -9,8 +9,8 @@ import pytest
 
 from tests.datasource.helpers import weather_schema, write_rows
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop
-from tsfile_catalog.datasource.tsfile_format import opened, part_and_devices
 from tsfile_catalog.exceptions import DataError
+from tsfile_catalog.formats.tsfile import opened, part_and_devices
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.parts import DeviceStats
 from tsfile_catalog.metadata.schema import DataType

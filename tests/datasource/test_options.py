@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tsfile_catalog.datasource.options import parse_read_options, parse_write_options
+from tsfile_catalog.datasource.options import (
+    check_tag_columns,
+    parse_read_options,
+    parse_write_options,
+)
 from tsfile_catalog.exceptions import OptionError
 
 
@@ -86,3 +90,16 @@ def test_storage_options_pass_through_with_json_values() -> None:
         {"path": "s3://b/t", "fs.endpoint_url": "http://127.0.0.1:9", "fs.anon": "true"}
     )
     assert opts.storage_options == {"endpoint_url": "http://127.0.0.1:9", "anon": True}
+
+
+def test_tag_columns_follow_one_rule_whoever_creates_the_table() -> None:
+    # The writer and CREATE TABLE share check_tag_columns; only the message prefix differs.
+    assert check_tag_columns([" city", "Device "], time_column="ts") == ("city", "Device")
+    with pytest.raises(OptionError, match="^option 'tagColumns' is required to create a table"):
+        check_tag_columns(None)
+    with pytest.raises(OptionError, match="^CREATE TABLE t: option 'tagColumns' = 'a,' has an"):
+        check_tag_columns(["a", ""], where="CREATE TABLE t: ")
+    with pytest.raises(OptionError, match="'tagColumns' names a column twice"):
+        check_tag_columns(["City", "city"])
+    with pytest.raises(OptionError, match="'TS' cannot be a TAG column: it is the time column"):
+        check_tag_columns(["city", "ts"], time_column="TS")

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 import tsfile_catalog
-from tsfile_catalog.datasource.discovery import STAGING_DIR
+from tsfile_catalog.metadata.ownership import STAGING_DIR
 
 pytestmark = pytest.mark.spark
 

@@ -12,7 +12,7 @@ import os
 import sys
 
 from tests.datasource.helpers import write_rows
-from tsfile_catalog.datasource.tsfile_format import opened, part_from_reader
+from tsfile_catalog.formats.tsfile import opened, part_from_reader
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.sql import TableName
 from tsfile_catalog.sql.registry import Registry

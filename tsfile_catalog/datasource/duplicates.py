@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tsfile_catalog.datasource.tsfile_format import duplicate_error, opened, scan_file
+from tsfile_catalog.formats.tsfile import duplicate_error, opened, scan_file
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.overlap import DeviceRange, overlapping_ranges

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from tsfile_catalog.datasource.tsfile_format import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.schema import TIME_COLUMN
 
 __all__ = [
     "ReadOptions",
@@ -25,9 +26,13 @@ __all__ = [
     "is_credential_option",
     "redact_credentials",
     "REDACTED",
+    "STORAGE_PREFIX",
+    "check_tag_columns",
 ]
 
-_STORAGE_PREFIX = "fs."
+STORAGE_PREFIX = "fs."
+"""The prefix of options that are fsspec storage settings (``fs.endpoint_url``): the one
+spelling the data source, the SQL catalog and its registry share."""
 
 _READ_KEYS = (
     "path", "model", "table", "timestampAs", "timestampPrecision", "mergeSchema", "columns",
@@ -45,13 +50,13 @@ def _normalize(options: Mapping[str, str], valid: tuple[str, ...], what: str) ->
     out: dict[str, str] = {}
     for key, value in options.items():
         lowered = key.lower()
-        if lowered.startswith(_STORAGE_PREFIX):
+        if lowered.startswith(STORAGE_PREFIX):
             out[lowered] = value
             continue
         if lowered not in canonical:
             raise OptionError(
                 f"unknown {what} option '{key}'; valid options are: {', '.join(valid)} "
-                f"(and '{_STORAGE_PREFIX}<name>' for file-system settings)"
+                f"(and '{STORAGE_PREFIX}<name>' for file-system settings)"
             )
         out[canonical[lowered]] = value
     model = out.get("model", "table")
@@ -101,15 +106,47 @@ def _names(opts: Mapping[str, str], key: str) -> tuple[str, ...] | None:
     return names
 
 
+def check_tag_columns(
+    tags: Sequence[str] | None, *, time_column: str = TIME_COLUMN, where: str = ""
+) -> tuple[str, ...]:
+    """The TAG columns a new table is created with (blanks stripped): the one ``tagColumns``
+    rule of the data source's writer and ``CREATE TABLE``.
+
+    ``where`` prefixes every message with the caller's context (``"CREATE TABLE t: "``).
+
+    Raises:
+        OptionError: no TAG column, an empty name, a name given twice (TsFile names are
+            case-insensitive) or the time column named as a TAG.
+    """
+    if not tags:
+        raise OptionError(
+            f"{where}option 'tagColumns' is required to create a table: the comma-separated "
+            "TAG columns that identify a device, in order, e.g. tagColumns 'city,device'"
+        )
+    names = tuple(tag.strip() for tag in tags)
+    if any(not name for name in names):
+        raise OptionError(
+            f"{where}option 'tagColumns' = {','.join(tags)!r} has an empty column name"
+        )
+    lowered = {name.lower() for name in names}
+    if len(lowered) != len(names):
+        raise OptionError(f"{where}option 'tagColumns' names a column twice")
+    if time_column.strip().lower() in lowered:
+        raise OptionError(
+            f"{where}'{time_column}' cannot be a TAG column: it is the time column"
+        )
+    return names
+
+
 def storage_options_from(opts: Mapping[str, str]) -> dict[str, Any]:
     """``fs.<name>`` options as fsspec storage options (JSON values decoded)."""
     out: dict[str, Any] = {}
     for key, value in opts.items():
-        if key.startswith(_STORAGE_PREFIX):
+        if key.startswith(STORAGE_PREFIX):
             try:
-                out[key[len(_STORAGE_PREFIX):]] = json.loads(value)
+                out[key[len(STORAGE_PREFIX):]] = json.loads(value)
             except (json.JSONDecodeError, TypeError):
-                out[key[len(_STORAGE_PREFIX):]] = value
+                out[key[len(STORAGE_PREFIX):]] = value
     return out
 
 
@@ -150,8 +187,8 @@ def is_credential_option(name: str, value: str | None = None) -> bool:
     a URL with a user name (``https://user:pass@host``), or a JSON object with a
     credential-like key at any depth (``fs.client_kwargs '{"aws_secret_access_key": ...}'``).
     """
-    if name.lower().startswith(_STORAGE_PREFIX):
-        name = name[len(_STORAGE_PREFIX):]
+    if name.lower().startswith(STORAGE_PREFIX):
+        name = name[len(STORAGE_PREFIX):]
     if _CREDENTIAL_WORDS.search(name):
         return True
     if value is None:
@@ -170,7 +207,7 @@ def redact_credentials(opts: Mapping[str, str]) -> dict[str, str]:
     :data:`REDACTED`, for display."""
     return {
         key: REDACTED
-        if key.lower().startswith(_STORAGE_PREFIX) and is_credential_option(key, value)
+        if key.lower().startswith(STORAGE_PREFIX) and is_credential_option(key, value)
         else value
         for key, value in opts.items()
     }

@@ -25,12 +25,13 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.arrow_filter import apply_filter
-from tsfile_catalog.datasource.discovery import ResolvedScan
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.partitioning import FileSlice, plan_slices
-from tsfile_catalog.datasource.tsfile_format import opened, read_table_schema, scan_file
 from tsfile_catalog.datasource.types import arrow_schema, normalize, to_output
+from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import PredicateError
+from tsfile_catalog.formats.base import ScanSlice
+from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
@@ -123,29 +124,24 @@ class TsFileScanReader(DataSourceReader):
         needed = [TIME_COLUMN] + [c for c in scan.schema.names[1:] if c in wanted]
         io = FileIO(scan.base or options.path, options.storage_options)
         for piece in partition.slices:
-            url = scan.url_of(piece.path)
-            with opened(io, url) as reader:
-                file_schema = read_table_schema(reader, url, scan.schema.table)
-                present = [c for c in needed[1:] if file_schema.column(c) is not None]
-                for raw in scan_file(
-                    reader,
-                    scan.schema.table,
-                    present,
-                    time_min=piece.time_min,
-                    time_max=piece.time_max,
-                    tag_values=pushdown.tag_dict(),
-                    device_group=piece.devices,
-                    tag_names=scan.schema.tag_names,
-                    batch_rows=_OUTPUT_ROWS,
-                ):
-                    table = apply_filter(normalize(raw, scan.schema, needed), pushdown.residual)
-                    if table.num_rows:
-                        yield to_output(
-                            table.select(list(self._columns)),
-                            scan.schema,
-                            self._out_schema,
-                            options.precision,
-                        )
+            query = ScanSlice(
+                columns=tuple(needed[1:]),
+                tag_names=scan.schema.tag_names,
+                time_min=piece.time_min,
+                time_max=piece.time_max,
+                tag_values=pushdown.tag_dict(),
+                devices=piece.devices,
+                batch_rows=_OUTPUT_ROWS,
+            )
+            for raw in TSFILE.scan(io, scan.url_of(piece.path), scan.schema.table, query):
+                table = apply_filter(normalize(raw, scan.schema, needed), pushdown.residual)
+                if table.num_rows:
+                    yield to_output(
+                        table.select(list(self._columns)),
+                        scan.schema,
+                        self._out_schema,
+                        options.precision,
+                    )
 
 
 _SPARK_OPS: dict[type, ex.CompareOp] = {

@@ -12,7 +12,7 @@ from functools import cached_property
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.discovery import ResolvedScan, resolve
+from tsfile_catalog.datasource.discovery import resolve
 from tsfile_catalog.datasource.options import (
     ReadOptions,
     parse_read_options,
@@ -21,6 +21,7 @@ from tsfile_catalog.datasource.options import (
 from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
 from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
+from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.predicate_sql import parse_predicate

@@ -15,22 +15,15 @@ import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.discovery import STAGING_DIR, has_manifest, list_tsfiles
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
-from tsfile_catalog.datasource.options import WriteOptions
-from tsfile_catalog.datasource.tsfile_format import (
-    opened,
-    part_and_devices,
-    validate_encoding,
-    write_file,
-)
+from tsfile_catalog.datasource.options import WriteOptions, check_tag_columns
 from tsfile_catalog.datasource.types import raw_from_spark_column, tsfile_type_of
+from tsfile_catalog.discovery import has_manifest, list_tsfiles
 from tsfile_catalog.exceptions import (
     DataError,
     OptionError,
@@ -38,13 +31,18 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
     UnsupportedTypeError,
 )
+from tsfile_catalog.formats.tsfile import (
+    opened,
+    part_and_devices,
+    validate_encoding,
+    write_file,
+)
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
+from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
-
-if TYPE_CHECKING:
-    from tsfile_catalog.table import Table
+from tsfile_catalog.metadata.schema_merge import merge_schema
+from tsfile_catalog.table import Table, append_parts, open_table
 
 __all__ = ["WritePlan", "plan_write", "TsFileBatchWriter", "StagedPart", "TsFileCommitMessage"]
 
@@ -72,8 +70,6 @@ def _existing_table(options: WriteOptions) -> Table | None:
                     "tsfile_catalog.adopt_table(path) so its existing files stay visible"
                 )
         return None
-    from tsfile_catalog.table import open_table
-
     try:
         return open_table(options.path, storage_options=options.storage_options)
     except TableNotFoundError:
@@ -117,12 +113,10 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
         raise OptionError(
             f"option 'table' = {table!r} but the table at {options.path} is '{existing.table}'"
         )
-    tags = options.tag_columns or (existing.tag_names if existing else None)
-    if not tags:
-        raise OptionError(
-            "option 'tagColumns' is required to create a table: the comma-separated TAG columns "
-            "that identify a device, in order"
-        )
+    tags = check_tag_columns(
+        options.tag_columns or (existing.tag_names if existing else None),
+        time_column=options.time_column,
+    )
 
     time_source = source(options.time_column, "timeColumn")
     time_field = fields_by_name[time_source]
@@ -133,8 +127,6 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
         )
     tag_sources = [source(t, "tagColumns") for t in tags]
     taken = {time_source, *tag_sources}
-    if len(taken) != 1 + len(tag_sources):
-        raise OptionError("options 'timeColumn' and 'tagColumns' name the same column twice")
     if options.field_columns is not None:
         field_sources = [source(f, "fieldColumns") for f in options.field_columns]
         extra = [f.name for f in spark_schema.fields if f.name not in taken | set(field_sources)]
@@ -166,8 +158,6 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
     schema = TableSchema.of(table, columns)
     validate_encoding(schema, options.settings())
     if existing is not None:
-        from tsfile_catalog.metadata.schema_merge import merge_schema
-
         merge_schema(existing, schema, merge=options.merge_schema)
     return WritePlan(
         schema,
@@ -279,8 +269,6 @@ class TsFileBatchWriter(DataSourceArrowWriter):
     # -- driver side ----------------------------------------------------------------------
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        from tsfile_catalog.table import append_parts
-
         io = FileIO(self._options.path, self._options.storage_options)
         staged = [s for m in messages if isinstance(m, TsFileCommitMessage) for s in m.parts]
         published: list[str] = []

@@ -34,6 +34,8 @@ __all__ = [
     "split_pushdown",
     "columns_of",
     "to_raw_time",
+    "parse_iso_datetime",
+    "parse_iso_date",
 ]
 
 Scalar: TypeAlias = bool | int | float | str | bytes | dt.date
@@ -128,6 +130,26 @@ def columns_of(expr: Expr | None) -> set[str]:
 _UNIT_PER_SECOND: dict[TimeUnit, int] = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
+def parse_iso_datetime(text: str) -> dt.datetime:
+    """An ISO-8601 timestamp, surrounding blanks ignored and a trailing ``Z`` read as UTC
+    (``datetime.fromisoformat`` reads ``Z`` only from Python 3.11 on). The one parser for
+    predicates, SQL literals and ``timestampAsOf``, so they all accept the same text.
+
+    Raises:
+        ValueError: ``text`` is not ISO-8601; each caller words its own error.
+    """
+    return dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+
+
+def parse_iso_date(text: str) -> dt.date:
+    """An ISO-8601 date (``YYYY-MM-DD``), surrounding blanks ignored.
+
+    Raises:
+        ValueError: ``text`` is not an ISO-8601 date.
+    """
+    return dt.date.fromisoformat(text.strip())
+
+
 def to_raw_time(value: dt.datetime, unit: TimeUnit) -> int:
     """A datetime (naive = UTC) as a raw TsFile long in ``unit`` since the epoch."""
     if value.tzinfo is None:
@@ -143,7 +165,7 @@ def to_raw_time(value: dt.datetime, unit: TimeUnit) -> int:
 
 def _parse_datetime(text: str, column: str) -> dt.datetime:
     try:
-        return dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        return parse_iso_datetime(text)
     except ValueError:
         raise PredicateError(
             f"'{text}' compared with column '{column}' is neither a number nor an ISO-8601 "
@@ -190,7 +212,7 @@ def _bind_scalar(value: Scalar, column: str, type_: DataType | None, unit: TimeU
             return value
         if isinstance(value, str):
             try:
-                return dt.date.fromisoformat(value.strip())
+                return parse_iso_date(value)
             except ValueError:
                 pass
         raise PredicateError(f"column '{column}' is DATE; compare it with 'YYYY-MM-DD'")

@@ -7,8 +7,6 @@ column-vs-column) is refused with the offending text, because guessing would cha
 
 from __future__ import annotations
 
-import datetime as dt
-
 import sqlglot
 from sqlglot import expressions as exp
 from sqlglot.errors import ParseError
@@ -24,6 +22,8 @@ from tsfile_catalog.metadata.expressions import (
     Not,
     Or,
     Scalar,
+    parse_iso_date,
+    parse_iso_datetime,
 )
 from tsfile_catalog.metadata.spark_dialect import SparkDialect
 
@@ -132,12 +132,12 @@ def _literal(node: exp.Expr, context: exp.Expr) -> Scalar:
                       exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ,
                       exp.DataType.Type.DATETIME):
             try:
-                return dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+                return parse_iso_datetime(text)
             except ValueError:
                 raise PredicateError(f"bad timestamp literal {text!r}") from None
         if target is exp.DataType.Type.DATE:
             try:
-                return dt.date.fromisoformat(text.strip())
+                return parse_iso_date(text)
             except ValueError:
                 raise PredicateError(f"bad date literal {text!r}") from None
     if isinstance(node, exp.Null):

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
+from tsfile_catalog.datasource.options import STORAGE_PREFIX
 from tsfile_catalog.exceptions import (
     OptionError,
     PredicateError,
@@ -252,7 +253,7 @@ class Catalog:
         # (Spark does not print a Python source's options in plans or the UI).
         out = dict(options)
         for key, value in self._storage(entry).items():
-            out[f"fs.{key}"] = value if isinstance(value, str) else json.dumps(value)
+            out[f"{STORAGE_PREFIX}{key}"] = value if isinstance(value, str) else json.dumps(value)
         out["path"] = entry.location
         return out
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from pyspark.sql import types as T
 
+from tsfile_catalog.datasource.options import check_tag_columns
 from tsfile_catalog.exceptions import OptionError, SqlError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, TableSchema
@@ -47,19 +48,8 @@ def tag_columns(options: Mapping[str, str], table: str) -> list[str]:
             names ``time``.
     """
     raw = options.get("tagColumns")
-    if raw is None or not raw.strip():
-        raise OptionError(
-            f"CREATE TABLE {table}: option 'tagColumns' is required: the comma-separated TAG "
-            "columns that identify a device, in order, e.g. OPTIONS (tagColumns 'city,device')"
-        )
-    tags = [tag.strip().lower() for tag in raw.split(",")]
-    if any(not tag for tag in tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' = {raw!r} has an empty name")
-    if len(set(tags)) != len(tags):
-        raise OptionError(f"CREATE TABLE {table}: option 'tagColumns' names a column twice")
-    if TIME_COLUMN in tags:
-        raise OptionError(f"CREATE TABLE {table}: 'time' cannot be a TAG column")
-    return tags
+    tags = None if raw is None or not raw.strip() else raw.split(",")
+    return [tag.lower() for tag in check_tag_columns(tags, where=f"CREATE TABLE {table}: ")]
 
 
 def new_table_schema(statement: CreateTable, options: dict[str, str]) -> TableSchema:

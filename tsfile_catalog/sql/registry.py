@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tsfile_catalog.datasource.options import is_credential_option
+from tsfile_catalog.datasource.options import STORAGE_PREFIX, is_credential_option
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
     LocationError,
@@ -122,7 +122,7 @@ def refuse_credential(key: str, value: str) -> None:
     Raises:
         OptionError: ``key`` is an ``fs.*`` option that holds or may hold a credential.
     """
-    if key.lower().startswith("fs.") and is_credential_option(key, value):
+    if key.lower().startswith(STORAGE_PREFIX) and is_credential_option(key, value):
         raise OptionError(
             f"table option {key!r} looks like a credential, and the catalog never stores "
             "credentials with a table. Keep only settings such as 'fs.endpoint_url' in "

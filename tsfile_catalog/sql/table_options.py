@@ -11,12 +11,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from tsfile_catalog.datasource.options import (
+    STORAGE_PREFIX,
     parse_read_options,
     parse_write_options,
     storage_options_from,
 )
-from tsfile_catalog.datasource.tsfile_format import validate_encoding
 from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.formats.tsfile import validate_encoding
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
@@ -38,7 +39,6 @@ _BOTH = ("timestampPrecision",)
 TABLE_OPTIONS: tuple[str, ...] = (*_READ_ONLY, *_WRITE_ONLY, *_BOTH)
 """Options ``CREATE TABLE ... OPTIONS (...)`` accepts (case-insensitive), plus ``fs.*``."""
 
-_STORAGE_PREFIX = "fs."
 # Per-query read options and per-write layout the catalog itself decides.
 _PER_QUERY = ("path", "table", "columns", "where", "versionAsOf", "timestampAsOf", "timeColumn",
               "fieldColumns", "model", "pushFilters", "pushdown", "nullTagPolicy")
@@ -57,9 +57,9 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in options.items():
         lowered = key.lower()
-        if lowered.startswith(_STORAGE_PREFIX) and len(lowered) > len(_STORAGE_PREFIX):
+        if lowered.startswith(STORAGE_PREFIX) and len(lowered) > len(STORAGE_PREFIX):
             refuse_credential(key, value)
-            out[_STORAGE_PREFIX + key[len(_STORAGE_PREFIX):]] = value
+            out[STORAGE_PREFIX + key[len(STORAGE_PREFIX):]] = value
         elif lowered in canonical:
             out[canonical[lowered]] = value
         elif lowered in managed:
@@ -70,7 +70,7 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
         else:
             raise OptionError(
                 f"unknown table option {key!r}; valid options are: {', '.join(TABLE_OPTIONS)} "
-                f"(and '{_STORAGE_PREFIX}<name>' for file-system settings)"
+                f"(and '{STORAGE_PREFIX}<name>' for file-system settings)"
             )
     # Values are checked by the data source's own parsers, as every later scan and write will
     # check them: a table must never be created holding options that fail all its queries.
@@ -94,7 +94,7 @@ def check_encoding(options: Mapping[str, str], schema: TableSchema) -> None:
 def _select(options: Mapping[str, str], keys: Iterable[str]) -> dict[str, str]:
     wanted = set(keys)
     return {
-        k: v for k, v in options.items() if k in wanted or k.startswith(_STORAGE_PREFIX)
+        k: v for k, v in options.items() if k in wanted or k.startswith(STORAGE_PREFIX)
     }
 
 

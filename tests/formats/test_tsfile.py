@@ -8,7 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tsfile_catalog.datasource.tsfile_format import (
+from tsfile_catalog.exceptions import DataError, OptionError, TableNotFoundError
+from tsfile_catalog.formats.base import ScanSlice
+from tsfile_catalog.formats.tsfile import (
+    TSFILE,
     WriteSettings,
     opened,
     part_from_reader,
@@ -17,7 +20,6 @@ from tsfile_catalog.datasource.tsfile_format import (
     validate_encoding,
     write_file,
 )
-from tsfile_catalog.exceptions import DataError, OptionError, TableNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
@@ -173,3 +175,22 @@ def test_rows_of_a_table_without_fields_round_trip_with_their_stats(tmp_path: Pa
     assert [(d.tags, d.row_count, d.min_time, d.max_time) for d in part.devices] == [
         (("a", "x"), 2, 1, 5), (("a", "z"), 1, 2, 2), (("b", "y"), 1, 3, 3)
     ]
+
+
+def test_the_adapter_reads_what_it_wrote_through_the_format_protocol(tmp_path: Path) -> None:
+    # The table layer sees TsFile only through FileFormat: schema, part stats and a sliced
+    # scan must agree with the file, and a column the file lacks is left out, not an error.
+    path = str(tmp_path / "a.tsfile")
+    TSFILE.write(path, _table([5, 1, 7], ["b", "a", "b"], [None, 1.5, 3.0]), SCHEMA,
+                 WriteSettings())
+    io = FileIO(path)
+    assert TSFILE.read_schema(io, path) == SCHEMA
+    schema, part = TSFILE.read_part(io, path, path="a.tsfile", size_bytes=os.path.getsize(path))
+    assert schema == SCHEMA
+    assert (part.format, part.path, part.row_count, part.min_time, part.max_time) == (
+        "tsfile", "a.tsfile", 3, 1, 7
+    )
+    piece = ScanSlice(columns=("temp", "missing"), tag_names=("city",), time_min=2,
+                      devices=(("b",),))
+    rows = pa.concat_tables(list(TSFILE.scan(io, path, "weather", piece))).to_pylist()
+    assert rows == [{"time": 5, "temp": None}, {"time": 7, "temp": 3.0}]

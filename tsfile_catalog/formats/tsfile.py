@@ -25,6 +25,7 @@ from tsfile_catalog.exceptions import (
     TsFileCatalogError,
     UnsupportedTypeError,
 )
+from tsfile_catalog.formats.base import FileFormat, ScanSlice
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.parts import (
@@ -55,6 +56,8 @@ __all__ = [
     "write_file",
     "sort_and_dedupe",
     "duplicate_error",
+    "TsFileFormat",
+    "TSFILE",
 ]
 
 # Encodings the native writer accepts and round-trips losslessly, per TsFile type (measured on
@@ -524,3 +527,46 @@ def write_file(
             if os.path.exists(local_path):
                 os.remove(local_path)
             raise DataError(f"the TsFile writer rejected the data for {local_path}: {e}") from e
+
+
+class TsFileFormat:
+    """The :class:`~tsfile_catalog.formats.base.FileFormat` adapter for TsFile."""
+
+    name = "tsfile"
+    extension = ".tsfile"
+
+    def read_schema(self, io: FileIO, url: str, *, table: str | None = None) -> TableSchema:
+        with opened(io, url) as reader:
+            return read_table_schema(reader, url, table)
+
+    def read_part(
+        self, io: FileIO, url: str, *, path: str, size_bytes: int, table: str | None = None
+    ) -> tuple[TableSchema, PartFile]:
+        with opened(io, url) as reader:
+            schema = read_table_schema(reader, url, table)
+            return schema, part_from_reader(reader, schema, path, size_bytes, fmt=self.name)
+
+    def scan(self, io: FileIO, url: str, table: str, piece: ScanSlice) -> Iterator[pa.Table]:
+        with opened(io, url) as reader:
+            # A part written before a FIELD column was added lacks it; the caller fills nulls.
+            file_schema = read_table_schema(reader, url, table)
+            present = [c for c in piece.columns if file_schema.column(c) is not None]
+            yield from scan_file(
+                reader,
+                table,
+                present,
+                time_min=piece.time_min,
+                time_max=piece.time_max,
+                tag_values=piece.tag_values,
+                device_group=piece.devices,
+                tag_names=piece.tag_names,
+                batch_rows=piece.batch_rows,
+            )
+
+    def write(
+        self, local_path: str, data: pa.Table, schema: TableSchema, settings: WriteSettings
+    ) -> None:
+        write_file(local_path, data, schema, settings)
+
+
+TSFILE: FileFormat[WriteSettings] = TsFileFormat()

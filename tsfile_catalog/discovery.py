@@ -1,0 +1,161 @@
+"""Find the files a plain path names and read their schema and statistics (no Spark).
+
+A plain file, directory or glob is listed, and each file's footer is read once for its schema
+and statistics (through the format adapter), so pruning works the same way on plain paths as
+on tables with a manifest. :func:`has_manifest` tells the two apart.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tsfile_catalog.exceptions import SchemaMismatchError, TableNotFoundError
+from tsfile_catalog.formats.tsfile import TSFILE
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.ownership import MANIFEST_DIR
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import Category, TableSchema
+
+__all__ = ["ResolvedScan", "list_tsfiles", "reconcile_schemas", "has_manifest", "resolve_files"]
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True)
+class ResolvedScan:
+    """What a scan reads: ``parts`` (paths relative to ``base``) under ``schema``."""
+
+    base: str
+    schema: TableSchema
+    parts: tuple[PartFile, ...]
+    version: int | None = None
+
+    def url_of(self, path: str) -> str:
+        return join_url(self.base, path) if self.base else path
+
+
+def has_manifest(io: FileIO, url: str) -> bool:
+    return io.exists(join_url(url, MANIFEST_DIR))
+
+
+def _visible(relative: str) -> bool:
+    return not any(part.startswith((".", "_")) for part in relative.split("/"))
+
+
+def list_tsfiles(io: FileIO, url: str) -> tuple[str, list[tuple[str, int]]]:
+    """(base, [(relative path, size)]) of the TsFiles a plain path names.
+
+    Directories are walked recursively for ``*.tsfile``, skipping hidden and ``_``-prefixed
+    entries (staging areas, manifests); globs keep the ``*.tsfile`` files they match.
+    """
+    if any(c in url for c in _GLOB_CHARS):
+        # Like Spark's file sources, hidden and "_" entries stay hidden inside glob matches.
+        fixed = io.normalize(url[: min(url.index(c) for c in _GLOB_CHARS if c in url)])
+        prefix = fixed.rsplit("/", 1)[0]
+        found: list[tuple[str, int]] = []
+        for match in io.glob(url):
+            if not _visible(posixpath.relpath(io.normalize(match), prefix)):
+                continue
+            if io.isdir(match):
+                found.extend((f, s) for f, s in _walk(io, match))
+            elif match.endswith(".tsfile"):
+                found.append((match, io.size(match)))
+        return "", sorted(found)
+    if io.isdir(url):
+        base = io.normalize(url)
+        files = []
+        for full, size in _walk(io, base):
+            files.append((posixpath.relpath(io.normalize(full), base), size))
+        return base, sorted(files)
+    if io.exists(url):
+        full = io.normalize(url)
+        return posixpath.dirname(full), [(posixpath.basename(full), io.size(url))]
+    raise TableNotFoundError(f"path {url} does not exist")
+
+
+def _walk(io: FileIO, directory: str) -> list[tuple[str, int]]:
+    base = io.normalize(directory)
+    out = []
+    for full, size in io.walk_files(directory):
+        relative = posixpath.relpath(io.normalize(full), base)
+        if relative.endswith(".tsfile") and _visible(relative):
+            out.append((full, size))
+    return out
+
+
+def reconcile_schemas(schemas: Sequence[tuple[str, TableSchema]], merge: bool) -> TableSchema:
+    """One schema for files read together.
+
+    Strict by default: the same table, columns, categories and types in the same order.
+    ``merge`` unions FIELD columns (first-seen order); TAG columns must still be identical
+    and a column may not change type.
+    """
+    first_where, result = schemas[0]
+    for where, schema in schemas[1:]:
+        if schema.table != result.table:
+            raise SchemaMismatchError(
+                f"{first_where} holds table '{result.table}' but {where} holds "
+                f"'{schema.table}'; read one table at a time (option 'table')"
+            )
+        if schema.tags != result.tags:
+            raise SchemaMismatchError(
+                f"TAG columns differ: {first_where} has ({', '.join(result.tag_names)}), "
+                f"{where} has ({', '.join(schema.tag_names)})"
+            )
+        if not merge:
+            if schema.columns != result.columns:
+                raise SchemaMismatchError(_difference(first_where, result, where, schema))
+            continue
+        columns = list(result.columns)
+        for col in schema.fields:
+            existing = result.column(col.name)
+            if existing is None:
+                columns.append(col)
+            elif existing.type != col.type or existing.category is not Category.FIELD:
+                raise SchemaMismatchError(
+                    f"column '{col.name}' is {existing.category.value} {existing.type.value} in "
+                    f"{first_where} but {col.category.value} {col.type.value} in {where}"
+                )
+        result = TableSchema(result.table, tuple(columns))
+    return result
+
+
+def _difference(where_a: str, a: TableSchema, where_b: str, b: TableSchema) -> str:
+    for col in a.columns:
+        other = b.column(col.name)
+        if other is None:
+            return (f"column '{col.name}' is in {where_a} but not in {where_b} "
+                    "(set mergeSchema=true to union FIELD columns)")
+        if other != col:
+            return (f"column '{col.name}' is {col.category.value} {col.type.value} in {where_a} "
+                    f"but {other.category.value} {other.type.value} in {where_b}")
+    for col in b.columns:
+        if a.column(col.name) is None:
+            return (f"column '{col.name}' is in {where_b} but not in {where_a} "
+                    "(set mergeSchema=true to union FIELD columns)")
+    return f"columns are in a different order in {where_a} and {where_b}"
+
+
+def resolve_files(
+    io: FileIO, path: str, *, table: str | None = None, merge_schema: bool = False
+) -> ResolvedScan:
+    """The schema and parts of the TsFiles a plain ``path`` names, each file opened once.
+
+    ``table`` picks one table from files holding several; ``merge_schema`` unions FIELD
+    columns across files (see :func:`reconcile_schemas`).
+    """
+    base, files = list_tsfiles(io, path)
+    if not files:
+        raise TableNotFoundError(f"no *.tsfile files under {path}")
+    schemas: list[tuple[str, TableSchema]] = []
+    parts: list[PartFile] = []
+    for relative, size in files:
+        url = join_url(base, relative) if base else relative
+        schema, part = TSFILE.read_part(
+            io, url, path=relative, size_bytes=size, table=table
+        )
+        schemas.append((url, schema))
+        parts.append(part)
+    return ResolvedScan(base, reconcile_schemas(schemas, merge_schema), tuple(parts))

@@ -1,0 +1,81 @@
+"""What a file format offers the table layer: its schema, a part's statistics, scans, writes.
+
+One adapter per format implements :class:`FileFormat` (today :mod:`tsfile_catalog.formats.tsfile`);
+discovery, adoption, the Spark reader and a future CLI go through it instead of a format's own
+library, so a new format is one module beside the others. Modelled on pyiceberg's
+``io/fileformat`` split: the table layer knows ``PartFile`` statistics and Arrow tables, never a
+format's native reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+import pyarrow as pa
+
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import TableSchema
+
+__all__ = ["FileFormat", "ScanSlice"]
+
+SettingsT_contra = TypeVar("SettingsT_contra", contravariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanSlice:
+    """One query on one file: ``time`` plus ``columns``, inside a time range and device set.
+
+    ``tag_values`` keeps rows whose TAG is one of the given values; ``devices`` (TAG tuples in
+    ``tag_names`` order, ``None`` for a null TAG) keeps only those devices.
+    """
+
+    columns: tuple[str, ...]
+    tag_names: tuple[str, ...]
+    time_min: int = INT64_MIN
+    time_max: int = INT64_MAX
+    tag_values: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    devices: tuple[tuple[str | None, ...], ...] | None = None
+    batch_rows: int = 65_536
+
+
+class FileFormat(Protocol[SettingsT_contra]):
+    """A file format as the table layer sees it. ``SettingsT_contra`` is what its writer takes.
+
+    ``url`` is where the file is (through ``io``); ``path`` is the name a part records for it
+    (relative to the table). Errors come from :mod:`tsfile_catalog.exceptions` and name the file.
+    """
+
+    @property
+    def name(self) -> str:
+        """The ``PartFile.format`` value of this format's parts."""
+        ...
+
+    @property
+    def extension(self) -> str:
+        """The file-name suffix that marks this format's files in a directory (``.tsfile``)."""
+        ...
+
+    def read_schema(self, io: FileIO, url: str, *, table: str | None = None) -> TableSchema:
+        """The schema of ``table`` (or of the file's only table)."""
+        ...
+
+    def read_part(
+        self, io: FileIO, url: str, *, path: str, size_bytes: int, table: str | None = None
+    ) -> tuple[TableSchema, PartFile]:
+        """The file's schema and its part statistics, from one open of the file."""
+        ...
+
+    def scan(self, io: FileIO, url: str, table: str, piece: ScanSlice) -> Iterator[pa.Table]:
+        """Arrow tables of ``time`` and those of ``piece.columns`` that the file holds, in
+        the format's raw Arrow types (callers normalize them to the table schema)."""
+        ...
+
+    def write(
+        self, local_path: str, data: pa.Table, schema: TableSchema, settings: SettingsT_contra
+    ) -> None:
+        """Write ``data`` to a new local file; nothing is left behind on failure."""
+        ...
