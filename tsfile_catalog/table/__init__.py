@@ -50,9 +50,7 @@ from tsfile_catalog.metadata.manifest import (
     Snapshot,
     apply,
     commit_table_uuid,
-    decode_commit,
     decode_commit_info,
-    decode_snapshot,
     encode_commit,
     encode_snapshot,
     foreign_commit,
@@ -66,6 +64,20 @@ from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.table.log import (
+    CHECKPOINT_INTERVAL,
+    COMMIT_NAME,
+    LAST_CHECKPOINT,
+    Listing,
+    checkpoint_url,
+    commit_url,
+    list_log,
+    log_url,
+    no_table,
+    read_checkpoint,
+    read_commits,
+    read_log_file,
+)
 
 __all__ = [
     "MANIFEST_DIR",
@@ -82,13 +94,8 @@ __all__ = [
     "clear_cache",
 ]
 
-LAST_CHECKPOINT = "_last_checkpoint"
-CHECKPOINT_INTERVAL = 10
 DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000
 MAX_COMMIT_ATTEMPTS = 20
-
-_COMMIT_NAME = re.compile(r"^(\d{20})\.json$")
-_CHECKPOINT_NAME = re.compile(r"^(\d{20})\.checkpoint\.json$")
 
 _log = logging.getLogger(__name__)
 
@@ -101,101 +108,6 @@ def _engine_info() -> str:
 
 
 ENGINE_INFO = _engine_info()
-
-
-# -- the log folder ---------------------------------------------------------------------------
-
-
-def _log_url(location: str) -> str:
-    return join_url(location, MANIFEST_DIR)
-
-
-def _commit_url(location: str, version: int) -> str:
-    return join_url(location, MANIFEST_DIR, f"{version:020d}.json")
-
-
-def _checkpoint_url(location: str, version: int) -> str:
-    return join_url(location, MANIFEST_DIR, f"{version:020d}.checkpoint.json")
-
-
-@dataclass(frozen=True)
-class _Listing:
-    commits: tuple[int, ...]
-    checkpoints: tuple[int, ...]
-    # The oldest commit file and its storage stamp, taken with the listing (None when the
-    # store gives no stamp): it identifies the table without reading it (see _identity).
-    oldest: tuple[int, str] | None = None
-
-    @property
-    def latest(self) -> int:
-        return self.commits[-1]
-
-
-def _list_log(io: FileIO, location: str) -> _Listing:
-    commits: list[int] = []
-    checkpoints: list[int] = []
-    stamps = io.list_stamped(_log_url(location))
-    for name in stamps:
-        if match := _COMMIT_NAME.match(name):
-            commits.append(int(match.group(1)))
-        elif match := _CHECKPOINT_NAME.match(name):
-            checkpoints.append(int(match.group(1)))
-    commits.sort()
-    oldest = None
-    if commits:
-        first = commits[0]
-        stamp = stamps[f"{first:020d}.json"] or io.stamp(_commit_url(location, first))
-        oldest = None if stamp is None else (first, stamp)
-    return _Listing(tuple(commits), tuple(sorted(checkpoints)), oldest)
-
-
-def _no_table(io: FileIO, location: str) -> TableNotFoundError:
-    if io.isdir(_log_url(location)):
-        return TableNotFoundError(
-            f"no tsfile-catalog table at {location}: its {MANIFEST_DIR}/ holds no commit (the "
-            "first commit never completed; the first write creates the table)"
-        )
-    return TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
-
-
-def _read_log_file(io: FileIO, url: str, what: str) -> bytes:
-    """The bytes of a commit or checkpoint file; whatever stands in its place instead of a
-    readable file is a :class:`CorruptManifestError` naming it."""
-    try:
-        return io.read_bytes(url)
-    except FileNotFoundError as e:
-        raise CorruptManifestError(f"{what} file {url} is missing") from e
-    except IsADirectoryError as e:
-        raise CorruptManifestError(f"{what} file {url} is a directory, not a file") from e
-
-
-def _read_commits(
-    io: FileIO, location: str, listing: _Listing, start: int, stop: int, schema: TableSchema | None
-) -> list[Commit]:
-    """Commits ``start..stop`` (inclusive), each decoded with the schema in force before it."""
-    present = set(listing.commits)
-    out = []
-    for version in range(start, stop + 1):
-        url = _commit_url(location, version)
-        if version not in present:
-            raise CorruptManifestError(f"commit file {url} for version {version} is missing")
-        commit = decode_commit(_read_log_file(io, url, "commit"), schema, source=url)
-        if commit.version != version:
-            raise CorruptManifestError(f"commit file {url} claims to be version {commit.version}")
-        schema = commit.new_schema() or schema
-        out.append(commit)
-    return out
-
-
-def _read_checkpoint(
-    io: FileIO, location: str, version: int, legacy_table_uuid: Callable[[], str]
-) -> Snapshot:
-    url = _checkpoint_url(location, version)
-    data = _read_log_file(io, url, "checkpoint")
-    snapshot = decode_snapshot(data, source=url, legacy_table_uuid=legacy_table_uuid)
-    if snapshot.version != version:
-        raise CorruptManifestError(f"checkpoint file {url} holds version {snapshot.version}")
-    return snapshot
 
 
 # -- table identity and the in-process metadata cache -----------------------------------------
@@ -317,7 +229,7 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def _identity(io: FileIO, location: str, listing: _Listing, *, use_cache: bool) -> str:
+def _identity(io: FileIO, location: str, listing: Listing, *, use_cache: bool) -> str:
     """The UUID of the table whose log ``listing`` shows, as its oldest commit file records it
     (derived from that file's bytes for a table written before table UUIDs).
 
@@ -329,8 +241,8 @@ def _identity(io: FileIO, location: str, listing: _Listing, *, use_cache: bool) 
         known = _CACHE.vouched(location, listing.oldest)
         if known is not None:
             return known
-    url = _commit_url(location, listing.commits[0])
-    table_uuid = commit_table_uuid(_read_log_file(io, url, "commit"), source=url)
+    url = commit_url(location, listing.commits[0])
+    table_uuid = commit_table_uuid(read_log_file(io, url, "commit"), source=url)
     if use_cache:
         _CACHE.vouch(location, table_uuid, listing.oldest)
     return table_uuid
@@ -338,12 +250,12 @@ def _identity(io: FileIO, location: str, listing: _Listing, *, use_cache: bool) 
 
 def _current_identity(io: FileIO, location: str, *, use_cache: bool = True) -> str | None:
     """The UUID of the table at ``location`` now; None when there is none."""
-    listing = _list_log(io, location)
+    listing = list_log(io, location)
     return _identity(io, location, listing, use_cache=use_cache) if listing.commits else None
 
 
 def _load_snapshot(
-    io: FileIO, location: str, listing: _Listing, version: int, *, use_cache: bool
+    io: FileIO, location: str, listing: Listing, version: int, *, use_cache: bool
 ) -> Snapshot:
     """The snapshot at ``version``: the best base (a cached snapshot of the table the location
     holds now, or a checkpoint) plus the commits after it."""
@@ -363,7 +275,7 @@ def _load_snapshot(
     for base in bases:
         start = 0 if base is None else base.version + 1
         schema = None if base is None else base.schema
-        commits = _read_commits(io, location, listing, start, version, schema)
+        commits = read_commits(io, location, listing, start, version, schema)
         foreign = None if base is None else foreign_commit(base.table_uuid, commits)
         if base is not None and foreign is not None:
             # The base belongs to a table that was dropped and recreated here (a cached
@@ -390,7 +302,7 @@ def _load_snapshot(
 def _bases(
     io: FileIO,
     location: str,
-    listing: _Listing,
+    listing: Listing,
     version: int,
     cached: Snapshot | None,
     identity: str | None,
@@ -405,7 +317,7 @@ def _bases(
             yield cached
             cached = None
         try:
-            snapshot = _read_checkpoint(io, location, checkpoint, legacy_table_uuid)
+            snapshot = read_checkpoint(io, location, checkpoint, legacy_table_uuid)
         except CorruptManifestError as e:
             # Checkpoints are derived data: fall back to an older base and the commits.
             _log.warning("ignoring checkpoint: %s", e)
@@ -429,8 +341,8 @@ def _commit_info(
         cached = _CACHE.info(location, table_uuid, version)
         if cached is not None:
             return cached
-    url = _commit_url(location, version)
-    info, recorded = decode_commit_info(_read_log_file(io, url, "commit"), source=url)
+    url = commit_url(location, version)
+    info, recorded = decode_commit_info(read_log_file(io, url, "commit"), source=url)
     if recorded is not None and recorded != table_uuid:
         raise TableNotFoundError(
             f"table {table_uuid} is no longer at {location}: version {version} there belongs "
@@ -564,9 +476,9 @@ def open_table(
         )
     io = FileIO(url, storage_options)
     location = io.normalize(url)
-    listing = _list_log(io, location)
+    listing = list_log(io, location)
     if not listing.commits:
-        raise _no_table(io, location)
+        raise no_table(io, location)
     if version is not None:
         if version not in set(listing.commits):
             raise VersionNotFoundError(
@@ -617,7 +529,7 @@ def _timestamp_ms(value: str | int) -> int:
 
 
 def _version_at(
-    io: FileIO, location: str, listing: _Listing, timestamp_ms: int, *, use_cache: bool
+    io: FileIO, location: str, listing: Listing, timestamp_ms: int, *, use_cache: bool
 ) -> int:
     """Binary search: commit timestamps strictly increase along the log."""
     table_uuid = _identity(io, location, listing, use_cache=use_cache)
@@ -742,7 +654,7 @@ def _commit(
         except CorruptManifestError as e:
             raise InvalidCommitError(f"cannot commit to table {location}: {e}") from e
         data = encode_commit(draft, None if base is None else base.schema)
-        url = _commit_url(location, draft.version)
+        url = commit_url(location, draft.version)
         try:
             io.create_exclusive(url, data)
         except FileExistsError:
@@ -776,11 +688,11 @@ def _read_or_none(io: FileIO, url: str) -> bytes | None:
 
 
 def _landed_since(io: FileIO, location: str, base: Snapshot | None) -> list[Commit]:
-    listing = _list_log(io, location)
+    listing = list_log(io, location)
     start = 0 if base is None else base.version + 1
     if not listing.commits or listing.latest < start:
         return []
-    return _read_commits(
+    return read_commits(
         io, location, listing, start, listing.latest, None if base is None else base.schema
     )
 
@@ -793,7 +705,7 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # The commit is durable already; a failed checkpoint only makes later loads replay more
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
-        io.create_exclusive(_checkpoint_url(location, snapshot.version), encode_snapshot(snapshot))
+        io.create_exclusive(checkpoint_url(location, snapshot.version), encode_snapshot(snapshot))
         hint = {"version": snapshot.version, "format_version": FORMAT_VERSION}
         io.write_bytes(join_url(location, MANIFEST_DIR, LAST_CHECKPOINT), json.dumps(hint).encode())
     except OSError as e:
@@ -801,7 +713,7 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
 
 
 def _latest_or_none(io: FileIO, location: str) -> Snapshot | None:
-    listing = _list_log(io, location)
+    listing = list_log(io, location)
     if not listing.commits:
         return None
     return _load_snapshot(io, location, listing, listing.latest, use_cache=True)
@@ -913,7 +825,7 @@ def create_table(
     """
     io = FileIO(url, storage_options)
     location = io.normalize(url)
-    if _list_log(io, location).commits:
+    if list_log(io, location).commits:
         if exist_ok:
             return open_table(location, storage_options=storage_options)
         raise TableExistsError(f"a table already exists at {location}")
@@ -932,13 +844,13 @@ def create_table(
 # -- vacuum and purge: deleting only what the table owns --------------------------------------
 
 
-def _ever_added(io: FileIO, location: str, listing: _Listing) -> frozenset[str]:
+def _ever_added(io: FileIO, location: str, listing: Listing) -> frozenset[str]:
     """Every part path any version added: the table's data files, current or time-travel."""
     if not listing.commits:
         return frozenset()
     return frozenset(
         action.part.path
-        for c in _read_commits(io, location, listing, 0, listing.latest, None)
+        for c in read_commits(io, location, listing, 0, listing.latest, None)
         for action in c.actions
         if isinstance(action, AddPart)
     )
@@ -975,7 +887,7 @@ def vacuum(
         raise OptionError(f"retention_ms must be >= 0, got {retention_ms}")
     io = FileIO(url, storage_options)
     location = io.normalize(url)
-    listing = _list_log(io, location)
+    listing = list_log(io, location)
     if not listing.commits:
         raise TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
     referenced = _ever_added(io, location, listing)
@@ -1002,18 +914,18 @@ def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list
     """
     io = FileIO(url, storage_options)
     location = io.normalize(url)
-    listing = _list_log(io, location)
+    listing = list_log(io, location)
     data = ownership.owned(io, location, _ever_added(io, location, listing))
-    log_url = _log_url(location)
+    manifest_url = log_url(location)
     derived = [
-        join_url(log_url, name)
-        for name, kind in io.list_entries(log_url)
-        if kind == "file" and not _COMMIT_NAME.match(name)
+        join_url(manifest_url, name)
+        for name, kind in io.list_entries(manifest_url)
+        if kind == "file" and not COMMIT_NAME.match(name)
     ]
     # Checkpoints and hints first, then commits newest first: at every step the log left
     # is a valid older table, so a rerun reads it.
-    commits = [_commit_url(location, v) for v in reversed(listing.commits)]
+    commits = [commit_url(location, v) for v in reversed(listing.commits)]
     log = ownership.Deletion(
-        (*derived, *commits), (log_url, location) if io.is_local else ()
+        (*derived, *commits), (manifest_url, location) if io.is_local else ()
     )
     return ownership.delete(io, data) + ownership.delete(io, log)
