@@ -18,12 +18,9 @@ import json
 import logging
 import random
 import re
-import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from tsfile_catalog import ownership
@@ -49,7 +46,6 @@ from tsfile_catalog.metadata.manifest import (
     SetSchema,
     Snapshot,
     apply,
-    commit_table_uuid,
     decode_commit_info,
     encode_commit,
     encode_snapshot,
@@ -64,6 +60,7 @@ from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.table.cache import CACHE, clear_cache, current_identity, identify
 from tsfile_catalog.table.log import (
     CHECKPOINT_INTERVAL,
     COMMIT_NAME,
@@ -110,150 +107,6 @@ def _engine_info() -> str:
 ENGINE_INFO = _engine_info()
 
 
-# -- table identity and the in-process metadata cache -----------------------------------------
-
-
-@dataclass
-class _CachedTable:
-    """What this process knows of the table at one location (mutated under the cache lock)."""
-
-    table_uuid: str
-    # The oldest commit file (version, stamp) last read and found to carry table_uuid: while
-    # a listing shows the same, the location still holds this table.
-    vouched: tuple[int, str] | None = None
-    snapshots: OrderedDict[int, Snapshot] = field(default_factory=OrderedDict)
-    infos: dict[int, CommitInfo] = field(default_factory=dict)
-
-
-class _MetadataCache:
-    """Snapshots and commit infos by (table location, table UUID, version).
-
-    A version of a table never changes, but a location can change tables: another process
-    may drop the table and create a new one there, whose versions restart at 0. So entries
-    are keyed on the table UUID too, a location keeps only one table's entries, and every
-    load first re-establishes which table a location holds (:func:`_identity`). Bounded LRU
-    over locations, and over snapshots within a table (a 10k-part snapshot is a few
-    megabytes).
-    """
-
-    def __init__(self, max_tables: int = 32, snapshots_per_table: int = 4) -> None:
-        self._lock = threading.Lock()
-        self._tables: OrderedDict[str, _CachedTable] = OrderedDict()
-        self._max_tables = max_tables
-        self._per_table = snapshots_per_table
-
-    def _entry(self, location: str, table_uuid: str, *, create: bool) -> _CachedTable | None:
-        """The location's entry if it is ``table_uuid``'s; with ``create``, one replacing
-        another table's (call with the lock held)."""
-        entry = self._tables.get(location)
-        if entry is None or entry.table_uuid != table_uuid:
-            if not create:
-                return None
-            entry = self._tables[location] = _CachedTable(table_uuid)
-            while len(self._tables) > self._max_tables:
-                self._tables.popitem(last=False)
-        self._tables.move_to_end(location)
-        return entry
-
-    def holds(self, location: str) -> bool:
-        with self._lock:
-            return location in self._tables
-
-    def vouched(self, location: str, oldest: tuple[int, str] | None) -> str | None:
-        """The UUID of the table at ``location`` if its oldest commit file is still the one
-        last read there (same version and stamp); None when that is not known."""
-        with self._lock:
-            entry = self._tables.get(location)
-            if oldest is None or entry is None or entry.vouched != oldest:
-                return None
-            return entry.table_uuid
-
-    def vouch(self, location: str, table_uuid: str, oldest: tuple[int, str] | None) -> None:
-        """Record that ``location`` holds ``table_uuid``, whose oldest commit file is
-        ``oldest``; the entries of a table that was there before are dropped."""
-        with self._lock:
-            entry = self._entry(location, table_uuid, create=True)
-            assert entry is not None
-            entry.vouched = oldest
-
-    def snapshot(self, location: str, table_uuid: str, version: int) -> Snapshot | None:
-        with self._lock:
-            entry = self._entry(location, table_uuid, create=False)
-            if entry is None or version not in entry.snapshots:
-                return None
-            entry.snapshots.move_to_end(version)
-            return entry.snapshots[version]
-
-    def newest_at_or_before(self, location: str, table_uuid: str, version: int) -> Snapshot | None:
-        with self._lock:
-            entry = self._entry(location, table_uuid, create=False)
-            if entry is None:
-                return None
-            best = max((v for v in entry.snapshots if v <= version), default=None)
-            return None if best is None else entry.snapshots[best]
-
-    def put(self, location: str, snapshot: Snapshot) -> None:
-        with self._lock:
-            entry = self._entry(location, snapshot.table_uuid, create=True)
-            assert entry is not None
-            entry.snapshots[snapshot.version] = snapshot
-            entry.snapshots.move_to_end(snapshot.version)
-            while len(entry.snapshots) > self._per_table:
-                entry.snapshots.popitem(last=False)
-
-    def info(self, location: str, table_uuid: str, version: int) -> CommitInfo | None:
-        with self._lock:
-            entry = self._entry(location, table_uuid, create=False)
-            return None if entry is None else entry.infos.get(version)
-
-    def put_info(self, location: str, table_uuid: str, info: CommitInfo) -> None:
-        with self._lock:
-            entry = self._entry(location, table_uuid, create=False)
-            if entry is not None:
-                entry.infos[info.version] = info
-
-    def drop(self, location: str) -> None:
-        with self._lock:
-            self._tables.pop(location, None)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._tables.clear()
-
-
-_CACHE = _MetadataCache()
-
-
-def clear_cache() -> None:
-    """Forget every cached snapshot (tests, benchmarks of cold loads)."""
-    _CACHE.clear()
-
-
-def _identity(io: FileIO, location: str, listing: Listing, *, use_cache: bool) -> str:
-    """The UUID of the table whose log ``listing`` shows, as its oldest commit file records it
-    (derived from that file's bytes for a table written before table UUIDs).
-
-    The file is read only when the cache cannot vouch for it. A table dropped and recreated
-    at the location has a new oldest commit file, so another storage stamp, even when its
-    versions match the old table's one for one.
-    """
-    if use_cache:
-        known = _CACHE.vouched(location, listing.oldest)
-        if known is not None:
-            return known
-    url = commit_url(location, listing.commits[0])
-    table_uuid = commit_table_uuid(read_log_file(io, url, "commit"), source=url)
-    if use_cache:
-        _CACHE.vouch(location, table_uuid, listing.oldest)
-    return table_uuid
-
-
-def _current_identity(io: FileIO, location: str, *, use_cache: bool = True) -> str | None:
-    """The UUID of the table at ``location`` now; None when there is none."""
-    listing = list_log(io, location)
-    return _identity(io, location, listing, use_cache=use_cache) if listing.commits else None
-
-
 def _load_snapshot(
     io: FileIO, location: str, listing: Listing, version: int, *, use_cache: bool
 ) -> Snapshot:
@@ -261,15 +114,15 @@ def _load_snapshot(
     holds now, or a checkpoint) plus the commits after it."""
     identity: str | None = None
     cached: Snapshot | None = None
-    if use_cache and _CACHE.holds(location):
-        identity = _identity(io, location, listing, use_cache=True)
-        hit = _CACHE.snapshot(location, identity, version)
+    if use_cache and CACHE.holds(location):
+        identity = identify(io, location, listing, use_cache=True)
+        hit = CACHE.snapshot(location, identity, version)
         if hit is not None:
             return hit
-        cached = _CACHE.newest_at_or_before(location, identity, version)
+        cached = CACHE.newest_at_or_before(location, identity, version)
 
     def legacy_table_uuid() -> str:
-        return identity or _identity(io, location, listing, use_cache=use_cache)
+        return identity or identify(io, location, listing, use_cache=use_cache)
 
     bases = _bases(io, location, listing, version, cached, identity, legacy_table_uuid)
     for base in bases:
@@ -286,15 +139,15 @@ def _load_snapshot(
                 base.version, base.table_uuid, foreign.version, foreign.table_uuid, location,
             )
             if base is cached:
-                _CACHE.drop(location)
+                CACHE.drop(location)
             continue
         snapshot = replay(base, commits) if commits else base
         assert snapshot is not None
         if use_cache:
             if identity is None:
                 # Same listing: the oldest commit file belongs to the table just loaded.
-                _CACHE.vouch(location, snapshot.table_uuid, listing.oldest)
-            _CACHE.put(location, snapshot)
+                CACHE.vouch(location, snapshot.table_uuid, listing.oldest)
+            CACHE.put(location, snapshot)
         return snapshot
     raise AssertionError("replaying from version 0 is always the last base")
 
@@ -338,7 +191,7 @@ def _commit_info(
     io: FileIO, location: str, table_uuid: str, version: int, *, use_cache: bool
 ) -> CommitInfo:
     if use_cache:
-        cached = _CACHE.info(location, table_uuid, version)
+        cached = CACHE.info(location, table_uuid, version)
         if cached is not None:
             return cached
     url = commit_url(location, version)
@@ -349,7 +202,7 @@ def _commit_info(
             f"to table {recorded} (the table was dropped and recreated)"
         )
     if use_cache:
-        _CACHE.put_info(location, table_uuid, info)
+        CACHE.put_info(location, table_uuid, info)
     return info
 
 
@@ -422,7 +275,7 @@ class Table:
             TableNotFoundError: the table was dropped (and maybe another created at its
                 location) since this handle was opened.
         """
-        current = _current_identity(self._io, self._location, use_cache=self._use_cache)
+        current = current_identity(self._io, self._location, use_cache=self._use_cache)
         if current != self.table_uuid:
             now = "no table" if current is None else f"table {current}"
             raise TableNotFoundError(
@@ -532,7 +385,7 @@ def _version_at(
     io: FileIO, location: str, listing: Listing, timestamp_ms: int, *, use_cache: bool
 ) -> int:
     """Binary search: commit timestamps strictly increase along the log."""
-    table_uuid = _identity(io, location, listing, use_cache=use_cache)
+    table_uuid = identify(io, location, listing, use_cache=use_cache)
     versions = listing.commits
     lo, hi = 0, len(versions) - 1
     found = -1
@@ -606,7 +459,7 @@ def _check_base(io: FileIO, location: str, read: Snapshot) -> None:
     the commit (say an overwrite removing the old table's parts) would land in a log it
     does not belong to.
     """
-    current = _current_identity(io, location)
+    current = current_identity(io, location)
     if current is None:
         raise CommitConflictError(
             f"commit to table {location} refused: the table it was prepared against (table "
@@ -699,7 +552,7 @@ def _landed_since(io: FileIO, location: str, base: Snapshot | None) -> list[Comm
 
 def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # A new table (version 0) replaces the entries of one that was here before.
-    _CACHE.put(location, snapshot)
+    CACHE.put(location, snapshot)
     if snapshot.version == 0 or snapshot.version % CHECKPOINT_INTERVAL:
         return
     # The commit is durable already; a failed checkpoint only makes later loads replay more

@@ -60,7 +60,7 @@ class Listing:
     checkpoints: tuple[int, ...]
     # The oldest commit file and its storage stamp, taken with the listing (None when the
     # store gives no stamp): it identifies the table without reading it (see
-    # tsfile_catalog.table.cache.identity).
+    # tsfile_catalog.table.cache.identify).
     oldest: tuple[int, str] | None = None
 
     @property
