@@ -9,8 +9,8 @@ from tsfile_catalog.discovery import has_manifest, resolve_files
 from tsfile_catalog.exceptions import OptionError, TableExistsError, TableNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TableSchema
-from tsfile_catalog.ownership import check_location
 from tsfile_catalog.table import Table, append_parts, open_table
+from tsfile_catalog.table.ownership import check_location
 
 __all__ = ["adopt_table"]
 

@@ -40,7 +40,6 @@ from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.analysis import (
@@ -74,6 +73,7 @@ from tsfile_catalog.sql.statements import (
     quote_identifier,
 )
 from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
+from tsfile_catalog.table.ownership import check_empty, check_location
 
 __all__ = ["Catalog"]
 

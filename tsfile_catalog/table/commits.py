@@ -17,7 +17,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tsfile_catalog import ownership
 from tsfile_catalog.exceptions import (
     CommitConflictError,
     CorruptManifestError,
@@ -45,6 +44,7 @@ from tsfile_catalog.metadata.ownership import MANIFEST_DIR
 from tsfile_catalog.metadata.parts import PartFile, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
+from tsfile_catalog.table import ownership
 from tsfile_catalog.table.cache import CACHE, current_identity
 from tsfile_catalog.table.handle import Table, load_snapshot, open_table
 from tsfile_catalog.table.log import (

@@ -1,6 +1,6 @@
 """Vacuum and purge: deleting only what the table owns.
 
-Both delete exactly what the plans of :mod:`tsfile_catalog.ownership` list, from the part
+Both delete exactly what the plans of :mod:`tsfile_catalog.table.ownership` list, from the part
 paths the log says any version added; the rules of what a table owns are pure
 (:mod:`tsfile_catalog.metadata.ownership`).
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tsfile_catalog import ownership
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.manifest import AddPart
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
+from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import now_ms
 from tsfile_catalog.table.log import (
     COMMIT_NAME,
@@ -56,7 +56,7 @@ def vacuum(
     publishing and committing) or such a part in a job's task folder under ``_staging/``.
     Staging folders left empty go too. Nothing else under the location is ever considered —
     not a user's files, not an adopted layout, not a table nested below (see
-    :mod:`tsfile_catalog.ownership`) — and a file any version references is never an
+    :mod:`tsfile_catalog.table.ownership`) — and a file any version references is never an
     orphan, so time travel keeps working. Files and folders modified within ``retention_ms``
     are left alone: they may belong to a write that has not committed yet. ``retention_ms=0``
     is only safe when no write is running. With ``dry_run`` (the default) nothing is deleted:
