@@ -29,6 +29,7 @@ from tsfile_catalog.metadata.manifest import (
     Action,
     AddPart,
     Commit,
+    Operation,
     RemovePart,
     SetProperties,
     SetSchema,
@@ -90,7 +91,7 @@ def commit(
     actions: Sequence[Action],
     *,
     read: Snapshot | None,
-    operation: str,
+    operation: Operation,
     operation_parameters: Mapping[str, str] | None = None,
     overwrite: bool = False,
     max_attempts: int = MAX_COMMIT_ATTEMPTS,
@@ -155,7 +156,7 @@ def _commit(
     actions: Sequence[Action],
     *,
     read: Snapshot | None,
-    operation: str,
+    operation: Operation,
     operation_parameters: Mapping[str, str] | None,
     overwrite: bool,
     max_attempts: int = MAX_COMMIT_ATTEMPTS,
@@ -254,7 +255,7 @@ def append_parts(
     *,
     merge_schema: bool = False,
     overwrite: bool = False,
-    operation: str | None = None,
+    operation: Operation | None = None,
     operation_parameters: Mapping[str, str] | None = None,
     properties: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
@@ -266,13 +267,14 @@ def append_parts(
     table, version 0 sets ``incoming_schema`` and ``properties`` and adds the parts.
     Otherwise the schema is merged (:func:`~tsfile_catalog.metadata.schema_merge.merge_schema`)
     and the parts appended; ``overwrite`` also removes every current part (the files stay
-    for time travel until :func:`vacuum`).
+    for time travel until :func:`~tsfile_catalog.table.vacuum`).
 
     Args:
         parts: paths relative to the table root; their ``added_version`` and ``schema_id``
             are assigned by the commit.
-        operation: the history entry's operation; defaults to ``WRITE`` / ``OVERWRITE``
-            (``ADOPT``, ``ADD PARTS`` for callers registering existing files).
+        operation: the history entry's operation; defaults to :attr:`Operation.WRITE` /
+            :attr:`Operation.OVERWRITE` (``ADOPT`` registers existing files,
+            ``SET_TBLPROPERTIES`` a commit that only changes properties).
         properties: table properties to set (on creation, or changed ones afterwards).
         expected_table_uuid: the table the parts were prepared for (a writer's plan): if the
             location no longer holds it (dropped, maybe recreated), nothing is committed.
@@ -326,7 +328,7 @@ def append_parts(
         location,
         actions,
         read=read,
-        operation=operation or ("OVERWRITE" if overwrite else "WRITE"),
+        operation=operation or (Operation.OVERWRITE if overwrite else Operation.WRITE),
         operation_parameters=parameters,
         overwrite=overwrite,
     )
@@ -361,7 +363,7 @@ def create_table(
     ownership.check_empty(io, location)
     actions: list[Action] = [SetSchema(schema, 0), SetProperties(dict(properties or {}))]
     try:
-        snapshot = commit(io, location, actions, read=None, operation="CREATE")
+        snapshot = commit(io, location, actions, read=None, operation=Operation.CREATE)
     except CommitConflictError as e:
         if exist_ok:
             return open_table(location, storage_options=storage_options)
