@@ -8,9 +8,10 @@ from typing import Any
 from tsfile_catalog.discovery import has_manifest, resolve_files
 from tsfile_catalog.exceptions import OptionError, TableExistsError, TableNotFoundError
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TableSchema
-from tsfile_catalog.ownership import check_location
 from tsfile_catalog.table import Table, append_parts, open_table
+from tsfile_catalog.table.ownership import check_location
 
 __all__ = ["adopt_table"]
 
@@ -49,7 +50,7 @@ def adopt_table(
         list(scan.parts),
         scan.schema,
         merge_schema=merge_schema,
-        operation="ADOPT",
+        operation=Operation.ADOPT,
         operation_parameters={"files": str(len(scan.parts))},
         storage_options=storage_options,
     )

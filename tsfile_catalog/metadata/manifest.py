@@ -11,6 +11,7 @@ on-disk JSON.
 
 from __future__ import annotations
 
+import enum
 import gc
 import hashlib
 import json
@@ -35,6 +36,7 @@ __all__ = [
     "SetSchema",
     "SetProperties",
     "Action",
+    "Operation",
     "CommitInfo",
     "Commit",
     "Snapshot",
@@ -88,12 +90,33 @@ class SetProperties:
 Action: TypeAlias = AddPart | RemovePart | SetSchema | SetProperties
 
 
+class Operation(str, enum.Enum):
+    """What a commit did: the ``operation`` of its history entry.
+
+    The values are the strings stored in commit files, so they never change.
+    """
+
+    CREATE = "CREATE"
+    WRITE = "WRITE"
+    OVERWRITE = "OVERWRITE"
+    ADOPT = "ADOPT"
+    SET_TBLPROPERTIES = "SET TBLPROPERTIES"
+
+    def __str__(self) -> str:
+        # Messages and f-strings show the stored string, as for a plain str (Python 3.11+
+        # would otherwise show "Operation.WRITE").
+        return self.value
+
+
 @dataclass(frozen=True)
 class CommitInfo:
     """Who did what in one commit; shown by ``Table.history()`` / ``DESCRIBE HISTORY``.
 
     ``timestamp_ms`` is stored in the commit (not taken from file modification times) and is
     strictly increasing along the log, so time travel by timestamp can binary-search it.
+    ``operation`` is an :class:`Operation` when this process made the commit; read back from
+    a commit file it is the stored string, kept as written (equal to the :class:`Operation`
+    of the same value; a name this release does not know stays readable).
     """
 
     version: int
@@ -397,7 +420,7 @@ def prepare_commit(
     *,
     base: Snapshot | None,
     timestamp_ms: int,
-    operation: str,
+    operation: Operation,
     operation_parameters: Mapping[str, str] | None = None,
     engine_info: str = "",
     read_version: int | None = None,

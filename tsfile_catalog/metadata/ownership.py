@@ -11,7 +11,7 @@ files the writer itself names — a part at the table root (``part-<uuid>-<parti
 published by a write that died before committing) or a file in a writer's job folder — so a
 user's file, another table's file or an adopted layout is never an orphan. The names are made
 here and recognized here, so the writer and vacuum cannot drift apart. Storage walks live in
-:mod:`tsfile_catalog.ownership`.
+:mod:`tsfile_catalog.table.ownership`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import datetime as dt
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import CorruptManifestError
 from tsfile_catalog.metadata.schema import DataType
@@ -32,7 +32,9 @@ __all__ = [
 MAX_DEVICES = 1_000
 MAX_TAG_VALUES = 1_000
 
-StatValue = Any  # int | float | str | bool | datetime.date
+# What FIELD min/max statistics hold, by column type: int (INT32, INT64, TIMESTAMP), float
+# (FLOAT, DOUBLE), str (STRING), dt.date (DATE); bool for BOOLEAN where a writer records it.
+StatValue: TypeAlias = bool | int | float | str | dt.date
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +109,7 @@ class FieldStats:
 def _stat_to_json(value: StatValue | None, type_: DataType) -> Any:
     if value is None:
         return None
-    if type_ is DataType.DATE:
+    if isinstance(value, dt.date):  # only DATE stats hold dates; JSON has no date type
         return value.isoformat()
     if type_ in (DataType.FLOAT, DataType.DOUBLE):
         return float(value)

@@ -39,8 +39,8 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
+from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.ownership import check_empty, check_location
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.analysis import (
@@ -74,6 +74,7 @@ from tsfile_catalog.sql.statements import (
     quote_identifier,
 )
 from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
+from tsfile_catalog.table.ownership import check_empty, check_location
 
 __all__ = ["Catalog"]
 
@@ -479,7 +480,7 @@ class Catalog:
             table = open_table(location, storage_options=storage)
             append_parts(
                 location, [], table.schema, properties=dict(statement.properties),
-                operation="SET TBLPROPERTIES", storage_options=storage,
+                operation=Operation.SET_TBLPROPERTIES, storage_options=storage,
             )
         return options
 
@@ -504,7 +505,7 @@ class Catalog:
         if statement.properties:
             append_parts(
                 location, [], table.schema, properties=dict(statement.properties),
-                operation="SET TBLPROPERTIES", storage_options=storage,
+                operation=Operation.SET_TBLPROPERTIES, storage_options=storage,
             )
 
     def _drop(self, statement: DropTable) -> DataFrame:
@@ -541,7 +542,7 @@ class Catalog:
         version = append_parts(
             entry.location, [], table.schema,
             properties=dict(statement.properties),
-            operation="SET TBLPROPERTIES",
+            operation=Operation.SET_TBLPROPERTIES,
             operation_parameters={"properties": json.dumps(dict(statement.properties))},
             storage_options=self._storage(entry),
         )

@@ -1,0 +1,340 @@
+"""Reading a table: :class:`Table`, :func:`open_table` and time travel.
+
+A version is loaded from the best base at hand (a cached snapshot of the table the location
+holds now, or a checkpoint) plus the commits after it; time travel by timestamp
+binary-searches the commit timestamps, which strictly increase along the log.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from tsfile_catalog.exceptions import (
+    CorruptManifestError,
+    OptionError,
+    TableNotFoundError,
+    VersionNotFoundError,
+)
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.expressions import Expr, TimeUnit, parse_iso_datetime, to_raw_time
+from tsfile_catalog.metadata.manifest import (
+    CommitInfo,
+    Snapshot,
+    decode_commit_info,
+    foreign_commit,
+    replay,
+)
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
+from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.table.cache import CACHE, current_identity, identify
+from tsfile_catalog.table.log import (
+    Listing,
+    commit_url,
+    list_log,
+    no_table,
+    read_checkpoint,
+    read_commits,
+    read_log_file,
+)
+
+__all__ = ["Table", "load_snapshot", "open_table"]
+
+_log = logging.getLogger(__name__)
+
+
+def load_snapshot(
+    io: FileIO, location: str, listing: Listing, version: int, *, use_cache: bool
+) -> Snapshot:
+    """The snapshot at ``version``: the best base (a cached snapshot of the table the location
+    holds now, or a checkpoint) plus the commits after it."""
+    identity: str | None = None
+    cached: Snapshot | None = None
+    if use_cache and CACHE.holds(location):
+        identity = identify(io, location, listing, use_cache=True)
+        hit = CACHE.snapshot(location, identity, version)
+        if hit is not None:
+            return hit
+        cached = CACHE.newest_at_or_before(location, identity, version)
+
+    def legacy_table_uuid() -> str:
+        return identity or identify(io, location, listing, use_cache=use_cache)
+
+    bases = _bases(io, location, listing, version, cached, identity, legacy_table_uuid)
+    for base in bases:
+        start = 0 if base is None else base.version + 1
+        schema = None if base is None else base.schema
+        commits = read_commits(io, location, listing, start, version, schema)
+        foreign = None if base is None else foreign_commit(base.table_uuid, commits)
+        if base is not None and foreign is not None:
+            # The base belongs to a table that was dropped and recreated here (a cached
+            # snapshot whose stamp check could not tell, or a stale checkpoint): never extend
+            # it with the new table's commits; fall back to an older base, at worst version 0.
+            _log.warning(
+                "not extending version %d of table %s with version %d of table %s at %s",
+                base.version, base.table_uuid, foreign.version, foreign.table_uuid, location,
+            )
+            if base is cached:
+                CACHE.drop(location)
+            continue
+        snapshot = replay(base, commits) if commits else base
+        assert snapshot is not None
+        if use_cache:
+            if identity is None:
+                # Same listing: the oldest commit file belongs to the table just loaded.
+                CACHE.vouch(location, snapshot.table_uuid, listing.oldest)
+            CACHE.put(location, snapshot)
+        return snapshot
+    raise AssertionError("replaying from version 0 is always the last base")
+
+
+def _bases(
+    io: FileIO,
+    location: str,
+    listing: Listing,
+    version: int,
+    cached: Snapshot | None,
+    identity: str | None,
+    legacy_table_uuid: Callable[[], str],
+) -> Iterator[Snapshot | None]:
+    """Bases to load ``version`` from, best first: readable checkpoints at or below it and
+    the cached snapshot, newest first, then None (replay from version 0)."""
+    for checkpoint in reversed(listing.checkpoints):
+        if checkpoint > version:
+            continue
+        if cached is not None and cached.version >= checkpoint:
+            yield cached
+            cached = None
+        try:
+            snapshot = read_checkpoint(io, location, checkpoint, legacy_table_uuid)
+        except CorruptManifestError as e:
+            # Checkpoints are derived data: fall back to an older base and the commits.
+            _log.warning("ignoring checkpoint: %s", e)
+            continue
+        if identity is not None and snapshot.table_uuid != identity:
+            _log.warning(
+                "ignoring checkpoint %d at %s: it belongs to table %s, not %s",
+                checkpoint, location, snapshot.table_uuid, identity,
+            )
+            continue
+        yield snapshot
+    if cached is not None:
+        yield cached
+    yield None
+
+
+def _commit_info(
+    io: FileIO, location: str, table_uuid: str, version: int, *, use_cache: bool
+) -> CommitInfo:
+    if use_cache:
+        cached = CACHE.info(location, table_uuid, version)
+        if cached is not None:
+            return cached
+    url = commit_url(location, version)
+    info, recorded = decode_commit_info(read_log_file(io, url, "commit"), source=url)
+    if recorded is not None and recorded != table_uuid:
+        raise TableNotFoundError(
+            f"table {table_uuid} is no longer at {location}: version {version} there belongs "
+            f"to table {recorded} (the table was dropped and recreated)"
+        )
+    if use_cache:
+        CACHE.put_info(location, table_uuid, info)
+    return info
+
+
+class Table:
+    """One version of a table: its schema, parts and properties, plus its history."""
+
+    def __init__(self, io: FileIO, location: str, snapshot: Snapshot, *, use_cache: bool) -> None:
+        self._io = io
+        self._location = location
+        self._snapshot = snapshot
+        self._use_cache = use_cache
+
+    def __repr__(self) -> str:
+        return f"Table({self._location!r}, version={self.version})"
+
+    @property
+    def location(self) -> str:
+        """The table root URL (local paths absolute, without a scheme)."""
+        return self._location
+
+    @property
+    def io(self) -> FileIO:
+        return self._io
+
+    @property
+    def table_uuid(self) -> str:
+        """The table's identity, assigned when it was created (version 0) and kept by every
+        version: a table dropped and recreated at the same location has another one. Tables
+        written before table UUIDs get one derived from their version-0 commit file."""
+        return self._snapshot.table_uuid
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    @property
+    def version(self) -> int:
+        return self._snapshot.version
+
+    @property
+    def timestamp_ms(self) -> int:
+        """When this version was committed (epoch milliseconds)."""
+        return self._snapshot.timestamp_ms
+
+    @property
+    def schema(self) -> TableSchema:
+        return self._snapshot.schema
+
+    @property
+    def schema_id(self) -> int:
+        return self._snapshot.schema_id
+
+    @property
+    def properties(self) -> Mapping[str, str]:
+        return self._snapshot.properties
+
+    def parts(self) -> list[PartFile]:
+        return list(self._snapshot.parts)
+
+    def part_url(self, part: PartFile) -> str:
+        return join_url(self._location, part.path)
+
+    def history(self, *, limit: int | None = None) -> list[CommitInfo]:
+        """Commit infos up to this version, newest first (like Delta's DESCRIBE HISTORY).
+
+        Raises:
+            TableNotFoundError: the table was dropped (and maybe another created at its
+                location) since this handle was opened.
+        """
+        current = current_identity(self._io, self._location, use_cache=self._use_cache)
+        if current != self.table_uuid:
+            now = "no table" if current is None else f"table {current}"
+            raise TableNotFoundError(
+                f"table {self.table_uuid} is no longer at {self._location}: it holds {now} now "
+                "(the table was dropped)"
+            )
+        last = self.version
+        first = 0 if limit is None else max(0, last - limit + 1)
+        return [
+            _commit_info(self._io, self._location, self.table_uuid, v, use_cache=self._use_cache)
+            for v in range(last, first - 1, -1)
+        ]
+
+    def plan(self, where: str | Expr | None = None, *, unit: TimeUnit = "ms") -> ScanPlan:
+        """The parts a scan with ``where`` (Spark SQL or an expression) must read.
+
+        Raises:
+            PredicateError: the predicate cannot be parsed or does not fit the schema.
+        """
+        return plan_scan(self.schema, self._snapshot.parts, where, unit)
+
+
+def open_table(
+    url: str,
+    *,
+    version: int | None = None,
+    timestamp: str | int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    use_cache: bool = True,
+) -> Table:
+    """Open the latest version of the table at ``url``, or an older one (time travel).
+
+    Args:
+        url: the table root (a local path or an fsspec URL).
+        version: exactly this version.
+        timestamp: the latest version committed at or before this instant: epoch
+            milliseconds, or an ISO-8601 string (naive means UTC).
+        storage_options: passed to fsspec (credentials, ``endpoint_url``, ...).
+        use_cache: reuse and fill the in-process metadata cache.
+
+    Raises:
+        TableNotFoundError: no manifest at ``url``.
+        VersionNotFoundError: no such version, or nothing committed at or before
+            ``timestamp``.
+        CorruptManifestError: a commit file needed for the version is unreadable.
+        OptionError: both ``version`` and ``timestamp``, or an unparseable timestamp.
+    """
+    if version is not None and timestamp is not None:
+        raise OptionError(
+            "pass either version (versionAsOf) or timestamp (timestampAsOf), not both"
+        )
+    io = FileIO(url, storage_options)
+    location = io.normalize(url)
+    listing = list_log(io, location)
+    if not listing.commits:
+        raise no_table(io, location)
+    if version is not None:
+        if version not in set(listing.commits):
+            raise VersionNotFoundError(
+                f"table {location} has no version {version} (commit files exist for "
+                f"versions {listing.commits[0]}..{listing.latest})"
+            )
+        target = version
+    elif timestamp is not None:
+        target = _version_at(io, location, listing, _timestamp_ms(timestamp), use_cache=use_cache)
+    else:
+        target = listing.latest
+    return Table(
+        io,
+        location,
+        load_snapshot(io, location, listing, target, use_cache=use_cache),
+        use_cache=use_cache,
+    )
+
+
+_EPOCH_MS = re.compile(r"-?[0-9]+")
+
+
+def _timestamp_ms(value: str | int) -> int:
+    if isinstance(value, bool):
+        raise OptionError(f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601")
+    lo, hi = spark_timestamp_bounds("ms")
+    ms: int | None
+    if isinstance(value, int):
+        ms = value
+    elif _EPOCH_MS.fullmatch(value.strip()):
+        text = value.strip()
+        # Far too many digits for any instant (and for int(): Python caps its digit count).
+        ms = int(text) if len(text) <= 20 else None
+    else:
+        try:
+            parsed = parse_iso_datetime(value)
+        except ValueError as e:
+            raise OptionError(
+                f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601"
+            ) from e
+        ms = to_raw_time(parsed, "ms")
+    if ms is None or not lo <= ms <= hi:
+        raise OptionError(
+            f"timestamp {value!r} is outside the range of Spark timestamps "
+            f"({SPARK_TIMESTAMP_RANGE}, i.e. {lo}..{hi} epoch milliseconds)"
+        )
+    return ms
+
+
+def _version_at(
+    io: FileIO, location: str, listing: Listing, timestamp_ms: int, *, use_cache: bool
+) -> int:
+    """Binary search: commit timestamps strictly increase along the log."""
+    table_uuid = identify(io, location, listing, use_cache=use_cache)
+    versions = listing.commits
+    lo, hi = 0, len(versions) - 1
+    found = -1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        info = _commit_info(io, location, table_uuid, versions[mid], use_cache=use_cache)
+        if info.timestamp_ms <= timestamp_ms:
+            found, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    if found < 0:
+        when = dt.datetime.fromtimestamp(timestamp_ms / 1000, tz=dt.timezone.utc).isoformat()
+        raise VersionNotFoundError(f"no version of table {location} at or before {when}")
+    return versions[found]

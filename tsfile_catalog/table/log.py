@@ -1,0 +1,135 @@
+"""The ``_tsfile_manifest/`` folder: how its files are named, listed and read.
+
+A table's log holds numbered commit files (``00000000000000000000.json``, ...), a checkpoint
+of the full snapshot every :data:`CHECKPOINT_INTERVAL` commits
+(``00000000000000000010.checkpoint.json``) and a ``_last_checkpoint`` hint. The committed
+versions are exactly the commit files a listing finds; checkpoints and the hint are derived
+data and never trusted over the commits. ``docs/manifest-format.md`` has the details.
+Nothing here caches or writes: this is the storage side of reading the log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tsfile_catalog.exceptions import CorruptManifestError, TableNotFoundError
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.manifest import Commit, Snapshot, decode_commit, decode_snapshot
+from tsfile_catalog.metadata.ownership import MANIFEST_DIR
+from tsfile_catalog.metadata.schema import TableSchema
+
+__all__ = [
+    "CHECKPOINT_INTERVAL",
+    "COMMIT_NAME",
+    "LAST_CHECKPOINT",
+    "Listing",
+    "checkpoint_url",
+    "commit_url",
+    "list_log",
+    "log_url",
+    "no_table",
+    "read_checkpoint",
+    "read_commits",
+    "read_log_file",
+]
+
+LAST_CHECKPOINT = "_last_checkpoint"
+CHECKPOINT_INTERVAL = 10
+
+COMMIT_NAME = re.compile(r"^(\d{20})\.json$")
+_CHECKPOINT_NAME = re.compile(r"^(\d{20})\.checkpoint\.json$")
+
+
+def log_url(location: str) -> str:
+    return join_url(location, MANIFEST_DIR)
+
+
+def commit_url(location: str, version: int) -> str:
+    return join_url(location, MANIFEST_DIR, f"{version:020d}.json")
+
+
+def checkpoint_url(location: str, version: int) -> str:
+    return join_url(location, MANIFEST_DIR, f"{version:020d}.checkpoint.json")
+
+
+@dataclass(frozen=True)
+class Listing:
+    commits: tuple[int, ...]
+    checkpoints: tuple[int, ...]
+    # The oldest commit file and its storage stamp, taken with the listing (None when the
+    # store gives no stamp): it identifies the table without reading it (see
+    # tsfile_catalog.table.cache.identify).
+    oldest: tuple[int, str] | None = None
+
+    @property
+    def latest(self) -> int:
+        return self.commits[-1]
+
+
+def list_log(io: FileIO, location: str) -> Listing:
+    commits: list[int] = []
+    checkpoints: list[int] = []
+    stamps = io.list_stamped(log_url(location))
+    for name in stamps:
+        if match := COMMIT_NAME.match(name):
+            commits.append(int(match.group(1)))
+        elif match := _CHECKPOINT_NAME.match(name):
+            checkpoints.append(int(match.group(1)))
+    commits.sort()
+    oldest = None
+    if commits:
+        first = commits[0]
+        stamp = stamps[f"{first:020d}.json"] or io.stamp(commit_url(location, first))
+        oldest = None if stamp is None else (first, stamp)
+    return Listing(tuple(commits), tuple(sorted(checkpoints)), oldest)
+
+
+def no_table(io: FileIO, location: str) -> TableNotFoundError:
+    if io.isdir(log_url(location)):
+        return TableNotFoundError(
+            f"no tsfile-catalog table at {location}: its {MANIFEST_DIR}/ holds no commit (the "
+            "first commit never completed; the first write creates the table)"
+        )
+    return TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
+
+
+def read_log_file(io: FileIO, url: str, what: str) -> bytes:
+    """The bytes of a commit or checkpoint file; whatever stands in its place instead of a
+    readable file is a :class:`CorruptManifestError` naming it."""
+    try:
+        return io.read_bytes(url)
+    except FileNotFoundError as e:
+        raise CorruptManifestError(f"{what} file {url} is missing") from e
+    except IsADirectoryError as e:
+        raise CorruptManifestError(f"{what} file {url} is a directory, not a file") from e
+
+
+def read_commits(
+    io: FileIO, location: str, listing: Listing, start: int, stop: int, schema: TableSchema | None
+) -> list[Commit]:
+    """Commits ``start..stop`` (inclusive), each decoded with the schema in force before it."""
+    present = set(listing.commits)
+    out = []
+    for version in range(start, stop + 1):
+        url = commit_url(location, version)
+        if version not in present:
+            raise CorruptManifestError(f"commit file {url} for version {version} is missing")
+        commit = decode_commit(read_log_file(io, url, "commit"), schema, source=url)
+        if commit.version != version:
+            raise CorruptManifestError(f"commit file {url} claims to be version {commit.version}")
+        schema = commit.new_schema() or schema
+        out.append(commit)
+    return out
+
+
+def read_checkpoint(
+    io: FileIO, location: str, version: int, legacy_table_uuid: Callable[[], str]
+) -> Snapshot:
+    url = checkpoint_url(location, version)
+    data = read_log_file(io, url, "checkpoint")
+    snapshot = decode_snapshot(data, source=url, legacy_table_uuid=legacy_table_uuid)
+    if snapshot.version != version:
+        raise CorruptManifestError(f"checkpoint file {url} holds version {snapshot.version}")
+    return snapshot
