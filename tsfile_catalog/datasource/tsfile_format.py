@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import math
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -198,6 +199,10 @@ def _stat_min_max(type_: DataType, stat: Any) -> tuple[Any, Any]:
     return None, None
 
 
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
 def _yyyymmdd(value: int) -> dt.date:
     return dt.date(value // 10_000, value // 100 % 100, value % 100)
 
@@ -211,6 +216,7 @@ def part_from_reader(
     maxs: dict[str, Any] = {}
     non_null: dict[str, int] = {}
     known: dict[str, bool] = {c.name: True for c in schema.fields}
+    bounded: dict[str, bool] = dict(known)
     types = {c.name: c.type for c in schema.fields}
     for group in reader.get_timeseries_metadata(None).values():
         if (group.table_name or "").lower() != schema.table or not group.timeseries:
@@ -233,8 +239,11 @@ def part_from_reader(
             if int(stat.row_count) == 0:
                 continue  # an all-null chunk carries no meaningful min/max
             lo, hi = _stat_min_max(types[name], stat)
-            if lo is None:
-                known[name] = False
+            if lo is None or _is_nan(lo) or _is_nan(hi):
+                # A chunk whose first value is NaN keeps NaN as both bounds (every later
+                # comparison is false), so its numbers are unbounded; and min()/max() across
+                # chunks would drop a NaN bound silently. The null count stays exact.
+                bounded[name] = False
             else:
                 mins[name] = lo if name not in mins else min(mins[name], lo)
                 maxs[name] = hi if name not in maxs else max(maxs[name], hi)
@@ -242,7 +251,7 @@ def part_from_reader(
     fields = {}
     for col in schema.fields:
         name = col.name
-        complete = known[name] and name in mins
+        complete = known[name] and bounded[name] and name in mins
         nulls = total - non_null.get(name, 0) if known[name] else None
         fields[name] = FieldStats(
             min=mins[name] if complete else None,

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from tsfile_catalog.datasource.options import storage_options_from
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, TimeUnit
+from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION, CommitInfo
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
@@ -132,8 +132,8 @@ def storage_options(entry: TableEntry) -> dict[str, Any]:
     return storage_options_from(entry.options)
 
 
-def timestamp_as(entry: TableEntry) -> str:
-    return entry.options.get("timestampAs", "long").strip().lower()
+def timestamp_as(entry: TableEntry) -> TimestampAs:
+    return cast(TimestampAs, entry.options.get("timestampAs", "long").strip().lower())
 
 
 def precision(entry: TableEntry) -> TimeUnit:
