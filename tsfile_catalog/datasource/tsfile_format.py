@@ -315,7 +315,13 @@ def scan_file(
     tag_names: Sequence[str],
     batch_rows: int,
 ) -> Iterator[pa.Table]:
-    """Arrow tables of ``time`` + ``columns`` for one query on an open reader."""
+    """Arrow tables of ``time`` + ``columns`` for one query on an open reader.
+
+    The native reader's time filter is not exact (2.5 returns the next row of a device when
+    ``[time_min, time_max]`` falls between two of its rows), so the range is applied again
+    here: the pushdown must never decide which rows a scan returns.
+    """
+    bounded = time_min > -(2**63) or time_max < 2**63 - 1
     result = reader.query_table(
         table,
         list(columns),
@@ -329,10 +335,22 @@ def scan_file(
             batch = result.read_arrow_batch()
             if batch is None:
                 return
+            if bounded and batch.num_rows:
+                batch = _within(batch, time_min, time_max)
             if batch.num_rows:
                 yield batch
     finally:
         result.close()
+
+
+def _within(batch: pa.Table, time_min: int, time_max: int) -> pa.Table:
+    times = batch.column(TIME_COLUMN)
+    if not pa.types.is_integer(times.type):
+        times = times.cast(pa.int64())
+    inside = pc.and_(pc.greater_equal(times, time_min), pc.less_equal(times, time_max))
+    if pc.all(inside).as_py():
+        return batch
+    return batch.filter(inside)
 
 
 @dataclass(frozen=True)

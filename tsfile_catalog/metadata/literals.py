@@ -191,11 +191,14 @@ def start_of_day_micros(day: dt.date, zone: dt.tzinfo) -> int:
     """
     midnight = dt.datetime(day.year, day.month, day.day)
     first = instant_micros(midnight, zone)
-    if local_date(first, zone) == day and _wall(first, zone) == midnight:
-        return first
+    before = midnight.replace(tzinfo=zone, fold=0).utcoffset()
+    after = midnight.replace(tzinfo=zone, fold=1).utcoffset()
+    if before is None or after is None or before >= after:
+        return first  # midnight exists (fold=0 is the earlier of two)
+    # In a gap, fold=0 reads midnight with the offset before it (a later instant) and fold=1
+    # with the one after (an earlier instant); the transition lies between.
     lo = instant_micros(midnight.replace(tzinfo=zone, fold=1), None)
     hi = first
-    lo, hi = min(lo, hi), max(lo, hi)
     while lo < hi:  # first instant whose local date is ``day``
         mid = (lo + hi) // 2
         if local_date(mid, zone) >= day:
@@ -203,7 +206,3 @@ def start_of_day_micros(day: dt.date, zone: dt.tzinfo) -> int:
         else:
             lo = mid + 1
     return lo
-
-
-def _wall(micros: int, zone: dt.tzinfo) -> dt.datetime:
-    return (_EPOCH + dt.timedelta(microseconds=micros)).astimezone(zone).replace(tzinfo=None)
