@@ -45,7 +45,7 @@ from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSche
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "10"))
 ZONES = ("America/Los_Angeles", "Asia/Kolkata")
 
 # Every supported FIELD type, under a fixed name so examples can name columns.
