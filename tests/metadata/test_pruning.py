@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -13,6 +14,8 @@ from hypothesis import strategies as st
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata.expressions import (
     And,
+    Approx,
+    BindContext,
     Compare,
     CompareOp,
     Expr,
@@ -57,9 +60,11 @@ def part_from_rows(rows: Sequence[Row], path: str = "p.tsfile") -> PartFile:
     fields = {}
     for name in FIELDS:
         values = [row[name] for row in rows if row.get(name) is not None]
+        # The stats contract: bounds cover every value but NaN, which no stat rules out.
+        numbers = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
         fields[name] = FieldStats(
-            min(values) if values else None,
-            max(values) if values else None,
+            min(numbers) if numbers else None,
+            max(numbers) if numbers else None,
             len(rows) - len(values),
         )
     times = [row["time"] for row in rows]
@@ -92,13 +97,29 @@ _OPS: dict[CompareOp, Callable[[Any, Any], bool]] = {
 }
 
 
+def spark_double(value: Any) -> tuple[int, float]:
+    """Spark's total order on doubles: NaN equal to itself and above every number."""
+    number = float(value)
+    return (1, 0.0) if math.isnan(number) else (0, number)
+
+
 def evaluate(expr: Expr, r: Row) -> bool | None:
     if isinstance(expr, Compare):
         value = r[expr.column]
-        return None if value is None else _OPS[expr.op](value, expr.value)
+        if value is None:
+            return None
+        if expr.as_double:
+            return _OPS[expr.op](spark_double(value), spark_double(expr.value))
+        return _OPS[expr.op](value, expr.value)
     if isinstance(expr, In):
         value = r[expr.column]
-        return None if value is None else value in expr.values
+        if value is None:
+            return None
+        if expr.as_double:
+            return spark_double(value) in {spark_double(v) for v in expr.values}
+        return value in expr.values
+    if isinstance(expr, Approx):
+        return evaluate(APPROXIMATED[expr.text], r)
     if isinstance(expr, IsNull):
         return (r[expr.column] is None) != expr.negated
     if isinstance(expr, Not):
@@ -211,8 +232,13 @@ def test_null_tags() -> None:
     [
         (Compare("i", ">", 5), False),
         (Compare("i", ">=", 5), True),
-        (Compare("d", "<", -1.0), False),
-        (Compare("d", "<=", -1), True),
+        (Compare("d", "<", -1.0, as_double=True), False),
+        (Compare("d", "<=", -1, as_double=True), True),
+        (Compare("d", ">", 100.0, as_double=True), True),  # NaN may be there
+        (Compare("d", "=", math.nan, as_double=True), True),
+        (Compare("i", ">", 5.5, as_double=True), False),
+        (Compare("i", "<", math.nan, as_double=True), True),
+        (Compare("i", "=", math.nan, as_double=True), False),
         (Compare("s", "=", "m"), True),
         (Compare("s", "=", "zz"), False),
         (Compare("day", "<", dt.date(2024, 1, 1)), False),
@@ -254,7 +280,16 @@ def test_unknown_stats_might_match() -> None:
 
 def test_nan_bounds_are_unknown() -> None:
     part = replace(part_from_rows([row(1, d=1.0)]), fields={"d": FieldStats(0.0, float("nan"), 0)})
-    assert might_match(Compare("d", ">", 5.0), part, SCHEMA)
+    assert might_match(Compare("d", "<", -5.0, as_double=True), part, SCHEMA)
+
+
+def test_a_double_column_may_always_hold_nan() -> None:
+    part = part_from_rows([row(1, d=1.0), row(2, d=2.0)])
+    assert might_match(Compare("d", ">", 5.0, as_double=True), part, SCHEMA)
+    assert might_match(Not(Compare("d", "<", 5.0, as_double=True)), part, SCHEMA)
+    assert not might_match(Compare("d", "<", 0.5, as_double=True), part, SCHEMA)
+    assert not might_match(Compare("d", ">", 5.0, as_double=True), part_from_rows([row(1)]),
+                           SCHEMA)
 
 
 def test_prune_splits_and_keeps_order() -> None:
@@ -266,7 +301,10 @@ def test_prune_splits_and_keeps_order() -> None:
 
 def test_plan_scan_parses_binds_and_prunes() -> None:
     parts = [part_from_rows([row(t * 1000, t1=c)], path=f"{t}") for t, c in enumerate("abc")]
-    plan = plan_scan(SCHEMA, parts, "T1 IN ('a', 'c') AND time >= '1970-01-01T00:00:01Z'")
+    plan = plan_scan(
+        SCHEMA, parts, "T1 IN ('a', 'c') AND time >= '1970-01-01T00:00:01Z'",
+        BindContext(timestamp_as="timestamp"),
+    )
     assert [p.path for p in plan.parts] == ["2"]
     assert [p.path for p in plan.pruned] == ["0", "1"]
     assert plan.pushdown.time_min == 1000
@@ -299,7 +337,9 @@ _LITERALS: dict[str, st.SearchStrategy[Any]] = {
     "t1": _TAG_VALUES,
     "t2": _TAG_VALUES,
     "i": st.integers(-6, 6),
-    "d": st.one_of(st.floats(-6, 6, allow_nan=False), st.integers(-6, 6)),
+    "d": st.one_of(
+        st.floats(-6, 6, allow_nan=False), st.sampled_from([math.nan, math.inf, -math.inf, -0.0])
+    ),
     "s": st.sampled_from(["", "a", "ab", "b", "z"]),
     "b": st.booleans(),
     "day": st.dates(dt.date(2024, 1, 1), dt.date(2024, 1, 9)),
@@ -313,7 +353,9 @@ rows_strategy = st.lists(
             "t1": st.none() | st.sampled_from(["a", "b", "c"]),
             "t2": st.none() | st.sampled_from(["x", "y"]),
             "i": st.none() | st.integers(-5, 5),
-            "d": st.none() | st.floats(-5, 5, allow_nan=False),
+            "d": st.none()
+            | st.floats(-5, 5, allow_nan=False)
+            | st.sampled_from([math.nan, math.inf, -math.inf, -0.0]),
             "s": st.none() | st.sampled_from(["", "a", "ab", "b"]),
             "b": st.none() | st.booleans(),
             "day": st.none() | st.dates(dt.date(2024, 1, 2), dt.date(2024, 1, 8)),
@@ -324,19 +366,48 @@ rows_strategy = st.lists(
 )
 
 
+# Approx leaves stand for a time comparison bound without the session time zone: the
+# reference evaluator uses the comparison they stand for.
+APPROXIMATED: dict[str, Expr] = {}
+
+
+def _approx(op: CompareOp, value: int, slack: int) -> Approx:
+    exact = Compare("time", op, value)
+    early, late = Compare("time", op, value - slack), Compare("time", op, value + slack)
+    loose: Expr | None
+    tight: Expr | None
+    if op in (">", ">="):
+        loose, tight = early, late
+    elif op in ("<", "<="):
+        loose, tight = late, early
+    elif op == "=":
+        loose = And((Compare("time", ">=", value - slack), Compare("time", "<=", value + slack)))
+        tight = None
+    else:
+        loose = None
+        tight = Or((Compare("time", "<", value - slack), Compare("time", ">", value + slack)))
+    text = f"time {op} {value} ±{slack}"
+    APPROXIMATED[text] = exact
+    return Approx("time", loose, tight, text)
+
+
 @st.composite
 def leaves(draw: st.DrawFn) -> Expr:
     column = draw(st.sampled_from(_COLUMNS))
-    kind = draw(st.sampled_from(["compare", "in", "null"]))
+    kind = draw(st.sampled_from(["compare", "in", "null", "approx"]))
+    # Bound comparisons on a DOUBLE column are always as doubles; on an integer column, a
+    # double literal makes them so.
+    as_double = column == "d" or (column == "i" and draw(st.booleans()))
+    literal = _LITERALS["d"] if as_double else _LITERALS[column]
     if kind == "null":
         return IsNull(column, draw(st.booleans()))
-    if kind == "in":
-        values: tuple[Scalar, ...] = tuple(
-            draw(st.lists(_LITERALS[column], min_size=0, max_size=3))
-        )
-        return In(column, values)
     op: CompareOp = draw(st.sampled_from(["=", "!=", "<", "<=", ">", ">="]))
-    return Compare(column, op, draw(_LITERALS[column]))
+    if kind == "approx":
+        return _approx(op, draw(_LITERALS["time"]), draw(st.integers(0, 5)))
+    if kind == "in":
+        values: tuple[Scalar, ...] = tuple(draw(st.lists(literal, min_size=0, max_size=3)))
+        return In(column, values, as_double=as_double and bool(values))
+    return Compare(column, op, draw(literal), as_double=as_double)
 
 
 predicates = st.recursive(

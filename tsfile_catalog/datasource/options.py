@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
-from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
+from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 
 __all__ = [
@@ -36,8 +37,8 @@ spelling the data source, the SQL catalog and its registry share."""
 
 _READ_KEYS = (
     "path", "model", "table", "timestampAs", "timestampPrecision", "mergeSchema", "columns",
-    "where", "pushdown", "pushFilters", "versionAsOf", "timestampAsOf", "rowsPerPartition",
-    "useMetadataCache",
+    "where", "timeZone", "pushdown", "pushFilters", "versionAsOf", "timestampAsOf",
+    "rowsPerPartition", "useMetadataCache",
 )
 _WRITE_KEYS = (
     "path", "model", "table", "timeColumn", "tagColumns", "fieldColumns", "timestampPrecision",
@@ -224,11 +225,12 @@ def _path(opts: Mapping[str, str]) -> str:
 class ReadOptions:
     path: str
     table: str | None = None
-    timestamp_as: Literal["long", "timestamp"] = "long"
+    timestamp_as: TimestampAs = "long"
     precision: TimeUnit = "ms"
     merge_schema: bool = False
     columns: tuple[str, ...] | None = None
     where: str | None = None
+    time_zone: str | None = None
     pushdown: bool = True
     push_filters: bool = False
     version_as_of: int | None = None
@@ -236,6 +238,26 @@ class ReadOptions:
     rows_per_partition: int = 1_000_000
     use_metadata_cache: bool = True
     storage_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def bind_context(self, session_time_zone: str | None = None) -> BindContext:
+        """How the ``where`` predicate binds: the ``timeZone`` option, else the session time
+        zone when the caller knows it (None: not known yet)."""
+        return BindContext(
+            unit=self.precision,
+            timestamp_as=self.timestamp_as,
+            time_zone=self.time_zone or session_time_zone,
+        )
+
+
+def _time_zone(opts: Mapping[str, str]) -> str | None:
+    value = str(opts.get("timeZone", "")).strip()
+    if not value:
+        return None
+    try:
+        parse_zone(value)
+    except PredicateError as e:
+        raise OptionError(f"option 'timeZone' = {opts['timeZone']!r}: {e}") from None
+    return value
 
 
 def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
@@ -249,13 +271,13 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         path=_path(opts),
         table=opts.get("table") or None,
         timestamp_as=cast(
-            Literal["long", "timestamp"],
-            _choice(opts, "timestampAs", "long", ("long", "timestamp")),
+            TimestampAs, _choice(opts, "timestampAs", "long", ("long", "timestamp"))
         ),
         precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
         merge_schema=_bool(opts, "mergeSchema", False),
         columns=_names(opts, "columns"),
         where=where if where and where.strip() else None,
+        time_zone=_time_zone(opts),
         pushdown=_bool(opts, "pushdown", True),
         push_filters=_bool(opts, "pushFilters", False),
         version_as_of=version,

@@ -4,6 +4,12 @@ Filters reach the scan through the ``where`` option by default. Spark's own filt
 (``pushFilters``) is opt-in because Spark caches a Python reader's pushed filters and planned
 partitions on the relation instance: a second query on the same DataFrame or temp view would
 reuse the first query's pruning and silently return wrong rows (reproduced on 4.1 and 4.3).
+
+The ``where`` predicate means what Spark means, and some literals mean different instants in
+different session time zones. Planning runs in a Python process that has no session, so it
+binds with the ``timeZone`` option if given and otherwise prunes conservatively; each task
+binds again with the time zone Spark hands it (``spark.sql.session.timeZone``, a local
+property of every SQL job) and filters rows exactly.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.scan import plan_scan
+from tsfile_catalog.metadata.scan import plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 
 __all__ = ["TsFilePartition", "TsFileScanReader", "TsFilePushFiltersReader", "plan_scan_slices"]
@@ -61,11 +67,24 @@ def plan_scan_slices(
         pushdown = ScanPushdown(residual=predicate)
         parts: Sequence[PartFile] = scan.parts
     else:
-        plan = plan_scan(scan.schema, scan.parts, predicate, options.precision)
+        plan = plan_bound(scan.schema, scan.parts, predicate)
         pushdown, parts = plan.pushdown, plan.parts
     return pushdown, plan_slices(
         parts, pushdown, scan.schema.tag_names, options.rows_per_partition
     )
+
+
+_SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+
+
+def _session_time_zone() -> str | None:
+    """The session time zone of the running SQL job (Spark copies session settings into
+    every task's local properties); None outside a task or when it was never set, in which
+    case Spark uses the JVM's default zone, which this process cannot see."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return None if context is None else context.getLocalProperty(_SESSION_TIME_ZONE)
 
 
 def _coalesce(tables: Iterable[pa.Table]) -> Iterator[pa.RecordBatch]:
@@ -99,11 +118,21 @@ class TsFileScanReader(DataSourceReader):
         self._where = where
         self._pushed: list[Expr] = []
 
-    def _predicate(self) -> Expr | None:
-        return ex.conjunction([*ex.conjuncts(self._where), *self._pushed])
+    def _predicate(self, session_time_zone: str | None) -> Expr | None:
+        """``where`` bound for this scan, AND the filters Spark pushed (already bound)."""
+        where = (
+            None
+            if self._where is None
+            else ex.bind(
+                self._where,
+                self._scan.schema,
+                self._options.bind_context(session_time_zone),
+            )
+        )
+        return ex.conjunction([*ex.conjuncts(where), *self._pushed])
 
     def partitions(self) -> list[InputPartition]:
-        _, groups = plan_scan_slices(self._scan, self._predicate(), self._options)
+        _, groups = plan_scan_slices(self._scan, self._predicate(None), self._options)
         return [TsFilePartition(i, group) for i, group in enumerate(groups)]
 
     def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
@@ -114,7 +143,13 @@ class TsFileScanReader(DataSourceReader):
 
     def _read_tables(self, partition: TsFilePartition) -> Iterator[pa.Table]:
         scan, options = self._scan, self._options
-        predicate = self._predicate()
+        predicate = self._predicate(_session_time_zone())
+        if ex.needs_time_zone(predicate):
+            raise PredicateError(
+                f"option 'where' = {options.where!r} compares with a time whose instant depends "
+                "on the session time zone, which Spark did not pass to this task (it does once "
+                "spark.sql.session.timeZone is set); set it, or the 'timeZone' read option"
+            )
         pushdown = (
             ex.split_pushdown(predicate, scan.schema)
             if options.pushdown
@@ -124,11 +159,17 @@ class TsFileScanReader(DataSourceReader):
         needed = [TIME_COLUMN] + [c for c in scan.schema.names[1:] if c in wanted]
         io = FileIO(scan.base or options.path, options.storage_options)
         for piece in partition.slices:
+            # The slice's range was planned without the session time zone; the task's own
+            # binding may be narrower.
+            time_min = max(piece.time_min, pushdown.time_min)
+            time_max = min(piece.time_max, pushdown.time_max)
+            if time_min > time_max:
+                continue
             query = ScanSlice(
                 columns=tuple(needed[1:]),
                 tag_names=scan.schema.tag_names,
-                time_min=piece.time_min,
-                time_max=piece.time_max,
+                time_min=time_min,
+                time_max=time_max,
                 tag_values=pushdown.tag_dict(),
                 devices=piece.devices,
                 batch_rows=_OUTPUT_ROWS,
@@ -190,6 +231,9 @@ class TsFilePushFiltersReader(TsFileScanReader):
         else:
             return None
         try:
-            return ex.bind(term, self._scan.schema, self._options.precision)
+            bound = ex.bind(term, self._scan.schema, self._options.bind_context())
         except PredicateError:
             return None
+        # Spark hands timestamps with their offset, so this needs no time zone; anything
+        # that would is left to Spark rather than taken inexactly.
+        return None if ex.needs_time_zone(bound) else bound

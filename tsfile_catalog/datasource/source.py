@@ -67,10 +67,15 @@ class TsFileDataSource(DataSource):
 
     @cached_property
     def _where(self) -> Expr | None:
+        """The parsed, *unbound* ``where`` predicate: the reader binds it per use, with the
+        session time zone once a task knows it. Binding it here too makes every error
+        surface at ``load()``."""
         text = self._read_options.where
         if text is None:
             return None
-        return bind(parse_predicate(text), self._scan.schema, self._read_options.precision)
+        expr = parse_predicate(text)
+        bind(expr, self._scan.schema, self._read_options.bind_context())
+        return expr
 
     def schema(self) -> StructType:
         # Resolve everything that can fail now, at load(), so errors surface before any job.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import math
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -205,6 +206,10 @@ def _stat_min_max(type_: DataType, stat: Any) -> tuple[Any, Any]:
     return None, None
 
 
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
 def _yyyymmdd(value: int) -> dt.date:
     return dt.date(value // 10_000, value // 100 % 100, value % 100)
 
@@ -230,6 +235,7 @@ def part_and_devices(
     maxs: dict[str, Any] = {}
     non_null: dict[str, int] = {}
     known: dict[str, bool] = {c.name: True for c in schema.fields}
+    bounded: dict[str, bool] = dict(known)
     types = {c.name: c.type for c in schema.fields}
     for group in reader.get_timeseries_metadata(None).values():
         if (group.table_name or "").lower() != schema.table:
@@ -255,8 +261,11 @@ def part_and_devices(
             if int(stat.row_count) == 0:
                 continue  # an all-null chunk carries no meaningful min/max
             lo, hi = _stat_min_max(types[name], stat)
-            if lo is None:
-                known[name] = False
+            if lo is None or _is_nan(lo) or _is_nan(hi):
+                # A chunk whose first value is NaN keeps NaN as both bounds (every later
+                # comparison is false), so its numbers are unbounded; and min()/max() across
+                # chunks would drop a NaN bound silently. The null count stays exact.
+                bounded[name] = False
             else:
                 mins[name] = lo if name not in mins else min(mins[name], lo)
                 maxs[name] = hi if name not in maxs else max(maxs[name], hi)
@@ -266,7 +275,7 @@ def part_and_devices(
     fields = {}
     for col in schema.fields:
         name = col.name
-        complete = known[name] and name in mins
+        complete = known[name] and bounded[name] and name in mins
         nulls = total - non_null.get(name, 0) if known[name] else None
         fields[name] = FieldStats(
             min=mins[name] if complete else None,
@@ -368,7 +377,13 @@ def scan_file(
     tag_names: Sequence[str],
     batch_rows: int,
 ) -> Iterator[pa.Table]:
-    """Arrow tables of ``time`` + ``columns`` for one query on an open reader."""
+    """Arrow tables of ``time`` + ``columns`` for one query on an open reader.
+
+    The native reader's time filter is not exact (2.5 returns the next row of a device when
+    ``[time_min, time_max]`` falls between two of its rows), so the range is applied again
+    here: the pushdown must never decide which rows a scan returns.
+    """
+    bounded = time_min > -(2**63) or time_max < 2**63 - 1
     result = reader.query_table(
         table,
         list(columns),
@@ -382,10 +397,22 @@ def scan_file(
             batch = result.read_arrow_batch()
             if batch is None:
                 return
+            if bounded and batch.num_rows:
+                batch = _within(batch, time_min, time_max)
             if batch.num_rows:
                 yield batch
     finally:
         result.close()
+
+
+def _within(batch: pa.Table, time_min: int, time_max: int) -> pa.Table:
+    times = batch.column(TIME_COLUMN)
+    if not pa.types.is_integer(times.type):
+        times = times.cast(pa.int64())
+    inside = pc.and_(pc.greater_equal(times, time_min), pc.less_equal(times, time_max))
+    if pc.all(inside).as_py():
+        return batch
+    return batch.filter(inside)
 
 
 @dataclass(frozen=True)

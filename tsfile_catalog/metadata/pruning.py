@@ -11,7 +11,9 @@ part holding ``(a, x)`` and ``(b, y)`` cannot match ``t1 = 'a' AND t2 = 'y'``.
 
 Stats contract (what writers must guarantee): ``TagStats.has_null`` and ``values`` are exact,
 ``min``/``max`` bound every non-null value, ``FieldStats.null_count`` is exact when present, and
-FIELD min/max bound every non-null value (None when unknown).
+FIELD min/max bound every non-null value (None when unknown) except NaN: no statistic proves a
+FLOAT or DOUBLE column free of NaN, so a part holding values may always hold NaN, which Spark
+orders above every number (``x > 5`` and ``NOT (x < 5)`` keep it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from tsfile_catalog.metadata.expressions import (
     And,
+    Approx,
     Compare,
     CompareOp,
     Expr,
@@ -33,7 +36,7 @@ from tsfile_catalog.metadata.expressions import (
     columns_of,
 )
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, TableSchema
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
 
 __all__ = ["might_match", "prune", "PartEvaluator"]
 
@@ -68,19 +71,52 @@ class _Stats:
     hi: Any = None
     may_have_value: bool = True
     may_have_null: bool = True
+    may_have_nan: bool = False
 
 
 _UNKNOWN = _Stats()
+_UNKNOWN_FLOATING = _Stats(may_have_nan=True)
 
 _Lookup = Callable[[str], _Stats]
 _Test = Callable[[_Lookup], bool]
 
 
-def _bound(value: Any) -> Any:
-    """NaN bounds compare false with everything, which would prune wrongly: treat as unknown."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+def _bounds(low: Any, high: Any) -> tuple[Any, Any]:
+    """A NaN bound compares false with everything and tells nothing about the other: a
+    chunk whose first value is NaN keeps NaN as its min and max whatever follows. Both are
+    unknown then."""
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        return None, None
+    return low, high
+
+
+def _double_key(value: Any) -> tuple[int, float]:
+    """Spark's total order on doubles: NaN above every number, -0.0 equal to 0.0."""
+    number = float(value)
+    return (1, 0.0) if math.isnan(number) else (0, number + 0.0)
+
+
+def _compare_double(stats: _Stats, op: CompareOp, value: float) -> bool:
+    """Might a value of the column, read as a double, satisfy ``op value``?"""
+    if not stats.may_have_value:
+        return False
+    test = _OPERATORS[op]
+    key = _double_key(value)
+    if stats.may_have_nan and test(_double_key(math.nan), key):
+        return True
+    # Every non-NaN value lies in [lo, hi] (a bound of None is unknown); the double
+    # conversion of an integer column is monotone, so its converted bounds bound it.
+    lo = None if stats.lo is None else _double_key(stats.lo)
+    hi = None if stats.hi is None else _double_key(stats.hi)
+    if lo is not None and lo[0] == 1 or hi is not None and hi[0] == 1:
+        return True  # a NaN bound says nothing about the numbers
+    if op == "=":
+        return not ((lo is not None and key < lo) or (hi is not None and key > hi))
+    if op == "!=":
+        return not (lo is not None and hi is not None and lo == hi == key)
+    if op in ("<", "<="):
+        return lo is None or test(lo, key)
+    return hi is None or test(hi, key)
 
 
 def _compare(stats: _Stats, op: CompareOp, value: Any) -> bool:
@@ -126,10 +162,19 @@ def _not_in(stats: _Stats, values: frozenset[Any]) -> bool:
         return True
 
 
+def _always(look: _Lookup) -> bool:
+    return True
+
+
 def _compile(expr: Expr, negate: bool) -> _Test:
     """A closure answering "might a row satisfy ``expr`` (or NOT ``expr``)?"."""
     if isinstance(expr, Not):
         return _compile(expr.term, not negate)
+    if isinstance(expr, Approx):
+        # A row may satisfy the comparison only if it satisfies ``loose``, and may fail it
+        # only if it fails ``tight``; without a bound anything is possible.
+        bound = expr.tight if negate else expr.loose
+        return _always if bound is None else _compile(bound, negate)
     if isinstance(expr, (And, Or)):
         children = tuple(_compile(t, negate) for t in expr.terms)
         if isinstance(expr, And) != negate:
@@ -137,9 +182,18 @@ def _compile(expr: Expr, negate: bool) -> _Test:
         return lambda look: any(child(look) for child in children)
     column = expr.column
     if isinstance(expr, Compare):
+        # Negating the operator is exact in Spark's total orders (NaN included).
         op = _NEGATED[expr.op] if negate else expr.op
         value = expr.value
+        if expr.as_double:
+            number = float(value)  # type: ignore[arg-type]
+            return lambda look: _compare_double(look(column), op, number)
         return lambda look: _compare(look(column), op, value)
+    if isinstance(expr, In) and expr.as_double:
+        numbers = tuple(float(v) for v in expr.values)  # type: ignore[arg-type]
+        if negate:
+            return lambda look: all(_compare_double(look(column), "!=", v) for v in numbers)
+        return lambda look: any(_compare_double(look(column), "=", v) for v in numbers)
     if isinstance(expr, In):
         values = frozenset(expr.values)
         if negate:
@@ -158,6 +212,9 @@ class PartEvaluator:
         self._test = None if expr is None else _compile(expr, negate=False)
         self._tag_index = {name: i for i, name in enumerate(schema.tag_names)}
         self._fields = {c.name for c in schema.columns if c.category is Category.FIELD}
+        self._floating = {
+            c.name for c in schema.columns if c.type in (DataType.FLOAT, DataType.DOUBLE)
+        }
         device_columns = {TIME_COLUMN, *self._tag_index}
         self._per_device = bool(columns_of(expr) & device_columns)
 
@@ -202,14 +259,18 @@ class PartEvaluator:
             )
         if column in self._fields:
             stats = part.fields.get(column)
+            floating = column in self._floating
             if stats is None:
-                return _UNKNOWN
+                return _UNKNOWN_FLOATING if floating else _UNKNOWN
             nulls = stats.null_count
+            may_have_value = nulls is None or nulls < part.row_count
+            lo, hi = _bounds(stats.min, stats.max)
             return _Stats(
-                lo=_bound(stats.min),
-                hi=_bound(stats.max),
-                may_have_value=nulls is None or nulls < part.row_count,
+                lo=lo,
+                hi=hi,
+                may_have_value=may_have_value,
                 may_have_null=nulls is None or nulls > 0,
+                may_have_nan=floating and may_have_value,
             )
         return _UNKNOWN
 

@@ -9,13 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tsfile_catalog.metadata.expressions import Expr, ScanPushdown, TimeUnit, bind, split_pushdown
+from tsfile_catalog.metadata.expressions import (
+    BindContext,
+    Expr,
+    ScanPushdown,
+    bind,
+    split_pushdown,
+)
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.pruning import prune
 from tsfile_catalog.metadata.schema import TableSchema
 
-__all__ = ["ScanPlan", "plan_scan"]
+__all__ = ["ScanPlan", "plan_scan", "plan_bound"]
 
 
 @dataclass(frozen=True)
@@ -37,21 +43,27 @@ def plan_scan(
     schema: TableSchema,
     parts: Iterable[PartFile],
     where: str | Expr | None,
-    unit: TimeUnit = "ms",
+    context: BindContext | None = None,
 ) -> ScanPlan:
     """Parse (if SQL text), bind, split and prune.
 
     Args:
         schema: the table schema the predicate is bound to.
         parts: candidate parts with their stats.
-        where: a Spark SQL predicate, an (unbound or bound) expression, or None.
-        unit: precision of the table's raw time values, for timestamp literals.
+        where: a Spark SQL predicate, an unbound expression, or None.
+        context: how Spark sees the columns (raw time unit, ``timestampAs``, session time
+            zone); the default is raw ``ms`` longs with the time zone unknown.
 
     Raises:
         PredicateError: the predicate cannot be parsed or does not fit the schema.
     """
     expr = parse_predicate(where) if isinstance(where, str) else where
-    bound = None if expr is None else bind(expr, schema, unit)
+    bound = None if expr is None else bind(expr, schema, context)
+    return plan_bound(schema, parts, bound)
+
+
+def plan_bound(schema: TableSchema, parts: Iterable[PartFile], bound: Expr | None) -> ScanPlan:
+    """Split and prune for an already bound predicate."""
     pushdown = split_pushdown(bound, schema)
     if pushdown.empty:
         return ScanPlan((), tuple(parts), pushdown, schema, bound)

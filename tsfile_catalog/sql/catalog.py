@@ -39,6 +39,8 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
+from tsfile_catalog.metadata.expressions import needs_time_zone
+from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.session import register
@@ -81,6 +83,7 @@ __all__ = ["Catalog"]
 _log = logging.getLogger(__name__)
 
 _VIEW_PREFIX = "__tsfc_"
+_SESSION_TIME_ZONE = "spark.sql.session.timeZone"
 
 
 class Catalog:
@@ -287,20 +290,44 @@ class Catalog:
             options["columns"] = ",".join(columns)
         if where is not None:
             options["where"] = where
+            # The scan binds the predicate in the zone Spark analyses the query in.
+            zone = self._session_time_zone()
+            if zone is not None:
+                options["timeZone"] = zone
         if isinstance(time_travel, VersionAsOf):
             options["versionAsOf"] = str(time_travel.version)
         elif isinstance(time_travel, TimestampAsOf):
             options["timestampAsOf"] = time_travel.timestamp
         return self._spark.read.format("tsfile").options(**options).load()
 
-    def _plan(self, entry: TableEntry, table: Table, where: str | None) -> ScanPlan | None:
-        """The plan for ``where``, or None when the table layer cannot bind it (the query's
-        own WHERE still filters; only the pushdown is lost)."""
+    def _session_time_zone(self) -> str | None:
+        """``spark.sql.session.timeZone`` when this package can resolve it, else None."""
+        zone = str(self._spark.conf.get(_SESSION_TIME_ZONE))
         try:
-            return table.plan(where, unit=table_options.precision(entry))
+            parse_zone(zone)
+        except PredicateError:
+            return None
+        return zone
+
+    def _plan(self, entry: TableEntry, table: Table, where: str | None) -> ScanPlan | None:
+        """The plan for ``where``, bound as Spark binds it over the table's scan, or None when
+        it cannot be pushed exactly (the query's own WHERE still filters; only the pushdown is
+        lost)."""
+        try:
+            plan = table.plan(
+                where,
+                unit=table_options.precision(entry),
+                timestamp_as=table_options.timestamp_as(entry),
+                time_zone=self._session_time_zone(),
+            )
         except PredicateError as e:
             _log.debug("not pushing %r into %s: %s", where, entry.display_name, e)
             return None
+        if needs_time_zone(plan.filter):
+            _log.debug("not pushing %r into %s: the session time zone is unknown",
+                       where, entry.display_name)
+            return None
+        return plan
 
     def _ref_scan(
         self, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], Table]

@@ -18,7 +18,7 @@ from tsfile_catalog.datasource.options import (
 )
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import validate_encoding
-from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
 
@@ -116,8 +116,8 @@ def storage_options(entry: TableEntry) -> dict[str, Any]:
     return storage_options_from(entry.options)
 
 
-def timestamp_as(entry: TableEntry) -> str:
-    return entry.options.get("timestampAs", "long").strip().lower()
+def timestamp_as(entry: TableEntry) -> TimestampAs:
+    return cast(TimestampAs, entry.options.get("timestampAs", "long").strip().lower())
 
 
 def precision(entry: TableEntry) -> TimeUnit:

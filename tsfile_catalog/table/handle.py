@@ -20,7 +20,14 @@ from tsfile_catalog.exceptions import (
     VersionNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.expressions import Expr, TimeUnit, parse_iso_datetime, to_raw_time
+from tsfile_catalog.metadata.expressions import (
+    BindContext,
+    Expr,
+    TimestampAs,
+    TimeUnit,
+    parse_iso_datetime,
+    to_raw_time,
+)
 from tsfile_catalog.metadata.manifest import (
     CommitInfo,
     Snapshot,
@@ -227,13 +234,26 @@ class Table:
             for v in range(last, first - 1, -1)
         ]
 
-    def plan(self, where: str | Expr | None = None, *, unit: TimeUnit = "ms") -> ScanPlan:
+    def plan(
+        self,
+        where: str | Expr | None = None,
+        *,
+        unit: TimeUnit = "ms",
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+    ) -> ScanPlan:
         """The parts a scan with ``where`` (Spark SQL or an expression) must read.
+
+        ``where`` means what it means to Spark over a scan read with ``timestampPrecision``
+        ``unit`` and ``timestampAs`` ``timestamp_as`` in a session whose time zone is
+        ``time_zone`` (None: unknown, so comparisons that need it prune conservatively and
+        ``plan.pushdown.residual`` keeps them).
 
         Raises:
             PredicateError: the predicate cannot be parsed or does not fit the schema.
         """
-        return plan_scan(self.schema, self._snapshot.parts, where, unit)
+        context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+        return plan_scan(self.schema, self._snapshot.parts, where, context)
 
 
 def open_table(
