@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
-from tests.datasource.helpers import weather_schema, write_rows
+from tests.datasource.helpers import write_rows
+from tests.factories import weather_schema
 from tsfile_catalog.metadata.schema import DataType
 
 pytestmark = pytest.mark.spark

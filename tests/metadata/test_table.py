@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.factories import part_file, table_schema
 from tsfile_catalog.exceptions import (
     CommitConflictError,
     CorruptManifestError,
@@ -25,13 +26,8 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import AddPart, RemovePart, SetSchema, derived_table_uuid
 from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
-from tsfile_catalog.metadata.parts import (
-    DeviceStats,
-    FieldStats,
-    PartFile,
-    tag_stats_from_devices,
-)
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile
+from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import (
     MANIFEST_DIR,
     append_parts,
@@ -42,34 +38,26 @@ from tsfile_catalog.table import (
     vacuum,
 )
 
-SCHEMA = TableSchema.of(
-    "weather",
-    [
-        Column("city", DataType.STRING, Category.TAG),
-        Column("temp", DataType.FLOAT, Category.FIELD),
-    ],
-)
-WIDER = TableSchema.of(
-    "weather",
-    [
-        Column("city", DataType.STRING, Category.TAG),
-        Column("temp", DataType.DOUBLE, Category.FIELD),
-        Column("rain", DataType.INT64, Category.FIELD),
-    ],
-)
+# The writer child processes import tests.factories: they need the repository on their path.
+REPO = Path(__file__).resolve().parents[2]
+CHILD_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+}
+
+SCHEMA = table_schema("weather", fields=[("temp", DataType.FLOAT)])
+WIDER = table_schema("weather", fields=[("temp", DataType.DOUBLE), ("rain", DataType.INT64)])
 
 
 def part(path: str, *, city: str = "paris", start: int = 0, rows: int = 10) -> PartFile:
-    devices = (DeviceStats((city,), rows, start, start + rows - 1),)
-    return PartFile(
-        path=path,
-        format="tsfile",
+    return part_file(
+        path,
         size_bytes=rows * 8,
         row_count=rows,
         min_time=start,
         max_time=start + rows - 1,
-        devices=devices,
-        tags=tag_stats_from_devices(["city"], [d.tags for d in devices]),
+        devices=[DeviceStats((city,), rows, start, start + rows - 1)],
+        tag_names=["city"],
         fields={"temp": FieldStats(1.0, 2.0, 0)},
     )
 
@@ -416,7 +404,7 @@ def test_lost_response_to_our_own_put_counts_as_success(
 
 WRITER = """
 import json, sys, time
-from tsfile_catalog.metadata.parts import PartFile
+from tests.factories import part_file
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.table import append_parts
 
@@ -424,7 +412,7 @@ url, name, count, schema, options, start = sys.argv[1:7]
 schema = TableSchema.from_json(json.loads(schema))
 time.sleep(max(0.0, float(start) - time.time()))
 for i in range(int(count)):
-    part = PartFile(f"{name}-{i}.tsfile", "tsfile", 1, 1, i, i, None)
+    part = part_file(f"{name}-{i}.tsfile", min_time=i, max_time=i)
     append_parts(url, [part], schema, storage_options=json.loads(options))
 """
 
@@ -439,7 +427,7 @@ def run_writers(url: str, writers: int, commits: int, options: dict[str, Any]) -
             [sys.executable, "-c", WRITER, url, f"w{w}", str(commits), *args],
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ},
+            env=CHILD_ENV,
         )
         for w in range(writers)
     ]
@@ -486,8 +474,8 @@ def test_concurrent_appends_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
 
 RECREATE = """
 import json, os, sys
+from tests.factories import part_file
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.table import MANIFEST_DIR, append_parts
 
@@ -496,7 +484,7 @@ options = json.loads(options)
 io = FileIO(url, options)
 io.delete(url, recursive=True)  # what DROP TABLE ... PURGE does
 for i in range(int(versions)):
-    part = PartFile(f"new-{i}.tsfile", "tsfile", 1, 1, i, i, None)
+    part = part_file(f"new-{i}.tsfile", min_time=i, max_time=i)
     append_parts(url, [part], TableSchema.from_json(json.loads(schema)), storage_options=options)
 if legacy == "legacy":  # as written by a release before table UUIDs
     log = os.path.join(url, MANIFEST_DIR)
@@ -515,7 +503,7 @@ def recreate(
     args = [url, str(versions), json.dumps(SCHEMA.to_json()), json.dumps(options or {})]
     done = subprocess.run(
         [sys.executable, "-c", RECREATE, *args, "legacy" if legacy else "current"],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=120, env=CHILD_ENV, check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
 
