@@ -9,18 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from tsfile_catalog.formats.tsfile import WriteSettings, write_file
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
-
-
-def weather_schema(*fields: tuple[str, DataType], table: str = "weather") -> TableSchema:
-    return TableSchema.of(
-        table,
-        [
-            Column("city", DataType.STRING, Category.TAG),
-            Column("device", DataType.STRING, Category.TAG),
-            *(Column(name, type_, Category.FIELD) for name, type_ in fields),
-        ],
-    )
+from tsfile_catalog.metadata.schema import DataType, TableSchema
 
 
 def write_rows(path: str, schema: TableSchema, rows: list[dict[str, object]]) -> None:

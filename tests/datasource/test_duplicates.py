@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.datasource.helpers import weather_schema, write_rows
+from tests.datasource.helpers import write_rows
+from tests.factories import weather_schema
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.formats.tsfile import opened, part_and_devices

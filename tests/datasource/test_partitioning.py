@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tests.factories import part_file
 from tsfile_catalog.datasource.partitioning import plan_slices
 from tsfile_catalog.metadata.expressions import ScanPushdown
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
@@ -12,7 +13,7 @@ def _part(path: str, devices: list[tuple[str, int]] | None, rows: int = 0) -> Pa
         DeviceStats((name,), count, 0, 99) for name, count in devices
     )
     total = rows if devices is None else sum(c for _, c in devices)
-    return PartFile(path, "tsfile", 1, total, 0, 99, stats)
+    return part_file(path, row_count=total, max_time=99, devices=stats)
 
 
 def test_small_parts_are_packed_up_to_the_target() -> None:

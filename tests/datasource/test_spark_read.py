@@ -10,7 +10,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
-from tests.datasource.helpers import weather_schema, write_rows
+from tests.datasource.helpers import write_rows
+from tests.factories import weather_schema
 from tsfile_catalog.metadata.schema import DataType
 
 pytestmark = pytest.mark.spark

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.datasource.helpers import weather_schema, write_rows
+from tests.datasource.helpers import write_rows
+from tests.factories import weather_schema
 from tsfile_catalog.metadata.schema import DataType
 
 pytestmark = pytest.mark.spark

@@ -9,11 +9,10 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from tests.datasource.helpers import weather_schema
+from tests.factories import part_file, weather_schema
 from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.exceptions import CommitConflictError
-from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import append_parts, open_table
 
@@ -30,12 +29,12 @@ SCHEMA = weather_schema(("temp", DataType.DOUBLE))
 
 def test_a_write_never_lands_in_a_table_recreated_while_it_ran(tmp_path: Path) -> None:
     root = tmp_path / "t"
-    append_parts(str(root), [PartFile("old.tsfile", "tsfile", 1, 1, 0, 0, None)], SCHEMA)
+    append_parts(str(root), [part_file("old.tsfile")], SCHEMA)
     options = parse_write_options({"path": str(root), "tagColumns": "city,device"})
     plan = plan_write(SPARK_SCHEMA, options)
     # after planning, the table is dropped and another created at the same location
     shutil.rmtree(root)
-    append_parts(str(root), [PartFile("new.tsfile", "tsfile", 1, 1, 0, 0, None)], SCHEMA)
+    append_parts(str(root), [part_file("new.tsfile")], SCHEMA)
     recreated = open_table(str(root))
     # then the tasks run and the driver commits
     writer = TsFileBatchWriter(plan, options, overwrite=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from tests.factories import table_schema
 from tsfile_catalog.exceptions import DataError, OptionError, TableNotFoundError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.tsfile import (
@@ -23,14 +24,7 @@ from tsfile_catalog.formats.tsfile import (
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
-SCHEMA = TableSchema.of(
-    "weather",
-    [
-        Column("city", DataType.STRING, Category.TAG),
-        Column("temp", DataType.DOUBLE, Category.FIELD),
-        Column("note", DataType.STRING, Category.FIELD),
-    ],
-)
+SCHEMA = table_schema("weather", fields=[("temp", DataType.DOUBLE), ("note", DataType.STRING)])
 
 
 def _table(times: list[int], cities: list[str], temps: list[float | None]) -> pa.Table:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.factories import part_file, table_schema
 from tsfile_catalog.exceptions import CommitConflictError, CorruptManifestError
 from tsfile_catalog.metadata.manifest import (
     FORMAT_VERSION,
@@ -30,31 +31,22 @@ from tsfile_catalog.metadata.manifest import (
     rebase,
     replay,
 )
-from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile, tag_stats_from_devices
+from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
-SCHEMA = TableSchema.of(
-    "weather",
-    [
-        Column("city", DataType.STRING, Category.TAG),
-        Column("temp", DataType.DOUBLE, Category.FIELD),
-        Column("day", DataType.DATE, Category.FIELD),
-    ],
-)
+SCHEMA = table_schema("weather", fields=[("temp", DataType.DOUBLE), ("day", DataType.DATE)])
 WIDER = TableSchema.of("weather", [*SCHEMA.columns, Column("rain", DataType.INT64, Category.FIELD)])
 
 
 def part(path: str, rows: int = 10, city: str = "paris") -> PartFile:
-    devices = (DeviceStats((city,), rows, 0, rows - 1),)
-    return PartFile(
-        path=path,
-        format="tsfile",
+    return part_file(
+        path,
         size_bytes=100 * rows,
         row_count=rows,
         min_time=0,
         max_time=rows - 1,
-        devices=devices,
-        tags=tag_stats_from_devices(["city"], [d.tags for d in devices]),
+        devices=[DeviceStats((city,), rows, 0, rows - 1)],
+        tag_names=["city"],
         fields={
             "temp": FieldStats(-1.5, 30.25, 0),
             "day": FieldStats(dt.date(2024, 1, 1), dt.date(2024, 3, 1), 2),

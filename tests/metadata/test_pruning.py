@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.factories import part_file
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata.expressions import (
     And,
@@ -30,7 +31,6 @@ from tsfile_catalog.metadata.parts import (
     FieldStats,
     PartFile,
     TagStats,
-    tag_stats_from_devices,
 )
 from tsfile_catalog.metadata.pruning import might_match, prune
 from tsfile_catalog.metadata.scan import plan_scan
@@ -68,15 +68,13 @@ def part_from_rows(rows: Sequence[Row], path: str = "p.tsfile") -> PartFile:
             len(rows) - len(values),
         )
     times = [row["time"] for row in rows]
-    return PartFile(
-        path=path,
-        format="tsfile",
-        size_bytes=1,
+    return part_file(
+        path,
         row_count=len(rows),
         min_time=min(times) if times else None,
         max_time=max(times) if times else None,
         devices=tuple(DeviceStats(k, len(v), min(v), max(v)) for k, v in devices.items()),
-        tags=tag_stats_from_devices(SCHEMA.tag_names, devices),
+        tag_names=SCHEMA.tag_names,
         fields=fields,
     )
 

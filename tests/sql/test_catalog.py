@@ -17,7 +17,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
-from tests.datasource.helpers import weather_schema, write_rows
+from tests.datasource.helpers import write_rows
+from tests.factories import part_file, table_schema, weather_schema
 from tsfile_catalog import Catalog
 from tsfile_catalog.exceptions import (
     OptionError,
@@ -31,7 +32,7 @@ from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.ownership import new_part_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.scan import plan_scan
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.sql import TableName
 from tsfile_catalog.sql.registry import Registry
 from tsfile_catalog.sql.table_options import check_table_options
@@ -81,19 +82,20 @@ def catalog(spark: SparkSession, warehouse: Path) -> Iterator[Catalog]:
 
 # -- pure: metadata count and registry ----------------------------------------------------------
 
-_SCHEMA = TableSchema.of(
-    "t",
-    [Column("city", DataType.STRING, Category.TAG), Column("v", DataType.DOUBLE, Category.FIELD)],
-)
+_SCHEMA = table_schema("t", fields=[("v", DataType.DOUBLE)])
 
 
 def _part(path: str, devices: list[tuple[str, int, int, int]] | None, rows: int = 0) -> PartFile:
     if devices is None:
-        return PartFile(path, "tsfile", 100, rows, 0, 100, None)
+        return part_file(path, size_bytes=100, row_count=rows, max_time=100)
     stats = tuple(DeviceStats((c,), n, lo, hi) for c, n, lo, hi in devices)
-    return PartFile(
-        path, "tsfile", 100, sum(d.row_count for d in stats),
-        min(d.min_time for d in stats), max(d.max_time for d in stats), stats,
+    return part_file(
+        path,
+        size_bytes=100,
+        row_count=sum(d.row_count for d in stats),
+        min_time=min(d.min_time for d in stats),
+        max_time=max(d.max_time for d in stats),
+        devices=stats,
     )
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.datasource.helpers import age, weather_schema, write_rows
+from tests.datasource.helpers import age, write_rows
+from tests.factories import weather_schema
 from tsfile_catalog import adopt_table
 from tsfile_catalog.exceptions import LocationError
 from tsfile_catalog.formats.tsfile import opened, part_from_reader

@@ -1,4 +1,4 @@
-"""Fixtures for the manifest tests: a clean metadata cache (S3 ones are in tests/conftest.py)."""
+"""Fixtures for the table-layer tests: a clean metadata cache (S3 ones are in tests/conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,55 @@
+"""What the table-layer tests share: the schemas, a part builder, and the log's file names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from tests.factories import part_file, table_schema
+from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile
+from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.table import MANIFEST_DIR, append_parts
+
+# The writer child processes import tests.factories: they need the repository on their path.
+REPO = Path(__file__).resolve().parents[2]
+CHILD_ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+}
+
+SCHEMA = table_schema("weather", fields=[("temp", DataType.FLOAT)])
+WIDER = table_schema("weather", fields=[("temp", DataType.DOUBLE), ("rain", DataType.INT64)])
+
+
+def part(path: str, *, city: str = "paris", start: int = 0, rows: int = 10) -> PartFile:
+    return part_file(
+        path,
+        size_bytes=rows * 8,
+        row_count=rows,
+        min_time=start,
+        max_time=start + rows - 1,
+        devices=[DeviceStats((city,), rows, start, start + rows - 1)],
+        tag_names=["city"],
+        fields={"temp": FieldStats(1.0, 2.0, 0)},
+    )
+
+
+def write(root: Path, *names: str) -> None:
+    for name in names:
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"tsfile")
+
+
+def log_file(root: Path, version: int, suffix: str = ".json") -> Path:
+    return root / MANIFEST_DIR / f"{version:020d}{suffix}"
+
+
+def append_n(url: str, n: int, prefix: str = "p") -> None:
+    for i in range(n):
+        append_parts(url, [part(f"{prefix}{i}.tsfile", start=i * 10)], SCHEMA)
+
+
+def paths(table: Any) -> list[str]:
+    return sorted(p.path for p in table.parts())
