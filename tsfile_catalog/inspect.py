@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tsfile_catalog.datasource.options import redact_credentials
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.spark_dialect import quote_identifier
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
+from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import Table
 
 __all__ = [

@@ -15,13 +15,13 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tsfile_catalog import Catalog
-from tsfile_catalog.datasource.options import REDACTED, is_credential_option
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.inspect import describe, describe_detail
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.sql import TableName
 from tsfile_catalog.sql.registry import Registry, TableEntry
 from tsfile_catalog.sql.table_options import check_table_options
+from tsfile_catalog.storage_options import REDACTED, is_credential_option
 from tsfile_catalog.table import create_table, open_table
 
 SECRET = "S3CR3T-do-not-print"

@@ -6,8 +6,6 @@ valid ones, because a misspelt option silently ignored is a wrong result waiting
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -17,23 +15,16 @@ from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
 
 __all__ = [
     "ReadOptions",
     "WriteOptions",
     "parse_read_options",
     "parse_write_options",
-    "storage_options_from",
-    "is_credential_option",
-    "redact_credentials",
-    "REDACTED",
-    "STORAGE_PREFIX",
     "check_tag_columns",
 ]
 
-STORAGE_PREFIX = "fs."
-"""The prefix of options that are fsspec storage settings (``fs.endpoint_url``): the one
-spelling the data source, the SQL catalog and its registry share."""
 
 _READ_KEYS = (
     "path", "model", "table", "timestampAs", "timestampPrecision", "mergeSchema", "columns",
@@ -137,81 +128,6 @@ def check_tag_columns(
             f"{where}'{time_column}' cannot be a TAG column: it is the time column"
         )
     return names
-
-
-def storage_options_from(opts: Mapping[str, str]) -> dict[str, Any]:
-    """``fs.<name>`` options as fsspec storage options (JSON values decoded)."""
-    out: dict[str, Any] = {}
-    for key, value in opts.items():
-        if key.startswith(STORAGE_PREFIX):
-            try:
-                out[key[len(STORAGE_PREFIX):]] = json.loads(value)
-            except (json.JSONDecodeError, TypeError):
-                out[key[len(STORAGE_PREFIX):]] = value
-    return out
-
-
-# Words in an option name (or in a key of its JSON value) that suggest a credential: fsspec's
-# own names (key, secret, token, password, ...) and the SDKs' (aws_secret_access_key,
-# account_key, sas_token, client_secret, connection_string, pkey, passphrase, ...). Broad on
-# purpose: a setting refused by mistake can still be passed at run time; a stored secret
-# cannot be unpublished.
-_CREDENTIAL_WORDS = re.compile(
-    r"key|secret|token|passw|passphrase|pwd|credential|auth|cookie|connection.?string",
-    re.IGNORECASE,
-)
-
-# A URL carrying a user name and password (https://user:pass@host).
-_URL_USERINFO = re.compile(r"://[^/@\s]+@")
-
-REDACTED = "*** (redacted)"
-"""What DESCRIBE shows instead of a credential's value."""
-
-
-def _names_credential(value: Any) -> bool:
-    """Whether a decoded JSON value holds an object key that suggests a credential."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, Mapping):
-            if any(_CREDENTIAL_WORDS.search(str(k)) for k in item):
-                return True
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
-
-
-def is_credential_option(name: str, value: str | None = None) -> bool:
-    """Whether ``fs.<name>`` (given with or without the prefix) holds or may hold a credential:
-    its name suggests one (``fs.key``, ``fs.secret``, ``fs.session_token``, ...), its value is
-    a URL with a user name (``https://user:pass@host``), or a JSON object with a
-    credential-like key at any depth (``fs.client_kwargs '{"aws_secret_access_key": ...}'``).
-    """
-    if name.lower().startswith(STORAGE_PREFIX):
-        name = name[len(STORAGE_PREFIX):]
-    if _CREDENTIAL_WORDS.search(name):
-        return True
-    if value is None:
-        return False
-    if _URL_USERINFO.search(value):
-        return True
-    try:
-        decoded = json.loads(value)
-    except (ValueError, TypeError, RecursionError):
-        return False
-    return _names_credential(decoded)
-
-
-def redact_credentials(opts: Mapping[str, str]) -> dict[str, str]:
-    """``opts`` with the value of every credential-like ``fs.*`` option replaced by
-    :data:`REDACTED`, for display."""
-    return {
-        key: REDACTED
-        if key.lower().startswith(STORAGE_PREFIX) and is_credential_option(key, value)
-        else value
-        for key, value in opts.items()
-    }
 
 
 def _path(opts: Mapping[str, str]) -> str:

@@ -27,7 +27,6 @@ from sqlglot import exp
 
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
-from tsfile_catalog.datasource.options import STORAGE_PREFIX
 from tsfile_catalog.exceptions import (
     OptionError,
     PredicateError,
@@ -75,6 +74,7 @@ from tsfile_catalog.sql.statements import (
     VersionAsOf,
     quote_identifier,
 )
+from tsfile_catalog.storage_options import STORAGE_PREFIX
 from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
 from tsfile_catalog.table.ownership import check_empty, check_location
 

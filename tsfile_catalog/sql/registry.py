@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tsfile_catalog.datasource.options import STORAGE_PREFIX, is_credential_option
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
     LocationError,
@@ -29,6 +28,7 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
 from tsfile_catalog.metadata.ownership import is_within
 from tsfile_catalog.sql.statements import TableName
+from tsfile_catalog.storage_options import STORAGE_PREFIX, is_credential_option
 
 __all__ = [
     "CATALOG_DIR",
