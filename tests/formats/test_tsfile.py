@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from tests.factories import table_schema
+from tests.table.helpers import CHILD_ENV
 from tsfile_catalog.exceptions import DataError, OptionError, TableNotFoundError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.tsfile import (
@@ -188,3 +192,45 @@ def test_the_adapter_reads_what_it_wrote_through_the_format_protocol(tmp_path: P
                       devices=(("b",),))
     rows = pa.concat_tables(list(TSFILE.scan(io, path, "weather", piece))).to_pylist()
     assert rows == [{"time": 5, "temp": None}, {"time": 7, "temp": 3.0}]
+
+
+# Writes the same rows three times in one fresh process: with the settings under test, again
+# with them, then with ZSTD; prints the three file sizes.
+FIRST_WRITES = """
+import json, os, sys
+import pyarrow as pa
+from tests.factories import table_schema
+from tsfile_catalog.formats.tsfile import WriteSettings, write_file
+from tsfile_catalog.metadata.schema import DataType
+
+out, compression, encoding = sys.argv[1:]
+schema = table_schema("weather", fields=[("temp", DataType.DOUBLE), ("note", DataType.STRING)])
+n = 5000
+data = pa.table({
+    "time": pa.array(range(n), pa.int64()),
+    "city": pa.array(["a"] * n),
+    "temp": pa.array([float(i % 7) for i in range(n)], pa.float64()),
+    "note": pa.array(["the same note"] * n),
+})
+chosen = WriteSettings(compression=compression, encoding=encoding)
+sizes = []
+for i, settings in enumerate([chosen, chosen, WriteSettings(compression="ZSTD")]):
+    path = os.path.join(out, f"{i}.tsfile")
+    write_file(path, data, schema, settings)
+    sizes.append(os.path.getsize(path))
+print(json.dumps(sizes))
+"""
+
+
+def test_the_first_file_a_fresh_process_writes_uses_the_chosen_settings(tmp_path: Path) -> None:
+    # The native library resets its configuration when it initialises, lazily, in the first
+    # writer a process creates; only a fresh process (like a new Spark Python worker) shows it.
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_WRITES, str(tmp_path), "UNCOMPRESSED", "PLAIN"],
+        capture_output=True, text=True, timeout=120, env=CHILD_ENV, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    first, second, zstd = json.loads(done.stdout)
+    # The settings visibly change the file, so equal sizes below are not a coincidence.
+    assert second > 10 * zstd
+    assert first == second, "the first file ignored compression/encoding (native defaults)"

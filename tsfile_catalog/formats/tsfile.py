@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import math
 import os
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -108,6 +109,8 @@ _CONFIG_KEY: Mapping[DataType, str] = {
 
 # set_tsfile_config is process-global; one writer configures and writes at a time.
 _CONFIG_LOCK = threading.Lock()
+# Whether this process has run the native library's one-time init (see _init_native).
+_native_ready = False
 
 
 @contextlib.contextmanager
@@ -442,6 +445,26 @@ def validate_encoding(schema: TableSchema, settings: WriteSettings) -> None:
             )
 
 
+def _init_native() -> None:
+    """Run the native library's one-time init before anyone configures it.
+
+    The 2.5 library initialises lazily, inside the first writer (or reader) a process
+    creates, and that init overwrites the whole configuration with its defaults. Left alone,
+    the first part every fresh process (each Spark Python worker) writes would silently use
+    the native compression and encodings instead of the ones ``_configure`` just set. A
+    throwaway writer forces the init once, so later ``set_tsfile_config`` calls stick. Call
+    with ``_CONFIG_LOCK`` held.
+    """
+    global _native_ready
+    if _native_ready:
+        return
+    import tsfile
+
+    with tempfile.TemporaryDirectory(prefix="tsfile-catalog-init-") as scratch:
+        tsfile.TsFileWriter(os.path.join(scratch, "init.tsfile")).close()
+    _native_ready = True
+
+
 def _configure(schema: TableSchema, settings: WriteSettings) -> None:
     import tsfile
     from tsfile import Compressor, TSEncoding
@@ -537,6 +560,7 @@ def write_file(
     ordered = sort_and_dedupe(data, schema, settings.on_duplicate)
     time_index = ordered.schema.get_field_index(TIME_COLUMN)
     with _CONFIG_LOCK:
+        _init_native()
         _configure(schema, settings)
         if os.path.exists(local_path):
             # The native writer refuses it too, but only after its own state is set up.
