@@ -5,6 +5,7 @@ The metadata-count rules and the registry are also tested without Spark.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -221,6 +222,35 @@ def test_time_travel(catalog: Catalog) -> None:
     assert catalog.sql(f"SELECT * FROM weather TIMESTAMP AS OF '{future}'").count() == 7
     with pytest.raises(VersionNotFoundError):
         catalog.sql("SELECT * FROM weather VERSION AS OF 99")
+
+
+@spark_test
+def test_timestamp_as_of_reads_history_times_in_the_session_time_zone(
+    catalog: Catalog, spark: SparkSession
+) -> None:
+    zone_key = "spark.sql.session.timeZone"
+    previous = spark.conf.get(zone_key)
+    spark.conf.set(zone_key, "Asia/Shanghai")
+    try:
+        history = catalog.sql("DESCRIBE HISTORY weather").selectExpr(
+            "version", "CAST(timestamp AS STRING) AS shown", "unix_millis(timestamp) AS ms"
+        )
+        first = next(row for row in history.collect() if row.version == 1)
+        # The time exactly as DESCRIBE HISTORY prints it (session zone, no offset).
+        shown = first.shown
+        assert _rows(catalog.sql(f"SELECT * FROM weather TIMESTAMP AS OF '{shown}'")) == sorted(
+            FIRST
+        )
+        parts = catalog.sql(f"SHOW PARTS weather TIMESTAMP AS OF '{shown}'").collect()
+        assert sum(p.rows for p in parts) == len(FIRST)
+        assert catalog.table("weather", timestamp=shown).count() == len(FIRST)
+        # An explicit offset means what it says, whatever the session zone.
+        utc = dt.datetime.fromtimestamp(first.ms / 1000, tz=dt.timezone.utc).isoformat()
+        assert catalog.sql(f"SELECT * FROM weather TIMESTAMP AS OF '{utc}'").count() == len(
+            FIRST
+        )
+    finally:
+        spark.conf.set(zone_key, previous)
 
 
 @spark_test

@@ -285,7 +285,7 @@ def test_trailing_semicolon_is_one_statement() -> None:
 
 
 def test_syntax_error_names_line_column_and_token() -> None:
-    with pytest.raises(SqlParseError, match=r"line 2, column 9 near 'FROM'") as info:
+    with pytest.raises(SqlParseError, match=r"at or near 'FROM' at line 2, column 9") as info:
         parse_statement("SELECT a\nFROM t  FROM u")
     assert isinstance(info.value.__cause__, sqlglot.errors.ParseError)
 
@@ -296,8 +296,38 @@ def test_syntax_error_at_end_of_input() -> None:
 
 
 def test_unterminated_string() -> None:
-    with pytest.raises(SqlParseError, match="cannot tokenize"):
+    with pytest.raises(SqlParseError, match="unclosed string literal starting at line 1, column 8"):
         parse_statement("SELECT 'abc")
+
+
+# Typical typos of a new user: each error says where and near what, in SQL terms.
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELEC * FROM t", "at or near 'SELEC' at line 1, column 1"),
+        ("SELECT * FORM t", "at or near 't' at line 1, column 15"),
+        ("SELECT * FROM", "unexpected end of input after 'FROM' at line 1, column 10"),
+        ("SELECT a FROM t WHERE", "unexpected end of input after 'WHERE' at line 1, column 17"),
+        ("SELECT * FROM t\nWHERE a = = 1", "at or near '=' at line 2, column 11"),
+        ("SELECT 'abc FROM t", "unclosed string literal starting at line 1, column 8"),
+        ("SELECT `abc FROM t", "unclosed quoted identifier starting at line 1, column 8"),
+        ("SELECT (a FROM t", "at or near 'FROM' at line 1, column 11: expected '\\)'"),
+        ("SELECT a FROM t WHERE a IN (1, 2", "end of input after '2' at line 1, column 32"),
+        ("SELECT a, FROM t", "at or near 'FROM' at line 1, column 11: nothing follows ','"),
+        ("INSERT INTO t VALUES (1, 2,)", "at or near '\\)' at line 1, column 28"),
+        ("CREATE TABEL t (a INT) USING tsfile", "'TABEL' at line 1, column 8"),
+        ("DESCRIBE HISTORY", "end of input after 'HISTORY' at line 1, column 10"),
+        ("SHOW PARTS", "end of input after 'PARTS' at line 1, column 6"),
+        ("SELECT 1 +", "end of input after '\\+' at line 1, column 10"),
+        ("@@@ !!", "at or near '!' at line 1, column 5"),
+    ],
+)
+def test_syntax_errors_are_readable(sql: str, expected: str) -> None:
+    with pytest.raises(SqlParseError, match=expected) as info:
+        parse_statement(sql)
+    message = str(info.value)
+    for internal in ("sqlglot", "<class", "Required keyword", "Token", "Invalid expression"):
+        assert internal not in message, message
 
 
 @pytest.mark.parametrize(
@@ -363,7 +393,7 @@ def test_explain_parts_needs_a_query() -> None:
         ("SHOW PARTS t VERSION AS OF '3'", "integer literal"),
         ("SHOW PARTS t VERSION AS OF -1", "integer literal"),
         ("SHOW PARTS t TIMESTAMP AS OF current_timestamp()", "string literal"),
-        ("SHOW PARTS t AS x", "Invalid expression|Unexpected token"),
+        ("SHOW PARTS t AS x", "syntax error at or near 'AS' at line 1, column 14"),
     ],
 )
 def test_invalid_statements(sql: str, message: str) -> None:

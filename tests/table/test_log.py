@@ -6,10 +6,13 @@ import datetime as dt
 import json
 import os
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from tests.table.helpers import SCHEMA, append_n, log_file, part, paths
+from tsfile_catalog.datasource.discovery import resolve
+from tsfile_catalog.datasource.options import parse_read_options
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
     OptionError,
@@ -45,6 +48,24 @@ def test_time_travel_by_timestamp(tmp_path: Path) -> None:
         open_table(url, timestamp=stamps[0] - 1)
     with pytest.raises(VersionNotFoundError, match="at or before 2001-01-01"):
         open_table(url, timestamp="2001-01-01")
+
+
+def test_time_travel_naive_timestamp_in_a_time_zone(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    append_n(url, 3)
+    stamp = [h.timestamp_ms for h in reversed(open_table(url).history())][1]
+    instant = dt.datetime.fromtimestamp(stamp / 1000, tz=dt.timezone.utc)
+    # The wall-clock time of version 1 in Shanghai, as a session there would show it.
+    wall = instant.astimezone(ZoneInfo("Asia/Shanghai")).replace(tzinfo=None).isoformat()
+    assert open_table(url, timestamp=wall, time_zone="Asia/Shanghai").version == 1
+    assert open_table(url, timestamp=wall, time_zone="+08:00").version == 1
+    assert open_table(url, timestamp=wall).version == 2, "without a zone, naive is UTC"
+    # An explicit offset names the instant whatever the zone.
+    assert open_table(url, timestamp=instant.isoformat(), time_zone="Asia/Shanghai").version == 1
+    options = parse_read_options({"path": url, "timestampAsOf": wall, "timeZone": "+08:00"})
+    assert resolve(options).version == 1, "the timeZone read option applies to timestampAsOf"
+    with pytest.raises(OptionError, match="'Mars/Base'"):
+        open_table(url, timestamp=wall, time_zone="Mars/Base")
 
 
 def test_time_travel_options_are_validated(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ def resolve(options: ReadOptions) -> ResolvedScan:
             options.path,
             version=options.version_as_of,
             timestamp=options.timestamp_as_of,
+            time_zone=options.time_zone,
             storage_options=options.storage_options,
             use_cache=options.use_metadata_cache,
         )

@@ -76,6 +76,7 @@ from tsfile_catalog.sql.statements import (
 )
 from tsfile_catalog.storage_options import STORAGE_PREFIX
 from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
+from tsfile_catalog.table.handle import time_travel_ms
 from tsfile_catalog.table.ownership import check_empty, check_location
 
 __all__ = ["Catalog"]
@@ -153,6 +154,9 @@ class Catalog:
         self, name: str, *, version: int | None = None, timestamp: str | None = None
     ) -> DataFrame:
         """A fresh scan of table ``name`` (``[db.]name``), optionally at an older version.
+
+        ``timestamp`` is read as ``TIMESTAMP AS OF`` reads it: epoch milliseconds or ISO-8601,
+        a time without an offset being in the session time zone.
 
         Raises:
             TableNotFoundError: no such table in the catalog.
@@ -261,9 +265,17 @@ class Catalog:
         out["path"] = entry.location
         return out
 
+    def _as_of_ms(self, travel: TimestampAsOf) -> int:
+        """The instant of ``TIMESTAMP AS OF``: without an offset, a wall-clock time in the
+        session time zone, as Spark and Delta read it — the zone DESCRIBE HISTORY shows
+        commit times in, so a time copied from there selects that version."""
+        return time_travel_ms(
+            travel.timestamp, time_zone=str(self._spark.conf.get(_SESSION_TIME_ZONE))
+        )
+
     def _open(self, entry: TableEntry, travel: TimeTravel | None = None) -> Table:
         version = travel.version if isinstance(travel, VersionAsOf) else None
-        timestamp = travel.timestamp if isinstance(travel, TimestampAsOf) else None
+        timestamp = self._as_of_ms(travel) if isinstance(travel, TimestampAsOf) else None
         try:
             return open_table(
                 entry.location,
@@ -297,7 +309,8 @@ class Catalog:
         if isinstance(time_travel, VersionAsOf):
             options["versionAsOf"] = str(time_travel.version)
         elif isinstance(time_travel, TimestampAsOf):
-            options["timestampAsOf"] = time_travel.timestamp
+            # Resolved here: the source's workers do not know the session time zone.
+            options["timestampAsOf"] = str(self._as_of_ms(time_travel))
         return self._spark.read.format("tsfile").options(**options).load()
 
     def _session_time_zone(self) -> str | None:

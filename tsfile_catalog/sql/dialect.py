@@ -20,13 +20,20 @@ from __future__ import annotations
 import typing as t
 
 from sqlglot import exp
+from sqlglot.errors import ParseError
 from sqlglot.generators.spark import SparkGenerator
-from sqlglot.tokens import TokenType
+from sqlglot.parser import SENTINEL_NONE
+from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 from tsfile_catalog.metadata.spark_dialect import SparkDialect, SparkLiteralParser
 
-__all__ = ["TsFileSpark", "ShowTables", "ShowParts", "ExplainParts", "Vacuum"]
+__all__ = ["TsFileSpark", "ShowTables", "ShowParts", "ExplainParts", "Vacuum", "END_OF_INPUT"]
+
+T = t.TypeVar("T")
+
+# Key this parser adds to each sqlglot error record: True when the input ran out.
+END_OF_INPUT = "end_of_input"
 
 
 class ShowTables(exp.Expression):
@@ -82,6 +89,35 @@ class _Parser(SparkLiteralParser):
                 self._advance()
                 return parser(self)
         return super()._parse_statement()
+
+    def raise_error(self, message: str, token: Token = SENTINEL_NONE) -> None:
+        # sqlglot blames the last token when the input runs out, so its record cannot tell
+        # "unexpected 'x'" from "the text ends after 'x'"; only the parser knows, so record it.
+        at_end = not token and not self._curr
+        try:
+            super().raise_error(message, token)
+        except ParseError as e:
+            e.errors[-1][END_OF_INPUT] = at_end
+            raise
+        self.errors[-1].errors[-1][END_OF_INPUT] = at_end
+
+    def _parse_csv(
+        self, parse_method: t.Callable[[], T | None], sep: TokenType = TokenType.COMMA
+    ) -> list[T]:
+        # sqlglot silently drops a trailing separator (``SELECT a, FROM t`` runs as
+        # ``SELECT a FROM t``); Spark rejects it, so the catalog must not run something else.
+        parse_result = parse_method()
+        items = [parse_result] if parse_result is not None else []
+        while self._match(sep):
+            separator = self._prev
+            if isinstance(parse_result, exp.Expr):
+                self._add_comments(parse_result)
+            parse_result = parse_method()
+            if parse_result is None:
+                self.raise_error(f"nothing follows {separator.text!r}")
+            else:
+                items.append(parse_result)
+        return items
 
     def _warn_unsupported(self) -> None:
         # sqlglot logs a warning whenever it falls back to exp.Command; parse_statement

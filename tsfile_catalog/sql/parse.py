@@ -50,6 +50,9 @@ from tsfile_catalog.sql.statements import (
 
 __all__ = ["parse_statement", "time_travel_from_sqlglot"]
 
+# Statements that start with a plain word rather than a keyword token.
+_WORD_STATEMENTS = frozenset(dialect._Parser.WORD_STATEMENT_PARSERS)
+
 _PROPERTY_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -101,17 +104,27 @@ def parse_statement(sql: str) -> Statement:
     try:
         trees = _DIALECT.parser().parse(tokens, sql)
     except ParseError as e:
-        raise SqlParseError(_parse_error_message(e)) from e
+        raise SqlParseError(_parse_error_message(sql, statement_tokens, e)) from e
     node = next(tree for tree in trees if tree is not None and not isinstance(tree, exp.Semicolon))
     first = statement_tokens[0]
     if node.find(exp.Command) is not None:
-        raise SqlParseError(
-            f"unsupported statement at {_position(sql, first)} "
-            f"({_snippet(sql)!r}): sqlglot cannot parse it and the catalog does not guess; "
-            "run it with spark.sql() directly"
-        )
+        raise SqlParseError(_command_message(sql, statement_tokens))
     text = sql[first.start : statement_tokens[-1].end + 1]
     return _to_model(node, text)
+
+
+def _command_message(sql: str, statement: Sequence[Token]) -> str:
+    # The parser gave up after the statement's first word(s): ``CREATE TABEL``, ``SHOW
+    # DATABASES``. Name the word it did not know, as it may be a typo.
+    shown = f"unsupported statement at {_position(sql, statement[0])} ({_snippet(sql)!r})"
+    if len(statement) < 2:
+        return f"{shown}; run statements the catalog does not handle with spark.sql() directly"
+    word = statement[1]
+    return (
+        f"{shown}: the catalog does not understand {statement[0].text.upper()} "
+        f"{word.text!r} at {_position(sql, word)}; check the spelling, or run statements the "
+        "catalog does not handle with spark.sql() directly"
+    )
 
 
 def time_travel_from_sqlglot(version: exp.Version) -> TimeTravel:
@@ -136,15 +149,44 @@ def _tokenize(sql: str) -> list[Token]:
     try:
         return _DIALECT.tokenize(sql)
     except TokenError as e:
-        # The tokenizer's own message (e.g. "Missing ' from 1:7") is on the cause.
-        reason = e.__cause__ or e
-        raise SqlParseError(f"cannot tokenize SQL ({reason}): {str(e)!r}") from e
+        raise SqlParseError(_token_error_message(sql, e)) from e
+
+
+_UNCLOSED = re.compile(r"Missing (\S+) from \d+:(\d+)")
+_QUOTE_KINDS = {"'": "string literal", '"': "string literal", "`": "quoted identifier"}
+
+
+def _token_error_message(sql: str, error: TokenError) -> str:
+    # The tokenizer's own message (e.g. "Missing ' from 1:7", a character offset) is on the
+    # cause; the error itself only quotes 50 characters either side of where it stopped.
+    unclosed = _UNCLOSED.fullmatch(str(error.__cause__ or ""))
+    if unclosed is not None:
+        delimiter = unclosed.group(1)
+        offset = min(int(unclosed.group(2)), len(sql) - 1)
+        if sql[offset] != delimiter:
+            offset = max(sql.rfind(delimiter, 0, offset + 1), 0)
+        kind = _QUOTE_KINDS.get(delimiter, "quoted text")
+        return (
+            f"syntax error: unclosed {kind} starting at {_offset_position(sql, offset)}: "
+            f"no closing {delimiter} before the end of input"
+        )
+    stopped = error.start + 50 if error.start else len(sql)
+    return (
+        f"syntax error: cannot read the SQL text near {_offset_position(sql, stopped)} "
+        f"(an unclosed comment or quote?): {_snippet(sql[max(stopped - 20, 0) :])!r}"
+    )
+
+
+def _offset_position(sql: str, offset: int) -> str:
+    offset = min(offset, len(sql))
+    line = sql.count("\n", 0, offset) + 1
+    column = offset - sql.rfind("\n", 0, offset)
+    return f"line {line}, column {column}"
 
 
 def _position(sql: str, token: Token) -> str:
     # sqlglot's Token.col is where the token ends; users look for where it starts.
-    column = token.start - sql.rfind("\n", 0, token.start)
-    return f"line {token.line}, column {column}"
+    return _offset_position(sql, token.start)
 
 
 def _reject_multiple_statements(sql: str, tokens: Sequence[Token]) -> None:
@@ -162,26 +204,58 @@ def _reject_multiple_statements(sql: str, tokens: Sequence[Token]) -> None:
 
 
 _TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: .*?>")
+# sqlglot descriptions that name its own classes or only restate "syntax error".
+_OPAQUE_DESCRIPTION = re.compile(r"Required keyword|Invalid expression|<class|sqlglot", re.I)
+_EXPECTED = re.compile(r"Expect(?:ed|ing) (.+?)(?: but got .*)?")
 
 
-def _parse_error_message(error: ParseError) -> str:
+def _parse_error_message(sql: str, statement: Sequence[Token], error: ParseError) -> str:
+    """Say what is wrong in SQL terms, like Spark's PARSE_SYNTAX_ERROR: where, near what."""
+    first = statement[0]
+    if first.token_type == TokenType.VAR and first.text.upper() not in _WORD_STATEMENTS:
+        # A statement cannot start with a plain word (``SELEC * FROM t``); sqlglot reads it as
+        # an expression and fails later, at a token that is not the mistake.
+        return (
+            f"syntax error at or near {first.text!r} at {_position(sql, first)}: "
+            "no SQL statement starts with this word"
+        )
     if not error.errors:
-        return f"cannot parse SQL: {error}"
-    first = error.errors[0]
-    # sqlglot describes tokens by their repr; name them by their text instead.
-    description = _TOKEN_REPR.sub(
-        lambda m: "end of input" if m.group(1) == "SENTINEL" else repr(m.group(2)),
-        str(first.get("description", "syntax error")),
-    )
-    token = str(first.get("highlight") or "")
-    column = first.get("col")
+        return f"syntax error in {_snippet(sql)!r}"
+    record = error.errors[0]
+    token = str(record.get("highlight") or "")
+    line, column = record.get("line"), record.get("col")
     if isinstance(column, int) and token and "\n" not in token:
         # sqlglot reports the column where the offending token ends.
         column -= len(token) - 1
-    return (
-        f"cannot parse SQL at line {first.get('line')}, column {column} near {token!r}: "
-        f"{description}"
+    if record.get(dialect.END_OF_INPUT):
+        message = (
+            f"syntax error: unexpected end of input after {token!r} at line {line}, "
+            f"column {column}"
+        )
+    else:
+        message = f"syntax error at or near {token!r} at line {line}, column {column}"
+    detail = _readable_detail(str(record.get("description") or ""))
+    return f"{message}: {detail}" if detail else message
+
+
+def _readable_detail(description: str) -> str:
+    # sqlglot describes tokens by their repr; name them by their text instead.
+    description = _TOKEN_REPR.sub(
+        lambda m: "end of input" if m.group(1) == "SENTINEL" else repr(m.group(2)), description
     )
+    if not description or _OPAQUE_DESCRIPTION.search(description):
+        return ""
+    expected = _EXPECTED.fullmatch(description)
+    if expected is not None:
+        what = expected.group(1)
+        return f"expected {what!r}" if len(what) == 1 else f"expected {_lower_first(what)}"
+    return _lower_first(description)
+
+
+def _lower_first(text: str) -> str:
+    # "Expected table name" reads on after a colon as "expected table name"; keywords such
+    # as "EXPLAIN PARTS" keep their case.
+    return text[0].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _snippet(sql: str, limit: int = 60) -> str:

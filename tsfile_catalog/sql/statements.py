@@ -122,7 +122,8 @@ class VersionAsOf:
 class TimestampAsOf:
     """``TIMESTAMP AS OF 'ts'``: the table as of the last commit at or before ``ts``.
 
-    The timestamp text is kept as written; the executor interprets it (session time zone).
+    The timestamp text is kept as written; the catalog resolves it, a time without an offset
+    in the session time zone.
     """
 
     timestamp: str

@@ -16,6 +16,7 @@ from typing import Any
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
     OptionError,
+    PredicateError,
     TableNotFoundError,
     VersionNotFoundError,
 )
@@ -26,8 +27,8 @@ from tsfile_catalog.metadata.expressions import (
     TimestampAs,
     TimeUnit,
     parse_iso_datetime,
-    to_raw_time,
 )
+from tsfile_catalog.metadata.literals import instant_micros, parse_zone
 from tsfile_catalog.metadata.manifest import (
     CommitInfo,
     Snapshot,
@@ -50,7 +51,7 @@ from tsfile_catalog.table.log import (
     read_log_file,
 )
 
-__all__ = ["Table", "load_snapshot", "open_table"]
+__all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
 
 _log = logging.getLogger(__name__)
 
@@ -261,6 +262,7 @@ def open_table(
     *,
     version: int | None = None,
     timestamp: str | int | None = None,
+    time_zone: str | None = None,
     storage_options: Mapping[str, Any] | None = None,
     use_cache: bool = True,
 ) -> Table:
@@ -270,7 +272,9 @@ def open_table(
         url: the table root (a local path or an fsspec URL).
         version: exactly this version.
         timestamp: the latest version committed at or before this instant: epoch
-            milliseconds, or an ISO-8601 string (naive means UTC).
+            milliseconds, or an ISO-8601 string (naive means UTC unless ``time_zone``).
+        time_zone: the zone of a ``timestamp`` without an offset (``Asia/Shanghai``,
+            ``+08:00``), as Spark reads one in its session time zone; None means UTC.
         storage_options: passed to fsspec (credentials, ``endpoint_url``, ...).
         use_cache: reuse and fill the in-process metadata cache.
 
@@ -279,7 +283,8 @@ def open_table(
         VersionNotFoundError: no such version, or nothing committed at or before
             ``timestamp``.
         CorruptManifestError: a commit file needed for the version is unreadable.
-        OptionError: both ``version`` and ``timestamp``, or an unparseable timestamp.
+        OptionError: both ``version`` and ``timestamp``, an unparseable timestamp or an
+            unknown ``time_zone``.
     """
     if version is not None and timestamp is not None:
         raise OptionError(
@@ -298,7 +303,8 @@ def open_table(
             )
         target = version
     elif timestamp is not None:
-        target = _version_at(io, location, listing, _timestamp_ms(timestamp), use_cache=use_cache)
+        at = time_travel_ms(timestamp, time_zone=time_zone)
+        target = _version_at(io, location, listing, at, use_cache=use_cache)
     else:
         target = listing.latest
     return Table(
@@ -312,7 +318,18 @@ def open_table(
 _EPOCH_MS = re.compile(r"-?[0-9]+")
 
 
-def _timestamp_ms(value: str | int) -> int:
+def _zone(time_zone: str | None) -> dt.tzinfo:
+    if time_zone is None:
+        return dt.timezone.utc
+    try:
+        return parse_zone(time_zone)
+    except PredicateError as e:
+        raise OptionError(f"time zone {time_zone!r} for the time travel timestamp: {e}") from e
+
+
+def time_travel_ms(value: str | int, *, time_zone: str | None = None) -> int:
+    """The epoch milliseconds of a time travel ``timestamp`` (see :func:`open_table`); an
+    ISO-8601 text without an offset is a wall-clock time in ``time_zone`` (None: UTC)."""
     if isinstance(value, bool):
         raise OptionError(f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601")
     lo, hi = spark_timestamp_bounds("ms")
@@ -330,7 +347,9 @@ def _timestamp_ms(value: str | int) -> int:
             raise OptionError(
                 f"timestamp {value!r} is neither epoch milliseconds nor ISO-8601"
             ) from e
-        ms = to_raw_time(parsed, "ms")
+        # An explicit offset or Z says which instant it is; only a naive text needs the zone.
+        zone = _zone(time_zone) if parsed.tzinfo is None else None
+        ms = instant_micros(parsed, zone) // 1_000
     if ms is None or not lo <= ms <= hi:
         raise OptionError(
             f"timestamp {value!r} is outside the range of Spark timestamps "
