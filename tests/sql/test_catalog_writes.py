@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,17 +14,6 @@ from tsfile_catalog.sql.table_options import check_table_options
 
 spark_test = pytest.mark.spark
 COLUMNS = "(time BIGINT, d STRING, v DOUBLE)"
-
-
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("warehouse")
-
-
-@pytest.fixture(scope="module")
-def catalog(spark: SparkSession, warehouse: Path) -> Iterator[Catalog]:
-    # No per-table views: each refresh is a load() these tests do not need.
-    yield Catalog(spark, str(warehouse), register_views=False)
 
 
 @spark_test

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,6 @@ from tsfile_catalog.metadata.ownership import new_part_name
 pytestmark = pytest.mark.spark
 
 COLUMNS = "(time BIGINT, city STRING, temp DOUBLE) USING tsfile OPTIONS (tagColumns 'city')"
-
-
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("warehouse")
-
-
-@pytest.fixture(scope="module")
-def catalog(spark: SparkSession, warehouse: Path) -> Iterator[Catalog]:
-    yield Catalog(spark, str(warehouse), register_views=False)
 
 
 def _write_table(spark: SparkSession, path: Path) -> None:
