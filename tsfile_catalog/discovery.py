@@ -126,15 +126,21 @@ def _difference(where_a: str, a: TableSchema, where_b: str, b: TableSchema) -> s
     for col in a.columns:
         other = b.column(col.name)
         if other is None:
-            return (f"column '{col.name}' is in {where_a} but not in {where_b} "
-                    "(set mergeSchema=true to union FIELD columns)")
+            return (
+                f"column '{col.name}' is in {where_a} but not in {where_b} "
+                "(set mergeSchema=true to union FIELD columns)"
+            )
         if other != col:
-            return (f"column '{col.name}' is {col.category.value} {col.type.value} in {where_a} "
-                    f"but {other.category.value} {other.type.value} in {where_b}")
+            return (
+                f"column '{col.name}' is {col.category.value} {col.type.value} in {where_a} "
+                f"but {other.category.value} {other.type.value} in {where_b}"
+            )
     for col in b.columns:
         if a.column(col.name) is None:
-            return (f"column '{col.name}' is in {where_b} but not in {where_a} "
-                    "(set mergeSchema=true to union FIELD columns)")
+            return (
+                f"column '{col.name}' is in {where_b} but not in {where_a} "
+                "(set mergeSchema=true to union FIELD columns)"
+            )
     return f"columns are in a different order in {where_a} and {where_b}"
 
 
@@ -153,9 +159,7 @@ def resolve_files(
     parts: list[PartFile] = []
     for relative, size in files:
         url = join_url(base, relative) if base else relative
-        schema, part = TSFILE.read_part(
-            io, url, path=relative, size_bytes=size, table=table
-        )
+        schema, part = TSFILE.read_part(io, url, path=relative, size_bytes=size, table=table)
         schemas.append((url, schema))
         parts.append(part)
     return ResolvedScan(base, reconcile_schemas(schemas, merge_schema), tuple(parts))

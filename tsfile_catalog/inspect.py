@@ -98,8 +98,7 @@ def describe(
         (TIME_COLUMN, spark_type(None, timestamp_as=timestamp_as), "TIME")
     ]
     rows.extend(
-        (c.name, spark_type(c, timestamp_as=timestamp_as), c.category.value)
-        for c in schema.columns
+        (c.name, spark_type(c, timestamp_as=timestamp_as), c.category.value) for c in schema.columns
     )
     if extended:
         parts = table.parts()
@@ -239,7 +238,18 @@ def explain_rows(
     for status, parts in (("opened", plan.parts), ("pruned", plan.pruned)):
         for part in parts:
             rows.append(
-                (index, name, alias, table.version, part.path, status, part.row_count,
-                 part.min_time, part.max_time, shown_columns, where)
+                (
+                    index,
+                    name,
+                    alias,
+                    table.version,
+                    part.path,
+                    status,
+                    part.row_count,
+                    part.min_time,
+                    part.max_time,
+                    shown_columns,
+                    where,
+                )
             )
     return rows

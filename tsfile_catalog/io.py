@@ -68,8 +68,11 @@ class FileIO:
         if self.is_local:
             return path
         stripped = self.fs._strip_protocol(path)
-        return f"{self.protocol}://{stripped.lstrip('/')}" if self.protocol != "memory" \
+        return (
+            f"{self.protocol}://{stripped.lstrip('/')}"
+            if self.protocol != "memory"
             else f"memory://{stripped if stripped.startswith('/') else '/' + stripped}"
+        )
 
     # -- reading --------------------------------------------------------------------------
 
@@ -126,9 +129,7 @@ class FileIO:
             return {}
         if not detail:
             return {posixpath.basename(str(e).rstrip("/")): None for e in entries}
-        return {
-            posixpath.basename(str(e["name"]).rstrip("/")): _stamp_of(e) for e in entries
-        }
+        return {posixpath.basename(str(e["name"]).rstrip("/")): _stamp_of(e) for e in entries}
 
     def stamp(self, url: str) -> str | None:
         """What the store says about this version of the file at ``url``: a string that
@@ -263,8 +264,16 @@ class FileIO:
 # Listing/info keys that change when an object is rewritten, across fsspec stores (s3fs, gcsfs,
 # adlfs, memory). Size alone is not among them: a recreated file can have the same size.
 _STAMP_KEYS = (
-    "ETag", "etag", "md5Hash", "generation", "VersionId", "version_id",
-    "LastModified", "last_modified", "mtime", "created",
+    "ETag",
+    "etag",
+    "md5Hash",
+    "generation",
+    "VersionId",
+    "version_id",
+    "LastModified",
+    "last_modified",
+    "mtime",
+    "created",
 )
 
 

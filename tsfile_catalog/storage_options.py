@@ -31,9 +31,9 @@ def storage_options_from(opts: Mapping[str, str]) -> dict[str, Any]:
     for key, value in opts.items():
         if key.startswith(STORAGE_PREFIX):
             try:
-                out[key[len(STORAGE_PREFIX):]] = json.loads(value)
+                out[key[len(STORAGE_PREFIX) :]] = json.loads(value)
             except (json.JSONDecodeError, TypeError):
-                out[key[len(STORAGE_PREFIX):]] = value
+                out[key[len(STORAGE_PREFIX) :]] = value
     return out
 
 
@@ -75,7 +75,7 @@ def is_credential_option(name: str, value: str | None = None) -> bool:
     credential-like key at any depth (``fs.client_kwargs '{"aws_secret_access_key": ...}'``).
     """
     if name.lower().startswith(STORAGE_PREFIX):
-        name = name[len(STORAGE_PREFIX):]
+        name = name[len(STORAGE_PREFIX) :]
     if _CREDENTIAL_WORDS.search(name):
         return True
     if value is None:

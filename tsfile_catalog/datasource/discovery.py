@@ -29,8 +29,7 @@ def resolve(options: ReadOptions) -> ResolvedScan:
         )
         if options.table is not None and options.table.lower() != table.schema.table:
             raise TableNotFoundError(
-                f"table '{options.table}' is not at {options.path}; it holds "
-                f"'{table.schema.table}'"
+                f"table '{options.table}' is not at {options.path}; it holds '{table.schema.table}'"
             )
         return ResolvedScan(
             io.normalize(options.path), table.schema, tuple(table.parts()), table.version
@@ -40,6 +39,4 @@ def resolve(options: ReadOptions) -> ResolvedScan:
             f"time travel (versionAsOf/timestampAsOf) needs a table with a manifest; "
             f"{options.path} has none (adopt it with tsfile_catalog.adopt_table)"
         )
-    return resolve_files(
-        io, options.path, table=options.table, merge_schema=options.merge_schema
-    )
+    return resolve_files(io, options.path, table=options.table, merge_schema=options.merge_schema)

@@ -48,8 +48,14 @@ def _scan(
     with opened(io, url) as reader:
         return list(
             scan_file(
-                reader, schema.table, list(columns), time_min=time_min, time_max=time_max,
-                tag_values={}, device_group=devices, tag_names=schema.tag_names,
+                reader,
+                schema.table,
+                list(columns),
+                time_min=time_min,
+                time_max=time_max,
+                tag_values={},
+                device_group=devices,
+                tag_names=schema.tag_names,
                 batch_rows=_BATCH_ROWS,
             )
         )
@@ -77,7 +83,10 @@ def _keys_in_ranges(
     tag_names = list(schema.tag_names)
     devices = [r.tags for r in ranges]
     found = _scan(
-        io, url, schema, tag_names,
+        io,
+        url,
+        schema,
+        tag_names,
         time_min=min(r.min_time for r in ranges),
         time_max=max(r.max_time for r in ranges),
         devices=devices if len(devices) <= _MAX_FILTER_DEVICES else None,
@@ -90,8 +99,10 @@ def _keys_in_ranges(
     rows = rows.select(key_schema.names).cast(key_schema)
     bounds = pa.table(
         {
-            **{name: pa.array([r.tags[i] for r in ranges], pa.string())
-               for i, name in enumerate(tag_names)},
+            **{
+                name: pa.array([r.tags[i] for r in ranges], pa.string())
+                for i, name in enumerate(tag_names)
+            },
             "__lo": pa.array([r.min_time for r in ranges], pa.int64()),
             "__hi": pa.array([r.max_time for r in ranges], pa.int64()),
         }

@@ -27,13 +27,36 @@ __all__ = [
 
 
 _READ_KEYS = (
-    "path", "model", "table", "timestampAs", "timestampPrecision", "mergeSchema", "columns",
-    "where", "timeZone", "pushdown", "pushFilters", "versionAsOf", "timestampAsOf",
-    "rowsPerPartition", "useMetadataCache",
+    "path",
+    "model",
+    "table",
+    "timestampAs",
+    "timestampPrecision",
+    "mergeSchema",
+    "columns",
+    "where",
+    "timeZone",
+    "pushdown",
+    "pushFilters",
+    "versionAsOf",
+    "timestampAsOf",
+    "rowsPerPartition",
+    "useMetadataCache",
 )
 _WRITE_KEYS = (
-    "path", "model", "table", "timeColumn", "tagColumns", "fieldColumns", "timestampPrecision",
-    "compression", "encoding", "nullTagPolicy", "maxRowsPerFile", "onDuplicate", "mergeSchema",
+    "path",
+    "model",
+    "table",
+    "timeColumn",
+    "tagColumns",
+    "fieldColumns",
+    "timestampPrecision",
+    "compression",
+    "encoding",
+    "nullTagPolicy",
+    "maxRowsPerFile",
+    "onDuplicate",
+    "mergeSchema",
 )
 
 
@@ -124,9 +147,7 @@ def check_tag_columns(
     if len(lowered) != len(names):
         raise OptionError(f"{where}option 'tagColumns' names a column twice")
     if time_column.strip().lower() in lowered:
-        raise OptionError(
-            f"{where}'{time_column}' cannot be a TAG column: it is the time column"
-        )
+        raise OptionError(f"{where}'{time_column}' cannot be a TAG column: it is the time column")
     return names
 
 
@@ -186,9 +207,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
     return ReadOptions(
         path=_path(opts),
         table=opts.get("table") or None,
-        timestamp_as=cast(
-            TimestampAs, _choice(opts, "timestampAs", "long", ("long", "timestamp"))
-        ),
+        timestamp_as=cast(TimestampAs, _choice(opts, "timestampAs", "long", ("long", "timestamp"))),
         precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
         merge_schema=_bool(opts, "mergeSchema", False),
         columns=_names(opts, "columns"),

@@ -30,20 +30,18 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.arrow_filter import apply_filter
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.partitioning import FileSlice, plan_slices
-from tsfile_catalog.datasource.types import arrow_schema, normalize, to_output
+from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import PredicateError
-from tsfile_catalog.formats.base import ScanSlice
-from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.table.reading import read_slices
 
 __all__ = ["TsFilePartition", "TsFileScanReader", "TsFilePushFiltersReader", "plan_scan_slices"]
 
@@ -69,9 +67,7 @@ def plan_scan_slices(
     else:
         plan = plan_bound(scan.schema, scan.parts, predicate)
         pushdown, parts = plan.pushdown, plan.parts
-    return pushdown, plan_slices(
-        parts, pushdown, scan.schema.tag_names, options.rows_per_partition
-    )
+    return pushdown, plan_slices(parts, pushdown, scan.schema.tag_names, options.rows_per_partition)
 
 
 _SESSION_TIME_ZONE = "spark.sql.session.timeZone"
@@ -155,34 +151,11 @@ class TsFileScanReader(DataSourceReader):
             if options.pushdown
             else ScanPushdown(residual=predicate)
         )
-        wanted = set(self._columns) | ex.columns_of(pushdown.residual)
-        needed = [TIME_COLUMN] + [c for c in scan.schema.names[1:] if c in wanted]
         io = FileIO(scan.base or options.path, options.storage_options)
-        for piece in partition.slices:
-            # The slice's range was planned without the session time zone; the task's own
-            # binding may be narrower.
-            time_min = max(piece.time_min, pushdown.time_min)
-            time_max = min(piece.time_max, pushdown.time_max)
-            if time_min > time_max:
-                continue
-            query = ScanSlice(
-                columns=tuple(needed[1:]),
-                tag_names=scan.schema.tag_names,
-                time_min=time_min,
-                time_max=time_max,
-                tag_values=pushdown.tag_dict(),
-                devices=piece.devices,
-                batch_rows=_OUTPUT_ROWS,
-            )
-            for raw in TSFILE.scan(io, scan.url_of(piece.path), scan.schema.table, query):
-                table = apply_filter(normalize(raw, scan.schema, needed), pushdown.residual)
-                if table.num_rows:
-                    yield to_output(
-                        table.select(list(self._columns)),
-                        scan.schema,
-                        self._out_schema,
-                        options.precision,
-                    )
+        for table in read_slices(
+            io, scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
+        ):
+            yield to_output(table, scan.schema, self._out_schema, options.precision)
 
 
 _SPARK_OPS: dict[type, ex.CompareOp] = {

@@ -95,5 +95,3 @@ class TsFileDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = parse_write_options(self.options)
         return TsFileBatchWriter(plan_write(schema, options), options, overwrite)
-
-

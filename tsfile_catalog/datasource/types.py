@@ -19,11 +19,11 @@ from tsfile_catalog.exceptions import DataError, UnsupportedTypeError
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.table.reading import NORMALIZED_ARROW
 
 __all__ = [
     "spark_schema",
     "arrow_schema",
-    "normalize",
     "to_output",
     "tsfile_type_of",
     "raw_from_spark_column",
@@ -41,19 +41,6 @@ _SPARK: Mapping[DataType, T.DataType] = {
     DataType.STRING: T.StringType(),
     DataType.DATE: T.DateType(),
     DataType.BLOB: T.BinaryType(),
-}
-
-_NORMALIZED_ARROW: Mapping[DataType, pa.DataType] = {
-    DataType.BOOLEAN: pa.bool_(),
-    DataType.INT32: pa.int32(),
-    DataType.INT64: pa.int64(),
-    DataType.FLOAT: pa.float32(),
-    DataType.DOUBLE: pa.float64(),
-    DataType.TEXT: pa.string(),
-    DataType.STRING: pa.string(),
-    DataType.DATE: pa.date32(),
-    DataType.TIMESTAMP: pa.int64(),
-    DataType.BLOB: pa.binary(),
 }
 
 _UNITS_PER_MICRO: Mapping[str, tuple[int, int]] = {"ms": (1_000, 1), "us": (1, 1), "ns": (1, 1_000)}
@@ -104,36 +91,6 @@ def arrow_schema(spark: T.StructType) -> pa.Schema:
     return pa.schema(
         [pa.field(f.name, _arrow_of_spark(f.dataType), nullable=f.nullable) for f in spark.fields]
     )
-
-
-def normalize(raw: pa.Table, target: TableSchema, columns: Sequence[str]) -> pa.Table:
-    """Raw TsFile Arrow data as ``columns`` of ``target`` in the raw domain.
-
-    Columns the file lacks (an older schema) become nulls; INT32/FLOAT parts of a widened
-    column are cast up; TIMESTAMP values are raw int64 (the native reader hands them out as
-    ``timestamp[ns]`` whatever their real unit).
-    """
-    arrays = []
-    fields = []
-    for name in columns:
-        if name == TIME_COLUMN:
-            array = raw.column(TIME_COLUMN)
-            arrow_type = pa.int64()
-        else:
-            col = target.column(name)
-            assert col is not None
-            arrow_type = _NORMALIZED_ARROW[col.type]
-            if name in raw.column_names:
-                array = raw.column(name)
-                if pa.types.is_timestamp(array.type):
-                    array = array.cast(pa.int64())
-                elif array.type != arrow_type:
-                    array = array.cast(arrow_type)
-            else:
-                array = pa.nulls(raw.num_rows, arrow_type)
-        arrays.append(array)
-        fields.append(pa.field(name, arrow_type))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def _raw_to_micros(array: pa.ChunkedArray | pa.Array, unit: TimeUnit) -> pa.Array:
@@ -243,7 +200,7 @@ def raw_from_spark_column(
         raw = _micros_to_raw(array, unit) if pa.types.is_timestamp(array.type) else array
         # The native writer takes TIMESTAMP only as timestamp[ns]; it stores the raw long.
         return raw.cast(pa.int64()).cast(pa.timestamp("ns"))
-    wanted = _NORMALIZED_ARROW[column.type]
+    wanted = NORMALIZED_ARROW[column.type]
     if column.category is Category.TAG:
         _check_tag_values(array, column.name)
     return array if array.type == wanted else array.cast(wanted)

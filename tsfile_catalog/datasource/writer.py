@@ -220,9 +220,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                         )
                         pending, rows = [], 0
             if pending:
-                staged.append(
-                    self._stage(io, pending, staging, partition, len(staged), local_dir)
-                )
+                staged.append(self._stage(io, pending, staging, partition, len(staged), local_dir))
         except BaseException:
             io.delete(staging, recursive=True)
             # The job's other tasks may still be staging: only emptied folders go.
@@ -330,9 +328,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                 io.delete(item.staged_url)
                 if kept.num_rows:
                     out.append(
-                        self._stage(
-                            io, [kept], rewrites, item.partition, item.sequence, local_dir
-                        )
+                        self._stage(io, [kept], rewrites, item.partition, item.sequence, local_dir)
                     )
         finally:
             shutil.rmtree(local_dir, ignore_errors=True)

@@ -159,7 +159,7 @@ def read_table_schema(reader: Any, where: str, table: str | None) -> TableSchema
                 f"{where} holds several tables ({', '.join(sorted(by_name))}); choose one with "
                 "the 'table' option"
             )
-        (name, native), = by_name.items()
+        ((name, native),) = by_name.items()
     else:
         name = table.lower()
         if name not in by_name:
@@ -249,8 +249,9 @@ def part_and_devices(
         timeline = group.timeseries[0].timeline_statistic
         rows = int(timeline.row_count)
         devices.append(
-            DeviceStats(tuple(group.segments[1:]), rows, int(timeline.start_time),
-                        int(timeline.end_time))
+            DeviceStats(
+                tuple(group.segments[1:]), rows, int(timeline.start_time), int(timeline.end_time)
+            )
         )
         for ts in group.timeseries:
             name = str(ts.measurement_name).lower()
@@ -318,21 +319,31 @@ def _device_stats_from_data(
     """
     tag_names = list(schema.tag_names)
     tables = list(
-        scan_file(reader, schema.table, tag_names, time_min=INT64_MIN, time_max=INT64_MAX,
-                  tag_values={}, device_group=None, tag_names=tag_names, batch_rows=65_536)
+        scan_file(
+            reader,
+            schema.table,
+            tag_names,
+            time_min=INT64_MIN,
+            time_max=INT64_MAX,
+            tag_values={},
+            device_group=None,
+            tag_names=tag_names,
+            batch_rows=65_536,
+        )
     )
     if not tables:
         return []
-    grouped = pa.concat_tables(tables).group_by(tag_names).aggregate(
-        [(TIME_COLUMN, "count"), (TIME_COLUMN, "min"), (TIME_COLUMN, "max")]
+    grouped = (
+        pa.concat_tables(tables)
+        .group_by(tag_names)
+        .aggregate([(TIME_COLUMN, "count"), (TIME_COLUMN, "min"), (TIME_COLUMN, "max")])
     )
     out = []
     for row in grouped.to_pylist():
         key = tuple(row[name] for name in tag_names)
         if key in wanted:
             out.append(
-                DeviceStats(key, int(row["time_count"]), int(row["time_min"]),
-                            int(row["time_max"]))
+                DeviceStats(key, int(row["time_count"]), int(row["time_min"]), int(row["time_max"]))
             )
     return out
 

@@ -272,7 +272,10 @@ def _bounded(col: _Column, op: CompareOp, value: int, to_value: Callable[[int], 
 
 
 def _monotone(
-    col: _Column, op: CompareOp, lo: int, hi: int,
+    col: _Column,
+    op: CompareOp,
+    lo: int,
+    hi: int,
     to_value: Callable[[int], Scalar] = lambda v: v,
 ) -> Expr:
     """``f(col) op T`` for a non-decreasing ``f`` (a unit conversion, a cast to decimal or to
@@ -461,8 +464,11 @@ class _Binder:
         if micros is not None:
             return _monotone(col, op, *_raw_bounds(micros, unit))
         # Zone unknown: the instant is within the slack of the value read as UTC.
-        moment = value if isinstance(value, dt.datetime) else dt.datetime(
-            value.year, value.month, value.day)
+        moment = (
+            value
+            if isinstance(value, dt.datetime)
+            else dt.datetime(value.year, value.month, value.day)
+        )
         utc = literals.instant_micros(moment.replace(tzinfo=None), dt.timezone.utc)
         early, late = utc - _UNKNOWN_ZONE_SLACK, utc + _UNKNOWN_ZONE_SLACK
 

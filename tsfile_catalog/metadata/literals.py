@@ -62,15 +62,34 @@ _OFFSET_ZONE = re.compile(r"(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d
 
 # java.time.ZoneId.SHORT_IDS, which Spark accepts as session time zones.
 _JAVA_SHORT_IDS = {
-    "ACT": "Australia/Darwin", "AET": "Australia/Sydney", "AGT": "America/Argentina/Buenos_Aires",
-    "ART": "Africa/Cairo", "AST": "America/Anchorage", "BET": "America/Sao_Paulo",
-    "BST": "Asia/Dhaka", "CAT": "Africa/Harare", "CNT": "America/St_Johns",
-    "CST": "America/Chicago", "CTT": "Asia/Shanghai", "EAT": "Africa/Addis_Ababa",
-    "ECT": "Europe/Paris", "IET": "America/Indiana/Indianapolis", "IST": "Asia/Kolkata",
-    "JST": "Asia/Tokyo", "MIT": "Pacific/Apia", "NET": "Asia/Yerevan", "NST": "Pacific/Auckland",
-    "PLT": "Asia/Karachi", "PNT": "America/Phoenix", "PRT": "America/Puerto_Rico",
-    "PST": "America/Los_Angeles", "SST": "Pacific/Guadalcanal", "VST": "Asia/Ho_Chi_Minh",
-    "EST": "-05:00", "MST": "-07:00", "HST": "-10:00",
+    "ACT": "Australia/Darwin",
+    "AET": "Australia/Sydney",
+    "AGT": "America/Argentina/Buenos_Aires",
+    "ART": "Africa/Cairo",
+    "AST": "America/Anchorage",
+    "BET": "America/Sao_Paulo",
+    "BST": "Asia/Dhaka",
+    "CAT": "Africa/Harare",
+    "CNT": "America/St_Johns",
+    "CST": "America/Chicago",
+    "CTT": "Asia/Shanghai",
+    "EAT": "Africa/Addis_Ababa",
+    "ECT": "Europe/Paris",
+    "IET": "America/Indiana/Indianapolis",
+    "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo",
+    "MIT": "Pacific/Apia",
+    "NET": "Asia/Yerevan",
+    "NST": "Pacific/Auckland",
+    "PLT": "Asia/Karachi",
+    "PNT": "America/Phoenix",
+    "PRT": "America/Puerto_Rico",
+    "PST": "America/Los_Angeles",
+    "SST": "Pacific/Guadalcanal",
+    "VST": "Asia/Ho_Chi_Minh",
+    "EST": "-05:00",
+    "MST": "-07:00",
+    "HST": "-10:00",
 }
 
 
@@ -87,8 +106,9 @@ def parse_zone(name: str) -> dt.tzinfo:
     match = _OFFSET_ZONE.fullmatch(text)
     if match:
         sign, hours, minutes, seconds = match.groups()
-        offset = dt.timedelta(hours=int(hours), minutes=int(minutes or 0),
-                              seconds=int(seconds or 0))
+        offset = dt.timedelta(
+            hours=int(hours), minutes=int(minutes or 0), seconds=int(seconds or 0)
+        )
         if offset > _MAX_OFFSET or int(minutes or 0) > 59 or int(seconds or 0) > 59:
             raise PredicateError(f"time zone {name!r} is outside -18:00..+18:00")
         return dt.timezone(-offset if sign == "-" else offset)
@@ -129,8 +149,13 @@ def parse_timestamp(text: str) -> dt.datetime:
         year, month, day, hour, minute, second, fraction, zone = match.groups()
         try:
             value = dt.datetime(
-                int(year), int(month or 1), int(day or 1), int(hour or 0), int(minute or 0),
-                int(second or 0), int((fraction or "").ljust(6, "0")),
+                int(year),
+                int(month or 1),
+                int(day or 1),
+                int(hour or 0),
+                int(minute or 0),
+                int(second or 0),
+                int((fraction or "").ljust(6, "0")),
             )
             if zone is not None:
                 value = value.replace(tzinfo=parse_zone(zone))

@@ -37,9 +37,7 @@ def overlapping_ranges(
     by_device: dict[tuple[str | None, ...], list[tuple[int, int, int]]] = {}
     for index, devices in enumerate(parts):
         for device in devices:
-            by_device.setdefault(device.tags, []).append(
-                (device.min_time, device.max_time, index)
-            )
+            by_device.setdefault(device.tags, []).append((device.min_time, device.max_time, index))
     # (part, device) -> the bounding range of every intersection with another part's range
     found: dict[tuple[int, tuple[str | None, ...]], tuple[int, int]] = {}
 
@@ -53,7 +51,7 @@ def overlapping_ranges(
         ranges.sort()
         for i, (_, hi, part) in enumerate(ranges):
             # Sorted by start: every later range starting at or before ``hi`` meets this one.
-            for other_lo, other_hi, other in ranges[i + 1:]:
+            for other_lo, other_hi, other in ranges[i + 1 :]:
                 if other_lo > hi:
                     break
                 meet_hi = min(hi, other_hi)

@@ -114,9 +114,7 @@ def predicate_from_sqlglot(node: exp.Expr, depth: int = 0) -> Expr:
         raise PredicateError(f"the predicate nests deeper than {MAX_DEPTH} levels")
     node = _unparen(node)
     if isinstance(node, (exp.And, exp.Or)):
-        terms = tuple(
-            predicate_from_sqlglot(t, depth + 1) for t in _chain(node, type(node))
-        )
+        terms = tuple(predicate_from_sqlglot(t, depth + 1) for t in _chain(node, type(node)))
         return And(terms) if isinstance(node, exp.And) else Or(terms)
     if isinstance(node, exp.Not):
         inner = _unparen(node.this)
@@ -132,8 +130,9 @@ def predicate_from_sqlglot(node: exp.Expr, depth: int = 0) -> Expr:
             return Compare(_column(left), op, _literal(right, node))
         if _is_column(right) and not _is_column(left):
             return Compare(_column(right), op, _literal(left, node)).flipped()
-        raise PredicateError(f"unsupported comparison {_sql(node)!r}: compare a column "
-                             "with a literal")
+        raise PredicateError(
+            f"unsupported comparison {_sql(node)!r}: compare a column with a literal"
+        )
     if isinstance(node, exp.Between):
         column = _column(node.this, node)
         low = _literal(node.args["low"], node)

@@ -24,6 +24,7 @@ from sqlglot.tokens import TokenType
 
 __all__ = ["SparkDialect", "SparkLiteralParser", "quote_identifier", "quote_string"]
 
+
 def quote_identifier(name: str) -> str:
     """Quote ``name`` as a Spark identifier: backticks, embedded backticks doubled."""
     return "`" + name.replace("`", "``") + "`"

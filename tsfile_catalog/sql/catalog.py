@@ -198,19 +198,28 @@ class Catalog:
                 if self._spark_owns(name):
                     return self._spark.sql(statement.to_sql())
                 entry = self._registry.require(name)
-                return self._result(inspect.describe(
-                    self._open(entry), extended=extended, name=entry.display_name,
-                    timestamp_as=table_options.timestamp_as(entry), options=entry.options,
-                ))
+                return self._result(
+                    inspect.describe(
+                        self._open(entry),
+                        extended=extended,
+                        name=entry.display_name,
+                        timestamp_as=table_options.timestamp_as(entry),
+                        options=entry.options,
+                    )
+                )
             case DescribeHistory(table=name):
                 entry = self._registry.require(name)
                 return self._result(inspect.describe_history(self._open(entry)))
             case DescribeDetail(table=name):
                 entry = self._registry.require(name)
-                return self._result(inspect.describe_detail(
-                    self._open(entry), name=entry.display_name,
-                    timestamp_as=table_options.timestamp_as(entry), options=entry.options,
-                ))
+                return self._result(
+                    inspect.describe_detail(
+                        self._open(entry),
+                        name=entry.display_name,
+                        timestamp_as=table_options.timestamp_as(entry),
+                        options=entry.options,
+                    )
+                )
             case ShowTables(database=database):
                 entries = self._registry.entries(database)
                 tables = [(e.database, e.name, e.location) for e in entries]
@@ -337,8 +346,11 @@ class Catalog:
             _log.debug("not pushing %r into %s: %s", where, entry.display_name, e)
             return None
         if needs_time_zone(plan.filter):
-            _log.debug("not pushing %r into %s: the session time zone is unknown",
-                       where, entry.display_name)
+            _log.debug(
+                "not pushing %r into %s: the session time zone is unknown",
+                where,
+                entry.display_name,
+            )
             return None
         return plan
 
@@ -421,8 +433,13 @@ class Catalog:
                 plan = table.plan(None)
             rows.extend(
                 inspect.explain_rows(
-                    ref.index, entry.display_name, ref.alias, table, plan,
-                    projection(table.schema, ref.columns), pushed,
+                    ref.index,
+                    entry.display_name,
+                    ref.alias,
+                    table,
+                    plan,
+                    projection(table.schema, ref.columns),
+                    pushed,
                 )
             )
         return self._result(Result(inspect.EXPLAIN_SCHEMA, rows))
@@ -519,8 +536,12 @@ class Catalog:
         if statement.properties:
             table = open_table(location, storage_options=storage)
             append_parts(
-                location, [], table.schema, properties=dict(statement.properties),
-                operation=Operation.SET_TBLPROPERTIES, storage_options=storage,
+                location,
+                [],
+                table.schema,
+                properties=dict(statement.properties),
+                operation=Operation.SET_TBLPROPERTIES,
+                storage_options=storage,
             )
         return options
 
@@ -544,8 +565,12 @@ class Catalog:
             table_options.check_encoding(options, table.schema)
         if statement.properties:
             append_parts(
-                location, [], table.schema, properties=dict(statement.properties),
-                operation=Operation.SET_TBLPROPERTIES, storage_options=storage,
+                location,
+                [],
+                table.schema,
+                properties=dict(statement.properties),
+                operation=Operation.SET_TBLPROPERTIES,
+                storage_options=storage,
             )
 
     def _drop(self, statement: DropTable) -> DataFrame:
@@ -560,9 +585,7 @@ class Catalog:
             )
         if statement.purge:
             # Purge before unregistering: a failed purge leaves the name to retry with.
-            others = self._registry.names_at(
-                entry.location, besides=(entry.database, entry.name)
-            )
+            others = self._registry.names_at(entry.location, besides=(entry.database, entry.name))
             if others:
                 raise SqlError(
                     f"DROP TABLE {entry.display_name} PURGE: its location {entry.location} is "
@@ -580,7 +603,9 @@ class Catalog:
         entry = self._registry.require(statement.table)
         table = self._open(entry)
         version = append_parts(
-            entry.location, [], table.schema,
+            entry.location,
+            [],
+            table.schema,
             properties=dict(statement.properties),
             operation=Operation.SET_TBLPROPERTIES,
             operation_parameters={"properties": json.dumps(dict(statement.properties))},

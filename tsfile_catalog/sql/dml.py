@@ -61,8 +61,10 @@ def insert_rows(
     for column in schema.names:
         field = by_target.get(column)
         if field is None:
-            wanted = "timestamp" if _is_timestamp_field(column, schema) else (
-                spark_type_of(column, schema, timestamp_as=table_options.timestamp_as(entry))
+            wanted = (
+                "timestamp"
+                if _is_timestamp_field(column, schema)
+                else (spark_type_of(column, schema, timestamp_as=table_options.timestamp_as(entry)))
             )
             columns.append(F.lit(None).cast(wanted).alias(column))
         else:

@@ -229,8 +229,7 @@ def _parse_error_message(sql: str, statement: Sequence[Token], error: ParseError
         column -= len(token) - 1
     if record.get(dialect.END_OF_INPUT):
         message = (
-            f"syntax error: unexpected end of input after {token!r} at line {line}, "
-            f"column {column}"
+            f"syntax error: unexpected end of input after {token!r} at line {line}, column {column}"
         )
     else:
         message = f"syntax error at or near {token!r} at line {line}, column {column}"

@@ -36,8 +36,20 @@ TABLE_OPTIONS: tuple[str, ...] = (*_READ_ONLY, *_WRITE_ONLY, *_BOTH)
 """Options ``CREATE TABLE ... OPTIONS (...)`` accepts (case-insensitive), plus ``fs.*``."""
 
 # Per-query read options and per-write layout the catalog itself decides.
-_PER_QUERY = ("path", "table", "columns", "where", "versionAsOf", "timestampAsOf", "timeColumn",
-              "fieldColumns", "model", "pushFilters", "pushdown", "nullTagPolicy")
+_PER_QUERY = (
+    "path",
+    "table",
+    "columns",
+    "where",
+    "versionAsOf",
+    "timestampAsOf",
+    "timeColumn",
+    "fieldColumns",
+    "model",
+    "pushFilters",
+    "pushdown",
+    "nullTagPolicy",
+)
 
 
 def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -55,7 +67,7 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
         lowered = key.lower()
         if lowered.startswith(STORAGE_PREFIX) and len(lowered) > len(STORAGE_PREFIX):
             refuse_credential(key, value)
-            out[STORAGE_PREFIX + key[len(STORAGE_PREFIX):]] = value
+            out[STORAGE_PREFIX + key[len(STORAGE_PREFIX) :]] = value
         elif lowered in canonical:
             out[canonical[lowered]] = value
         elif lowered in managed:
@@ -89,9 +101,7 @@ def check_encoding(options: Mapping[str, str], schema: TableSchema) -> None:
 
 def _select(options: Mapping[str, str], keys: Iterable[str]) -> dict[str, str]:
     wanted = set(keys)
-    return {
-        k: v for k, v in options.items() if k in wanted or k.startswith(STORAGE_PREFIX)
-    }
+    return {k: v for k, v in options.items() if k in wanted or k.startswith(STORAGE_PREFIX)}
 
 
 def read_options(entry: TableEntry) -> dict[str, str]:

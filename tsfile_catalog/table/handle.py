@@ -85,7 +85,11 @@ def load_snapshot(
             # it with the new table's commits; fall back to an older base, at worst version 0.
             _log.warning(
                 "not extending version %d of table %s with version %d of table %s at %s",
-                base.version, base.table_uuid, foreign.version, foreign.table_uuid, location,
+                base.version,
+                base.table_uuid,
+                foreign.version,
+                foreign.table_uuid,
+                location,
             )
             if base is cached:
                 CACHE.drop(location)
@@ -127,7 +131,10 @@ def _bases(
         if identity is not None and snapshot.table_uuid != identity:
             _log.warning(
                 "ignoring checkpoint %d at %s: it belongs to table %s, not %s",
-                checkpoint, location, snapshot.table_uuid, identity,
+                checkpoint,
+                location,
+                snapshot.table_uuid,
+                identity,
             )
             continue
         yield snapshot

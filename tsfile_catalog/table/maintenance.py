@@ -111,7 +111,5 @@ def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list
     # Checkpoints and hints first, then commits newest first: at every step the log left
     # is a valid older table, so a rerun reads it.
     commits = [commit_url(location, v) for v in reversed(listing.commits)]
-    log = ownership.Deletion(
-        (*derived, *commits), (manifest_url, location) if io.is_local else ()
-    )
+    log = ownership.Deletion((*derived, *commits), (manifest_url, location) if io.is_local else ())
     return ownership.delete(io, data) + ownership.delete(io, log)
