@@ -10,6 +10,7 @@ from tsfile_catalog.exceptions import OptionError, TableExistsError, TableNotFou
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import Table, append_parts, open_table
 from tsfile_catalog.table.ownership import check_location
 
@@ -23,12 +24,14 @@ def adopt_table(
     merge_schema: bool = False,
     storage_options: Mapping[str, Any] | None = None,
     check_schema: Callable[[TableSchema], None] | None = None,
+    progress: Progress | None = None,
 ) -> Table:
     """Create a manifest (version 0) listing every ``*.tsfile`` under the directory ``path``.
 
     Files stay where they are; statistics come from each file's metadata (a table without FIELD
     columns also needs a scan of its time and TAG columns: TsFile keeps no statistics for it).
-    ``check_schema`` may refuse the files' schema before anything is committed.
+    ``check_schema`` may refuse the files' schema before anything is committed;
+    ``progress`` counts the files whose metadata has been read.
 
     Raises:
         TableExistsError: ``path`` already has a manifest.
@@ -42,7 +45,7 @@ def adopt_table(
     if not io.isdir(path):
         raise OptionError(f"{path} is not a directory; only a directory can become a table")
     check_location(io, io.normalize(path))
-    scan = resolve_files(io, path, table=table, merge_schema=merge_schema)
+    scan = resolve_files(io, path, table=table, merge_schema=merge_schema, progress=progress)
     if check_schema is not None:
         check_schema(scan.schema)
     append_parts(

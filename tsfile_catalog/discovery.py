@@ -17,6 +17,7 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import Category, TableSchema
+from tsfile_catalog.progress import Progress, tracked
 
 __all__ = ["ResolvedScan", "list_tsfiles", "reconcile_schemas", "has_manifest", "resolve_files"]
 
@@ -145,19 +146,24 @@ def _difference(where_a: str, a: TableSchema, where_b: str, b: TableSchema) -> s
 
 
 def resolve_files(
-    io: FileIO, path: str, *, table: str | None = None, merge_schema: bool = False
+    io: FileIO,
+    path: str,
+    *,
+    table: str | None = None,
+    merge_schema: bool = False,
+    progress: Progress | None = None,
 ) -> ResolvedScan:
     """The schema and parts of the TsFiles a plain ``path`` names, each file opened once.
 
     ``table`` picks one table from files holding several; ``merge_schema`` unions FIELD
-    columns across files (see :func:`reconcile_schemas`).
+    columns across files (see :func:`reconcile_schemas`); ``progress`` counts files read.
     """
     base, files = list_tsfiles(io, path)
     if not files:
         raise TableNotFoundError(f"no *.tsfile files under {path}")
     schemas: list[tuple[str, TableSchema]] = []
     parts: list[PartFile] = []
-    for relative, size in files:
+    for relative, size in tracked(files, progress):
         url = join_url(base, relative) if base else relative
         schema, part = TSFILE.read_part(io, url, path=relative, size_bytes=size, table=table)
         schemas.append((url, schema))

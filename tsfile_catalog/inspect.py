@@ -15,8 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tsfile_catalog.datasource.partitioning import matching_devices
+from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.overlap import overlapping_ranges
+from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.spark_dialect import quote_identifier
@@ -27,11 +30,19 @@ from tsfile_catalog.table import Table
 __all__ = [
     "EXPLAIN_SCHEMA",
     "Result",
+    "DEVICE",
+    "Timeline",
+    "TimelineBar",
     "describe",
     "describe_detail",
     "describe_history",
     "explain_rows",
+    "planned_parts",
     "show_parts",
+    "table_summary",
+    "timeline",
+    "timeline_result",
+    "vacuum_result",
 ]
 
 
@@ -41,6 +52,21 @@ class Result:
 
     schema: str
     rows: list[tuple[Any, ...]]
+
+    @property
+    def column_names(self) -> list[str]:
+        """The column names of :attr:`schema` (top-level commas only: ``map<string,string>``
+        and friends hold commas of their own)."""
+        names, depth, start = [], 0, 0
+        for i, char in enumerate(self.schema + ","):
+            if char in "<(":
+                depth += 1
+            elif char in ">)":
+                depth -= 1
+            elif char == "," and depth == 0:
+                names.append(self.schema[start:i].strip().split(" ", 1)[0].strip("`"))
+                start = i + 1
+        return names
 
 
 def _iso(ms: int | None) -> dt.datetime | None:
@@ -125,8 +151,8 @@ def describe(
     return Result("col_name string, data_type string, category string", rows)
 
 
-def describe_history(table: Table) -> Result:
-    """``DESCRIBE HISTORY``: one row per commit, newest first."""
+def describe_history(table: Table, *, limit: int | None = None) -> Result:
+    """``DESCRIBE HISTORY``: one row per commit, newest first (the newest ``limit`` only)."""
     rows = [
         (
             info.version,
@@ -140,7 +166,7 @@ def describe_history(table: Table) -> Result:
             info.rows_removed,
             info.engine_info,
         )
-        for info in table.history()
+        for info in table.history(limit=limit)
     ]
     return Result(
         "version bigint, timestamp timestamp, operation string, "
@@ -253,3 +279,146 @@ def explain_rows(
                 )
             )
     return rows
+
+
+def planned_parts(table: Table, plan: ScanPlan) -> Result:
+    """:func:`show_parts` plus a ``status`` column: ``kept`` when a scan planned by ``plan``
+    opens the part, ``pruned`` when its statistics rule it out."""
+    kept = {part.path for part in plan.parts}
+    shown = show_parts(table)
+    rows = [(*row, "kept" if row[0] in kept else "pruned") for row in shown.rows]
+    return Result(shown.schema + ", status string", rows)
+
+
+# -- timeline: the parts as bars over time ----------------------------------------------------
+
+DEVICE = "device"
+"""The ``group_by`` of a timeline with one row per device."""
+
+_UNLISTED = "(devices not listed)"
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineBar:
+    """The rows one part holds for one timeline row: raw times ``start..end`` inclusive."""
+
+    group: str
+    part: str
+    start: int
+    end: int
+    rows: int
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """What a timeline picture draws, computed from part statistics alone.
+
+    Attributes:
+        bars: one per (part, group) holding rows, in ``groups`` then ``parts`` order.
+        groups: the picture's rows, sorted: devices (TAG values joined by ``.``) or the
+            values of one TAG column; parts whose device list was not kept (over
+            :data:`~tsfile_catalog.metadata.parts.MAX_DEVICES` devices) share one row.
+        parts: the parts drawn (one colour each), oldest version first.
+        group_by: ``device`` or the TAG column grouped by.
+        overlaps: device ranges that meet the same device's range in another part: where two
+            parts may hold rows of one device at the same times.
+    """
+
+    bars: tuple[TimelineBar, ...]
+    groups: tuple[str, ...]
+    parts: tuple[str, ...]
+    group_by: str
+    overlaps: int
+
+
+def _label(value: str | None) -> str:
+    return "null" if value is None else value
+
+
+def timeline(table: Table, *, group_by: str = DEVICE, plan: ScanPlan | None = None) -> Timeline:
+    """The bars of a timeline of ``table``'s parts, grouped by device or by one TAG column.
+
+    With ``plan`` only the parts it keeps are drawn, each narrowed to the devices and the time
+    range its pushed filter admits (what a scan would read).
+
+    Raises:
+        OptionError: ``group_by`` is neither ``device`` nor a TAG column.
+    """
+    tag_names = table.schema.tag_names
+    if group_by != DEVICE and group_by not in tag_names:
+        raise OptionError(
+            f"cannot group a timeline by {group_by!r}: use 'device' or a TAG column of "
+            f"{table.schema.table} ({', '.join(tag_names) or 'it has none'})"
+        )
+    index = tag_names.index(group_by) if group_by != DEVICE else None
+    parts = sorted(
+        plan.parts if plan is not None else table.parts(), key=lambda p: (p.added_version, p.path)
+    )
+    spans: dict[tuple[str, str], tuple[int, int, int]] = {}
+    listed: list[tuple[DeviceStats, ...]] = []
+    for part in parts:
+        if not part.row_count or part.min_time is None or part.max_time is None:
+            continue
+        if part.devices is None:
+            pieces = [(_UNLISTED, part.min_time, part.max_time, part.row_count)]
+        else:
+            devices = part.devices
+            if plan is not None:
+                devices = tuple(matching_devices(part, plan.pushdown, tag_names) or ())
+            listed.append(devices)
+            pieces = [
+                (
+                    ".".join(_label(t) for t in d.tags) or table.schema.table
+                    if index is None
+                    else _label(d.tags[index] if index < len(d.tags) else None),
+                    d.min_time,
+                    d.max_time,
+                    d.row_count,
+                )
+                for d in devices
+            ]
+        for group, lo, hi, rows in pieces:
+            if plan is not None:
+                lo, hi = max(lo, plan.pushdown.time_min), min(hi, plan.pushdown.time_max)
+            known = spans.get((group, part.path))
+            if known is not None:
+                lo, hi, rows = min(lo, known[0]), max(hi, known[1]), rows + known[2]
+            spans[(group, part.path)] = (lo, hi, rows)
+    order = [p.path for p in parts]
+    drawn = [path for path in order if any(key[1] == path for key in spans)]
+    groups = sorted({group for group, _ in spans})
+    rank = {path: i for i, path in enumerate(drawn)}
+    bars = tuple(
+        TimelineBar(group, path, lo, hi, rows)
+        for (group, path), (lo, hi, rows) in sorted(
+            spans.items(), key=lambda item: (item[0][0], rank[item[0][1]])
+        )
+    )
+    overlaps = sum(len(ranges) for ranges in overlapping_ranges(listed).values())
+    return Timeline(bars, tuple(groups), tuple(drawn), group_by, overlaps)
+
+
+def timeline_result(data: Timeline) -> Result:
+    """A timeline's bars as rows (the CLI's ``timeline --json``)."""
+    rows = [(b.group, b.part, b.start, b.end, b.rows) for b in data.bars]
+    return Result("group string, part string, start bigint, end bigint, rows bigint", rows)
+
+
+def vacuum_result(urls: Sequence[str], *, dry_run: bool) -> Result:
+    """What a vacuum deleted (or, with ``dry_run``, would delete): one row per file or folder."""
+    return Result("path string, deleted boolean", [(url, not dry_run) for url in urls])
+
+
+def table_summary(table: Table) -> Result:
+    """One row: where the table is and what its version holds (after adopting it, say)."""
+    parts = table.parts()
+    row = (
+        table.location,
+        table.version,
+        len(parts),
+        sum(p.row_count for p in parts),
+        sum(p.size_bytes for p in parts),
+    )
+    return Result(
+        "location string, version bigint, parts bigint, rows bigint, size_bytes bigint", [row]
+    )

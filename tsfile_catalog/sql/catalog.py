@@ -53,6 +53,7 @@ from tsfile_catalog.sql.analysis import (
 )
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
+from tsfile_catalog.sql.registry import parse_table_name as _table_name
 from tsfile_catalog.sql.statements import (
     AlterTableSetProperties,
     CreateTable,
@@ -646,15 +647,3 @@ class Catalog:
             )
         source.write.insertInto(statement.table.qualified, overwrite=statement.overwrite)
         return self._spark.createDataFrame([], T.StructType([]))
-
-
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def _table_name(name: str) -> TableName:
-    parts = name.split(".")
-    if len(parts) == 1:
-        return TableName(parts[0])
-    if len(parts) == 2:
-        return TableName(parts[1], parts[0])
-    raise SqlError(f"invalid table name {name!r}: use name or database.name")

@@ -37,6 +37,7 @@ __all__ = [
     "TableEntry",
     "Registry",
     "database_of",
+    "parse_table_name",
     "refuse_credential",
 ]
 
@@ -131,6 +132,20 @@ def refuse_credential(key: str, value: str) -> None:
             "variables and config files), or with Catalog(spark, warehouse, "
             "storage_options={...}) in this process (see docs/sql.md, 'Credentials')"
         )
+
+
+def parse_table_name(name: str) -> TableName:
+    """``name`` or ``database.name`` as the catalog's Python API and the CLI take it.
+
+    Raises:
+        SqlError: more than two dotted parts, or an invalid identifier.
+    """
+    parts = name.split(".")
+    if len(parts) == 1:
+        return TableName(parts[0])
+    if len(parts) == 2:
+        return TableName(parts[1], parts[0])
+    raise SqlError(f"invalid table name {name!r}: use name or database.name")
 
 
 def database_of(table: TableName) -> str:

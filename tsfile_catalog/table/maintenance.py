@@ -14,6 +14,7 @@ from tsfile_catalog.exceptions import OptionError, TableNotFoundError
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.manifest import AddPart
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
+from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import now_ms
 from tsfile_catalog.table.log import (
@@ -48,6 +49,7 @@ def vacuum(
     dry_run: bool = True,
     retention_ms: int = DEFAULT_RETENTION_MS,
     storage_options: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> list[str]:
     """Delete what the table's own writers left behind and no version uses.
 
@@ -60,7 +62,8 @@ def vacuum(
     orphan, so time travel keeps working. Files and folders modified within ``retention_ms``
     are left alone: they may belong to a write that has not committed yet. ``retention_ms=0``
     is only safe when no write is running. With ``dry_run`` (the default) nothing is deleted:
-    the result is what a real run with the same arguments would delete.
+    the result is what a real run with the same arguments would delete. ``progress`` is told
+    how many of the orphan files are deleted (:mod:`tsfile_catalog.progress`).
 
     Returns:
         The orphan file URLs, sorted, then the folders that go (ending in ``/``).
@@ -79,7 +82,7 @@ def vacuum(
     referenced = _ever_added(io, location, listing)
     cutoff = now_ms() - retention_ms if retention_ms else None
     found = ownership.orphans(io, location, referenced, modified_before_ms=cutoff)
-    return found.urls() if dry_run else ownership.delete(io, found)
+    return found.urls() if dry_run else ownership.delete(io, found, progress=progress)
 
 
 def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list[str]:

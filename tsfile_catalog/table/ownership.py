@@ -24,6 +24,7 @@ from tsfile_catalog.metadata.ownership import (
     is_staging_dir,
     is_vacuum_candidate,
 )
+from tsfile_catalog.progress import Progress, batches
 
 __all__ = ["Deletion", "check_location", "check_empty", "orphans", "owned", "delete"]
 
@@ -43,12 +44,28 @@ class Deletion:
         return [*self.files, *(f"{d}/" for d in self.dirs)]
 
 
-def delete(io: FileIO, deletion: Deletion) -> list[str]:
+def delete(io: FileIO, deletion: Deletion, *, progress: Progress | None = None) -> list[str]:
     """Carry ``deletion`` out; returns its :meth:`~Deletion.urls` less the folders that were
-    not empty after all (a concurrent writer got there first) or already gone."""
-    io.delete_files(deletion.files)
+    not empty after all (a concurrent writer got there first) or already gone. ``progress``
+    counts deleted files (object stores delete in batches of a thousand)."""
+    if progress is None:
+        io.delete_files(deletion.files)
+    else:
+        _delete_reporting(io, deletion.files, progress)
     removed = tuple(folder for folder in deletion.dirs if io.remove_empty_dir(folder))
     return Deletion(deletion.files, removed).urls()
+
+
+def _delete_reporting(io: FileIO, files: tuple[str, ...], progress: Progress) -> None:
+    # Local files go one by one anyway; object stores keep FileIO's one request per thousand.
+    size = 1 if io.is_local else 1000
+    done = 0
+    if not files:
+        progress(0, 0)
+    for batch in batches(files, size):
+        io.delete_files(batch)
+        done += len(batch)
+        progress(done, len(files))
 
 
 # -- where a table may live -------------------------------------------------------------------

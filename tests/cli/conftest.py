@@ -1,0 +1,38 @@
+"""A small real table for the CLI tests: TsFiles written by the project, adopted (version 0),
+then one more file appended (version 1) whose device ``bj.d1`` overlaps the first file's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.cli.helpers import APPENDED, FILES, append_file, write_file
+from tsfile_catalog.adopt import adopt_table
+from tsfile_catalog.table import clear_cache
+
+
+@pytest.fixture(autouse=True)
+def _fresh_metadata_cache() -> Iterator[None]:
+    clear_cache()
+    yield
+    clear_cache()
+
+
+@pytest.fixture
+def table_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "weather"
+    root.mkdir()
+    for name, devices in FILES.items():
+        write_file(root, name, devices)
+    adopt_table(str(root))
+    for name, devices in APPENDED.items():
+        append_file(root, name, devices)
+    return root
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()

@@ -1,0 +1,371 @@
+"""The ``tsfile-catalog`` commands (typer): each one resolves its table, calls one function of
+:mod:`tsfile_catalog.table` / :mod:`tsfile_catalog.inspect` and one output helper.
+
+Exit codes: 0 success; 1 a user error (no table there, a bad ``--where``, an unknown column,
+a storage failure), reported as one line on stderr (``--debug`` shows the traceback); 2 a
+usage error (an unknown command or option, a missing argument). Nothing here imports
+pyspark: metadata commands read the manifest directly and answer without a JVM.
+
+Adding a command costs one function here: resolve the table (:func:`arguments.resolve`),
+call the table-level operation (passing ``progress=`` from :func:`output.progress_bar` when it
+works through many files) and hand its :class:`~tsfile_catalog.inspect.Result` to
+:func:`output.show`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from tsfile_catalog import inspect
+from tsfile_catalog.cli import arguments, output
+from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
+from tsfile_catalog.inspect import Result
+from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.table import DEFAULT_RETENTION_MS, Table
+from tsfile_catalog.table import vacuum as vacuum_table
+
+__all__ = ["app", "main"]
+
+_DEBUG = "tsfile_catalog.debug"
+
+
+class _Commands(TyperGroup):
+    """Turns the package's own errors (and storage failures) into exit code 1 with one line
+    on stderr; ``--debug`` lets them through with their traceback."""
+
+    # ``Any``: the Context class is click's, which typer vendors from 0.2x on (typer._click).
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (TsFileCatalogError, OSError) as e:
+            if ctx.meta.get(_DEBUG):
+                raise
+            output.error(str(e) or type(e).__name__)
+            raise typer.Exit(1) from None
+
+
+app = typer.Typer(
+    cls=_Commands,
+    name="tsfile-catalog",
+    help="Inspect and maintain tsfile-catalog tables without Spark.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
+) -> None:
+    ctx.meta[_DEBUG] = debug
+
+
+# -- arguments every command shares -----------------------------------------------------------
+
+TableArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="TABLE",
+        help="A table path or URL (s3://bucket/t), or a catalog name with --warehouse.",
+    ),
+]
+WarehouseOpt = Annotated[
+    str | None,
+    typer.Option("--warehouse", "-w", help="Read TABLE as a name in this catalog warehouse."),
+]
+OptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        metavar="KEY=VALUE",
+        help="fs.<name> storage setting (fs.endpoint_url=...), timestampAs or "
+        "timestampPrecision; repeatable. Credentials come from the environment.",
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+VersionOpt = Annotated[int | None, typer.Option("--version", help="Time travel: this version.")]
+TimestampOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--timestamp",
+        "-t",
+        help="Time travel: the version current at this instant (epoch ms or ISO-8601).",
+    ),
+]
+TimeZoneOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--time-zone",
+        help="Zone of times without an offset in --timestamp and --where (default UTC).",
+    ),
+]
+WhereOpt = Annotated[
+    str | None, typer.Option("--where", help="A Spark SQL predicate, as the `where` option.")
+]
+
+
+def _open(
+    table: str,
+    warehouse: str | None,
+    option: list[str] | None,
+    version: int | None = None,
+    timestamp: str | None = None,
+    time_zone: str | None = None,
+) -> tuple[arguments.Target, Table]:
+    target = arguments.resolve(table, warehouse=warehouse, options=option or ())
+    return target, target.open(version=version, timestamp=timestamp, time_zone=time_zone)
+
+
+def _plan_where(
+    target: arguments.Target, opened: Table, where: str | None, time_zone: str | None
+) -> ScanPlan:
+    """The plan for ``where`` as the table's scans read it (its ``timestampAs`` and precision),
+    with times without an offset in ``time_zone`` (UTC by default, as in the output)."""
+    return opened.plan(
+        where, unit=target.unit, timestamp_as=target.timestamp_as, time_zone=time_zone or "UTC"
+    )
+
+
+# -- read commands ----------------------------------------------------------------------------
+
+
+@app.command()
+def describe(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    extended: Annotated[bool, typer.Option("--extended", help="Add table details.")] = False,
+    version: VersionOpt = None,
+    timestamp: TimestampOpt = None,
+    time_zone: TimeZoneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The columns (and with --extended the details) of a table, as DESCRIBE shows them."""
+    target, opened = _open(table, warehouse, option, version, timestamp, time_zone)
+    result = inspect.describe(
+        opened,
+        extended=extended,
+        name=target.name,
+        timestamp_as=target.timestamp_as,
+        options=target.options,
+    )
+    output.show(result, as_json=as_json, title=f"{target.name} @ version {opened.version}")
+
+
+@app.command()
+def history(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", help="Newest N only.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The table's commits, newest first (DESCRIBE HISTORY); times in UTC."""
+    target, opened = _open(table, warehouse, option)
+    if limit is not None and limit < 1:
+        raise OptionError(f"--limit must be at least 1, got {limit}")
+    result = inspect.describe_history(opened, limit=limit)
+    output.show(result, as_json=as_json, title=target.name, hide=("engine_info",))
+
+
+@app.command()
+def detail(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    version: VersionOpt = None,
+    timestamp: TimestampOpt = None,
+    time_zone: TimeZoneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One summary of a version: location, parts, rows, size, time range (DESCRIBE DETAIL)."""
+    target, opened = _open(table, warehouse, option, version, timestamp, time_zone)
+    result = inspect.describe_detail(
+        opened, name=target.name, timestamp_as=target.timestamp_as, options=target.options
+    )
+    output.show(result, as_json=as_json, vertical=True)
+
+
+@app.command()
+def parts(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    where: WhereOpt = None,
+    version: VersionOpt = None,
+    timestamp: TimestampOpt = None,
+    time_zone: TimeZoneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The parts of a version; with --where, whether a scan keeps or prunes each one."""
+    target, opened = _open(table, warehouse, option, version, timestamp, time_zone)
+    plan = _plan_where(target, opened, where, time_zone)
+    result = inspect.planned_parts(opened, plan)
+    footer = f"{len(result.rows)} parts: {len(plan.parts)} kept, {len(plan.pruned)} pruned"
+    output.show(
+        result,
+        as_json=as_json,
+        title=f"{target.name} @ version {opened.version}",
+        hide=("format", "external"),
+        footer=footer,
+    )
+
+
+@app.command()
+def plan(
+    table: TableArg,
+    where: Annotated[str, typer.Option("--where", help="A Spark SQL predicate to plan.")],
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    columns: Annotated[
+        str | None, typer.Option("--columns", help="Comma-separated columns to read.")
+    ] = None,
+    version: VersionOpt = None,
+    timestamp: TimestampOpt = None,
+    time_zone: TimeZoneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The parts a scan with --where opens and prunes, as EXPLAIN PARTS shows them."""
+    target, opened = _open(table, warehouse, option, version, timestamp, time_zone)
+    chosen = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
+    for name in chosen or ():
+        if name not in opened.schema.names:
+            raise OptionError(
+                f"--columns: no column {name!r} in {target.name} "
+                f"(columns: {', '.join(opened.schema.names)})"
+            )
+    scan = _plan_where(target, opened, where, time_zone)
+    rows = inspect.explain_rows(0, target.name, None, opened, scan, chosen, where)
+    read = sum(p.row_count for p in scan.parts)
+    footer = (
+        f"opens {len(scan.parts)} of {len(scan.parts) + len(scan.pruned)} parts "
+        f"({read} rows before filtering), prunes {len(scan.pruned)}"
+    )
+    output.show(
+        Result(inspect.EXPLAIN_SCHEMA, rows),
+        as_json=as_json,
+        title=f"{target.name} @ version {opened.version} where {where}",
+        hide=("ref", "table", "alias", "version", "columns", "pushed_where"),
+        footer=footer,
+    )
+
+
+@app.command()
+def timeline(
+    table: TableArg,
+    picture: Annotated[
+        Path, typer.Argument(metavar="OUT", help="The picture to write: a .png or .svg file.")
+    ],
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    group_by: Annotated[
+        str, typer.Option("--group-by", help="'device' or a TAG column: one row per value.")
+    ] = inspect.DEVICE,
+    where: WhereOpt = None,
+    version: VersionOpt = None,
+    timestamp: TimestampOpt = None,
+    time_zone: TimeZoneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A picture of the parts as bars over time, one row per device or TAG value, one colour
+    per part: gaps, overlaps and piles of small files show at a glance."""
+    if picture.suffix.lower() not in output.PICTURE_FORMATS:
+        raise typer.BadParameter(
+            f"{picture} must end in {' or '.join(output.PICTURE_FORMATS)}", param_hint="OUT"
+        )
+    target, opened = _open(table, warehouse, option, version, timestamp, time_zone)
+    scan = None if where is None else _plan_where(target, opened, where, time_zone)
+    data = inspect.timeline(opened, group_by=group_by, plan=scan)
+    summary = (
+        f"{len(data.parts)} parts, {len(data.bars)} bars in {len(data.groups)} rows, "
+        f"{data.overlaps} overlapping device ranges"
+    )
+    title = f"{target.name} @ version {opened.version}" + (f" where {where}" if where else "")
+    with output.progress_bar("drawing parts") as progress:
+        output.draw_timeline(
+            data, picture, title=f"{title}: {summary}", unit=target.unit, progress=progress
+        )
+    if as_json:
+        output.show(inspect.timeline_result(data), as_json=True)
+    else:
+        typer.echo(f"wrote {picture}: {summary}")
+
+
+# -- commands that change a table -------------------------------------------------------------
+
+
+@app.command()
+def vacuum(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    retain: Annotated[
+        str | None,
+        typer.Option(
+            "--retain",
+            help="Keep orphans younger than this (168h, 7d, 0s; a bare number is hours). "
+            "Default 7 days.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete the files the table's writers left behind that no version references."""
+    retention_ms = DEFAULT_RETENTION_MS if retain is None else arguments.parse_duration(retain)
+    target = arguments.resolve(table, warehouse=warehouse, options=option or ())
+    with output.progress_bar("deleting orphans") as progress:
+        files = vacuum_table(
+            target.location,
+            dry_run=dry_run,
+            retention_ms=retention_ms,
+            storage_options=target.storage,
+            progress=progress,
+        )
+    verb = "would delete" if dry_run else "deleted"
+    output.show(
+        inspect.vacuum_result(files, dry_run=dry_run),
+        as_json=as_json,
+        title=target.name,
+        footer=f"{verb} {len(files)} files and folders",
+    )
+
+
+@app.command()
+def adopt(
+    path: Annotated[str, typer.Argument(help="A directory of *.tsfile files (path or URL).")],
+    option: OptionOpt = None,
+    tsfile_table: Annotated[
+        str | None, typer.Option("--table", help="The TsFile table, when files hold several.")
+    ] = None,
+    merge_schema: Annotated[
+        bool, typer.Option("--merge-schema", help="Union the files' FIELD columns.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make a table of a directory of TsFiles: a manifest listing them, files left in place."""
+    from tsfile_catalog.adopt import adopt_table
+
+    target = arguments.resolve(path, warehouse=None, options=option or ())
+    with output.progress_bar("reading file metadata") as progress:
+        adopted = adopt_table(
+            target.location,
+            table=tsfile_table,
+            merge_schema=merge_schema,
+            storage_options=target.storage,
+            progress=progress,
+        )
+    output.show(inspect.table_summary(adopted), as_json=as_json, title="adopted")
+
+
+def main() -> None:
+    """The console script (``tsfile-catalog``) and ``python -m tsfile_catalog``."""
+    app(prog_name="tsfile-catalog")
