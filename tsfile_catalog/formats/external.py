@@ -388,7 +388,8 @@ def _exact(table: pa.Table, piece: ScanSlice, partition_values: Mapping[str, str
     mask = pc.and_(pc.greater_equal(times, piece.time_min), pc.less_equal(times, piece.time_max))
     for tag, allowed in piece.tag_values.items():
         if tag in table.column_names and tag not in partition_values:
-            mask = pc.and_(mask, pc.is_in(table.column(tag), pa.array(sorted(allowed), pa.string())))
+            values = pa.array(sorted(allowed), pa.string())
+            mask = pc.and_(mask, pc.is_in(table.column(tag), values))
     if piece.devices is not None:
         tags = list(piece.tag_names)
         if tags:

@@ -126,7 +126,8 @@ def parse_add_part_options(
             f"ADD PART option 'timestampPrecision' = {precision!r} must be one of "
             f"{', '.join(TIME_UNITS)}"
         )
-    csv = {_SPELLING.get(k, k): v for k, v in lowered.items() if k in {"header", "delimiter", "quote", "nullvalue"}}
+    csv_keys = {k.lower() for k in CSV_OPTIONS}
+    csv = {_SPELLING.get(k, k): v for k, v in lowered.items() if k in csv_keys}
     if csv and fmt != "csv":
         raise OptionError(
             f"ADD PART options {', '.join(sorted(csv))} are CSV options, but format is {fmt!r}"
@@ -300,7 +301,7 @@ def map_columns(
                 f"(its TAGs are {', '.join(table.tag_names) or 'none'}); partition folders "
                 "give TAG values"
             )
-    incoming: list[Column] = [c for c in table.tags]
+    incoming: list[Column] = list(table.tags)
     for low, col in by_name.items():
         if low == time_column or low in sources:
             continue
@@ -323,6 +324,6 @@ def map_columns(
         schema = _merge_schema(table, TableSchema(table.table, tuple(incoming)), merge=merge_schema)
     except SchemaMismatchError as e:
         raise SchemaMismatchError(f"{where}: {e}") from e
-    for col in schema.fields:
-        sources.setdefault(col.name, None)
+    for field_column in schema.fields:
+        sources.setdefault(field_column.name, None)
     return ColumnMapping(time_source.name, sources, schema)

@@ -30,6 +30,7 @@ def list_data_files(io: FileIO, path: str, extensions: Sequence[str]) -> tuple[s
     Raises:
         TableNotFoundError: nothing at ``path``, or no data file there.
     """
+
     def data_files(directory: str) -> list[str]:
         base = io.normalize(directory)
         out = []
