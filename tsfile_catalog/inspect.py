@@ -32,6 +32,7 @@ __all__ = [
     "describe_history",
     "explain_rows",
     "show_parts",
+    "parts_by_format",
 ]
 
 
@@ -182,19 +183,31 @@ def describe_detail(
         _ddl(table.schema, timestamp_as),
         dict(table.properties),
         redact_credentials(options or {}),
+        parts_by_format(parts),
     )
     return Result(
         "format string, name string, tsfile_table string, location string, table_uuid string, "
         "format_version int, version bigint, last_modified timestamp, num_parts bigint, "
         "num_rows bigint, size_in_bytes bigint, min_time bigint, max_time bigint, "
         "num_devices bigint, tag_columns array<string>, schema string, "
-        "properties map<string,string>, options map<string,string>",
+        "properties map<string,string>, options map<string,string>, "
+        "parts_by_format map<string,bigint>",
         [row],
     )
 
 
+def parts_by_format(parts: Sequence[PartFile]) -> dict[str, int]:
+    """How many live parts each file format has (``tsfile``, and external ``parquet``,
+    ``orc``, ``csv``), as CarbonData's SHOW SEGMENTS shows each segment's format."""
+    counts: dict[str, int] = {}
+    for part in parts:
+        counts[part.format] = counts.get(part.format, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def show_parts(table: Table) -> Result:
-    """``SHOW PARTS``: one row per live part of the version, in manifest order."""
+    """``SHOW PARTS``: one row per live part of the version, in manifest order; ``path`` is
+    relative to the table, or an external part's full URL (``external`` is true)."""
     rows = [
         (
             p.path,
