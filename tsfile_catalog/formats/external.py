@@ -340,7 +340,7 @@ class ExternalFormat:
                 values,
                 time_min=piece.time_min,
                 time_max=piece.time_max,
-                tag_values=piece.tag_values,
+                tag_values=_pushed_tags(piece),
             )
         except TsFileCatalogError:
             raise
@@ -360,6 +360,22 @@ def arrow_filesystem(io: FileIO, url: str) -> tuple[pafs.FileSystem | None, str]
     if io.is_local:
         return None, io.normalize(url)
     return pafs.PyFileSystem(pafs.FSSpecHandler(io.fs)), io.fs._strip_protocol(url)
+
+
+def _pushed_tags(piece: ScanSlice) -> dict[str, frozenset[str]]:
+    """The slice's TAG sets, narrowed by its device group (each TAG to the values its devices
+    have), so a slice of a few devices skips the row groups of the others: a coarse filter,
+    the exact device list is applied after the read."""
+    pushed = dict(piece.tag_values)
+    if piece.devices is None:
+        return pushed
+    for i, name in enumerate(piece.tag_names):
+        values = {d[i] for d in piece.devices if i < len(d)}
+        if None in values:
+            continue  # a null TAG cannot be written as an IN list
+        narrowed = frozenset(v for v in values if v is not None)
+        pushed[name] = pushed[name] & narrowed if name in pushed else narrowed
+    return pushed
 
 
 def _unique(names: Sequence[str]) -> list[str]:
