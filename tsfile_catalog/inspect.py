@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tsfile_catalog.metadata.manifest import FORMAT_VERSION
+from tsfile_catalog.metadata.manifest import written_format_version
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
@@ -109,7 +109,7 @@ def describe(
             ("TsFile table", schema.table),
             ("Location", table.location),
             ("Provider", "tsfile"),
-            ("Format version", FORMAT_VERSION),
+            ("Format version", written_format_version(parts)),
             ("Current version", table.version),
             ("Last commit", _iso(table.timestamp_ms)),
             ("Parts", len(parts)),
@@ -170,7 +170,8 @@ def describe_detail(
         table.schema.table,
         table.location,
         table.table_uuid,
-        FORMAT_VERSION,
+        # The manifest version this snapshot needs: 2 once it records an external part.
+        written_format_version(parts),
         table.version,
         _iso(table.timestamp_ms),
         len(parts),
