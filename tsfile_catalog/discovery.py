@@ -15,7 +15,7 @@ from tsfile_catalog.exceptions import SchemaMismatchError, TableNotFoundError
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.parts import PartFile, is_absolute_url
 from tsfile_catalog.metadata.schema import Category, TableSchema
 from tsfile_catalog.progress import Progress, tracked
 
@@ -34,6 +34,9 @@ class ResolvedScan:
     version: int | None = None
 
     def url_of(self, path: str) -> str:
+        # External parts record their absolute URL; internal paths never look absolute.
+        if is_absolute_url(path):
+            return path
         return join_url(self.base, path) if self.base else path
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tsfile_catalog.datasource.partitioning import matching_devices
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.metadata.manifest import FORMAT_VERSION
+from tsfile_catalog.metadata.manifest import written_format_version
 from tsfile_catalog.metadata.overlap import overlapping_ranges
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
@@ -43,6 +43,7 @@ __all__ = [
     "timeline",
     "timeline_result",
     "vacuum_result",
+    "parts_by_format",
 ]
 
 
@@ -134,7 +135,7 @@ def describe(
             ("TsFile table", schema.table),
             ("Location", table.location),
             ("Provider", "tsfile"),
-            ("Format version", FORMAT_VERSION),
+            ("Format version", written_format_version(parts)),
             ("Current version", table.version),
             ("Last commit", _iso(table.timestamp_ms)),
             ("Parts", len(parts)),
@@ -195,7 +196,8 @@ def describe_detail(
         table.schema.table,
         table.location,
         table.table_uuid,
-        FORMAT_VERSION,
+        # The manifest version this snapshot needs: 2 once it records an external part.
+        written_format_version(parts),
         table.version,
         _iso(table.timestamp_ms),
         len(parts),
@@ -208,19 +210,31 @@ def describe_detail(
         _ddl(table.schema, timestamp_as),
         dict(table.properties),
         redact_credentials(options or {}),
+        parts_by_format(parts),
     )
     return Result(
         "format string, name string, tsfile_table string, location string, table_uuid string, "
         "format_version int, version bigint, last_modified timestamp, num_parts bigint, "
         "num_rows bigint, size_in_bytes bigint, min_time bigint, max_time bigint, "
         "num_devices bigint, tag_columns array<string>, schema string, "
-        "properties map<string,string>, options map<string,string>",
+        "properties map<string,string>, options map<string,string>, "
+        "parts_by_format map<string,bigint>",
         [row],
     )
 
 
+def parts_by_format(parts: Sequence[PartFile]) -> dict[str, int]:
+    """How many live parts each file format has (``tsfile``, and external ``parquet``,
+    ``orc``, ``csv``), as CarbonData's SHOW SEGMENTS shows each segment's format."""
+    counts: dict[str, int] = {}
+    for part in parts:
+        counts[part.format] = counts.get(part.format, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def show_parts(table: Table) -> Result:
-    """``SHOW PARTS``: one row per live part of the version, in manifest order."""
+    """``SHOW PARTS``: one row per live part of the version, in manifest order; ``path`` is
+    relative to the table, or an external part's full URL (``external`` is true)."""
     rows = [
         (
             p.path,

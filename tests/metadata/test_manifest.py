@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from tests.factories import part_file, table_schema
 from tsfile_catalog.exceptions import CommitConflictError, CorruptManifestError
 from tsfile_catalog.metadata.manifest import (
+    BASE_FORMAT_VERSION,
     FORMAT_VERSION,
     Action,
     AddPart,
@@ -75,7 +77,8 @@ def test_commit_round_trips_through_json() -> None:
     )
     data = encode_commit(commit, SCHEMA)
     obj = json.loads(data)
-    assert obj["format_version"] == FORMAT_VERSION
+    # No external part: written as version 1, which every older reader still reads.
+    assert obj["format_version"] == BASE_FORMAT_VERSION
     assert obj["commit_info"]["operation"] == "WRITE"
     assert decode_commit(data, SCHEMA, source="v1") == commit
 
@@ -88,7 +91,7 @@ def test_commit_info_round_trips() -> None:
 def test_newer_format_version_is_refused() -> None:
     obj = make(None, [SetSchema(SCHEMA, 0)]).to_json(None)
     obj["format_version"] = FORMAT_VERSION + 1
-    with pytest.raises(CorruptManifestError, match="format_version 2.*upgrade"):
+    with pytest.raises(CorruptManifestError, match=f"format_version {FORMAT_VERSION + 1}.*upgrade"):
         decode_commit(json.dumps(obj).encode(), None, source="x.json")
 
 
@@ -400,3 +403,50 @@ def test_hostile_manifest_files_are_corrupt_and_named(case: str) -> None:
     checkpoint = _damaged(apply(None, v0).to_json(), case)
     with pytest.raises(CorruptManifestError, match="00003.checkpoint.json"):
         decode_snapshot(checkpoint, source="00003.checkpoint.json", legacy_table_uuid=str)
+
+
+def external(url: str) -> PartFile:
+    return replace(
+        part(url),
+        format="parquet",
+        external=True,
+        read_options={"timeColumn": "ts", "timestampPrecision": "us"},
+        partition_values={"city": "paris"},
+    )
+
+
+def test_external_part_round_trips_and_bumps_only_its_files_format_version() -> None:
+    base = created(part("a.tsfile"))
+    commit = make(base, [AddPart(external("s3://bucket/old/x.parquet"))], "ADD PART")
+    data = encode_commit(commit, SCHEMA)
+    # A version 1 reader would take the URL for a table path and the file for a TsFile:
+    # the version makes it stop with "upgrade" instead.
+    assert json.loads(data)["format_version"] == FORMAT_VERSION == 2
+    decoded = decode_commit(data, SCHEMA, source="v1")
+    assert decoded == commit
+    added = decoded.actions[0]
+    assert isinstance(added, AddPart)
+    assert added.part.read_options == {"timeColumn": "ts", "timestampPrecision": "us"}
+    assert added.part.partition_values == {"city": "paris"}
+    snapshot = apply(base, commit)
+    assert json.loads(encode_snapshot(snapshot))["format_version"] == 2
+    assert decode_snapshot(encode_snapshot(snapshot), source="cp") == snapshot
+    later = make(snapshot, [AddPart(part("b.tsfile"))])
+    assert json.loads(encode_commit(later, SCHEMA))["format_version"] == BASE_FORMAT_VERSION
+
+
+@pytest.mark.parametrize(
+    ("path", "external_flag", "message"),
+    [
+        ("old/x.parquet", True, "must be an absolute URL"),
+        ("/data/x.tsfile", False, "must be relative"),
+        ("s3://b/x.tsfile", False, "must be relative"),
+    ],
+)
+def test_part_paths_are_absolute_exactly_for_external_parts(
+    path: str, external_flag: bool, message: str
+) -> None:
+    obj = part("a.tsfile").to_json({})
+    obj["path"], obj["external"] = path, external_flag
+    with pytest.raises(CorruptManifestError, match=message):
+        PartFile.from_json(obj, {})

@@ -86,7 +86,7 @@ def test_describe_redacts_credentials_an_older_entry_holds(tmp_path: Path) -> No
     assert f"fs.key={REDACTED}" in options and "fs.endpoint_url=http://h" in options
     detail = describe_detail(table, name=entry.name, options=entry.options).rows[0]
     assert SECRET not in repr(detail)
-    assert detail[-1] == {
+    assert detail[-2] == {  # options; parts_by_format comes last
         "tagColumns": "c", "fs.endpoint_url": "http://h", "fs.key": REDACTED,
         "fs.client_kwargs": REDACTED,
     }

@@ -2,7 +2,10 @@
 
 One adapter per format implements :class:`FileFormat` (today :mod:`tsfile_catalog.formats.tsfile`);
 discovery, adoption, the Spark reader and a future CLI go through it instead of a format's own
-library, so a new format is one module beside the others. Modelled on pyiceberg's
+library, so a new format is one module beside the others. The read-only formats of external
+parts (Parquet, ORC, CSV, added in place with ``ADD PART``) share
+:class:`~tsfile_catalog.formats.external.ExternalFormat`, which also maps a foreign file's
+columns and time representation to the table's. Modelled on pyiceberg's
 ``io/fileformat`` split: the table layer knows ``PartFile`` statistics and Arrow tables, never a
 format's native reader.
 """

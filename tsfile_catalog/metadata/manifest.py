@@ -31,6 +31,8 @@ from tsfile_catalog.metadata.schema import DataType, TableSchema
 
 __all__ = [
     "FORMAT_VERSION",
+    "BASE_FORMAT_VERSION",
+    "written_format_version",
     "AddPart",
     "RemovePart",
     "SetSchema",
@@ -54,7 +56,17 @@ __all__ = [
     "decode_snapshot",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# What a file is written with when it records no external part: version 1 readers read such
+# files exactly as before, so only files that would mislead them (an external part's absolute
+# path and foreign format) carry version 2 and make them stop with "upgrade tsfile-catalog".
+BASE_FORMAT_VERSION = 1
+
+
+def written_format_version(parts: Iterable[PartFile]) -> int:
+    """The ``format_version`` a commit or checkpoint recording ``parts`` is written with."""
+    return FORMAT_VERSION if any(p.external for p in parts) else BASE_FORMAT_VERSION
+
 
 # Names the UUIDs derived for tables written before table UUIDs (see derived_table_uuid).
 _DERIVED_UUID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "tsfile-catalog:table_uuid")
@@ -101,6 +113,8 @@ class Operation(str, enum.Enum):
     OVERWRITE = "OVERWRITE"
     ADOPT = "ADOPT"
     SET_TBLPROPERTIES = "SET TBLPROPERTIES"
+    ADD_PART = "ADD PART"
+    DROP_PART = "DROP PART"
 
     def __str__(self) -> str:
         # Messages and f-strings show the stored string, as for a plain str (Python 3.11+
@@ -192,7 +206,8 @@ class Commit:
     def to_json(self, schema: TableSchema | None) -> dict[str, Any]:
         """``schema`` is the table schema before this commit (types of the part stats)."""
         types = _field_types(self.new_schema() or schema)
-        out: dict[str, Any] = {"format_version": FORMAT_VERSION}
+        added = (a.part for a in self.actions if isinstance(a, AddPart))
+        out: dict[str, Any] = {"format_version": written_format_version(added)}
         if self.table_uuid is not None:
             out["table_uuid"] = self.table_uuid
         out["commit_info"] = self.info.to_json()
@@ -300,7 +315,7 @@ class Snapshot:
     def to_json(self) -> dict[str, Any]:
         types = _field_types(self.schema)
         return {
-            "format_version": FORMAT_VERSION,
+            "format_version": written_format_version(self.parts),
             "table_uuid": self.table_uuid,
             "version": self.version,
             "timestamp_ms": self.timestamp_ms,

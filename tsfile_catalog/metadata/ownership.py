@@ -3,6 +3,8 @@
 A table owns exactly three kinds of file (``docs/manifest-format.md``, "Ownership"):
 
 * the part files any version of its manifest added (the manifest decides, not the name),
+  except external parts: Parquet, ORC or CSV files added in place stay the user's
+  (:func:`owns_part`), so no drop, purge or vacuum ever deletes them,
 * everything directly in its ``_tsfile_manifest/`` folder,
 * the files its own writers stage under ``_staging/<job>/<task>/``.
 
@@ -19,6 +21,8 @@ from __future__ import annotations
 import re
 import uuid
 
+from tsfile_catalog.metadata.parts import PartFile
+
 __all__ = [
     "MANIFEST_DIR",
     "STAGING_DIR",
@@ -31,6 +35,7 @@ __all__ = [
     "is_within",
     "ancestors",
     "is_root",
+    "owns_part",
 ]
 
 MANIFEST_DIR = "_tsfile_manifest"
@@ -124,3 +129,14 @@ def is_root(location: str) -> bool:
     if prefix.removesuffix("://") in _BUCKET_SCHEMES:
         return len(parts) <= 1
     return not parts
+
+
+def owns_part(part: PartFile) -> bool:
+    """Whether the table owns ``part``'s file and so may ever delete it.
+
+    The one rule every deleting path asks: an external part (added in place with ``ADD
+    PART``) is only referenced, like Iceberg's ``add_files`` or CarbonData's external
+    segments; dropping it from the manifest, purging or vacuuming the table never touches
+    the file.
+    """
+    return not part.external

@@ -26,6 +26,8 @@ __all__ = [
     "FieldStats",
     "PartFile",
     "validate_relative_path",
+    "validate_external_url",
+    "is_absolute_url",
     "tag_stats_from_devices",
 ]
 
@@ -142,6 +144,25 @@ def validate_relative_path(path: str) -> str:
     return path
 
 
+def validate_external_url(path: str) -> str:
+    """Require the absolute location an external part records (``scheme://…`` or ``/…``).
+
+    External parts live wherever the user keeps them, so unlike a table's own parts their
+    path is never taken relative to the table root.
+    """
+    if not path or not ("://" in path or path.startswith("/")) or "\\" in path:
+        raise CorruptManifestError(
+            f"external part path {path!r} must be an absolute URL (scheme:// or a leading /)"
+        )
+    return path
+
+
+def is_absolute_url(path: str) -> bool:
+    """Whether a part path is an external part's absolute URL (internal paths never are:
+    :func:`validate_relative_path` refuses a scheme or a leading ``/``)."""
+    return "://" in path or path.startswith("/")
+
+
 def tag_stats_from_devices(
     tag_names: Iterable[str], devices: Iterable[tuple[str | None, ...]]
 ) -> dict[str, TagStats]:
@@ -171,8 +192,12 @@ def tag_stats_from_devices(
 class PartFile:
     """A part of a table: a data file and its statistics.
 
-    ``path`` is relative to the table root. ``devices`` is None when the part holds more than
-    :data:`MAX_DEVICES` devices (then only ``tags`` min/max prune).
+    ``path`` is relative to the table root, or for an ``external`` part (a Parquet, ORC or
+    CSV file added in place, never owned by the table) its absolute URL. ``devices`` is None
+    when the part holds more than :data:`MAX_DEVICES` devices (then only ``tags`` min/max
+    prune). ``read_options`` (the time column, its unit, CSV dialect) and
+    ``partition_values`` (TAG values a Hive-style directory gives every row) tell a reader
+    how an external file's rows become the table's; both are empty for internal parts.
     """
 
     path: str
@@ -187,11 +212,21 @@ class PartFile:
     external: bool = False
     schema_id: int = 0
     added_version: int = -1
+    read_options: Mapping[str, str] = field(default_factory=dict)
+    partition_values: Mapping[str, str] = field(default_factory=dict)
 
     def with_version(self, version: int, schema_id: int) -> PartFile:
         return replace(self, added_version=version, schema_id=schema_id)
 
     def to_json(self, field_types: Mapping[str, DataType]) -> dict[str, Any]:
+        out = self._json_body(field_types)
+        if self.external:
+            # Only external parts carry these, so internal parts keep format_version 1 bytes.
+            out["read_options"] = dict(self.read_options)
+            out["partition_values"] = dict(self.partition_values)
+        return out
+
+    def _json_body(self, field_types: Mapping[str, DataType]) -> dict[str, Any]:
         return {
             "path": self.path,
             "format": self.format,
@@ -212,10 +247,16 @@ class PartFile:
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], field_types: Mapping[str, DataType]) -> PartFile:
         devices = obj.get("devices")
+        external = bool(obj.get("external", False))
+        path = str(obj["path"])
         return cls(
-            path=validate_relative_path(str(obj["path"])),
+            path=validate_external_url(path) if external else validate_relative_path(path),
             format=str(obj["format"]),
-            external=bool(obj.get("external", False)),
+            external=external,
+            read_options={str(k): str(v) for k, v in (obj.get("read_options") or {}).items()},
+            partition_values={
+                str(k): str(v) for k, v in (obj.get("partition_values") or {}).items()
+            },
             size_bytes=int(obj["size_bytes"]),
             row_count=int(obj["row_count"]),
             min_time=obj.get("min_time"),

@@ -55,6 +55,8 @@ from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.registry import parse_table_name as _table_name
 from tsfile_catalog.sql.statements import (
+    AlterTableAddPart,
+    AlterTableDropPart,
     AlterTableSetProperties,
     CreateTable,
     DescribeDetail,
@@ -76,7 +78,16 @@ from tsfile_catalog.sql.statements import (
     quote_identifier,
 )
 from tsfile_catalog.storage_options import STORAGE_PREFIX
-from tsfile_catalog.table import Table, append_parts, create_table, open_table, purge, vacuum
+from tsfile_catalog.table import (
+    Table,
+    add_files,
+    append_parts,
+    create_table,
+    drop_parts,
+    open_table,
+    purge,
+    vacuum,
+)
 from tsfile_catalog.table.handle import time_travel_ms
 from tsfile_catalog.table.ownership import check_empty, check_location
 
@@ -234,6 +245,8 @@ class Catalog:
                 return self._explain_parts(query)
             case AlterTableSetProperties():
                 return self._set_properties(statement)
+            case AlterTableAddPart() | AlterTableDropPart():
+                return self._alter_parts(statement)
             case Vacuum(table=name, dry_run=dry_run):
                 entry = self._registry.require(name)
                 files = vacuum(
@@ -612,6 +625,27 @@ class Catalog:
             operation_parameters={"properties": json.dumps(dict(statement.properties))},
             storage_options=self._storage(entry),
         )
+        self._refresh_view(entry)
+        return self._result(Result("version bigint", [(version,)]))
+
+    def _alter_parts(self, statement: AlterTableAddPart | AlterTableDropPart) -> DataFrame:
+        """ADD PART / DROP PART: one manifest commit through the table layer; the new
+        version is the answer."""
+        entry = self._registry.require(statement.table)
+        storage = self._storage(entry)
+        if isinstance(statement, AlterTableDropPart):
+            version = drop_parts(entry.location, statement.pattern, storage_options=storage)
+        else:
+            options = dict(statement.options)
+            keys = {k.lower(): k for k in options}
+            if "timestampprecision" not in keys:
+                # TIMESTAMP/DATE times become raw values in the unit the table is read with.
+                options["timestampPrecision"] = table_options.precision(entry)
+            path = options.pop(keys.get("path", "path"), "")
+            fmt = options.pop(keys.get("format", "format"), "")
+            version = add_files(
+                entry.location, path, format=fmt, options=options, storage_options=storage
+            )
         self._refresh_view(entry)
         return self._result(Result("version bigint", [(version,)]))
 

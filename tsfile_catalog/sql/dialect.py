@@ -10,6 +10,8 @@ get positioned syntax errors, and round-trip through the generator:
 * ``EXPLAIN PARTS <query>``                             -> :class:`ExplainParts`
 * ``VACUUM name [DRY RUN]``                             -> :class:`Vacuum`
 * ``DESCRIBE DETAIL name``                              -> ``exp.Describe(style="DETAIL")``
+* ``ALTER TABLE name ADD PART OPTIONS (…)``              -> ``exp.Alter`` with :class:`AddPart`
+* ``ALTER TABLE name DROP PART 'path-or-glob'``          -> ``exp.Alter`` with :class:`DropPart`
 
 Every other ``SHOW``/``EXPLAIN`` form still falls back to ``exp.Command``, which
 :func:`tsfile_catalog.sql.parse_statement` rejects rather than guessing at.
@@ -28,7 +30,16 @@ from sqlglot.trie import new_trie
 
 from tsfile_catalog.metadata.spark_dialect import SparkDialect, SparkLiteralParser
 
-__all__ = ["TsFileSpark", "ShowTables", "ShowParts", "ExplainParts", "Vacuum", "END_OF_INPUT"]
+__all__ = [
+    "TsFileSpark",
+    "ShowTables",
+    "ShowParts",
+    "ExplainParts",
+    "Vacuum",
+    "AddPart",
+    "DropPart",
+    "END_OF_INPUT",
+]
 
 T = t.TypeVar("T")
 
@@ -58,6 +69,18 @@ class Vacuum(exp.Expression):
     """``VACUUM name [DRY RUN]``."""
 
     arg_types = {"this": True, "dry_run": False}
+
+
+class AddPart(exp.Expression):
+    """``ADD PART OPTIONS (…)``, an ALTER TABLE action; ``this`` is the OptionsProperty."""
+
+    arg_types = {"this": True}
+
+
+class DropPart(exp.Expression):
+    """``DROP PART 'path-or-glob'``, an ALTER TABLE action; ``this`` is the string."""
+
+    arg_types = {"this": True}
 
 
 class _Parser(SparkLiteralParser):
@@ -156,6 +179,24 @@ class _Parser(SparkLiteralParser):
             table.set("version", version)
         return table
 
+    # ALTER TABLE … ADD PART / DROP PART (external parts): new actions beside sqlglot's ADD
+    # COLUMNS / DROP PARTITION, which keep their parsers.
+    def _parse_alter_table_add(self) -> list[exp.Expr]:
+        if not self._match_text_seq("PART"):
+            return super()._parse_alter_table_add()
+        if not self._match_text_seq("OPTIONS", "(", advance=False):
+            self.raise_error("Expected OPTIONS (key 'value', …) after ADD PART")
+        options = self._parse_property()
+        return [self.expression(AddPart(this=options))]
+
+    def _parse_alter_table_drop(self) -> list[exp.Expr]:
+        if not self._match_text_seq("PART"):
+            return super()._parse_alter_table_drop()
+        target = self._parse_string()
+        if target is None:
+            self.raise_error("Expected a quoted path or glob after DROP PART")
+        return [self.expression(DropPart(this=target))]
+
     def _parse_plain_table(self) -> exp.Table:
         table = self._parse_table_parts()
         if not isinstance(table, exp.Table):
@@ -190,6 +231,14 @@ def _vacuum_sql(generator: SparkGenerator, expression: Vacuum) -> str:
     return f"VACUUM {generator.sql(expression, 'this')}{dry_run}"
 
 
+def _add_part_sql(generator: SparkGenerator, expression: AddPart) -> str:
+    return f"ADD PART {generator.sql(expression, 'this')}"
+
+
+def _drop_part_sql(generator: SparkGenerator, expression: DropPart) -> str:
+    return f"DROP PART {generator.sql(expression, 'this')}"
+
+
 class _Generator(SparkGenerator):
     # Registered through TRANSFORMS: sqlglot only finds ``<key>_sql`` methods for its own
     # expression classes, and adding ours to its global class registry would be patching it.
@@ -199,6 +248,8 @@ class _Generator(SparkGenerator):
         ShowParts: _show_parts_sql,
         ExplainParts: _explain_parts_sql,
         Vacuum: _vacuum_sql,
+        AddPart: _add_part_sql,
+        DropPart: _drop_part_sql,
     }
 
     def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:

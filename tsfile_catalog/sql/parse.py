@@ -26,6 +26,8 @@ from tsfile_catalog.sql.statements import (
     _DIALECT,
     _SPARK_TYPES,
     PROVIDER,
+    AlterTableAddPart,
+    AlterTableDropPart,
     AlterTableSetProperties,
     ColumnSpec,
     CreateTable,
@@ -291,6 +293,8 @@ def _to_model(node: exp.Expr, text: str) -> Statement:
         return _insert(node)
     if isinstance(node, exp.Describe):
         return _describe(node, text)
+    if isinstance(node, exp.Alter) and _part_action(node) is not None:
+        return _alter_part(node)
     if isinstance(node, exp.Alter):
         return _alter(node, text)
     if isinstance(node, _PASS_THROUGH_NODES):
@@ -508,4 +512,27 @@ def _alter(node: exp.Alter, text: str) -> Statement:
     return AlterTableSetProperties(
         table=_table_name(node.this, "ALTER TABLE"),
         properties=_property_map(items, "TBLPROPERTIES"),
+    )
+
+
+def _part_action(node: exp.Alter) -> dialect.AddPart | dialect.DropPart | None:
+    """The ADD PART / DROP PART action of an ALTER TABLE, if that is what it is."""
+    for action in node.args.get("actions") or []:
+        if isinstance(action, (dialect.AddPart, dialect.DropPart)):
+            return action
+    return None
+
+
+def _alter_part(node: exp.Alter) -> Statement:
+    actions = node.args.get("actions") or []
+    if len(actions) != 1:
+        raise SqlError("ALTER TABLE … ADD PART / DROP PART takes one action per statement")
+    _reject_clauses(node, ("this", "kind", "actions"), "ALTER TABLE")
+    table = _table_name(node.this, "ALTER TABLE")
+    action = actions[0]
+    if isinstance(action, dialect.DropPart):
+        return AlterTableDropPart(table=table, pattern=_string_literal(action.this, "DROP PART"))
+    options = action.this
+    return AlterTableAddPart(
+        table=table, options=_property_map(options.expressions, "ADD PART OPTIONS")
     )

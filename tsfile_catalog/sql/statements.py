@@ -45,6 +45,8 @@ __all__ = [
     "ShowParts",
     "ExplainParts",
     "AlterTableSetProperties",
+    "AlterTableAddPart",
+    "AlterTableDropPart",
     "Vacuum",
     "PassThrough",
     "Statement",
@@ -363,6 +365,36 @@ class AlterTableSetProperties:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableAddPart:
+    """``ALTER TABLE name ADD PART OPTIONS (path '…', format '…', …)``: add external files."""
+
+    table: TableName
+    options: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", frozen_mapping(self.options))
+
+    def to_sql(self) -> str:
+        options = _properties_sql(self.options)
+        return f"ALTER TABLE {self.table.to_sql()} ADD PART OPTIONS ({options})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableDropPart:
+    """``ALTER TABLE name DROP PART 'path-or-glob'``: remove parts from the manifest."""
+
+    table: TableName
+    pattern: str
+
+    def __post_init__(self) -> None:
+        if not self.pattern.strip():
+            raise SqlError(f"ALTER TABLE {self.table} DROP PART: the path or glob is empty")
+
+    def to_sql(self) -> str:
+        return f"ALTER TABLE {self.table.to_sql()} DROP PART {quote_string(self.pattern)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Vacuum:
     """``VACUUM name [DRY RUN]``: delete files no live version references."""
 
@@ -397,6 +429,8 @@ Statement: TypeAlias = (
     | ShowParts
     | ExplainParts
     | AlterTableSetProperties
+    | AlterTableAddPart
+    | AlterTableDropPart
     | Vacuum
     | PassThrough
 )

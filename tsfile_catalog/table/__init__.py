@@ -9,7 +9,8 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
 - :mod:`~tsfile_catalog.table.cache`: the in-process metadata cache and table identity;
 - :mod:`~tsfile_catalog.table.handle`: :class:`Table`, :func:`open_table`, time travel;
 - :mod:`~tsfile_catalog.table.commits`: the commit loop, :func:`append_parts`,
-  :func:`create_table`;
+  :func:`create_table`, :func:`add_files` / :func:`drop_parts` (external parts, found and
+  validated by :mod:`~tsfile_catalog.table.external`);
 - :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum` and :func:`purge`.
 
 This module re-exports their public names, so ``from tsfile_catalog.table import ...`` is
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
 from tsfile_catalog.table.cache import clear_cache
-from tsfile_catalog.table.commits import append_parts, commit, create_table
+from tsfile_catalog.table.commits import add_files, append_parts, commit, create_table, drop_parts
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
 from tsfile_catalog.table.maintenance import DEFAULT_RETENTION_MS, purge, vacuum
@@ -34,6 +35,8 @@ __all__ = [
     "open_table",
     "create_table",
     "append_parts",
+    "add_files",
+    "drop_parts",
     "commit",
     "vacuum",
     "purge",

@@ -8,6 +8,7 @@ created with put-if-absent, and when another writer got that version first the p
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.metadata
 import json
 import logging
@@ -22,10 +23,10 @@ from tsfile_catalog.exceptions import (
     CorruptManifestError,
     InvalidCommitError,
     TableExistsError,
+    TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.manifest import (
-    FORMAT_VERSION,
     Action,
     AddPart,
     Commit,
@@ -40,9 +41,10 @@ from tsfile_catalog.metadata.manifest import (
     prepare_commit,
     rebase,
     replay,
+    written_format_version,
 )
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
-from tsfile_catalog.metadata.parts import PartFile, validate_relative_path
+from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
 from tsfile_catalog.table import ownership
@@ -61,6 +63,8 @@ __all__ = [
     "ENGINE_INFO",
     "MAX_COMMIT_ATTEMPTS",
     "append_parts",
+    "add_files",
+    "drop_parts",
     "commit",
     "create_table",
     "now_ms",
@@ -235,7 +239,10 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
         io.create_exclusive(checkpoint_url(location, snapshot.version), encode_snapshot(snapshot))
-        hint = {"version": snapshot.version, "format_version": FORMAT_VERSION}
+        hint = {
+            "version": snapshot.version,
+            "format_version": written_format_version(snapshot.parts),
+        }
         io.write_bytes(join_url(location, MANIFEST_DIR, LAST_CHECKPOINT), json.dumps(hint).encode())
     except OSError as e:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)
@@ -369,3 +376,126 @@ def create_table(
             return open_table(location, storage_options=storage_options)
         raise TableExistsError(f"a table was created concurrently at {location}") from e
     return Table(io, location, snapshot, use_cache=True)
+
+
+def add_files(
+    table_url: str,
+    path: str,
+    *,
+    format: str,
+    options: Mapping[str, str] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Add existing Parquet, ORC or CSV files to the table in place (SQL ``ALTER TABLE …
+    ADD PART``), like Iceberg's ``add_files`` and CarbonData's "add segment".
+
+    A file adds one part; a directory (recursively) or a glob adds one part per data file.
+    Each file is validated against the table and gets full part statistics; the files stay
+    where they are and stay the user's: no drop, purge or vacuum ever deletes them. All files
+    are added in one commit (history operation ``ADD PART``), or none.
+
+    Args:
+        path: a file, directory or glob, on any store ``storage_options`` reach.
+        format: ``parquet``, ``orc`` or ``csv``.
+        options: the other ``ADD PART`` options, keys case-insensitive: ``partition``
+            (``'city:string,…'``, the keys of ``key=value`` folders), ``timeColumn``,
+            ``timestampPrecision`` (``ms``/``us``/``ns``: the unit TIMESTAMP/DATE times are
+            stored in), ``mergeSchema``, and for CSV ``header``, ``delimiter``, ``quote``,
+            ``nullValue``. See ``docs/external-parts.md``.
+
+    Returns:
+        The committed version.
+
+    Raises:
+        OptionError: a bad option (named), including the partition option rules.
+        SchemaError: a file that does not fit the table, naming the file, column and fix.
+        TableNotFoundError: no table at ``table_url``, or nothing at ``path``.
+        InvalidCommitError: a file is already a part of the table.
+    """
+    from tsfile_catalog.metadata.external import parse_add_part_options
+    from tsfile_catalog.table.external import read_external_parts
+
+    parsed = parse_add_part_options({**(options or {}), "path": path, "format": format})
+    io = FileIO(table_url, storage_options)
+    location = io.normalize(table_url)
+    read = _latest_or_none(io, location)
+    if read is None:
+        raise TableNotFoundError(f"no tsfile-catalog table at {location}; create it first")
+    files_io = FileIO(parsed.path, storage_options)
+    schema, parts = read_external_parts(files_io, read.schema, parsed)
+    present = {p.path for p in read.parts}
+    for part in parts:
+        if part.path in present:
+            raise InvalidCommitError(
+                f"{part.path} is already a part of table {location}; DROP PART it first to "
+                "add it again"
+            )
+    actions: list[Action] = []
+    if schema != read.schema:
+        actions.append(SetSchema(schema, read.schema_id + 1))
+    actions.extend(AddPart(p) for p in parts)
+    parameters = {"path": parsed.path, "format": parsed.format, "files": str(len(parts))}
+    if parsed.partition is not None:
+        parameters["partition"] = ",".join(parsed.partition)
+    snapshot = _commit(
+        io,
+        location,
+        actions,
+        read=read,
+        operation=Operation.ADD_PART,
+        operation_parameters=parameters,
+        overwrite=False,
+    )
+    return snapshot.version
+
+
+def drop_parts(
+    table_url: str, pattern: str, *, storage_options: Mapping[str, Any] | None = None
+) -> int:
+    """Remove the parts ``pattern`` names from the table (SQL ``ALTER TABLE … DROP PART``).
+
+    ``pattern`` is a part's path (an external part's URL, or an internal part's path
+    relative to the table), a folder (every part below it) or a glob over either. Only the
+    manifest changes: a new version without the parts, so time travel still reads them, and
+    no file is deleted (external files never are; internal ones go with a later purge).
+
+    Returns:
+        The committed version.
+
+    Raises:
+        TableNotFoundError: no table at ``table_url``.
+        InvalidCommitError: ``pattern`` names no current part.
+    """
+    io = FileIO(table_url, storage_options)
+    location = io.normalize(table_url)
+    read = _latest_or_none(io, location)
+    if read is None:
+        raise TableNotFoundError(f"no tsfile-catalog table at {location}")
+    matched = [p for p in read.parts if _part_matches(io, location, p, pattern)]
+    if not matched:
+        raise InvalidCommitError(
+            f"DROP PART {pattern!r}: no part of table {location} matches (SHOW PARTS lists "
+            "them; external parts by their full URL)"
+        )
+    actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in matched]
+    snapshot = _commit(
+        io,
+        location,
+        actions,
+        read=read,
+        operation=Operation.DROP_PART,
+        operation_parameters={"pattern": pattern, "parts": str(len(matched))},
+        overwrite=False,
+    )
+    return snapshot.version
+
+
+def _part_matches(io: FileIO, location: str, part: PartFile, pattern: str) -> bool:
+    """Whether ``pattern`` (a path, folder or glob) names ``part``."""
+    url = part.path if part.external else join_url(location, part.path)
+    other = FileIO(pattern, io.storage_options)
+    wanted = other.normalize(pattern) if is_absolute_url(pattern) else join_url(location, pattern)
+    if any(c in pattern for c in "*?["):
+        return fnmatch.fnmatchcase(url, wanted) or fnmatch.fnmatchcase(part.path, pattern)
+    wanted = wanted.rstrip("/")
+    return url == wanted or url.startswith(wanted + "/") or part.path == pattern

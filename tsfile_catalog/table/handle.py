@@ -219,7 +219,8 @@ class Table:
         return list(self._snapshot.parts)
 
     def part_url(self, part: PartFile) -> str:
-        return join_url(self._location, part.path)
+        # An external part records its absolute URL (it may live outside the table root).
+        return part.path if part.external else join_url(self._location, part.path)
 
     def history(self, *, limit: int | None = None) -> list[CommitInfo]:
         """Commit infos up to this version, newest first (like Delta's DESCRIBE HISTORY).

@@ -13,7 +13,7 @@ from typing import Any
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.manifest import AddPart
-from tsfile_catalog.metadata.ownership import MANIFEST_DIR
+from tsfile_catalog.metadata.ownership import MANIFEST_DIR, owns_part
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import now_ms
@@ -32,14 +32,15 @@ DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000
 
 
 def _ever_added(io: FileIO, location: str, listing: Listing) -> frozenset[str]:
-    """Every part path any version added: the table's data files, current or time-travel."""
+    """Every part path any version added that the table owns: its data files, current or
+    time-travel (external parts are the user's, never deleted: ``owns_part``)."""
     if not listing.commits:
         return frozenset()
     return frozenset(
         action.part.path
         for c in read_commits(io, location, listing, 0, listing.latest, None)
         for action in c.actions
-        if isinstance(action, AddPart)
+        if isinstance(action, AddPart) and owns_part(action.part)
     )
 
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.formats.base import ScanSlice
+from tsfile_catalog.formats.registry import external_format
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import ScanPushdown
@@ -93,6 +94,13 @@ class SliceQuery(Protocol):
     def devices(self) -> tuple[tuple[str | None, ...], ...] | None: ...
 
 
+def _io_for(io: FileIO, url: str) -> FileIO:
+    """``io`` when ``url`` is on its file system, else one for ``url``'s scheme with the same
+    storage options (an external part may live on another store than the table)."""
+    other = FileIO(url, io.storage_options)
+    return io if other.protocol == io.protocol else other
+
+
 def read_slices(
     io: FileIO,
     scan: ResolvedScan,
@@ -106,6 +114,7 @@ def read_slices(
     evaluated exactly), as ``columns`` of ``scan.schema`` in the raw domain; empty tables are
     skipped."""
     needed = scan_columns(scan.schema, columns, pushdown)
+    by_path = {p.path: p for p in scan.parts}
     for piece in slices:
         # A slice may have been planned without the session time zone; the binding used
         # here may be narrower.
@@ -122,7 +131,15 @@ def read_slices(
             devices=piece.devices,
             batch_rows=batch_rows,
         )
-        for raw in TSFILE.scan(io, scan.url_of(piece.path), scan.schema.table, query):
+        part = by_path.get(piece.path)
+        if part is None or part.format == TSFILE.name:
+            raws = TSFILE.scan(io, scan.url_of(piece.path), scan.schema.table, query)
+        else:
+            # External parts (Parquet, ORC, CSV added in place) map their own columns, time
+            # representation and partition folders to the table's raw domain.
+            adapter = external_format(part.format, part=part.path)
+            raws = adapter.scan(_io_for(io, part.path), part, scan.schema, query)
+        for raw in raws:
             table = apply_filter(normalize(raw, scan.schema, needed), pushdown.residual)
             if table.num_rows:
                 yield table.select(list(columns))

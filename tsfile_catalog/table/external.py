@@ -1,0 +1,107 @@
+"""Finding and validating the files of one ``ADD PART``: listing, Hive partitions, the
+adapter's statistics. Nothing is committed here (:func:`tsfile_catalog.table.add_files`
+commits the result in one version)."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+
+from tsfile_catalog.discovery import _GLOB_CHARS
+from tsfile_catalog.exceptions import OptionError, TableNotFoundError, TsFileCatalogError
+from tsfile_catalog.formats.registry import EXTERNAL
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.external import AddPartOptions, partition_keys, partition_values
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import TableSchema
+
+__all__ = ["list_data_files", "read_external_parts"]
+
+
+def _visible(relative: str) -> bool:
+    # Like Spark's file sources: _SUCCESS, _committed_*, .crc files are not data.
+    return not any(p.startswith((".", "_")) for p in relative.split("/"))
+
+
+def list_data_files(io: FileIO, path: str, extensions: Sequence[str]) -> tuple[str, list[str]]:
+    """(root, absolute file URLs) of ``path``: the file itself, the ``extensions`` files of
+    a directory (recursively), or the matches of a glob (directories walked).
+
+    Raises:
+        TableNotFoundError: nothing at ``path``, or no data file there.
+    """
+
+    def data_files(directory: str) -> list[str]:
+        base = io.normalize(directory)
+        out = []
+        for url, _ in io.walk_files(directory):
+            relative = posixpath.relpath(io.normalize(url), base)
+            if _visible(relative) and relative.lower().endswith(tuple(extensions)):
+                out.append(io.normalize(url))
+        return out
+
+    if any(c in path for c in _GLOB_CHARS):
+        fixed = path[: min(path.index(c) for c in _GLOB_CHARS if c in path)]
+        root = io.normalize(fixed.rsplit("/", 1)[0] or "/")
+        files: list[str] = []
+        for match in io.glob(path):
+            files.extend(data_files(match) if io.isdir(match) else [io.normalize(match)])
+    elif io.isdir(path):
+        root = io.normalize(path)
+        files = data_files(path)
+    elif io.exists(path):
+        full = io.normalize(path)
+        root, files = posixpath.dirname(full), [full]
+    else:
+        raise TableNotFoundError(f"ADD PART path {path} does not exist")
+    if not files:
+        raise TableNotFoundError(
+            f"ADD PART path {path} holds no {'/'.join(extensions)} file (hidden and _-prefixed "
+            "files are skipped)"
+        )
+    return root, sorted(set(files))
+
+
+def read_external_parts(
+    io: FileIO, table: TableSchema, options: AddPartOptions
+) -> tuple[TableSchema, list[PartFile]]:
+    """Every file ``options.path`` names, validated against ``table``, as external parts.
+
+    Returns the table schema the files need (``mergeSchema`` may add FIELDs) and one part per
+    file. Nothing is written.
+
+    Raises:
+        OptionError: a partitioned directory without ``partition``, or a partition key the
+            folders lack.
+        SchemaError: a file that does not fit the table (naming file, column, fix).
+    """
+    adapter = EXTERNAL[options.format]
+    root, files = list_data_files(io, options.path, adapter.extensions)
+    relative = [posixpath.relpath(f, root) if f.startswith(root) else f for f in files]
+    found = partition_keys(relative)
+    keys = options.partition or ()
+    if found and options.partition is None:
+        raise OptionError(
+            f"the partition option is required when the files are partitioned (found keys "
+            f"{', '.join(found)} under {root}); add partition "
+            f"'{','.join(k + ':string' for k in found)}'"
+        )
+    schema = table
+    parts: list[PartFile] = []
+    for url in files:
+        values = partition_values(url, keys)
+        try:
+            schema, part = adapter.read_part(
+                io,
+                url,
+                table=schema,
+                options=options,
+                partition_values=values,
+                size_bytes=io.size(url),
+            )
+        except TsFileCatalogError:
+            raise
+        except (OSError, ValueError) as e:
+            raise TsFileCatalogError(f"cannot read {url} as {options.format}: {e}") from e
+        parts.append(part)
+    return schema, parts
