@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.metadata.manifest import FORMAT_VERSION
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
@@ -29,9 +30,11 @@ __all__ = [
     "Result",
     "describe",
     "describe_detail",
+    "describe_files",
     "describe_history",
     "explain_rows",
     "show_parts",
+    "show_file_parts",
 ]
 
 
@@ -94,12 +97,7 @@ def describe(
         options: the stored options to show (credentials are redacted).
     """
     schema = table.schema
-    rows: list[tuple[Any, ...]] = [
-        (TIME_COLUMN, spark_type(None, timestamp_as=timestamp_as), "TIME")
-    ]
-    rows.extend(
-        (c.name, spark_type(c, timestamp_as=timestamp_as), c.category.value) for c in schema.columns
-    )
+    rows = _column_rows(schema, timestamp_as)
     if extended:
         parts = table.parts()
         lo, hi = _time_range(parts)
@@ -122,7 +120,26 @@ def describe(
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))
         rows.extend((key, "" if value is None else str(value), "") for key, value in details)
-    return Result("col_name string, data_type string, category string", rows)
+    return Result(_DESCRIBE_SCHEMA, rows)
+
+
+_DESCRIBE_SCHEMA = "col_name string, data_type string, category string"
+
+
+def _column_rows(schema: TableSchema, timestamp_as: str) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = [
+        (TIME_COLUMN, spark_type(None, timestamp_as=timestamp_as), "TIME")
+    ]
+    rows.extend(
+        (c.name, spark_type(c, timestamp_as=timestamp_as), c.category.value) for c in schema.columns
+    )
+    return rows
+
+
+def describe_files(files: ResolvedScan, *, timestamp_as: str = "long") -> Result:
+    """``DESCRIBE`` of plain TsFiles (no manifest): the columns their footers agree on, as
+    :func:`describe` shows a table's."""
+    return Result(_DESCRIBE_SCHEMA, _column_rows(files.schema, timestamp_as))
 
 
 def describe_history(table: Table) -> Result:
@@ -195,6 +212,16 @@ def describe_detail(
 
 def show_parts(table: Table) -> Result:
     """``SHOW PARTS``: one row per live part of the version, in manifest order."""
+    return _parts_result(table.parts())
+
+
+def show_file_parts(files: ResolvedScan) -> Result:
+    """``SHOW PARTS`` of plain TsFiles: one row per file, with the statistics of its footer
+    (added_version is null: no manifest added it)."""
+    return _parts_result(files.parts)
+
+
+def _parts_result(parts: Sequence[PartFile]) -> Result:
     rows = [
         (
             p.path,
@@ -205,9 +232,9 @@ def show_parts(table: Table) -> Result:
             p.max_time,
             len(p.devices) if p.devices is not None else None,
             p.size_bytes,
-            p.added_version,
+            p.added_version if p.added_version >= 0 else None,
         )
-        for p in table.parts()
+        for p in parts
     ]
     return Result(
         "path string, format string, external boolean, rows bigint, min_time bigint, "
@@ -226,7 +253,7 @@ def explain_rows(
     index: int,
     name: str,
     alias: str | None,
-    table: Table,
+    table: Table | ResolvedScan,
     plan: ScanPlan,
     columns: Sequence[str] | None,
     where: str | None,
