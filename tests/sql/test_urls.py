@@ -150,6 +150,14 @@ def test_analysis_reads_url_references_like_names() -> None:
     assert ref.time_travel == TimestampAsOf("2024-01-01")
     text = rewrite_table_refs(dotted, lambda r: "view0")
     assert text == "SELECT COUNT(*) FROM `view0` WHERE city = 'b'"
+    # CTE bodies and subqueries are looked through as for names.
+    nested = parse_statement(
+        "WITH x AS (SELECT * FROM tsfile('/a') WHERE city = 'bj') "
+        "SELECT * FROM x WHERE x.time IN (SELECT time FROM tsfile.`/b` AS b WHERE b.temp > 1)"
+    ).query
+    assert [(r.table, r.where) for r in table_refs(nested)] == [
+        (TableUrl(url="/a"), "city = 'bj'"), (TableUrl(url="/b"), "temp > 1")
+    ]
 
 
 # -- queries on Spark ---------------------------------------------------------------------------
