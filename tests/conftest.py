@@ -49,6 +49,7 @@ def spark() -> Iterator[SparkSession]:
 def s3_endpoint() -> Iterator[str]:
     """A moto S3 server on 127.0.0.1 (a free port), with fake credentials in the env."""
     import moto.server as moto_server
+
     saved = {k: os.environ.get(k) for k in FAKE_AWS_ENV}
     os.environ.update(FAKE_AWS_ENV)
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -69,6 +70,7 @@ def s3_endpoint() -> Iterator[str]:
 def s3_table(s3_endpoint: str) -> tuple[str, dict[str, Any]]:
     """A table URL in a fresh bucket, and the storage options to reach it."""
     import s3fs
+
     options: dict[str, Any] = {"endpoint_url": s3_endpoint, "key": "x", "secret": "x"}
     bucket = f"tsfile-{uuid.uuid4().hex[:12]}"
     s3fs.S3FileSystem(**options).mkdir(bucket)

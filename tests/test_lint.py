@@ -10,13 +10,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True,
-                          text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
 
 
 def test_ruff_is_clean() -> None:
-    paths = [p for p in ("tsfile_catalog", "pyspark_tsfile", "tests", "examples", "bench")
-             if (ROOT / p).exists()]
+    paths = [
+        p
+        for p in ("tsfile_catalog", "pyspark_tsfile", "tests", "examples", "bench")
+        if (ROOT / p).exists()
+    ]
     result = _run("ruff", "check", *paths)
     assert result.returncode == 0, result.stdout + result.stderr
 

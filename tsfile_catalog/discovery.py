@@ -8,18 +8,31 @@ on tables with a manifest. :func:`has_manifest` tells the two apart.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from tsfile_catalog.exceptions import SchemaMismatchError, TableNotFoundError
+import fsspec
+
+from tsfile_catalog.exceptions import OptionError, SchemaMismatchError, TableNotFoundError
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url
+from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import Category, TableSchema
 from tsfile_catalog.progress import Progress, tracked
+from tsfile_catalog.table import Table, open_table
 
-__all__ = ["ResolvedScan", "list_tsfiles", "reconcile_schemas", "has_manifest", "resolve_files"]
+__all__ = [
+    "ResolvedScan",
+    "list_tsfiles",
+    "reconcile_schemas",
+    "has_manifest",
+    "resolve_files",
+    "open_location",
+]
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -38,6 +51,20 @@ class ResolvedScan:
         if is_absolute_url(path):
             return path
         return join_url(self.base, path) if self.base else path
+
+    def plan(
+        self,
+        where: str | Expr | None = None,
+        *,
+        unit: TimeUnit = "ms",
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+    ) -> ScanPlan:
+        """The parts a scan with ``where`` must read, exactly as
+        :meth:`~tsfile_catalog.table.Table.plan` plans a table's (same arguments): a plain
+        path's parts carry the statistics its footers hold."""
+        context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+        return plan_scan(self.schema, self.parts, where, context)
 
 
 def has_manifest(io: FileIO, url: str) -> bool:
@@ -172,3 +199,74 @@ def resolve_files(
         schemas.append((url, schema))
         parts.append(part)
     return ResolvedScan(base, reconcile_schemas(schemas, merge_schema), tuple(parts))
+
+
+def open_location(
+    url: str,
+    *,
+    version: int | None = None,
+    timestamp: str | int | None = None,
+    time_zone: str | None = None,
+    table: str | None = None,
+    table_uuid: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    use_cache: bool = True,
+    merge_schema: bool = False,
+) -> Table | ResolvedScan:
+    """What a location holds, resolved as ``load(url)`` resolves it: the table whose manifest
+    is there (at ``version`` / ``timestamp``, see :func:`~tsfile_catalog.table.open_table`),
+    else the TsFiles of a plain path (:func:`resolve_files`). The one resolution shared by
+    the data source and the SQL catalog's URL references, so both fail the same way.
+
+    Args:
+        table: the TsFile table name the caller expects (case-insensitive): a manifest table
+            must hold it; for plain files it picks that table.
+        table_uuid: the identity the caller expects (case-insensitive): the table must carry
+            it, so a path dropped and recreated since the caller learnt it is not read.
+
+    Raises:
+        TableNotFoundError: nothing readable at ``url``, another TsFile table than ``table``,
+            or another table than ``table_uuid``.
+        VersionNotFoundError: as :func:`~tsfile_catalog.table.open_table`.
+        OptionError: a URL scheme fsspec does not know (or whose package is missing); time
+            travel or ``table_uuid`` on a path without a manifest (plain files have neither
+            versions nor an identity).
+    """
+    io = FileIO(url, storage_options)
+    try:
+        fsspec.get_filesystem_class(io.protocol)
+    except (ValueError, ImportError) as e:
+        # Before any listing: fsspec's own error would surface from deep inside a scan.
+        raise OptionError(
+            f"cannot read {url}: no file system for its scheme {io.protocol!r} ({e})"
+        ) from e
+    if has_manifest(io, url):
+        found = open_table(
+            url,
+            version=version,
+            timestamp=timestamp,
+            time_zone=time_zone,
+            storage_options=storage_options,
+            use_cache=use_cache,
+        )
+        if table is not None and table.lower() != found.schema.table:
+            raise TableNotFoundError(
+                f"table '{table}' is not at {url}; it holds '{found.schema.table}'"
+            )
+        if table_uuid is not None and table_uuid.strip().lower() != found.table_uuid.lower():
+            raise TableNotFoundError(
+                f"the table at {url} is table {found.table_uuid}, not {table_uuid.strip()!r}: "
+                "the path was dropped and recreated, or holds another table"
+            )
+        return found
+    if version is not None or timestamp is not None:
+        raise OptionError(
+            f"time travel (versionAsOf/timestampAsOf) needs a table with a manifest; "
+            f"{url} has none (adopt it with tsfile_catalog.adopt_table)"
+        )
+    if table_uuid is not None:
+        raise OptionError(
+            f"a table UUID (tableUuid) needs a table with a manifest; {url} has none, so it "
+            "has no identity to check (adopt it with tsfile_catalog.adopt_table)"
+        )
+    return resolve_files(io, url, table=table, merge_schema=merge_schema)

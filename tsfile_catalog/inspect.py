@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tsfile_catalog.datasource.partitioning import matching_devices
+from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.manifest import written_format_version
 from tsfile_catalog.metadata.overlap import overlapping_ranges
@@ -35,6 +36,7 @@ __all__ = [
     "TimelineBar",
     "describe",
     "describe_detail",
+    "describe_files",
     "describe_history",
     "explain_rows",
     "planned_parts",
@@ -44,6 +46,7 @@ __all__ = [
     "timeline_result",
     "vacuum_result",
     "parts_by_format",
+    "show_file_parts",
 ]
 
 
@@ -121,12 +124,7 @@ def describe(
         options: the stored options to show (credentials are redacted).
     """
     schema = table.schema
-    rows: list[tuple[Any, ...]] = [
-        (TIME_COLUMN, spark_type(None, timestamp_as=timestamp_as), "TIME")
-    ]
-    rows.extend(
-        (c.name, spark_type(c, timestamp_as=timestamp_as), c.category.value) for c in schema.columns
-    )
+    rows = _column_rows(schema, timestamp_as)
     if extended:
         parts = table.parts()
         lo, hi = _time_range(parts)
@@ -149,7 +147,26 @@ def describe(
         rows.append(("", "", ""))
         rows.append(("# Detailed Table Information", "", ""))
         rows.extend((key, "" if value is None else str(value), "") for key, value in details)
-    return Result("col_name string, data_type string, category string", rows)
+    return Result(_DESCRIBE_SCHEMA, rows)
+
+
+_DESCRIBE_SCHEMA = "col_name string, data_type string, category string"
+
+
+def _column_rows(schema: TableSchema, timestamp_as: str) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = [
+        (TIME_COLUMN, spark_type(None, timestamp_as=timestamp_as), "TIME")
+    ]
+    rows.extend(
+        (c.name, spark_type(c, timestamp_as=timestamp_as), c.category.value) for c in schema.columns
+    )
+    return rows
+
+
+def describe_files(files: ResolvedScan, *, timestamp_as: str = "long") -> Result:
+    """``DESCRIBE`` of plain TsFiles (no manifest): the columns their footers agree on, as
+    :func:`describe` shows a table's."""
+    return Result(_DESCRIBE_SCHEMA, _column_rows(files.schema, timestamp_as))
 
 
 def describe_history(table: Table, *, limit: int | None = None) -> Result:
@@ -235,6 +252,16 @@ def parts_by_format(parts: Sequence[PartFile]) -> dict[str, int]:
 def show_parts(table: Table) -> Result:
     """``SHOW PARTS``: one row per live part of the version, in manifest order; ``path`` is
     relative to the table, or an external part's full URL (``external`` is true)."""
+    return _parts_result(table.parts())
+
+
+def show_file_parts(files: ResolvedScan) -> Result:
+    """``SHOW PARTS`` of plain TsFiles: one row per file, with the statistics of its footer
+    (added_version is null: no manifest added it)."""
+    return _parts_result(files.parts)
+
+
+def _parts_result(parts: Sequence[PartFile]) -> Result:
     rows = [
         (
             p.path,
@@ -245,9 +272,9 @@ def show_parts(table: Table) -> Result:
             p.max_time,
             len(p.devices) if p.devices is not None else None,
             p.size_bytes,
-            p.added_version,
+            p.added_version if p.added_version >= 0 else None,
         )
-        for p in table.parts()
+        for p in parts
     ]
     return Result(
         "path string, format string, external boolean, rows bigint, min_time bigint, "
@@ -266,7 +293,7 @@ def explain_rows(
     index: int,
     name: str,
     alias: str | None,
-    table: Table,
+    table: Table | ResolvedScan,
     plan: ScanPlan,
     columns: Sequence[str] | None,
     where: str | None,

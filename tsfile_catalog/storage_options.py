@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "CREDENTIALS_AT_RUN_TIME",
     "REDACTED",
     "STORAGE_PREFIX",
     "is_credential_option",
@@ -49,6 +50,13 @@ _CREDENTIAL_WORDS = re.compile(
 
 # A URL carrying a user name and password (https://user:pass@host).
 _URL_USERINFO = re.compile(r"://[^/@\s]+@")
+
+CREDENTIALS_AT_RUN_TIME = (
+    "in the environment (e.g. AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or fsspec's "
+    "FSSPEC_<PROTOCOL>_<NAME> variables and config files), or with Catalog(spark, warehouse, "
+    "storage_options={...}) in this process (see docs/sql.md, 'Credentials')"
+)
+"""Where credentials come from instead of stored options or SQL text (for error messages)."""
 
 REDACTED = "*** (redacted)"
 """What DESCRIBE shows instead of a credential's value."""

@@ -22,7 +22,11 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
 ) -> None:
     docs = tmp_path / "docs" / "benchmarks.md"
     run(
-        spark, scale=Scale.smoke(), out_dir=tmp_path / "out", docs_path=docs, profile=False,
+        spark,
+        scale=Scale.smoke(),
+        out_dir=tmp_path / "out",
+        docs_path=docs,
+        profile=False,
         planning=False,
     )
 

@@ -48,7 +48,7 @@ def test_options_keep_storage_settings_and_read_options() -> None:
     ("pair", "message"),
     [
         ("fs.key=AKIA", "credential"),
-        ("fs.client_kwargs={\"aws_secret_access_key\": \"s\"}", "credential"),
+        ('fs.client_kwargs={"aws_secret_access_key": "s"}', "credential"),
         ("fs.endpoint_url=https://user:pw@host", "credential"),
         ("timestampPrecision=hours", "expected one of ms, us, ns"),
         ("where=x > 1", "unknown --option 'where'"),

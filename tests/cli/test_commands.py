@@ -46,9 +46,7 @@ def test_history_lists_every_commit_newest_first(runner: CliRunner, table_dir: P
     assert [r["rows_added"] for r in rows] == [10, 30]
     assert rows[1]["operation_parameters"]["files"] == "2"
     infos = open_table(str(table_dir)).history()
-    assert [r["timestamp"] for r in rows] == [
-        _iso_ms(info.timestamp_ms) for info in infos
-    ]
+    assert [r["timestamp"] for r in rows] == [_iso_ms(info.timestamp_ms) for info in infos]
     assert [r["version"] for r in run_json(runner, "history", str(table_dir), "-n", "1")] == [1]
 
 
@@ -147,9 +145,7 @@ def test_catalog_names_resolve_through_the_registry(
 
     missing = run(runner, "history", "nope", "--warehouse", str(warehouse))
     assert missing.exit_code == 1
-    assert missing.stderr.strip() == (
-        f"error: table 'nope' is not in the catalog at {warehouse}"
-    )
+    assert missing.stderr.strip() == (f"error: table 'nope' is not in the catalog at {warehouse}")
     gone = run(runner, "detail", "ops.weather2", "--warehouse", str(warehouse))
     assert gone.exit_code == 1
     assert "'ops.weather2' is registered at" in gone.stderr

@@ -56,9 +56,7 @@ def test_svg_grouped_by_a_tag_and_restricted_by_where(
     runner: CliRunner, table_dir: Path, tmp_path: Path
 ) -> None:
     picture = tmp_path / "timeline.svg"
-    result = run(
-        runner, "timeline", str(table_dir), str(picture), "--group-by", "city", "--json"
-    )
+    result = run(runner, "timeline", str(table_dir), str(picture), "--group-by", "city", "--json")
     assert result.exit_code == 0, result.output
     assert [(b["group"], b["part"], b["rows"]) for b in json.loads(result.stdout)] == [
         ("bj", "a.tsfile", 20),
@@ -69,9 +67,7 @@ def test_svg_grouped_by_a_tag_and_restricted_by_where(
     assert text.lstrip().startswith("<?xml") and "<svg" in text and "a.tsfile" in text
 
     where = f"device = 'd1' AND time >= {T0 + 8 * MINUTE}"
-    narrowed = run(
-        runner, "timeline", str(table_dir), str(picture), "--where", where, "--json"
-    )
+    narrowed = run(runner, "timeline", str(table_dir), str(picture), "--where", where, "--json")
     assert [(b["group"], b["part"], b["start"], b["end"]) for b in json.loads(narrowed.stdout)] == [
         ("bj.d1", "a.tsfile", T0 + 8 * MINUTE, T0 + 9 * MINUTE),
         ("bj.d1", "c.tsfile", T0 + 8 * MINUTE, T0 + 14 * MINUTE),

@@ -17,9 +17,12 @@ def write_rows(path: str, schema: TableSchema, rows: list[dict[str, object]]) ->
     arrays = {"time": pa.array([r["time"] for r in rows], pa.int64())}
     for col in schema.columns:
         type_ = {
-            DataType.STRING: pa.string(), DataType.DOUBLE: pa.float64(),
-            DataType.INT32: pa.int32(), DataType.INT64: pa.int64(),
-            DataType.BOOLEAN: pa.bool_(), DataType.FLOAT: pa.float32(),
+            DataType.STRING: pa.string(),
+            DataType.DOUBLE: pa.float64(),
+            DataType.INT32: pa.int32(),
+            DataType.INT64: pa.int64(),
+            DataType.BOOLEAN: pa.bool_(),
+            DataType.FLOAT: pa.float32(),
         }[col.type]
         arrays[col.name] = pa.array([r.get(col.name) for r in rows], type_)
     write_file(path, pa.table(arrays), schema, WriteSettings())

@@ -36,8 +36,9 @@ def test_duplicate_in_two_parts_fails_naming_device_and_time(tmp_path: Path) -> 
     with pytest.raises(
         DataError, match=r"device \(city='bj', device='d'\) at time 8 in two part files"
     ):
-        duplicates_to_drop(FileIO(first), [first, second],
-                           [_devices(first), _devices(second)], SCHEMA, "error")
+        duplicates_to_drop(
+            FileIO(first), [first, second], [_devices(first), _devices(second)], SCHEMA, "error"
+        )
 
 
 def test_last_drops_the_earlier_parts_rows_only(tmp_path: Path) -> None:
@@ -46,8 +47,7 @@ def test_last_drops_the_earlier_parts_rows_only(tmp_path: Path) -> None:
         _part(tmp_path, "b.tsfile", [(8, "bj", 2.0), (9, "bj", 2.0)]),
         _part(tmp_path, "c.tsfile", [(9, "bj", 3.0), (8, "sh", 3.0)]),
     ]
-    drop = duplicates_to_drop(FileIO(paths[0]), paths, [_devices(p) for p in paths], SCHEMA,
-                              "last")
+    drop = duplicates_to_drop(FileIO(paths[0]), paths, [_devices(p) for p in paths], SCHEMA, "last")
     # (bj, 8): part 1 beats part 0; (bj, 9): part 2 beats part 1; part 2 loses nothing.
     assert {i: keys.to_pylist() for i, keys in drop.items()} == {
         0: [{"city": "bj", "device": "d", "time": 8}],
@@ -58,14 +58,21 @@ def test_last_drops_the_earlier_parts_rows_only(tmp_path: Path) -> None:
 def test_overlapping_ranges_without_equal_times_are_not_duplicates(tmp_path: Path) -> None:
     first = _part(tmp_path, "a.tsfile", [(0, "bj", 1.0), (10, "bj", 1.0)])
     second = _part(tmp_path, "b.tsfile", [(5, "bj", 2.0), (15, "bj", 2.0)])
-    assert duplicates_to_drop(FileIO(first), [first, second],
-                              [_devices(first), _devices(second)], SCHEMA, "error") == {}
+    assert (
+        duplicates_to_drop(
+            FileIO(first), [first, second], [_devices(first), _devices(second)], SCHEMA, "error"
+        )
+        == {}
+    )
 
 
 def test_parts_that_cannot_overlap_are_never_opened(tmp_path: Path) -> None:
     # Device stats alone rule out a collision: the (missing) files must not be read.
-    devices = [(DeviceStats(("bj", "d"), 10, 0, 9),), (DeviceStats(("bj", "d"), 10, 10, 19),),
-               (DeviceStats(("sh", "d"), 10, 0, 9),)]
+    devices = [
+        (DeviceStats(("bj", "d"), 10, 0, 9),),
+        (DeviceStats(("bj", "d"), 10, 10, 19),),
+        (DeviceStats(("sh", "d"), 10, 0, 9),),
+    ]
     missing = [str(tmp_path / f"gone-{i}.tsfile") for i in range(3)]
     assert duplicates_to_drop(FileIO(missing[0]), missing, devices, SCHEMA, "error") == {}
 
@@ -75,10 +82,12 @@ def test_many_overlapping_devices_are_compared_by_join(tmp_path: Path) -> None:
     cities = [f"c{i:03d}" for i in range(300)]
     first = _part(tmp_path, "a.tsfile", [(t, c, 1.0) for c in cities for t in (0, 10)])
     # Shares a time only for c007; every other device overlaps in range alone.
-    second = _part(tmp_path, "b.tsfile",
-                   [(5, c, 2.0) for c in cities] + [(10, "c007", 2.0), (99, "zz", 2.0)])
-    drop = duplicates_to_drop(FileIO(first), [first, second],
-                              [_devices(first), _devices(second)], SCHEMA, "last")
+    second = _part(
+        tmp_path, "b.tsfile", [(5, c, 2.0) for c in cities] + [(10, "c007", 2.0), (99, "zz", 2.0)]
+    )
+    drop = duplicates_to_drop(
+        FileIO(first), [first, second], [_devices(first), _devices(second)], SCHEMA, "last"
+    )
     assert {i: keys.to_pylist() for i, keys in drop.items()} == {
         0: [{"city": "c007", "device": "d", "time": 10}]
     }

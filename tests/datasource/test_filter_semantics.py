@@ -62,9 +62,15 @@ FIELDS: dict[str, DataType] = {
     "bin": DataType.BLOB,
 }
 _ARROW = {
-    DataType.BOOLEAN: pa.bool_(), DataType.INT32: pa.int32(), DataType.INT64: pa.int64(),
-    DataType.FLOAT: pa.float32(), DataType.DOUBLE: pa.float64(), DataType.STRING: pa.string(),
-    DataType.TEXT: pa.string(), DataType.DATE: pa.date32(), DataType.TIMESTAMP: pa.int64(),
+    DataType.BOOLEAN: pa.bool_(),
+    DataType.INT32: pa.int32(),
+    DataType.INT64: pa.int64(),
+    DataType.FLOAT: pa.float32(),
+    DataType.DOUBLE: pa.float64(),
+    DataType.STRING: pa.string(),
+    DataType.TEXT: pa.string(),
+    DataType.DATE: pa.date32(),
+    DataType.TIMESTAMP: pa.int64(),
     DataType.BLOB: pa.binary(),
 }
 MIDNIGHT_UTC_MICROS = 1_704_067_200_000_000  # 2024-01-01T00:00:00Z
@@ -93,18 +99,45 @@ def _values(rng: random.Random, type_: DataType, unit: str) -> list[Any]:
         DataType.BOOLEAN: [True, False],
         DataType.INT32: [-(2**31), 2**31 - 1, 0, 1, 2, -1, 7],
         DataType.INT64: [-(2**63), 2**63 - 1, 2**53 + 1, 0, 2, -1, 7],
-        DataType.FLOAT: [math.nan, math.inf, -math.inf, -0.0, 0.0, _f32(1.1), 1.5, 2.0,
-                         _f32(3.4e38), _f32(-0.5)],
-        DataType.DOUBLE: [math.nan, math.inf, -math.inf, -0.0, 0.0, 1.1, 1.5, 2.0, 1e308,
-                          5e-324, -0.5],
+        DataType.FLOAT: [
+            math.nan,
+            math.inf,
+            -math.inf,
+            -0.0,
+            0.0,
+            _f32(1.1),
+            1.5,
+            2.0,
+            _f32(3.4e38),
+            _f32(-0.5),
+        ],
+        DataType.DOUBLE: [
+            math.nan,
+            math.inf,
+            -math.inf,
+            -0.0,
+            0.0,
+            1.1,
+            1.5,
+            2.0,
+            1e308,
+            5e-324,
+            -0.5,
+        ],
         DataType.STRING: ["", "a", "b", "NaN", "é", "2024-01-01", "7"],
-        DataType.DATE: [dt.date(2023, 12, 31), dt.date(2024, 1, 1), dt.date(2024, 1, 2),
-                        dt.date(1, 1, 1), dt.date(9999, 12, 31)],
+        DataType.DATE: [
+            dt.date(2023, 12, 31),
+            dt.date(2024, 1, 1),
+            dt.date(2024, 1, 2),
+            dt.date(1, 1, 1),
+            dt.date(9999, 12, 31),
+        ],
         DataType.TIMESTAMP: [
             _raw(MIDNIGHT_UTC_MICROS + k * HOUR + extra, unit)
             for k in (-14, -8, -5, 0, 5, 8, 19)
             for extra in (0, 1)
-        ] + [_raw(-1, unit) - 1, 0],
+        ]
+        + [_raw(-1, unit) - 1, 0],
         DataType.BLOB: [b"", b"\x00", b"ab"],
     }
     special[DataType.TEXT] = special[DataType.STRING]
@@ -127,8 +160,14 @@ def _write_table(root: Path, index: int, rng: random.Random) -> tuple[Spec, Tabl
     # Times around 2024-01-01 so both zones' midnights and dates are crossed; a few before
     # the epoch so floor division matters.
     instants = [MIDNIGHT_UTC_MICROS + k * HOUR for k in range(-16, 20, 2)]
-    instants += [MIDNIGHT_UTC_MICROS + 8 * HOUR, MIDNIGHT_UTC_MICROS - 5 * HOUR - 30 * 60_000_000,
-                 -1, -1_001, 0, 1_500]
+    instants += [
+        MIDNIGHT_UTC_MICROS + 8 * HOUR,
+        MIDNIGHT_UTC_MICROS - 5 * HOUR - 30 * 60_000_000,
+        -1,
+        -1_001,
+        0,
+        1_500,
+    ]
     times = sorted({_raw(m, unit) for m in instants})
     pools = {f: _values(rng, FIELDS[f], unit) for f in fields}
     for part in range(3):
@@ -163,8 +202,9 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> list[Spec]:
 def catalog(
     spark: SparkSession, tables: list[Spec], tmp_path_factory: pytest.TempPathFactory
 ) -> Catalog:
-    catalog = Catalog(spark, str(tmp_path_factory.mktemp("semantics-warehouse")),
-                      register_views=False)
+    catalog = Catalog(
+        spark, str(tmp_path_factory.mktemp("semantics-warehouse")), register_views=False
+    )
     for spec in tables:
         catalog.sql(
             f"CREATE TABLE {spec.name} USING tsfile LOCATION '{spec.path}' OPTIONS "
@@ -178,35 +218,81 @@ def catalog(
 # (text, whether the where option may refuse it although Spark answers)
 Atom = tuple[str, bool]
 
-_NUMBERS = st.sampled_from([
-    "0", "1", "2", "-1", "7", "3000000000", "-3000000000", "9007199254740993",
-    "99999999999999999999", "1.5", "-0.5", "1.1", "2.0", "2.00000000000000001", "1.1e0",
-    "1.5e0", "1e308", "-2.5e0", "10L", "1.5D", "0.0", "-0.0e0",
-    "CAST('NaN' AS DOUBLE)", "CAST('Infinity' AS DOUBLE)", "CAST('-Infinity' AS DOUBLE)",
-    "2147483647", "-2147483648", "9223372036854775807",
-])
+_NUMBERS = st.sampled_from(
+    [
+        "0",
+        "1",
+        "2",
+        "-1",
+        "7",
+        "3000000000",
+        "-3000000000",
+        "9007199254740993",
+        "99999999999999999999",
+        "1.5",
+        "-0.5",
+        "1.1",
+        "2.0",
+        "2.00000000000000001",
+        "1.1e0",
+        "1.5e0",
+        "1e308",
+        "-2.5e0",
+        "10L",
+        "1.5D",
+        "0.0",
+        "-0.0e0",
+        "CAST('NaN' AS DOUBLE)",
+        "CAST('Infinity' AS DOUBLE)",
+        "CAST('-Infinity' AS DOUBLE)",
+        "2147483647",
+        "-2147483648",
+        "9223372036854775807",
+    ]
+)
 _STRINGS = st.sampled_from(["'a'", "''", "'b'", "'NaN'", "'é'", "'7'", "' 7 '", "'2024-01-01'"])
-_DATES = st.sampled_from([
-    "DATE '2024-01-01'", "DATE '2023-12-31'", "'2024-01-02'", "'2024-01-01 12:00:00'",
-    "DATE '0001-01-01'",
-])
-_TIMESTAMPS = st.sampled_from([
-    "TIMESTAMP '2024-01-01 00:00:00'", "TIMESTAMP '2023-12-31 16:00:00'",
-    "TIMESTAMP '2024-01-01 05:30:00'", "TIMESTAMP '2024-01-01 12:00:00'",
-    "TIMESTAMP '2024-01-01 00:00:00+08:00'", "TIMESTAMP '2024-01-01 00:00:00Z'",
-    "'2024-01-01 08:00:00'", "TIMESTAMP '1969-12-31 23:59:59.999999'",
-    "TIMESTAMP '1970-01-01 00:00:00.000001'", "DATE '2024-01-01'",
-])
+_DATES = st.sampled_from(
+    [
+        "DATE '2024-01-01'",
+        "DATE '2023-12-31'",
+        "'2024-01-02'",
+        "'2024-01-01 12:00:00'",
+        "DATE '0001-01-01'",
+    ]
+)
+_TIMESTAMPS = st.sampled_from(
+    [
+        "TIMESTAMP '2024-01-01 00:00:00'",
+        "TIMESTAMP '2023-12-31 16:00:00'",
+        "TIMESTAMP '2024-01-01 05:30:00'",
+        "TIMESTAMP '2024-01-01 12:00:00'",
+        "TIMESTAMP '2024-01-01 00:00:00+08:00'",
+        "TIMESTAMP '2024-01-01 00:00:00Z'",
+        "'2024-01-01 08:00:00'",
+        "TIMESTAMP '1969-12-31 23:59:59.999999'",
+        "TIMESTAMP '1970-01-01 00:00:00.000001'",
+        "DATE '2024-01-01'",
+    ]
+)
 _OPS = st.sampled_from(["=", "!=", "<>", "<", "<=", ">", ">="])
 
 
 def _literals_for(column: str) -> st.SearchStrategy[str]:
     """Mostly literals of the column's own family, sometimes any other (mixed types)."""
     family = {
-        "b": st.sampled_from(["true", "false"]), "i": _NUMBERS, "l": _NUMBERS, "f": _NUMBERS,
-        "d": _NUMBERS, "s": _STRINGS, "txt": _STRINGS, "tag1": _STRINGS, "tag2": _STRINGS,
-        "day": _DATES | _TIMESTAMPS, "ts": _NUMBERS | _TIMESTAMPS | _STRINGS,
-        "time": _NUMBERS | _TIMESTAMPS | _STRINGS, "bin": st.just("X'00'"),
+        "b": st.sampled_from(["true", "false"]),
+        "i": _NUMBERS,
+        "l": _NUMBERS,
+        "f": _NUMBERS,
+        "d": _NUMBERS,
+        "s": _STRINGS,
+        "txt": _STRINGS,
+        "tag1": _STRINGS,
+        "tag2": _STRINGS,
+        "day": _DATES | _TIMESTAMPS,
+        "ts": _NUMBERS | _TIMESTAMPS | _STRINGS,
+        "time": _NUMBERS | _TIMESTAMPS | _STRINGS,
+        "bin": st.just("X'00'"),
     }[column]
     anything = _NUMBERS | _STRINGS | _DATES | _TIMESTAMPS | st.sampled_from(["true"])
     return st.one_of(family, family, family, anything)
@@ -391,14 +477,30 @@ def test_pushed_filters_return_sparks_rows(
 
 # Text the literal parsers accept must mean what Spark's casts make of it, in any zone.
 TIMESTAMP_TEXTS = [
-    "2024-01-01", "2024", "2024-03", "2024-1-1 1:2", "2024-01-01T1", " 2024-01-01 ",
-    "2024-01-01 00:00:00.", "2024-01-01T00:00:00.5Z", "2024-01-01 00:00:00 +08:00",
-    "2024-01-01 00:00:00-00:30", "1969-12-31 23:59:59.999999", "0001-01-01 00:00:00",
-    "2024-03-10 02:30:00", "2024-11-03 01:30:00",  # skipped and repeated in Los Angeles
+    "2024-01-01",
+    "2024",
+    "2024-03",
+    "2024-1-1 1:2",
+    "2024-01-01T1",
+    " 2024-01-01 ",
+    "2024-01-01 00:00:00.",
+    "2024-01-01T00:00:00.5Z",
+    "2024-01-01 00:00:00 +08:00",
+    "2024-01-01 00:00:00-00:30",
+    "1969-12-31 23:59:59.999999",
+    "0001-01-01 00:00:00",
+    "2024-03-10 02:30:00",
+    "2024-11-03 01:30:00",  # skipped and repeated in Los Angeles
 ]
 DATE_TEXTS = [
-    "2024-1-1", "2024", "2024-1", "2024-01-01 abc", "2024-01-01T", "\t2024-01-01 ",
-    "0001-01-01", "9999-12-31",
+    "2024-1-1",
+    "2024",
+    "2024-1",
+    "2024-01-01 abc",
+    "2024-01-01T",
+    "\t2024-01-01 ",
+    "0001-01-01",
+    "9999-12-31",
 ]
 
 
@@ -407,9 +509,7 @@ def test_literal_text_is_read_as_spark_reads_it(spark: SparkSession, zone: str) 
     tz = literals.parse_zone(zone)
     with session_zone(spark, zone):
         micros = spark.sql(
-            "SELECT " + ", ".join(
-                f"unix_micros(CAST('{t}' AS TIMESTAMP))" for t in TIMESTAMP_TEXTS
-            )
+            "SELECT " + ", ".join(f"unix_micros(CAST('{t}' AS TIMESTAMP))" for t in TIMESTAMP_TEXTS)
         ).collect()[0]
         dates = spark.sql(
             "SELECT " + ", ".join(f"CAST('{t}' AS DATE)" for t in DATE_TEXTS)

@@ -14,8 +14,14 @@ from tsfile_catalog.exceptions import OptionError
 
 def test_read_options_are_case_insensitive_and_typed() -> None:
     opts = parse_read_options(
-        {"PATH": "/t", "timestampas": "TIMESTAMP", "TimestampPrecision": "us",
-         "mergeschema": "True", "Columns": "time, City", "versionAsOf": "3"}
+        {
+            "PATH": "/t",
+            "timestampas": "TIMESTAMP",
+            "TimestampPrecision": "us",
+            "mergeschema": "True",
+            "Columns": "time, City",
+            "versionAsOf": "3",
+        }
     )
     assert opts.path == "/t"
     assert opts.timestamp_as == "timestamp"
@@ -59,8 +65,15 @@ def test_missing_path_is_explained() -> None:
 
 def test_write_options_defaults_and_values() -> None:
     opts = parse_write_options(
-        {"path": "/t", "table": "W", "tagColumns": "city,device", "compression": "zstd",
-         "encoding": "gorilla", "onDuplicate": "LAST", "maxRowsPerFile": "10"}
+        {
+            "path": "/t",
+            "table": "W",
+            "tagColumns": "city,device",
+            "compression": "zstd",
+            "encoding": "gorilla",
+            "onDuplicate": "LAST",
+            "maxRowsPerFile": "10",
+        }
     )
     assert opts.tag_columns == ("city", "device")
     assert opts.compression == "ZSTD" and opts.encoding == "GORILLA"

@@ -9,8 +9,10 @@ from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 
 
 def _part(path: str, devices: list[tuple[str, int]] | None, rows: int = 0) -> PartFile:
-    stats = None if devices is None else tuple(
-        DeviceStats((name,), count, 0, 99) for name, count in devices
+    stats = (
+        None
+        if devices is None
+        else tuple(DeviceStats((name,), count, 0, 99) for name, count in devices)
     )
     total = rows if devices is None else sum(c for _, c in devices)
     return part_file(path, row_count=total, max_time=99, devices=stats)

@@ -21,8 +21,13 @@ SCHEMA = weather_schema(("temp", DataType.DOUBLE), ("hum", DataType.INT32))
 
 def _rows(city: str, device: str, times: range, sparse: bool = False) -> list[dict[str, object]]:
     return [
-        {"time": t, "city": city, "device": device, "temp": t * 1.5,
-         **({} if sparse and t % 2 else {"hum": t})}
+        {
+            "time": t,
+            "city": city,
+            "device": device,
+            "temp": t * 1.5,
+            **({} if sparse and t % 2 else {"hum": t}),
+        }
         for t in times
     ]
 
@@ -32,8 +37,11 @@ def weather_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("weather")
     write_rows(str(root / "a.tsfile"), SCHEMA, _rows("bj", "d1", range(10)))
     (root / "sub").mkdir()
-    write_rows(str(root / "sub" / "b.tsfile"), SCHEMA,
-               _rows("bj", "d2", range(5, 15)) + _rows("sh", "d3", range(10), sparse=True))
+    write_rows(
+        str(root / "sub" / "b.tsfile"),
+        SCHEMA,
+        _rows("bj", "d2", range(5, 15)) + _rows("sh", "d3", range(10), sparse=True),
+    )
     # Never read: hidden, underscore-prefixed and non-tsfile entries.
     (root / "_staging").mkdir()
     write_rows(str(root / "_staging" / "x.tsfile"), SCHEMA, _rows("zz", "zz", range(1)))
@@ -48,7 +56,11 @@ def test_directory_is_read_recursively_skipping_hidden_entries(
     df = spark.read.format("tsfile").load(str(weather_dir))
     assert df.columns == ["time", "city", "device", "temp", "hum"]
     assert [f.dataType.simpleString() for f in df.schema.fields] == [
-        "bigint", "string", "string", "double", "int"
+        "bigint",
+        "string",
+        "string",
+        "double",
+        "int",
     ]
     assert df.count() == 30
     assert {r.city for r in df.select("city").distinct().collect()} == {"bj", "sh"}
@@ -63,16 +75,23 @@ def test_single_file_and_glob(spark: SparkSession, weather_dir: Path) -> None:
 
 def test_sparse_fields_read_as_null(spark: SparkSession, weather_dir: Path) -> None:
     rows = (
-        spark.read.format("tsfile").option("where", "device = 'd3'").load(str(weather_dir))
-        .orderBy("time").collect()
+        spark.read.format("tsfile")
+        .option("where", "device = 'd3'")
+        .load(str(weather_dir))
+        .orderBy("time")
+        .collect()
     )
     assert [r.hum for r in rows] == [t if t % 2 == 0 else None for t in range(10)]
     assert [r.temp for r in rows] == [t * 1.5 for t in range(10)]
 
 
 def test_columns_option_projects_and_orders(spark: SparkSession, weather_dir: Path) -> None:
-    df = (spark.read.format("tsfile").option("columns", "HUM, time")
-          .option("where", "device = 'd1' AND temp > 6").load(str(weather_dir)))
+    df = (
+        spark.read.format("tsfile")
+        .option("columns", "HUM, time")
+        .option("where", "device = 'd1' AND temp > 6")
+        .load(str(weather_dir))
+    )
     assert df.columns == ["hum", "time"]
     assert sorted((r.time, r.hum) for r in df.collect()) == [(t, t) for t in range(5, 10)]
 
@@ -83,7 +102,8 @@ def test_time_and_tag_only_projection_has_one_row_per_device_time(
     df = spark.read.format("tsfile").option("columns", "time,device").load(str(weather_dir))
     rows = sorted((r.device, r.time) for r in df.collect())
     expected = sorted(
-        [("d1", t) for t in range(10)] + [("d2", t) for t in range(5, 15)]
+        [("d1", t) for t in range(10)]
+        + [("d2", t) for t in range(5, 15)]
         + [("d3", t) for t in range(10)]
     )
     assert rows == expected
@@ -105,15 +125,29 @@ def test_multi_table_file_needs_the_table_option(spark: SparkSession, tmp_path: 
     path = str(tmp_path / "multi.tsfile")
     writer = tsfile.TsFileWriter(path)
     for name in ("alpha", "beta"):
-        writer.register_table(tsfile.TableSchema(name, [
-            tsfile.ColumnSchema("id", tsfile.TSDataType.STRING, tsfile.ColumnCategory.TAG),
-            tsfile.ColumnSchema(f"{name}_v", tsfile.TSDataType.INT64, tsfile.ColumnCategory.FIELD),
-        ]))
+        writer.register_table(
+            tsfile.TableSchema(
+                name,
+                [
+                    tsfile.ColumnSchema("id", tsfile.TSDataType.STRING, tsfile.ColumnCategory.TAG),
+                    tsfile.ColumnSchema(
+                        f"{name}_v", tsfile.TSDataType.INT64, tsfile.ColumnCategory.FIELD
+                    ),
+                ],
+            )
+        )
     for name in ("alpha", "beta"):
-        writer.write_arrow_batch(name, pa.table({
-            "time": pa.array([1, 2], pa.int64()), "id": ["x", "x"],
-            f"{name}_v": pa.array([10, 20], pa.int64()),
-        }), 0)
+        writer.write_arrow_batch(
+            name,
+            pa.table(
+                {
+                    "time": pa.array([1, 2], pa.int64()),
+                    "id": ["x", "x"],
+                    f"{name}_v": pa.array([10, 20], pa.int64()),
+                }
+            ),
+            0,
+        )
     writer.close()
     with pytest.raises(Exception, match=r"several tables \(alpha, beta\).*'table' option"):
         spark.read.format("tsfile").load(path)
@@ -126,10 +160,12 @@ def test_strict_schema_names_both_files_and_merge_unions_fields(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     write_rows(str(tmp_path / "a.tsfile"), SCHEMA, _rows("bj", "d1", range(3)))
-    wider = weather_schema(("temp", DataType.DOUBLE), ("hum", DataType.INT32),
-                           ("wind", DataType.DOUBLE))
-    write_rows(str(tmp_path / "b.tsfile"), wider,
-               [{**r, "wind": 7.0} for r in _rows("bj", "d2", range(3))])
+    wider = weather_schema(
+        ("temp", DataType.DOUBLE), ("hum", DataType.INT32), ("wind", DataType.DOUBLE)
+    )
+    write_rows(
+        str(tmp_path / "b.tsfile"), wider, [{**r, "wind": 7.0} for r in _rows("bj", "d2", range(3))]
+    )
     with pytest.raises(Exception, match=r"column 'wind' is in .*b.tsfile but not in .*a.tsfile"):
         spark.read.format("tsfile").load(str(tmp_path))
     merged = spark.read.format("tsfile").option("mergeSchema", "true").load(str(tmp_path))
@@ -141,23 +177,40 @@ def test_strict_schema_names_both_files_and_merge_unions_fields(
 def test_merge_schema_refuses_type_changes(spark: SparkSession, tmp_path: Path) -> None:
     write_rows(str(tmp_path / "a.tsfile"), SCHEMA, _rows("bj", "d1", range(3)))
     other = weather_schema(("temp", DataType.INT64), ("hum", DataType.INT32))
-    write_rows(str(tmp_path / "b.tsfile"), other,
-               [{**r, "temp": 1} for r in _rows("bj", "d2", range(3))])
+    write_rows(
+        str(tmp_path / "b.tsfile"), other, [{**r, "temp": 1} for r in _rows("bj", "d2", range(3))]
+    )
     with pytest.raises(Exception, match=r"column 'temp' is FIELD DOUBLE in .* but FIELD INT64"):
         spark.read.format("tsfile").option("mergeSchema", "true").load(str(tmp_path))
 
 
 def test_timestamp_as_timestamp_with_precision(spark: SparkSession, tmp_path: Path) -> None:
-    write_rows(str(tmp_path / "a.tsfile"), SCHEMA,
-               [{"time": 1_704_067_200_123, "city": "bj", "device": "d1", "temp": 1.0}])
-    row = (spark.read.format("tsfile").option("timestampAs", "timestamp")
-           .load(str(tmp_path)).collect()[0])
+    write_rows(
+        str(tmp_path / "a.tsfile"),
+        SCHEMA,
+        [{"time": 1_704_067_200_123, "city": "bj", "device": "d1", "temp": 1.0}],
+    )
+    row = (
+        spark.read.format("tsfile")
+        .option("timestampAs", "timestamp")
+        .load(str(tmp_path))
+        .collect()[0]
+    )
     assert row.time.isoformat() == "2024-01-01T00:00:00.123000"
-    as_us = (spark.read.format("tsfile").option("timestampAs", "timestamp")
-             .option("timestampPrecision", "us").load(str(tmp_path)).collect()[0])
+    as_us = (
+        spark.read.format("tsfile")
+        .option("timestampAs", "timestamp")
+        .option("timestampPrecision", "us")
+        .load(str(tmp_path))
+        .collect()[0]
+    )
     assert as_us.time.isoformat() == "1970-01-20T17:21:07.200123"
-    filtered = (spark.read.format("tsfile").option("timestampAs", "timestamp")
-                .option("where", "time >= TIMESTAMP '2024-01-01 00:00:00.1'").load(str(tmp_path)))
+    filtered = (
+        spark.read.format("tsfile")
+        .option("timestampAs", "timestamp")
+        .option("where", "time >= TIMESTAMP '2024-01-01 00:00:00.1'")
+        .load(str(tmp_path))
+    )
     assert filtered.count() == 1
 
 
@@ -180,8 +233,11 @@ def test_bad_inputs_fail_at_load_naming_the_culprit(
 def test_big_files_split_and_small_files_pack(spark: SparkSession, tmp_path: Path) -> None:
     big = tmp_path / "big"
     big.mkdir()
-    write_rows(str(big / "a.tsfile"), SCHEMA,
-               [r for d in range(8) for r in _rows("bj", f"d{d}", range(100))])
+    write_rows(
+        str(big / "a.tsfile"),
+        SCHEMA,
+        [r for d in range(8) for r in _rows("bj", f"d{d}", range(100))],
+    )
     df = spark.read.format("tsfile").option("rowsPerPartition", "200").load(str(big))
     assert df.rdd.getNumPartitions() == 4
     assert df.count() == 800
@@ -197,8 +253,13 @@ def test_big_files_split_and_small_files_pack(spark: SparkSession, tmp_path: Pat
 def test_empty_scan_returns_no_rows(spark: SparkSession, weather_dir: Path) -> None:
     df = spark.read.format("tsfile").option("where", "city = 'nowhere'").load(str(weather_dir))
     assert df.collect() == []
-    assert spark.read.format("tsfile").option("where", "time > 5 AND time < 2").load(
-        str(weather_dir)).count() == 0
+    assert (
+        spark.read.format("tsfile")
+        .option("where", "time > 5 AND time < 2")
+        .load(str(weather_dir))
+        .count()
+        == 0
+    )
 
 
 def test_discovered_without_registration_in_a_new_session(

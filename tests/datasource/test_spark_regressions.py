@@ -27,8 +27,11 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("regress")
     schema = weather_schema(("x", DataType.INT64))
     for i, city in enumerate(("bj", "sh", "gz")):
-        write_rows(str(root / f"p{i}.tsfile"), schema,
-                   [{"time": t, "city": city, "device": "d", "x": t % 4} for t in range(20)])
+        write_rows(
+            str(root / f"p{i}.tsfile"),
+            schema,
+            [{"time": t, "city": city, "device": "d", "x": t % 4} for t in range(20)],
+        )
     return str(root)
 
 
@@ -77,6 +80,7 @@ def test_self_join_with_different_filters(spark: SparkSession, table: str, conf:
 def test_opt_in_push_filters_is_exact_on_fresh_loads(spark: SparkSession, table: str) -> None:
     spark.conf.set(CONF, "true")
     try:
+
         def load() -> object:
             return spark.read.format("tsfile").option("pushFilters", "true").load(table)
 

@@ -31,6 +31,7 @@ def test_write_append_read_and_time_travel_on_s3(
     assert reader.load(url).count() == 80
     bj = reader.option("where", "city = 'bj' AND time < 10").load(url)
     assert sorted(r.time for r in bj.collect()) == sorted([0, 2, 4, 6, 8] * 2)
-    assert spark.read.format("tsfile").options(versionAsOf="0", **fs_options).load(
-        url).count() == 40
+    assert (
+        spark.read.format("tsfile").options(versionAsOf="0", **fs_options).load(url).count() == 40
+    )
     assert tsfile_catalog.vacuum(url, storage_options=storage, retention_ms=0) == []

@@ -22,8 +22,14 @@ from tsfile_catalog.table import create_table, open_table
 
 spark_test = pytest.mark.spark
 
-OUT_OF_RANGE_MS = ["-99999999999999999999", "-9999999999999999", "-62135596800001",
-                   "253402300800000", "99999999999999999999", "9" * 5000]
+OUT_OF_RANGE_MS = [
+    "-99999999999999999999",
+    "-9999999999999999",
+    "-62135596800001",
+    "253402300800000",
+    "99999999999999999999",
+    "9" * 5000,
+]
 
 
 def test_spark_timestamp_bounds() -> None:
@@ -34,9 +40,7 @@ def test_spark_timestamp_bounds() -> None:
 
 
 @pytest.mark.parametrize("value", OUT_OF_RANGE_MS)
-def test_time_travel_outside_spark_timestamps_names_the_value(
-    tmp_path: Path, value: str
-) -> None:
+def test_time_travel_outside_spark_timestamps_names_the_value(tmp_path: Path, value: str) -> None:
     url = str(tmp_path / "t")
     create_table(url, TableSchema.of("t", [Column("c", DataType.STRING, Category.TAG)]))
     with pytest.raises(OptionError, match="outside the range of Spark timestamps") as info:
@@ -60,9 +64,9 @@ def test_raw_times_outside_spark_timestamps_name_the_column(
     written = dt.datetime(2024, 1, 1, 12, 0, 0)
     spark.createDataFrame(
         [(written, "a", written)], "time timestamp, c string, ts timestamp"
-    ).write.format("tsfile").options(
-        table="t", tagColumns="c", timestampPrecision="ns"
-    ).mode("append").save(path)
+    ).write.format("tsfile").options(table="t", tagColumns="c", timestampPrecision="ns").mode(
+        "append"
+    ).save(path)
     raw = 1_704_110_400_000_000_000
     reader = spark.read.format("tsfile").options(timestampAs="timestamp")
     with pytest.raises(Exception, match=rf"column 'time' holds the raw time {raw} \(ms since"):

@@ -19,8 +19,10 @@ DDL = "time bigint, city string, device string, temp double, hum int"
 
 
 def _weather(spark: SparkSession, n: int = 60, parts: int = 3) -> DataFrame:
-    rows = [(i // 3, ["bj", "sh"][i % 2], f"d{i % 3}", i * 0.5, None if i % 5 == 0 else i)
-            for i in range(n)]
+    rows = [
+        (i // 3, ["bj", "sh"][i % 2], f"d{i % 3}", i * 0.5, None if i % 5 == 0 else i)
+        for i in range(n)
+    ]
     return spark.createDataFrame(rows, DDL).repartition(parts)
 
 
@@ -51,8 +53,20 @@ def test_round_trip_one_part_file_per_task(spark: SparkSession, tmp_path: Path) 
 def test_every_supported_type_round_trips(spark: SparkSession, tmp_path: Path) -> None:
     ts = dt.datetime(2024, 1, 2, 3, 4, 5, 678000)
     rows = [
-        (1_000, "a", True, 7, 8, 9, 1.5, 2.5, "s", bytearray(b"\x00\x01"), dt.date(2024, 2, 29),
-         ts),
+        (
+            1_000,
+            "a",
+            True,
+            7,
+            8,
+            9,
+            1.5,
+            2.5,
+            "s",
+            bytearray(b"\x00\x01"),
+            dt.date(2024, 2, 29),
+            ts,
+        ),
         (2_000, "a", None, None, None, None, None, None, None, None, None, None),
     ]
     df = spark.createDataFrame(
@@ -63,13 +77,29 @@ def test_every_supported_type_round_trips(spark: SparkSession, tmp_path: Path) -
     _save(df, tmp_path, tagColumns="id", table="types")
     back = spark.read.format("tsfile").option("timestampAs", "timestamp").load(str(tmp_path))
     assert [f.dataType.simpleString() for f in back.schema.fields] == [
-        "timestamp", "string", "boolean", "int", "int", "bigint", "float", "double", "string",
-        "binary", "date", "timestamp"
+        "timestamp",
+        "string",
+        "boolean",
+        "int",
+        "int",
+        "bigint",
+        "float",
+        "double",
+        "string",
+        "binary",
+        "date",
+        "timestamp",
     ]
     got = back.orderBy("time").collect()
     assert got[0].time == dt.datetime(1970, 1, 1, 0, 0, 1)
     assert (got[0].b, got[0].small, got[0].i, got[0].l, got[0].f, got[0].d, got[0].s) == (
-        True, 7, 8, 9, 1.5, 2.5, "s"
+        True,
+        7,
+        8,
+        9,
+        1.5,
+        2.5,
+        "s",
     )
     assert (bytes(got[0].bin), got[0].day, got[0].at) == (b"\x00\x01", dt.date(2024, 2, 29), ts)
     assert all(v is None for v in list(got[1])[2:])
@@ -209,7 +239,8 @@ def test_a_killed_first_commit_does_not_block_writes(spark: SparkSession, tmp_pa
 def test_error_if_exists_mode_is_explained(spark: SparkSession, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="(?i)errorifexists|not supported|unsupported"):
         _weather(spark, 6, 1).write.format("tsfile").option("tagColumns", "city,device").option(
-            "table", "w").save(str(tmp_path))
+            "table", "w"
+        ).save(str(tmp_path))
 
 
 def test_upper_case_columns_keep_their_values(spark: SparkSession, tmp_path: Path) -> None:
@@ -218,7 +249,8 @@ def test_upper_case_columns_keep_their_values(spark: SparkSession, tmp_path: Pat
         [(1, "bj", 1.5, 10), (2, "bj", 2.5, 20)], "TIME bigint, City string, Temp double, HUM int"
     )
     df.write.format("tsfile").options(table="W", timeColumn="Time", tagColumns="CITY").mode(
-        "append").save(str(tmp_path))
+        "append"
+    ).save(str(tmp_path))
     back = spark.read.format("tsfile").load(str(tmp_path)).orderBy("time")
     assert back.columns == ["time", "city", "temp", "hum"]
     assert [tuple(r) for r in back.collect()] == [(1, "bj", 1.5, 10), (2, "bj", 2.5, 20)]

@@ -17,13 +17,14 @@ from tsfile_catalog.metadata.schema import Category, Column, DataType
 
 def test_column_names_with_a_comma_are_refused(tmp_path: Path) -> None:
     # 'columns' and 'tagColumns' are comma lists: such a column could never be selected.
-    schema = T.StructType([
-        T.StructField("time", T.LongType()),
-        T.StructField("city", T.StringType()),
-        T.StructField("a,b", T.DoubleType()),
-    ])
-    options = parse_write_options({"path": str(tmp_path / "t"), "table": "t",
-                                   "tagColumns": "city"})
+    schema = T.StructType(
+        [
+            T.StructField("time", T.LongType()),
+            T.StructField("city", T.StringType()),
+            T.StructField("a,b", T.DoubleType()),
+        ]
+    )
+    options = parse_write_options({"path": str(tmp_path / "t"), "table": "t", "tagColumns": "city"})
     with pytest.raises(SchemaError, match="column 'a,b' contains a comma"):
         plan_write(schema, options)
 

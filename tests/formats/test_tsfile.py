@@ -45,20 +45,35 @@ def _table(times: list[int], cities: list[str], temps: list[float | None]) -> pa
 def _read_all(path: str) -> list[dict[str, object]]:
     with opened(FileIO(path), path) as reader:
         tables = list(
-            scan_file(reader, "weather", ["city", "temp", "note"], time_min=-(2**63),
-                      time_max=2**63 - 1, tag_values={}, device_group=None,
-                      tag_names=["city"], batch_rows=1024)
+            scan_file(
+                reader,
+                "weather",
+                ["city", "temp", "note"],
+                time_min=-(2**63),
+                time_max=2**63 - 1,
+                tag_values={},
+                device_group=None,
+                tag_names=["city"],
+                batch_rows=1024,
+            )
         )
     return pa.concat_tables(tables).to_pylist() if tables else []
 
 
 def test_unsorted_input_is_sorted_by_device_then_time(tmp_path: Path) -> None:
     path = str(tmp_path / "a.tsfile")
-    write_file(path, _table([3, 1, 2, 1], ["b", "a", "a", "b"], [4.0, 1.0, 2.0, 3.0]),
-               SCHEMA, WriteSettings())
+    write_file(
+        path,
+        _table([3, 1, 2, 1], ["b", "a", "a", "b"], [4.0, 1.0, 2.0, 3.0]),
+        SCHEMA,
+        WriteSettings(),
+    )
     rows = _read_all(path)
     assert [(r["city"], r["time"], r["temp"]) for r in rows] == [
-        ("a", 1, 1.0), ("a", 2, 2.0), ("b", 1, 3.0), ("b", 3, 4.0)
+        ("a", 1, 1.0),
+        ("a", 2, 2.0),
+        ("b", 1, 3.0),
+        ("b", 3, 4.0),
     ]
 
 
@@ -75,7 +90,9 @@ def test_on_duplicate_last_keeps_the_last_written_row(tmp_path: Path) -> None:
     write_file(path, data, SCHEMA, WriteSettings(on_duplicate="last"))
     rows = _read_all(path)
     assert [(r["city"], r["time"], r["temp"]) for r in rows] == [
-        ("a", 1, 3.0), ("a", 2, 2.0), ("b", 1, 9.0)
+        ("a", 1, 3.0),
+        ("a", 2, 2.0),
+        ("b", 1, 9.0),
     ]
 
 
@@ -85,8 +102,13 @@ def test_large_unsorted_input_survives_internal_flushes(tmp_path: Path) -> None:
     n = 50_000
     times = list(range(n, 0, -1))
     path = str(tmp_path / "big.tsfile")
-    write_file(path, _table(times, ["a"] * n, [float(t) for t in times]), SCHEMA,
-               WriteSettings(), chunk_rows=4096)
+    write_file(
+        path,
+        _table(times, ["a"] * n, [float(t) for t in times]),
+        SCHEMA,
+        WriteSettings(),
+        chunk_rows=4096,
+    )
     rows = _read_all(path)
     assert len(rows) == n
     assert [r["time"] for r in rows] == sorted(times)
@@ -112,8 +134,7 @@ def test_lossy_or_unsupported_encodings_are_refused() -> None:
 
 def test_stats_come_from_metadata(tmp_path: Path) -> None:
     path = str(tmp_path / "a.tsfile")
-    write_file(path, _table([5, 1, 7], ["b", "a", "b"], [None, 1.5, 3.0]), SCHEMA,
-               WriteSettings())
+    write_file(path, _table([5, 1, 7], ["b", "a", "b"], [None, 1.5, 3.0]), SCHEMA, WriteSettings())
     with opened(FileIO(path), path) as reader:
         schema = read_table_schema(reader, path, None)
         part = part_from_reader(reader, schema, "a.tsfile", os.path.getsize(path))
@@ -121,7 +142,8 @@ def test_stats_come_from_metadata(tmp_path: Path) -> None:
     assert (part.row_count, part.min_time, part.max_time) == (3, 1, 7)
     assert part.devices is not None
     assert [(d.tags, d.row_count, d.min_time, d.max_time) for d in part.devices] == [
-        (("a",), 1, 1, 1), (("b",), 2, 5, 7)
+        (("a",), 1, 1, 1),
+        (("b",), 2, 5, 7),
     ]
     assert part.tags["city"].values == frozenset({"a", "b"})
     temp = part.fields["temp"]
@@ -132,14 +154,25 @@ def test_multi_table_and_attribute_files_fail_clearly(tmp_path: Path) -> None:
     import tsfile
 
     path = str(tmp_path / "attr.tsfile")
-    native = tsfile.TableSchema("t", [
-        tsfile.ColumnSchema("tag", tsfile.TSDataType.STRING, tsfile.ColumnCategory.TAG),
-        tsfile.ColumnSchema("at", tsfile.TSDataType.STRING, tsfile.ColumnCategory.ATTRIBUTE),
-        tsfile.ColumnSchema("v", tsfile.TSDataType.INT32, tsfile.ColumnCategory.FIELD),
-    ])
+    native = tsfile.TableSchema(
+        "t",
+        [
+            tsfile.ColumnSchema("tag", tsfile.TSDataType.STRING, tsfile.ColumnCategory.TAG),
+            tsfile.ColumnSchema("at", tsfile.TSDataType.STRING, tsfile.ColumnCategory.ATTRIBUTE),
+            tsfile.ColumnSchema("v", tsfile.TSDataType.INT32, tsfile.ColumnCategory.FIELD),
+        ],
+    )
     writer = tsfile.TsFileTableWriter(path, native)
-    writer.write_arrow_batch(pa.table({"time": pa.array([1], pa.int64()), "tag": ["a"],
-                                       "at": ["x"], "v": pa.array([1], pa.int32())}))
+    writer.write_arrow_batch(
+        pa.table(
+            {
+                "time": pa.array([1], pa.int64()),
+                "tag": ["a"],
+                "at": ["x"],
+                "v": pa.array([1], pa.int32()),
+            }
+        )
+    )
     writer.close()
     with opened(FileIO(path), path) as reader:
         with pytest.raises(Exception, match=r"column 'at' in .*attr.tsfile has category ATTRIBUTE"):
@@ -151,27 +184,52 @@ def test_multi_table_and_attribute_files_fail_clearly(tmp_path: Path) -> None:
 def test_rows_of_a_table_without_fields_round_trip_with_their_stats(tmp_path: Path) -> None:
     # tsfile 2.5 stores time + TAG rows and returns them from queries, but its metadata lists
     # no series (hence no statistics) for such devices: the stats come from the time column.
-    schema = TableSchema.of("events", [Column("city", DataType.STRING, Category.TAG),
-                                       Column("kind", DataType.STRING, Category.TAG)])
+    schema = TableSchema.of(
+        "events",
+        [
+            Column("city", DataType.STRING, Category.TAG),
+            Column("kind", DataType.STRING, Category.TAG),
+        ],
+    )
     path = str(tmp_path / "events.tsfile")
-    data = pa.table({"time": pa.array([5, 1, 3, 2], pa.int64()),
-                     "city": ["a", "a", "b", "a"], "kind": ["x", "x", "y", "z"]})
+    data = pa.table(
+        {
+            "time": pa.array([5, 1, 3, 2], pa.int64()),
+            "city": ["a", "a", "b", "a"],
+            "kind": ["x", "x", "y", "z"],
+        }
+    )
     write_file(path, data, schema, WriteSettings())
     with opened(FileIO(path), path) as reader:
         assert read_table_schema(reader, path, None) == schema
         part = part_from_reader(reader, schema, "events.tsfile", os.path.getsize(path))
-        rows = pa.concat_tables(list(
-            scan_file(reader, "events", ["city", "kind"], time_min=-(2**63),
-                      time_max=2**63 - 1, tag_values={}, device_group=None,
-                      tag_names=["city", "kind"], batch_rows=1024)
-        )).to_pylist()
+        rows = pa.concat_tables(
+            list(
+                scan_file(
+                    reader,
+                    "events",
+                    ["city", "kind"],
+                    time_min=-(2**63),
+                    time_max=2**63 - 1,
+                    tag_values={},
+                    device_group=None,
+                    tag_names=["city", "kind"],
+                    batch_rows=1024,
+                )
+            )
+        ).to_pylist()
     assert sorted((r["time"], r["city"], r["kind"]) for r in rows) == [
-        (1, "a", "x"), (2, "a", "z"), (3, "b", "y"), (5, "a", "x")
+        (1, "a", "x"),
+        (2, "a", "z"),
+        (3, "b", "y"),
+        (5, "a", "x"),
     ]
     assert (part.row_count, part.min_time, part.max_time) == (4, 1, 5)
     assert part.devices is not None
     assert [(d.tags, d.row_count, d.min_time, d.max_time) for d in part.devices] == [
-        (("a", "x"), 2, 1, 5), (("a", "z"), 1, 2, 2), (("b", "y"), 1, 3, 3)
+        (("a", "x"), 2, 1, 5),
+        (("a", "z"), 1, 2, 2),
+        (("b", "y"), 1, 3, 3),
     ]
 
 
@@ -179,17 +237,23 @@ def test_the_adapter_reads_what_it_wrote_through_the_format_protocol(tmp_path: P
     # The table layer sees TsFile only through FileFormat: schema, part stats and a sliced
     # scan must agree with the file, and a column the file lacks is left out, not an error.
     path = str(tmp_path / "a.tsfile")
-    TSFILE.write(path, _table([5, 1, 7], ["b", "a", "b"], [None, 1.5, 3.0]), SCHEMA,
-                 WriteSettings())
+    TSFILE.write(
+        path, _table([5, 1, 7], ["b", "a", "b"], [None, 1.5, 3.0]), SCHEMA, WriteSettings()
+    )
     io = FileIO(path)
     assert TSFILE.read_schema(io, path) == SCHEMA
     schema, part = TSFILE.read_part(io, path, path="a.tsfile", size_bytes=os.path.getsize(path))
     assert schema == SCHEMA
     assert (part.format, part.path, part.row_count, part.min_time, part.max_time) == (
-        "tsfile", "a.tsfile", 3, 1, 7
+        "tsfile",
+        "a.tsfile",
+        3,
+        1,
+        7,
     )
-    piece = ScanSlice(columns=("temp", "missing"), tag_names=("city",), time_min=2,
-                      devices=(("b",),))
+    piece = ScanSlice(
+        columns=("temp", "missing"), tag_names=("city",), time_min=2, devices=(("b",),)
+    )
     rows = pa.concat_tables(list(TSFILE.scan(io, path, "weather", piece))).to_pylist()
     assert rows == [{"time": 5, "temp": None}, {"time": 7, "temp": 3.0}]
 
@@ -227,7 +291,11 @@ def test_the_first_file_a_fresh_process_writes_uses_the_chosen_settings(tmp_path
     # writer a process creates; only a fresh process (like a new Spark Python worker) shows it.
     done = subprocess.run(
         [sys.executable, "-c", FIRST_WRITES, str(tmp_path), "UNCOMPRESSED", "PLAIN"],
-        capture_output=True, text=True, timeout=120, env=CHILD_ENV, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=CHILD_ENV,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     first, second, zstd = json.loads(done.stdout)

@@ -315,7 +315,10 @@ def test_version_zero_assigns_a_table_uuid_that_every_commit_and_checkpoint_carr
     assert decode_snapshot(checkpoint, source="cp").table_uuid == v0.table_uuid
     given = make(None, [SetSchema(SCHEMA, 0)]).table_uuid
     chosen = prepare_commit(
-        [SetSchema(SCHEMA, 0)], base=None, timestamp_ms=1, operation="CREATE",
+        [SetSchema(SCHEMA, 0)],
+        base=None,
+        timestamp_ms=1,
+        operation="CREATE",
         new_table_uuid=given,
     )
     assert chosen.table_uuid == given

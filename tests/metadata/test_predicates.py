@@ -135,8 +135,11 @@ def test_timestamp_literals_use_the_session_time_zone() -> None:
         ("time = TIMESTAMP '1970-01-01 00:00:00.0015'", "ms", In("time", ())),
         ("time != TIMESTAMP '1970-01-01 00:00:00.0015'", "ms", Not(In("time", ()))),
         # raw ns are shown floored to µs: one µs covers a thousand raw values
-        ("time = TIMESTAMP '1970-01-01 00:00:00.000001'", "ns",
-         And((Compare("time", ">=", 1_000), Compare("time", "<=", 1_999)))),
+        (
+            "time = TIMESTAMP '1970-01-01 00:00:00.000001'",
+            "ns",
+            And((Compare("time", ">=", 1_000), Compare("time", "<=", 1_999))),
+        ),
         ("time > TIMESTAMP '1970-01-01 00:00:00.000001'", "ns", Compare("time", ">", 1_999)),
         ("time < TIMESTAMP '1970-01-01 00:00:00.000001'", "ns", Compare("time", "<", 1_000)),
     ],

@@ -286,8 +286,7 @@ def test_a_double_column_may_always_hold_nan() -> None:
     assert might_match(Compare("d", ">", 5.0, as_double=True), part, SCHEMA)
     assert might_match(Not(Compare("d", "<", 5.0, as_double=True)), part, SCHEMA)
     assert not might_match(Compare("d", "<", 0.5, as_double=True), part, SCHEMA)
-    assert not might_match(Compare("d", ">", 5.0, as_double=True), part_from_rows([row(1)]),
-                           SCHEMA)
+    assert not might_match(Compare("d", ">", 5.0, as_double=True), part_from_rows([row(1)]), SCHEMA)
 
 
 def test_prune_splits_and_keeps_order() -> None:
@@ -300,7 +299,9 @@ def test_prune_splits_and_keeps_order() -> None:
 def test_plan_scan_parses_binds_and_prunes() -> None:
     parts = [part_from_rows([row(t * 1000, t1=c)], path=f"{t}") for t, c in enumerate("abc")]
     plan = plan_scan(
-        SCHEMA, parts, "T1 IN ('a', 'c') AND time >= '1970-01-01T00:00:01Z'",
+        SCHEMA,
+        parts,
+        "T1 IN ('a', 'c') AND time >= '1970-01-01T00:00:01Z'",
         BindContext(timestamp_as="timestamp"),
     )
     assert [p.path for p in plan.parts] == ["2"]

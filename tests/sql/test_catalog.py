@@ -139,7 +139,8 @@ def test_registry_round_trip_and_exclusive_create(tmp_path: Path) -> None:
         registry.create(TableName("t"), "/elsewhere", {})
     entry = Registry(str(tmp_path)).require(TableName("t"))
     assert (entry.location, dict(entry.options)) == (
-        "/data/t", {"tagColumns": "a,b", "q": "it's; `x`"}
+        "/data/t",
+        {"tagColumns": "a,b", "q": "it's; `x`"},
     )
     assert [e.display_name for e in registry.entries()] == ["db.u", "t"]
     assert registry.default_location(TableName("u", "db")).endswith("/db.db/u")
@@ -152,7 +153,8 @@ def test_registry_round_trip_and_exclusive_create(tmp_path: Path) -> None:
 
 def test_table_options_are_checked() -> None:
     assert check_table_options({"TAGCOLUMNS": "a", "fs.anon": "true"}) == {
-        "tagColumns": "a", "fs.anon": "true"
+        "tagColumns": "a",
+        "fs.anon": "true",
     }
     with pytest.raises(OptionError, match="unknown table option 'tagColumn'"):
         check_table_options({"tagColumn": "a"})
@@ -246,9 +248,7 @@ def test_timestamp_as_of_reads_history_times_in_the_session_time_zone(
         assert catalog.table("weather", timestamp=shown).count() == len(FIRST)
         # An explicit offset means what it says, whatever the session zone.
         utc = dt.datetime.fromtimestamp(first.ms / 1000, tz=dt.timezone.utc).isoformat()
-        assert catalog.sql(f"SELECT * FROM weather TIMESTAMP AS OF '{utc}'").count() == len(
-            FIRST
-        )
+        assert catalog.sql(f"SELECT * FROM weather TIMESTAMP AS OF '{utc}'").count() == len(FIRST)
     finally:
         spark.conf.set(zone_key, previous)
 
@@ -308,12 +308,17 @@ def test_describe(catalog: Catalog) -> None:
 def test_history_detail_parts_and_show_tables(catalog: Catalog, warehouse: Path) -> None:
     history = catalog.sql("DESCRIBE HISTORY weather").collect()
     assert [(h.version, h.operation, h.rows_added) for h in history] == [
-        (2, "WRITE", 3), (1, "WRITE", 4), (0, "CREATE", 0)
+        (2, "WRITE", 3),
+        (1, "WRITE", 4),
+        (0, "CREATE", 0),
     ]
     detail = catalog.sql("DESCRIBE DETAIL weather").collect()[0]
     assert detail.location == str(warehouse / "weather")
     assert (detail.format, detail.version, detail.num_rows, detail.num_devices) == (
-        "tsfile", 2, 7, 3
+        "tsfile",
+        2,
+        7,
+        3,
     )
     assert (detail.min_time, detail.max_time) == (1, 12)
     assert detail.tag_columns == ["city", "device"]
@@ -351,11 +356,14 @@ def test_create_insert_overwrite_alter_drop(catalog: Catalog, warehouse: Path) -
         "CREATE TABLE IF NOT EXISTS m (time TIMESTAMP, v INT, dev STRING, at TIMESTAMP) "
         "USING tsfile OPTIONS (tagColumns 'dev', compression 'snappy')"
     )
-    catalog.sql("CREATE TABLE IF NOT EXISTS m (time BIGINT, dev STRING) USING tsfile "
-                "OPTIONS (tagColumns 'dev')")  # already there: no-op
+    catalog.sql(
+        "CREATE TABLE IF NOT EXISTS m (time BIGINT, dev STRING) USING tsfile "
+        "OPTIONS (tagColumns 'dev')"
+    )  # already there: no-op
     with pytest.raises(TableExistsError):
-        catalog.sql("CREATE TABLE m (time BIGINT, dev STRING) USING tsfile "
-                    "OPTIONS (tagColumns 'dev')")
+        catalog.sql(
+            "CREATE TABLE m (time BIGINT, dev STRING) USING tsfile OPTIONS (tagColumns 'dev')"
+        )
     assert [tuple(r) for r in catalog.sql("DESCRIBE m").collect()] == [
         ("time", "timestamp", "TIME"),
         ("dev", "string", "TAG"),
@@ -369,9 +377,7 @@ def test_create_insert_overwrite_alter_drop(catalog: Catalog, warehouse: Path) -
         "(TIMESTAMP '2024-01-01 00:01:00', 2, 'a', NULL)"
     ).collect()[0]
     assert inserted.num_inserted_rows == 2
-    got = catalog.sql(
-        "SELECT v, at FROM m WHERE time >= TIMESTAMP '2024-01-01 00:01:00'"
-    ).collect()
+    got = catalog.sql("SELECT v, at FROM m WHERE time >= TIMESTAMP '2024-01-01 00:01:00'").collect()
     assert [(r.v, r.at) for r in got] == [(2, None)]
     first = catalog.sql("SELECT at FROM m WHERE v = 1").collect()[0].at
     assert first.isoformat().startswith("2024-01-01T00:00")
@@ -410,21 +416,26 @@ def test_create_as_select_and_adopt(catalog: Catalog, tmp_path: Path) -> None:
         "SELECT time, city, max(temp) AS peak FROM weather WHERE temp > 2 GROUP BY time, city"
     )
     assert _rows(catalog.sql("SELECT time, peak FROM hot WHERE city = 'gz'")) == [
-        (11, 6.0), (12, 7.0)
+        (11, 6.0),
+        (12, 7.0),
     ]
     assert catalog.sql("DESCRIBE DETAIL hot").collect()[0].properties == {"source": "weather"}
     with pytest.raises(OptionError, match="tagColumns"):
         catalog.sql("CREATE TABLE hot2 USING tsfile AS SELECT * FROM weather")
     with pytest.raises(SqlError, match="no 'time' column"):
-        catalog.sql("CREATE TABLE hot2 USING tsfile OPTIONS (tagColumns 'city') "
-                    "AS SELECT city FROM weather")
+        catalog.sql(
+            "CREATE TABLE hot2 USING tsfile OPTIONS (tagColumns 'city') AS SELECT city FROM weather"
+        )
 
     # a plain directory of TsFiles is adopted in place
     plain = tmp_path / "plain"
     plain.mkdir()
     schema = weather_schema(("x", DataType.INT64), table="sensors")
-    write_rows(str(plain / "a.tsfile"), schema,
-               [{"time": t, "city": "bj", "device": "d", "x": t} for t in range(5)])
+    write_rows(
+        str(plain / "a.tsfile"),
+        schema,
+        [{"time": t, "city": "bj", "device": "d", "x": t} for t in range(5)],
+    )
     catalog.sql(f"CREATE TABLE sensors USING tsfile LOCATION '{plain}'")
     assert catalog.sql("SELECT sum(x) FROM sensors").collect()[0][0] == 10
     history = catalog.sql("DESCRIBE HISTORY sensors").collect()
@@ -439,8 +450,10 @@ def test_create_as_select_and_adopt(catalog: Catalog, tmp_path: Path) -> None:
 
 @spark_test
 def test_vacuum(catalog: Catalog, tmp_path: Path) -> None:
-    catalog.sql(f"CREATE TABLE v USING tsfile OPTIONS (tagColumns 'city') LOCATION "
-                f"'{tmp_path / 'v'}' AS SELECT * FROM weather VERSION AS OF 1")
+    catalog.sql(
+        f"CREATE TABLE v USING tsfile OPTIONS (tagColumns 'city') LOCATION "
+        f"'{tmp_path / 'v'}' AS SELECT * FROM weather VERSION AS OF 1"
+    )
     stray = tmp_path / "v" / new_part_name(0)  # a part a dead write published
     stray.write_bytes(b"not referenced")
     old = time.time() - 30 * 24 * 3600
@@ -459,8 +472,10 @@ def test_vacuum(catalog: Catalog, tmp_path: Path) -> None:
 
 @spark_test
 def test_databases(catalog: Catalog, warehouse: Path) -> None:
-    catalog.sql("CREATE TABLE lab.probe (time BIGINT, site STRING, x FLOAT) USING tsfile "
-                "OPTIONS (tagColumns 'site')")
+    catalog.sql(
+        "CREATE TABLE lab.probe (time BIGINT, site STRING, x FLOAT) USING tsfile "
+        "OPTIONS (tagColumns 'site')"
+    )
     assert (warehouse / "lab.db" / "probe" / "_tsfile_manifest").is_dir()
     assert [tuple(r) for r in catalog.sql("SHOW TABLES IN lab").collect()] == [
         ("lab", "probe", str(warehouse / "lab.db" / "probe"))
@@ -488,8 +503,10 @@ def test_create_errors(catalog: Catalog) -> None:
     with pytest.raises(OptionError, match="'tagColumns' is required"):
         catalog.sql("CREATE TABLE e (time BIGINT, a STRING) USING tsfile")
     with pytest.raises(OptionError, match="unknown table option 'colour'"):
-        catalog.sql("CREATE TABLE e (time BIGINT, a STRING) USING tsfile "
-                    "OPTIONS (tagColumns 'a', colour 'red')")
+        catalog.sql(
+            "CREATE TABLE e (time BIGINT, a STRING) USING tsfile "
+            "OPTIONS (tagColumns 'a', colour 'red')"
+        )
     assert "e" not in catalog.tables()
 
 
@@ -509,8 +526,10 @@ def test_hostile_names_and_values(catalog: Catalog, tmp_path: Path) -> None:
         with pytest.raises(SqlError):
             catalog.table(name)
     with pytest.raises(SqlError, match="relative"):
-        catalog.sql("CREATE TABLE h (time BIGINT, a STRING) USING tsfile "
-                    "OPTIONS (tagColumns 'a') LOCATION '../escape'")
+        catalog.sql(
+            "CREATE TABLE h (time BIGINT, a STRING) USING tsfile "
+            "OPTIONS (tagColumns 'a') LOCATION '../escape'"
+        )
     # quotes, semicolons and backticks in values are data, never SQL
     odd = tmp_path / "it's; `odd`"
     catalog.sql(
@@ -538,8 +557,9 @@ def test_pass_through_and_plain_spark_views(
     joined = catalog.sql("SELECT w.city FROM weather AS w JOIN nums USING (time)")
     assert _rows(joined) == [("bj",), ("gz",)]
     # Spark's own tables: CREATE/INSERT/DESCRIBE/DROP go to Spark, catalog sources still scan
-    catalog.sql(f"CREATE TABLE sp (city STRING, n BIGINT) USING parquet "
-                f"LOCATION '{tmp_path / 'sp'}'")
+    catalog.sql(
+        f"CREATE TABLE sp (city STRING, n BIGINT) USING parquet LOCATION '{tmp_path / 'sp'}'"
+    )
     catalog.sql("INSERT INTO sp SELECT city, count(*) FROM weather WHERE time < 10 GROUP BY city")
     assert _rows(catalog.sql("SELECT * FROM sp")) == [("bj", 2), ("sh", 2)]
     assert [r.col_name for r in catalog.sql("DESCRIBE sp").collect()][:2] == ["city", "n"]
@@ -554,8 +574,9 @@ def test_pass_through_and_plain_spark_views(
 
 
 @spark_test
-def test_registry_is_shared_by_a_new_catalog(catalog: Catalog, spark: SparkSession,
-                                             warehouse: Path) -> None:
+def test_registry_is_shared_by_a_new_catalog(
+    catalog: Catalog, spark: SparkSession, warehouse: Path
+) -> None:
     other = Catalog(spark, str(warehouse), register_views=False)
     assert "weather" in other.tables()
     assert other.sql("SELECT count(*) FROM weather WHERE city = 'bj'").collect()[0][0] == 3
@@ -570,12 +591,15 @@ def test_registry_is_seen_by_a_new_process(catalog: Catalog, warehouse: Path) ->
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, str(REPO / "tests/sql/catalog_child.py"), str(warehouse)],
-        capture_output=True, text=True, timeout=180, cwd=REPO, env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+        env=env,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    facts = dict(
-        line.split(" ", 1) for line in done.stdout.splitlines() if line[:1].isupper()
-    )
+    facts = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line[:1].isupper())
     assert "weather" in facts["TABLES"].split(",")
     assert facts["COUNT"] == "7"
     assert facts["SCANNED"] == "5"
@@ -585,9 +609,19 @@ def _recreate_elsewhere(warehouse: Path, name: str, rows: int) -> None:
     """Another process drops table ``name`` and recreates it at the same location."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, str(REPO / "tests/sql/recreate_child.py"), str(warehouse), name,
-         str(rows)],
-        capture_output=True, text=True, timeout=120, cwd=REPO, env=env, check=False,
+        [
+            sys.executable,
+            str(REPO / "tests/sql/recreate_child.py"),
+            str(warehouse),
+            name,
+            str(rows),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env=env,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -623,9 +657,12 @@ def test_a_table_recreated_by_another_process_is_seen_and_overwritten_safely(
 
     _recreate_elsewhere(warehouse, "reborn", rows=3)
     (
-        spark.createDataFrame([(8, "sh", "d2", 8.0)], "time bigint, city string, device string, "
-                              "temp double")
-        .write.format("tsfile").mode("overwrite").option("tagColumns", "city,device")
+        spark.createDataFrame(
+            [(8, "sh", "d2", 8.0)], "time bigint, city string, device string, temp double"
+        )
+        .write.format("tsfile")
+        .mode("overwrite")
+        .option("tagColumns", "city,device")
         .save(location)
     )
     assert stored() == [(8, "sh", "d2", 8.0)]

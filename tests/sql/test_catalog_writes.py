@@ -40,8 +40,10 @@ def test_insert_values_with_a_repeated_device_and_time(catalog: Catalog, warehou
 
 @spark_test
 def test_table_without_field_columns_stores_its_rows(catalog: Catalog) -> None:
-    catalog.sql("CREATE TABLE seen (time BIGINT, city STRING, device STRING) USING tsfile "
-                "OPTIONS (tagColumns 'city,device')")
+    catalog.sql(
+        "CREATE TABLE seen (time BIGINT, city STRING, device STRING) USING tsfile "
+        "OPTIONS (tagColumns 'city,device')"
+    )
     inserted = catalog.sql(
         "INSERT INTO seen VALUES (1, 'bj', 'd1'), (2, 'bj', 'd1'), (1, 'sh', 'd2')"
     ).collect()[0]
@@ -90,18 +92,21 @@ def test_invalid_options_are_refused_before_adopting(
     # The encoding check needs the adopted files' schema; it must run before version 0.
     location = tmp_path / "plain"
     spark.createDataFrame([(1, "a", 1.0)], "time bigint, d string, v double").write.format(
-        "tsfile").options(table="plain", tagColumns="d").mode("append").save(str(location))
+        "tsfile"
+    ).options(table="plain", tagColumns="d").mode("append").save(str(location))
     shutil.rmtree(location / "_tsfile_manifest")  # a plain folder of TsFiles
     with pytest.raises(OptionError, match="cannot be used for column 'v'"):
-        catalog.sql(f"CREATE TABLE plain USING tsfile OPTIONS (encoding 'TS_2DIFF') "
-                    f"LOCATION '{location}'")
+        catalog.sql(
+            f"CREATE TABLE plain USING tsfile OPTIONS (encoding 'TS_2DIFF') LOCATION '{location}'"
+        )
     assert "plain" not in catalog.tables()
     assert not (location / "_tsfile_manifest").exists()
 
 
 def test_table_option_values_are_checked_without_spark() -> None:
     assert check_table_options({"rowsPerPartition": "10", "onDuplicate": "LAST"}) == {
-        "rowsPerPartition": "10", "onDuplicate": "LAST"
+        "rowsPerPartition": "10",
+        "onDuplicate": "LAST",
     }
     with pytest.raises(OptionError, match="'mergeSchema' = 'maybe' is not a boolean"):
         check_table_options({"mergeSchema": "maybe"})

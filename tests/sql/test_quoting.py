@@ -77,11 +77,13 @@ TAGS = ["it's", "its", "it''s", 'a"b', "a\\b", "a\\%b", "é☃😀", "'"]
 
 
 @pytest.fixture(scope="module")
-def quoting_catalog(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
-                    ) -> Iterator[Catalog]:
+def quoting_catalog(
+    spark: SparkSession, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Catalog]:
     catalog = Catalog(spark, str(tmp_path_factory.mktemp("quoting")), register_views=False)
-    catalog.sql("CREATE TABLE q (time BIGINT, tag STRING, v DOUBLE) USING tsfile "
-                "OPTIONS (tagColumns 'tag')")
+    catalog.sql(
+        "CREATE TABLE q (time BIGINT, tag STRING, v DOUBLE) USING tsfile OPTIONS (tagColumns 'tag')"
+    )
     rows = spark.createDataFrame(
         [(i, tag, float(i)) for i, tag in enumerate(TAGS)], "time bigint, tag string, v double"
     )
@@ -112,8 +114,16 @@ def test_select_literals_match_spark(spark: SparkSession, quoting_catalog: Catal
 def test_pushed_tag_filters_match_spark(spark: SparkSession, quoting_catalog: Catalog) -> None:
     """The catalog pushes ``tag IN (...)`` into the scan and answers ``count(*) ... WHERE
     tag = ...`` from metadata: both must find exactly the rows Spark's own filter finds."""
-    spellings = [r"'it''s'", r'"a""b"', r"''''", r"'it' '''s'", r"'it''''s'", r"'a\\b'",
-                 r"'a\%b'", r"'\u00e9☃😀'"]
+    spellings = [
+        r"'it''s'",
+        r'"a""b"',
+        r"''''",
+        r"'it' '''s'",
+        r"'it''''s'",
+        r"'a\\b'",
+        r"'a\%b'",
+        r"'\u00e9☃😀'",
+    ]
     rows = f"SELECT time, tag FROM {{}} WHERE tag IN ({', '.join(spellings)}) ORDER BY time"
     count = "SELECT count(*) AS n FROM {} WHERE tag = 'it''s'"
     for query in (rows, count):
@@ -128,8 +138,9 @@ def test_pushed_tag_filters_match_spark(spark: SparkSession, quoting_catalog: Ca
 def test_backticked_names_with_quotes_match_spark(
     spark: SparkSession, quoting_catalog: Catalog
 ) -> None:
-    spark.createDataFrame([(1, 2, 3, "x")], "`it's` int, `a\"b` int, `a``b` int, tag string") \
-        .createOrReplaceTempView("quoting_names")
+    spark.createDataFrame(
+        [(1, 2, 3, "x")], "`it's` int, `a\"b` int, `a``b` int, tag string"
+    ).createOrReplaceTempView("quoting_names")
     try:
         for query in (
             "SELECT `it's`, `a\"b`, `a``b` FROM quoting_names WHERE `it's` = 1",
@@ -137,8 +148,9 @@ def test_backticked_names_with_quotes_match_spark(
             "SELECT n.`a``b`, q.tag FROM quoting_names n JOIN q ON q.tag <> n.tag "
             "WHERE q.tag = 'it''s'",
         ):
-            ours, theirs = quoting_catalog.sql(query), spark.sql(
-                query.replace("JOIN q ", "JOIN quoting_plain q ")
+            ours, theirs = (
+                quoting_catalog.sql(query),
+                spark.sql(query.replace("JOIN q ", "JOIN quoting_plain q ")),
             )
             assert ours.columns == theirs.columns
             assert ours.collect() == theirs.collect()

@@ -60,7 +60,8 @@ def test_create_options_and_the_registry_refuse_credentials(tmp_path: Path) -> N
         with pytest.raises(OptionError, match=f"table option '{key}' looks like a credential"):
             check_table_options({"tagColumns": "c", "fs.endpoint_url": "http://h", key: SECRET})
     assert check_table_options({"tagColumns": "c", "fs.endpoint_url": "http://h"}) == {
-        "tagColumns": "c", "fs.endpoint_url": "http://h"
+        "tagColumns": "c",
+        "fs.endpoint_url": "http://h",
     }
     # The registry holds the rule itself, whatever code path tries to store an entry.
     registry = Registry(str(tmp_path))
@@ -74,12 +75,17 @@ def test_describe_redacts_credentials_an_older_entry_holds(tmp_path: Path) -> No
     location = str(tmp_path / "t")
     create_table(location, TableSchema.of("t", [Column("c", DataType.STRING, Category.TAG)]))
     table = open_table(location)
-    entry = TableEntry("default", "t", location, {
-        "tagColumns": "c",
-        "fs.endpoint_url": "http://h",
-        "fs.key": SECRET,
-        "fs.client_kwargs": json.dumps({"aws_secret_access_key": SECRET}),
-    })
+    entry = TableEntry(
+        "default",
+        "t",
+        location,
+        {
+            "tagColumns": "c",
+            "fs.endpoint_url": "http://h",
+            "fs.key": SECRET,
+            "fs.client_kwargs": json.dumps({"aws_secret_access_key": SECRET}),
+        },
+    )
     extended = describe(table, extended=True, name=entry.name, options=entry.options).rows
     assert SECRET not in repr(extended)
     options = {r[0]: r[1] for r in extended}["Options"]
@@ -87,7 +93,9 @@ def test_describe_redacts_credentials_an_older_entry_holds(tmp_path: Path) -> No
     detail = describe_detail(table, name=entry.name, options=entry.options).rows[0]
     assert SECRET not in repr(detail)
     assert detail[-2] == {  # options; parts_by_format comes last
-        "tagColumns": "c", "fs.endpoint_url": "http://h", "fs.key": REDACTED,
+        "tagColumns": "c",
+        "fs.endpoint_url": "http://h",
+        "fs.key": REDACTED,
         "fs.client_kwargs": REDACTED,
     }
 
@@ -103,19 +111,27 @@ def test_tables_store_no_secrets_and_work_with_environment_credentials(
     fs = s3fs.S3FileSystem(endpoint_url=s3_endpoint, skip_instance_cache=True)
     bucket = f"tsfile-{uuid.uuid4().hex[:12]}"
     fs.mkdir(bucket)
-    catalog = Catalog(spark, f"s3://{bucket}/wh", storage_options={"endpoint_url": s3_endpoint},
-                      register_views=False)
+    catalog = Catalog(
+        spark,
+        f"s3://{bucket}/wh",
+        storage_options={"endpoint_url": s3_endpoint},
+        register_views=False,
+    )
     columns = "(time BIGINT, city STRING, temp DOUBLE) USING tsfile"
     with pytest.raises(OptionError, match="'fs.secret' looks like a credential"):
-        catalog.sql(f"CREATE TABLE t {columns} OPTIONS (tagColumns 'city', "
-                    f"'fs.endpoint_url' '{s3_endpoint}', 'fs.secret' '{SECRET}')")
+        catalog.sql(
+            f"CREATE TABLE t {columns} OPTIONS (tagColumns 'city', "
+            f"'fs.endpoint_url' '{s3_endpoint}', 'fs.secret' '{SECRET}')"
+        )
     assert catalog.tables() == [] and not fs.exists(f"{bucket}/wh/t")
 
-    catalog.sql(f"CREATE TABLE t {columns} "
-                f"OPTIONS (tagColumns 'city', 'fs.endpoint_url' '{s3_endpoint}')")
+    catalog.sql(
+        f"CREATE TABLE t {columns} OPTIONS (tagColumns 'city', 'fs.endpoint_url' '{s3_endpoint}')"
+    )
     catalog.sql("INSERT INTO t VALUES (1, 'bj', 1.5), (2, 'sh', 2.5)")
     assert sorted(tuple(r) for r in catalog.sql("SELECT * FROM t").collect()) == [
-        (1, "bj", 1.5), (2, "sh", 2.5)
+        (1, "bj", 1.5),
+        (2, "sh", 2.5),
     ]
     entry_path = f"{bucket}/wh/_catalog/tables/default/t.json"
     entry = json.loads(fs.cat_file(entry_path))
@@ -147,12 +163,18 @@ def test_catalog_credentials_reach_a_table_with_its_own_endpoint(
     # The driver's environment has none now; only the Catalog's storage options do.
     monkeypatch.delenv("AWS_ACCESS_KEY_ID")
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
-    catalog = Catalog(spark, f"s3://{bucket}/wh", register_views=False,
-                      storage_options={"endpoint_url": s3_endpoint, "key": "x", "secret": "x"})
+    catalog = Catalog(
+        spark,
+        f"s3://{bucket}/wh",
+        register_views=False,
+        storage_options={"endpoint_url": s3_endpoint, "key": "x", "secret": "x"},
+    )
     # The same server under another name, as a table on its own endpoint would be.
     own_endpoint = s3_endpoint.replace("127.0.0.1", "localhost")
-    catalog.sql("CREATE TABLE t (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
-                f"OPTIONS (tagColumns 'city', 'fs.endpoint_url' '{own_endpoint}')")
+    catalog.sql(
+        "CREATE TABLE t (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        f"OPTIONS (tagColumns 'city', 'fs.endpoint_url' '{own_endpoint}')"
+    )
     catalog.sql("INSERT INTO t VALUES (1, 'bj', 1.5)")
     assert [tuple(r) for r in catalog.sql("SELECT * FROM t").collect()] == [(1, "bj", 1.5)]
     detail = catalog.sql("DESCRIBE DETAIL t").collect()[0]

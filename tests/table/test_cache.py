@@ -78,7 +78,11 @@ def recreate(
     args = [url, str(versions), json.dumps(SCHEMA.to_json()), json.dumps(options or {})]
     done = subprocess.run(
         [sys.executable, "-c", RECREATE, *args, "legacy" if legacy else "current"],
-        capture_output=True, text=True, timeout=120, env=CHILD_ENV, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=CHILD_ENV,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -114,7 +118,9 @@ def test_a_table_recreated_by_another_process_replaces_the_cached_one(
     version = append_parts(url, [part("mine.tsfile")], SCHEMA, overwrite=True)
     fresh = open_table(url, use_cache=False)
     assert (fresh.version, paths(fresh), fresh.table_uuid) == (
-        versions, ["mine.tsfile"], new.table_uuid
+        versions,
+        ["mine.tsfile"],
+        new.table_uuid,
     )
     assert version == versions and fresh.history()[0].parts_removed == versions
 
@@ -163,6 +169,8 @@ def test_table_uuid_is_kept_by_every_version_and_checkpoint(tmp_path: Path) -> N
     url = str(tmp_path)
     append_n(url, 11)
     table = open_table(url)
-    assert {json.loads(p.read_bytes()).get("table_uuid") for p in (tmp_path / MANIFEST_DIR)
-            .glob("*.json")} == {table.table_uuid}
+    assert {
+        json.loads(p.read_bytes()).get("table_uuid")
+        for p in (tmp_path / MANIFEST_DIR).glob("*.json")
+    } == {table.table_uuid}
     assert open_table(url, version=0, use_cache=False).table_uuid == table.table_uuid

@@ -87,9 +87,13 @@ def test_vacuum_deletes_only_what_the_tables_writers_left(tmp_path: Path) -> Non
     assert vacuum(url) == [], "everything is younger than the retention"
     age(root)
     expected = [
-        str(died), str(staged),
-        f"{job / task_dir_name(0, 0)}/", f"{job}/",
-        f"{empty_task}/", f"{empty_task.parent}/", f"{root / STAGING_DIR}/",
+        str(died),
+        str(staged),
+        f"{job / task_dir_name(0, 0)}/",
+        f"{job}/",
+        f"{empty_task}/",
+        f"{empty_task.parent}/",
+        f"{root / STAGING_DIR}/",
     ]
     assert sorted(vacuum(url)) == sorted(expected)
     assert files_under(root) == keep | {died, staged}, "a dry run deletes nothing"

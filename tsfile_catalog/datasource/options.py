@@ -40,6 +40,7 @@ _READ_KEYS = (
     "pushFilters",
     "versionAsOf",
     "timestampAsOf",
+    "tableUuid",
     "rowsPerPartition",
     "useMetadataCache",
 )
@@ -172,6 +173,7 @@ class ReadOptions:
     push_filters: bool = False
     version_as_of: int | None = None
     timestamp_as_of: str | None = None
+    table_uuid: str | None = None
     rows_per_partition: int = 1_000_000
     use_metadata_cache: bool = True
     storage_options: Mapping[str, Any] = field(default_factory=dict)
@@ -217,6 +219,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         push_filters=_bool(opts, "pushFilters", False),
         version_as_of=version,
         timestamp_as_of=timestamp,
+        table_uuid=(opts.get("tableUuid") or "").strip() or None,
         rows_per_partition=cast(int, _int(opts, "rowsPerPartition", 1_000_000, 1)),
         use_metadata_cache=_bool(opts, "useMetadataCache", True),
         storage_options=storage_options_from(opts),

@@ -11,7 +11,11 @@ from tsfile_catalog.sql.analysis import (
     table_refs,
 )
 from tsfile_catalog.sql.dialect import TsFileSpark
-from tsfile_catalog.sql.parse import parse_statement, time_travel_from_sqlglot
+from tsfile_catalog.sql.parse import (
+    parse_statement,
+    table_url_from_sqlglot,
+    time_travel_from_sqlglot,
+)
 from tsfile_catalog.sql.statements import (
     PROVIDER,
     AlterTableSetProperties,
@@ -30,6 +34,7 @@ from tsfile_catalog.sql.statements import (
     SparkType,
     Statement,
     TableName,
+    TableUrl,
     TimestampAsOf,
     TimeTravel,
     Vacuum,
@@ -57,6 +62,7 @@ __all__ = [
     "Statement",
     "TableName",
     "TableRef",
+    "TableUrl",
     "TimeTravel",
     "TimestampAsOf",
     "TsFileSpark",
@@ -68,5 +74,6 @@ __all__ = [
     "quote_string",
     "rewrite_table_refs",
     "table_refs",
+    "table_url_from_sqlglot",
     "time_travel_from_sqlglot",
 ]

@@ -30,8 +30,8 @@ from tsfile_catalog.exceptions import PredicateError, SqlError
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql.dialect import TsFileSpark
-from tsfile_catalog.sql.parse import time_travel_from_sqlglot
-from tsfile_catalog.sql.statements import TableName, TimeTravel
+from tsfile_catalog.sql.parse import table_url_from_sqlglot, time_travel_from_sqlglot
+from tsfile_catalog.sql.statements import URL_FUNCTION, TableName, TableUrl, TimeTravel
 
 __all__ = ["TableRef", "table_refs", "rewrite_table_refs", "as_metadata_count", "projection"]
 
@@ -52,9 +52,11 @@ class TableRef:
     Attributes:
         index: position of the reference in the query text (0 = first), so two references
             to the same table (a self-join) stay distinguishable.
-        table: the referenced name (lower case).
+        table: the referenced name (lower case), or the location of a URL reference
+            (``tsfile('<url>', ...)``, ``tsfile.`<url>` ``) without its time travel.
         alias: the alias the query gives it, or None.
-        time_travel: its ``VERSION AS OF`` / ``TIMESTAMP AS OF`` clause, or None.
+        time_travel: its ``VERSION AS OF`` / ``TIMESTAMP AS OF`` clause (or a URL
+            reference's ``version`` / ``timestamp`` setting), or None.
         columns: the column names the query may read from it (possibly with extra names
             that are not columns), or None when it may read every column.
         where: a predicate over its columns (unqualified, accepted by
@@ -63,7 +65,7 @@ class TableRef:
     """
 
     index: int
-    table: TableName
+    table: TableName | TableUrl
     alias: str | None
     time_travel: TimeTravel | None
     columns: frozenset[str] | None
@@ -71,8 +73,9 @@ class TableRef:
 
     @property
     def name_in_query(self) -> str:
-        """The name columns are qualified with in the query: the alias, else the table name."""
-        return self.alias or self.table.name
+        """The name columns are qualified with in the query: the alias, else the table name
+        (a URL reference without an alias has none: "")."""
+        return self.alias or _bare_name(self.table)
 
 
 def table_refs(query: exp.Expr) -> tuple[TableRef, ...]:
@@ -80,7 +83,7 @@ def table_refs(query: exp.Expr) -> tuple[TableRef, ...]:
 
     Looks through joins, subqueries, derived tables, set operations and CTE bodies; references
     to CTEs are not tables and are left out, as are names that cannot be catalog tables
-    (three-part names, names that are not plain identifiers).
+    (three-part names, names that are not plain identifiers). URL references are included.
 
     Raises:
         SqlError: ``query`` is not a query, or a time travel clause is malformed.
@@ -112,7 +115,7 @@ def rewrite_table_refs(query: exp.Expr, mapping: Callable[[TableRef], str | None
         node.set("this", exp.to_identifier(view, quoted=True))
         node.set("db", None)
         node.set("version", None)
-        if not node.alias:
+        if not node.alias and isinstance(found.ref.table, TableName):
             node.set("alias", exp.TableAlias(this=exp.to_identifier(written_name, quoted=True)))
             if found.ref.table.database is not None:
                 unaliased_qualified.add((found.ref.table.database, found.ref.table.name))
@@ -166,7 +169,7 @@ class _Found:
 
     node: exp.Table
     scope: Scope
-    table: TableName
+    table: TableName | TableUrl
     alias: str | None
     time_travel: TimeTravel | None
     columns: set[str] | None = field(default_factory=set)
@@ -176,7 +179,7 @@ class _Found:
 
     @property
     def name_in_query(self) -> str:
-        return self.alias or self.table.name
+        return self.alias or _bare_name(self.table)
 
     @property
     def ref(self) -> TableRef:
@@ -199,6 +202,7 @@ class _Found:
         return (
             len(qualifier) == 2
             and self.alias is None
+            and isinstance(self.table, TableName)
             and (qualifier[0], qualifier[1]) == (self.table.database, self.table.name)
         )
 
@@ -212,6 +216,23 @@ def projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str]
     return kept or [TIME_COLUMN]
 
 
+def _bare_name(table: TableName | TableUrl) -> str:
+    return table.name if isinstance(table, TableName) else ""
+
+
+def _keep_url_case(tree: exp.Expr) -> None:
+    """Mark the path of every ``tsfile.`<url>` `` case-sensitive: it is a location, which
+    normalising identifiers would lower-case."""
+    for table in tree.find_all(exp.Table):
+        db = table.args.get("db")
+        if (
+            isinstance(db, exp.Identifier)
+            and db.name.lower() == URL_FUNCTION
+            and isinstance(table.this, exp.Identifier)
+        ):
+            table.this.meta["case_sensitive"] = True
+
+
 def _as_query(query: exp.Expr) -> exp.Query:
     if not isinstance(query, exp.Query):
         raise SqlError(f"expected a query, got {query.sql(dialect=_DIALECT)!r}")
@@ -221,7 +242,9 @@ def _as_query(query: exp.Expr) -> exp.Query:
 def _normalized(query: exp.Expr) -> exp.Expr:
     # Spark resolves identifiers case-insensitively; sqlglot's scopes compare names exactly,
     # so a CTE named C would not shadow a table referenced as c without this.
-    return normalize_identifiers(_as_query(query).copy(), dialect=_DIALECT)
+    tree = _as_query(query).copy()
+    _keep_url_case(tree)
+    return normalize_identifiers(tree, dialect=_DIALECT)
 
 
 def _analyze(tree: exp.Expr) -> list[_Found]:
@@ -262,6 +285,15 @@ def _text_order(tree: exp.Expr, found: list[_Found]) -> Callable[[_Found], int]:
 
 
 def _candidate(node: exp.Table, scope: Scope) -> _Found | None:
+    url = table_url_from_sqlglot(node)
+    if url is not None:
+        return _Found(
+            node=node,
+            scope=scope,
+            table=url.located,
+            alias=node.alias or None,
+            time_travel=url.time_travel,
+        )
     if not isinstance(node.this, exp.Identifier) or node.args.get("catalog"):
         return None
     db = node.args.get("db")

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
+from tsfile_catalog.discovery import ResolvedScan, open_location
 from tsfile_catalog.exceptions import (
     OptionError,
     PredicateError,
@@ -71,12 +72,14 @@ from tsfile_catalog.sql.statements import (
     ShowTables,
     Statement,
     TableName,
+    TableUrl,
     TimestampAsOf,
     TimeTravel,
     Vacuum,
     VersionAsOf,
     quote_identifier,
 )
+from tsfile_catalog.sql.urls import UrlEntry, url_entry
 from tsfile_catalog.storage_options import STORAGE_PREFIX
 from tsfile_catalog.table import (
     Table,
@@ -206,7 +209,14 @@ class Catalog:
                 return self._create(statement)
             case DropTable():
                 return self._drop(statement)
-            case DescribeTable(table=name, extended=extended):
+            case (
+                DescribeTable(table=TableUrl())
+                | DescribeHistory(table=TableUrl())
+                | DescribeDetail(table=TableUrl())
+                | ShowParts(table=TableUrl())
+            ):
+                return self._result(self._url_command(statement))
+            case DescribeTable(table=TableName() as name, extended=extended):
                 if self._spark_owns(name):
                     return self._spark.sql(statement.to_sql())
                 entry = self._registry.require(name)
@@ -219,10 +229,10 @@ class Catalog:
                         options=entry.options,
                     )
                 )
-            case DescribeHistory(table=name):
+            case DescribeHistory(table=TableName() as name):
                 entry = self._registry.require(name)
                 return self._result(inspect.describe_history(self._open(entry)))
-            case DescribeDetail(table=name):
+            case DescribeDetail(table=TableName() as name):
                 entry = self._registry.require(name)
                 return self._result(
                     inspect.describe_detail(
@@ -238,7 +248,7 @@ class Catalog:
                 return self._result(
                     Result("namespace string, tableName string, location string", tables)
                 )
-            case ShowParts(table=name, time_travel=travel):
+            case ShowParts(table=TableName() as name, time_travel=travel):
                 entry = self._registry.require(name)
                 return self._result(inspect.show_parts(self._open(entry, travel)))
             case ExplainParts(query=query):
@@ -296,9 +306,14 @@ class Catalog:
             travel.timestamp, time_zone=str(self._spark.conf.get(_SESSION_TIME_ZONE))
         )
 
-    def _open(self, entry: TableEntry, travel: TimeTravel | None = None) -> Table:
+    def _travel(self, travel: TimeTravel | None) -> tuple[int | None, int | None]:
+        """``open_table``'s version and timestamp (epoch ms) for a time travel clause."""
         version = travel.version if isinstance(travel, VersionAsOf) else None
         timestamp = self._as_of_ms(travel) if isinstance(travel, TimestampAsOf) else None
+        return version, timestamp
+
+    def _open(self, entry: TableEntry, travel: TimeTravel | None = None) -> Table:
+        version, timestamp = self._travel(travel)
         try:
             return open_table(
                 entry.location,
@@ -329,6 +344,8 @@ class Catalog:
             zone = self._session_time_zone()
             if zone is not None:
                 options["timeZone"] = zone
+        if isinstance(entry, UrlEntry):
+            options.update(entry.scan_options())
         if isinstance(time_travel, VersionAsOf):
             options["versionAsOf"] = str(time_travel.version)
         elif isinstance(time_travel, TimestampAsOf):
@@ -345,7 +362,9 @@ class Catalog:
             return None
         return zone
 
-    def _plan(self, entry: TableEntry, table: Table, where: str | None) -> ScanPlan | None:
+    def _plan(
+        self, entry: TableEntry, table: Table | ResolvedScan, where: str | None
+    ) -> ScanPlan | None:
         """The plan for ``where``, bound as Spark binds it over the table's scan, or None when
         it cannot be pushed exactly (the query's own WHERE still filters; only the pushdown is
         lost)."""
@@ -369,20 +388,20 @@ class Catalog:
         return plan
 
     def _ref_scan(
-        self, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], Table]
+        self, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], Table | ResolvedScan]
     ) -> DataFrame:
         """A scan for one reference. References without time travel read the version
         ``pinned`` holds for their table (opened by the first of them), so every reference
-        to a table in one statement sees the same snapshot."""
+        to a table in one statement sees the same snapshot (plain files have no versions)."""
         travel = ref.time_travel
         if travel is None:
             key = (entry.database, entry.name)
             if key not in pinned:
-                pinned[key] = self._open(entry)
+                pinned[key] = self._resolve(entry)
             table = pinned[key]
-            travel = VersionAsOf(table.version)
+            travel = VersionAsOf(table.version) if table.version is not None else None
         else:
-            table = self._open(entry, travel)
+            table = self._resolve(entry, travel)
         columns = projection(table.schema, ref.columns)
         plan = self._plan(entry, table, ref.where)
         where = ref.where if plan is not None else None
@@ -394,10 +413,10 @@ class Catalog:
     def _query(self, query: exp.Expr) -> DataFrame:
         """``query`` with every catalog table reference read by a fresh scan of its own."""
         views: dict[int, str] = {}
-        pinned: dict[tuple[str, str], Table] = {}
+        pinned: dict[tuple[str, str], Table | ResolvedScan] = {}
         try:
             for ref in table_refs(query):
-                entry = self._registry.get(ref.table)
+                entry = self._entry(ref.table)
                 if entry is None:
                     continue  # not ours: a Spark table or view, left to Spark
                 scan = self._ref_scan(entry, ref, pinned)
@@ -423,10 +442,10 @@ class Catalog:
         if found is None:
             return None
         ref, where = found
-        entry = self._registry.get(ref.table)
+        entry = self._entry(ref.table)
         if entry is None:
             return None
-        plan = self._plan(entry, self._open(entry, ref.time_travel), where)
+        plan = self._plan(entry, self._resolve(entry, ref.time_travel), where)
         rows = metadata_count(plan) if plan is not None else None
         if rows is None:
             return None
@@ -437,10 +456,10 @@ class Catalog:
     def _explain_parts(self, query: exp.Query) -> DataFrame:
         rows: list[tuple[Any, ...]] = []
         for ref in table_refs(query):
-            entry = self._registry.get(ref.table)
+            entry = self._entry(ref.table)
             if entry is None:
                 continue
-            table = self._open(entry, ref.time_travel)
+            table = self._resolve(entry, ref.time_travel)
             plan = self._plan(entry, table, ref.where)
             pushed = ref.where if plan is not None else None
             if plan is None:
@@ -457,6 +476,64 @@ class Catalog:
                 )
             )
         return self._result(Result(inspect.EXPLAIN_SCHEMA, rows))
+
+    # -- URL references -----------------------------------------------------------------------
+
+    def _entry(self, table: TableName | TableUrl) -> TableEntry | None:
+        """The entry a query's reference reads: a URL's own, a registered table's, or None
+        (not a catalog table: Spark's)."""
+        if isinstance(table, TableUrl):
+            return url_entry(table)
+        return self._registry.get(table)
+
+    def _resolve(self, entry: TableEntry, travel: TimeTravel | None = None) -> Table | ResolvedScan:
+        """What a reference reads: a registered table (:meth:`_open`), or whatever a URL
+        holds, resolved exactly as the ``tsfile`` source resolves it for the scan."""
+        if not isinstance(entry, UrlEntry):
+            return self._open(entry, travel)
+        version, timestamp = self._travel(travel)
+        return open_location(
+            entry.location,
+            version=version,
+            timestamp=timestamp,
+            table=entry.url.table,
+            table_uuid=entry.url.table_uuid,
+            storage_options=self._storage(entry),
+        )
+
+    def _url_command(
+        self, statement: DescribeTable | DescribeHistory | DescribeDetail | ShowParts
+    ) -> Result:
+        """DESCRIBE [EXTENDED | HISTORY | DETAIL] / SHOW PARTS of a URL reference."""
+        url = statement.table
+        assert isinstance(url, TableUrl)
+        entry = url_entry(url)
+        travel = url.time_travel
+        if isinstance(statement, ShowParts):
+            travel = statement.time_travel or travel
+        found = self._resolve(entry, travel)
+        if isinstance(found, ResolvedScan):
+            if isinstance(statement, ShowParts):
+                return inspect.show_file_parts(found)
+            if isinstance(statement, DescribeTable) and not statement.extended:
+                return inspect.describe_files(found)
+            raise TableNotFoundError(
+                f"{statement.to_sql()}: {url.url} holds TsFiles but no table (no manifest), so "
+                "it has no versions, history or table details; DESCRIBE and SHOW PARTS show "
+                "its columns and files (adopt it with CREATE TABLE ... LOCATION for the rest)"
+            )
+        match statement:
+            case DescribeTable(extended=extended):
+                return inspect.describe(
+                    found, extended=extended, name=entry.display_name, options=entry.options
+                )
+            case DescribeHistory():
+                return inspect.describe_history(found)
+            case DescribeDetail():
+                return inspect.describe_detail(
+                    found, name=entry.display_name, options=entry.options
+                )
+        return inspect.show_parts(found)
 
     # -- views --------------------------------------------------------------------------------
 

@@ -43,6 +43,9 @@ __all__ = [
 
 T = t.TypeVar("T")
 
+# The catalog's URL table function (sql.statements.URL_FUNCTION, which imports this module).
+URL_FUNCTION = "tsfile"
+
 # Key this parser adds to each sqlglot error record: True when the input ran out.
 END_OF_INPUT = "end_of_input"
 
@@ -146,6 +149,23 @@ class _Parser(SparkLiteralParser):
         # sqlglot logs a warning whenever it falls back to exp.Command; parse_statement
         # rejects every Command with a proper error, so the log line would only be noise.
         return
+
+    def _parse_describe(self) -> exp.Describe:
+        # sqlglot reads ``DESCRIBE tsfile('<url>')`` as a table named tsfile with a column
+        # list; the catalog's URL reference is a table function there, as in FROM.
+        start = self._index
+        kind = self._prev.text if self._match_set(self.CREATABLES) else None
+        style = self._prev.text.upper() if self._match_texts(self.DESCRIBE_STYLES) else None
+        if (
+            self._curr is not None
+            and self._next is not None
+            and self._curr.text.lower() == URL_FUNCTION
+            and self._next.token_type == TokenType.L_PAREN
+        ):
+            table = self._parse_plain_table()
+            return self.expression(exp.Describe(this=table, style=style, kind=kind))
+        self._retreat(start)
+        return super()._parse_describe()
 
     def _parse_show_tables(self) -> ShowTables:
         database = None

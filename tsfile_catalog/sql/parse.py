@@ -26,6 +26,8 @@ from tsfile_catalog.sql.statements import (
     _DIALECT,
     _SPARK_TYPES,
     PROVIDER,
+    URL_FUNCTION,
+    URL_SETTINGS,
     AlterTableAddPart,
     AlterTableDropPart,
     AlterTableSetProperties,
@@ -44,13 +46,15 @@ from tsfile_catalog.sql.statements import (
     SparkType,
     Statement,
     TableName,
+    TableUrl,
     TimestampAsOf,
     TimeTravel,
     Vacuum,
     VersionAsOf,
 )
+from tsfile_catalog.storage_options import STORAGE_PREFIX
 
-__all__ = ["parse_statement", "time_travel_from_sqlglot"]
+__all__ = ["parse_statement", "time_travel_from_sqlglot", "table_url_from_sqlglot"]
 
 # Statements that start with a plain word rather than a keyword token.
 _WORD_STATEMENTS = frozenset(dialect._Parser.WORD_STATEMENT_PARSERS)
@@ -276,7 +280,7 @@ def _to_model(node: exp.Expr, text: str) -> Statement:
         table = node.this
         version = table.args.get("version")
         return ShowParts(
-            table=_table_name(table, "SHOW PARTS", allowed=("version",)),
+            table=_table_or_url(table, "SHOW PARTS", allowed=("version",)),
             time_travel=time_travel_from_sqlglot(version) if version is not None else None,
         )
     if isinstance(node, dialect.ExplainParts):
@@ -312,6 +316,12 @@ def _reject_clauses(node: exp.Expr, allowed: Sequence[str], statement: str) -> N
 def _table_name(node: exp.Expr, statement: str, allowed: Sequence[str] = ()) -> TableName:
     if not isinstance(node, exp.Table):
         raise SqlError(f"{statement} expects a table name, got {_node_sql(node)!r}")
+    if table_url_from_sqlglot(node) is not None:
+        raise SqlError(
+            f"{statement} needs a registered table name, not the URL reference "
+            f"{_node_sql(node)!r}: URL references are for reading (register the table with "
+            "CREATE TABLE name USING tsfile LOCATION '<url>' to change it)"
+        )
     shown = ".".join(part.name for part in node.parts)
     if node.args.get("catalog") or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"invalid table name {shown!r}: use name or database.name")
@@ -488,12 +498,12 @@ def _describe(node: exp.Describe, text: str) -> Statement:
     _reject_clauses(node, ("this", "kind", "style"), "DESCRIBE")
     if style in ("", "EXTENDED", "FORMATTED"):
         return DescribeTable(
-            table=_table_name(target, "DESCRIBE"), extended=style in ("EXTENDED", "FORMATTED")
+            table=_table_or_url(target, "DESCRIBE"), extended=style in ("EXTENDED", "FORMATTED")
         )
     if style == "HISTORY":
-        return DescribeHistory(_table_name(target, "DESCRIBE HISTORY"))
+        return DescribeHistory(_table_or_url(target, "DESCRIBE HISTORY"))
     if style == "DETAIL":
-        return DescribeDetail(_table_name(target, "DESCRIBE DETAIL"))
+        return DescribeDetail(_table_or_url(target, "DESCRIBE DETAIL"))
     return PassThrough(text)
 
 
@@ -536,3 +546,162 @@ def _alter_part(node: exp.Alter) -> Statement:
     return AlterTableAddPart(
         table=table, options=_property_map(options.expressions, "ADD PART OPTIONS")
     )
+
+
+# -- table references by URL ------------------------------------------------------------------
+
+
+def table_url_from_sqlglot(node: exp.Table) -> TableUrl | None:
+    """The URL reference ``node`` is (``tsfile('<url>', ...)`` or ``tsfile.`<url>` ``), or
+    None when it is not one.
+
+    ``tsfile.`name` `` whose name is a plain identifier stays a table ``name`` of database
+    ``tsfile``: only a name that cannot be a table name (a path, a URL) is read as a location.
+    A ``VERSION AS OF`` / ``TIMESTAMP AS OF`` clause on the reference is its time travel.
+
+    Raises:
+        SqlError: a malformed call (no URL, a URL that is not a string literal, a positional
+            or unknown setting, a credential, both ``version`` and ``timestamp``, ...).
+    """
+    if node.args.get("catalog"):
+        return None
+    function = node.this
+    db = node.args.get("db")
+    clause = node.args.get("version")
+    travel = time_travel_from_sqlglot(clause) if clause is not None else None
+    if isinstance(function, exp.Anonymous) and db is None:
+        if function.name.lower() != URL_FUNCTION:
+            return None
+        url = _url_call(function)
+    elif (
+        isinstance(function, exp.Identifier)
+        and isinstance(db, exp.Identifier)
+        and db.name.lower() == URL_FUNCTION
+        and not _is_identifier(function.name)
+    ):
+        url = TableUrl(url=function.name)
+    else:
+        return None
+    if travel is None:
+        return url
+    if url.time_travel is not None:
+        raise SqlError(
+            f"{_node_sql(node)!r} gives time travel twice; use either the version/timestamp "
+            "setting or VERSION AS OF / TIMESTAMP AS OF, not both"
+        )
+    return TableUrl(
+        url=url.url,
+        time_travel=travel,
+        table=url.table,
+        table_uuid=url.table_uuid,
+        settings=url.settings,
+    )
+
+
+def _is_identifier(name: str) -> bool:
+    try:
+        TableName(name)
+    except SqlError:
+        return False
+    return True
+
+
+def _url_call(call: exp.Anonymous) -> TableUrl:
+    shown = f"{URL_FUNCTION}()"
+    args = list(call.expressions)
+    if not args:
+        raise SqlError(f"{shown} needs the table's URL: {URL_FUNCTION}('s3://bucket/table')")
+    first = args[0]
+    if not (isinstance(first, exp.Literal) and first.is_string):
+        raise SqlError(
+            f"{shown} expects the URL as a string literal first, got {_node_sql(first)!r}"
+        )
+    url = str(first.this)
+    shown = f"{URL_FUNCTION}({_node_sql(first)})"
+    canonical = {name.lower(): name for name in URL_SETTINGS}
+    named: dict[str, exp.Expr] = {}
+    settings: dict[str, str] = {}
+    for arg in args[1:]:
+        if not isinstance(arg, exp.Kwarg):
+            hint = " (write name => value, not name = value)" if isinstance(arg, exp.EQ) else ""
+            raise SqlError(
+                f"{shown}: settings after the URL must be named, as name => value; got "
+                f"{_node_sql(arg)!r}{hint}"
+            )
+        key = arg.this.name
+        value = arg.expression
+        lowered = key.lower()
+        if lowered in named or lowered in {k.lower() for k in settings}:
+            raise SqlError(f"{shown} sets {key!r} twice")
+        if lowered in canonical:
+            named[lowered] = value
+        elif lowered.startswith(STORAGE_PREFIX) and len(lowered) > len(STORAGE_PREFIX):
+            settings[STORAGE_PREFIX + key[len(STORAGE_PREFIX) :]] = _property_value(
+                value, key, shown
+            )
+        else:
+            raise SqlError(
+                f"{shown}: unknown setting {key!r}; valid settings are: "
+                f"{', '.join(URL_SETTINGS)} and `{STORAGE_PREFIX}<name>` for non-secret "
+                "file-system settings (quoted with backticks: `fs.endpoint_url` => '...')"
+            )
+    if "version" in named and "timestamp" in named:
+        raise SqlError(f"{shown}: version and timestamp are mutually exclusive; give one")
+    travel: TimeTravel | None = None
+    if "version" in named:
+        travel = _url_version(named["version"], shown)
+    elif "timestamp" in named:
+        travel = _url_timestamp(named["timestamp"], shown)
+    return TableUrl(
+        url=url,
+        time_travel=travel,
+        table=_url_string(named, "table", shown),
+        table_uuid=_url_string(named, "tableuuid", shown),
+        settings=settings,
+    )
+
+
+def _url_version(value: exp.Expr, shown: str) -> VersionAsOf:
+    negative = isinstance(value, exp.Neg)
+    literal = value.this if negative else value
+    if not (isinstance(literal, exp.Literal) and literal.is_int):
+        raise SqlError(f"{shown}: version needs an integer literal, got {_node_sql(value)!r}")
+    number = int(literal.this)
+    return VersionAsOf(-number if negative else number)
+
+
+def _url_timestamp(value: exp.Expr, shown: str) -> TimestampAsOf:
+    # A string is read as TIMESTAMP AS OF reads it; an integer is epoch milliseconds, as
+    # ClickHouse's iceberg_timestamp_ms.
+    if isinstance(value, exp.Literal) and (value.is_string or value.is_int):
+        return TimestampAsOf(str(value.this))
+    raise SqlError(
+        f"{shown}: timestamp needs a string literal such as '2024-01-01 00:00:00' or epoch "
+        f"milliseconds, got {_node_sql(value)!r}"
+    )
+
+
+def _url_string(named: Mapping[str, exp.Expr], key: str, shown: str) -> str | None:
+    value = named.get(key)
+    if value is None:
+        return None
+    if not (isinstance(value, exp.Literal) and value.is_string):
+        spelled = next(name for name in URL_SETTINGS if name.lower() == key)
+        raise SqlError(f"{shown}: {spelled} needs a string literal, got {_node_sql(value)!r}")
+    return str(value.this)
+
+
+def _table_or_url(
+    node: exp.Expr, statement: str, allowed: Sequence[str] = ()
+) -> TableName | TableUrl:
+    """The table a statement names: a URL reference, else a table name (see
+    :func:`_table_name`)."""
+    if isinstance(node, exp.Table):
+        # A time travel clause the statement allows is its own (SHOW PARTS ... VERSION AS OF).
+        bare = node.copy()
+        bare.set("version", None)
+        url = table_url_from_sqlglot(bare)
+        if url is not None:
+            _reject_clauses(node, ("this", "db", *allowed), f"{statement} {url}")
+            return url
+    return _table_name(node, statement, allowed)

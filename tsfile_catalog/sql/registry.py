@@ -28,7 +28,11 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
 from tsfile_catalog.metadata.ownership import is_within
 from tsfile_catalog.sql.statements import TableName
-from tsfile_catalog.storage_options import STORAGE_PREFIX, is_credential_option
+from tsfile_catalog.storage_options import (
+    CREDENTIALS_AT_RUN_TIME,
+    STORAGE_PREFIX,
+    is_credential_option,
+)
 
 __all__ = [
     "CATALOG_DIR",
@@ -127,10 +131,7 @@ def refuse_credential(key: str, value: str) -> None:
         raise OptionError(
             f"table option {key!r} looks like a credential, and the catalog never stores "
             "credentials with a table. Keep only settings such as 'fs.endpoint_url' in "
-            "OPTIONS and supply credentials at run time: in the environment (e.g. "
-            "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or fsspec's FSSPEC_<PROTOCOL>_<NAME> "
-            "variables and config files), or with Catalog(spark, warehouse, "
-            "storage_options={...}) in this process (see docs/sql.md, 'Credentials')"
+            f"OPTIONS and supply credentials at run time: {CREDENTIALS_AT_RUN_TIME}"
         )
 
 

@@ -23,6 +23,11 @@ from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
 from tsfile_catalog.metadata.spark_dialect import quote_identifier, quote_string
 from tsfile_catalog.sql import dialect
+from tsfile_catalog.storage_options import (
+    CREDENTIALS_AT_RUN_TIME,
+    STORAGE_PREFIX,
+    is_credential_option,
+)
 
 __all__ = [
     "PROVIDER",
@@ -33,6 +38,9 @@ __all__ = [
     "VersionAsOf",
     "TimestampAsOf",
     "TimeTravel",
+    "URL_FUNCTION",
+    "URL_SETTINGS",
+    "TableUrl",
     "ColumnSpec",
     "CreateTable",
     "DropTable",
@@ -135,6 +143,86 @@ class TimestampAsOf:
 
 
 TimeTravel: TypeAlias = VersionAsOf | TimestampAsOf
+
+
+URL_FUNCTION = dialect.URL_FUNCTION
+"""The table function (``tsfile('<url>', ...)``) and the qualifier (``tsfile.`<url>` ``) that
+make a table reference a URL rather than a registered name."""
+
+URL_SETTINGS: tuple[str, ...] = ("version", "timestamp", "table", "tableUuid")
+"""The named settings of ``tsfile('<url>', ...)`` besides ``fs.*`` (case-insensitive)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableUrl:
+    """A table named by its location: ``tsfile('<url>' [, version => n | timestamp => 'ts']
+    [, table => 'name'] [, tableUuid => '...'] [, `fs.<name>` => value ...])``, or
+    ``tsfile.`<url>` ``.
+
+    Attributes:
+        url: the table root (or plain directory of TsFiles), as written: a local path or an
+            fsspec URL.
+        time_travel: the ``version`` / ``timestamp`` setting (mutually exclusive), or None.
+        table: the TsFile table name the location must hold (``table``), or None.
+        table_uuid: the table UUID the manifest must carry (``tableUuid``), or None.
+        settings: non-secret ``fs.*`` storage settings, keys with their prefix. Credentials
+            are refused: SQL text is logged and kept in query histories.
+    """
+
+    url: str
+    time_travel: TimeTravel | None = None
+    table: str | None = None
+    table_uuid: str | None = None
+    settings: Mapping[str, str] = field(default_factory=empty_mapping)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "settings", frozen_mapping(self.settings))
+        if not self.url.strip():
+            raise SqlError(f"{URL_FUNCTION}(): the URL is empty")
+        for what, value in (("table", self.table), ("tableUuid", self.table_uuid)):
+            if value is not None and not value.strip():
+                raise SqlError(f"{URL_FUNCTION}({quote_string(self.url)}): {what} is empty")
+        for key, value in self.settings.items():
+            if not key.lower().startswith(STORAGE_PREFIX) or len(key) <= len(STORAGE_PREFIX):
+                raise SqlError(
+                    f"{URL_FUNCTION}({quote_string(self.url)}): unknown setting {key!r}; "
+                    f"valid settings are: {', '.join(URL_SETTINGS)} and "
+                    f"`{STORAGE_PREFIX}<name>` for non-secret file-system settings"
+                )
+            if is_credential_option(key, value):
+                raise SqlError(
+                    f"{URL_FUNCTION}({quote_string(self.url)}): setting {key!r} looks like a "
+                    f"credential, and credentials never go into SQL text (it is logged and "
+                    f"kept in query histories). Keep settings such as "
+                    f"`{STORAGE_PREFIX}endpoint_url` in the call and supply credentials at "
+                    f"run time: {CREDENTIALS_AT_RUN_TIME}"
+                )
+
+    @property
+    def located(self) -> TableUrl:
+        """The same reference without its time travel: what identifies the table."""
+        return TableUrl(
+            url=self.url, table=self.table, table_uuid=self.table_uuid, settings=self.settings
+        )
+
+    def to_sql(self) -> str:
+        args = [quote_string(self.url)]
+        if isinstance(self.time_travel, VersionAsOf):
+            args.append(f"version => {self.time_travel.version}")
+        elif isinstance(self.time_travel, TimestampAsOf):
+            args.append(f"timestamp => {quote_string(self.time_travel.timestamp)}")
+        if self.table is not None:
+            args.append(f"table => {quote_string(self.table)}")
+        if self.table_uuid is not None:
+            args.append(f"tableUuid => {quote_string(self.table_uuid)}")
+        args.extend(
+            f"{quote_identifier(key)} => {quote_string(value)}"
+            for key, value in self.settings.items()
+        )
+        return f"{URL_FUNCTION}({', '.join(args)})"
+
+    def __str__(self) -> str:
+        return self.to_sql()
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +366,7 @@ class Select:
 class DescribeTable:
     """``DESCRIBE [TABLE] [EXTENDED] name``."""
 
-    table: TableName
+    table: TableName | TableUrl
     extended: bool = False
 
     def to_sql(self) -> str:
@@ -290,7 +378,7 @@ class DescribeTable:
 class DescribeHistory:
     """``DESCRIBE HISTORY name``: the table's commits."""
 
-    table: TableName
+    table: TableName | TableUrl
 
     def to_sql(self) -> str:
         return f"DESCRIBE HISTORY {self.table.to_sql()}"
@@ -300,7 +388,7 @@ class DescribeHistory:
 class DescribeDetail:
     """``DESCRIBE DETAIL name``: location, format, sizes, properties."""
 
-    table: TableName
+    table: TableName | TableUrl
 
     def to_sql(self) -> str:
         return f"DESCRIBE DETAIL {self.table.to_sql()}"
@@ -327,8 +415,15 @@ class ShowTables:
 class ShowParts:
     """``SHOW PARTS name [VERSION AS OF n | TIMESTAMP AS OF 'ts']``."""
 
-    table: TableName
+    table: TableName | TableUrl
     time_travel: TimeTravel | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.table, TableUrl) and self.table.time_travel and self.time_travel:
+            raise SqlError(
+                f"SHOW PARTS {self.table} {self.time_travel.to_sql()} gives time travel twice; "
+                "use either the version/timestamp setting or the AS OF clause"
+            )
 
     def to_sql(self) -> str:
         travel = f" {self.time_travel.to_sql()}" if self.time_travel else ""

@@ -43,6 +43,7 @@ _PER_QUERY = (
     "where",
     "versionAsOf",
     "timestampAsOf",
+    "tableUuid",
     "timeColumn",
     "fieldColumns",
     "model",
