@@ -25,6 +25,7 @@ from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.table.scan import resolve_columns
 
 __all__ = ["TsFileDataSource", "SHORT_NAME"]
 
@@ -48,22 +49,9 @@ class TsFileDataSource(DataSource):
 
     @cached_property
     def _columns(self) -> tuple[str, ...]:
-        names = self._scan.schema.names
-        requested = self._read_options.columns
-        if requested is None:
-            return names
-        out = []
-        for name in requested:
-            lowered = name.lower()
-            if lowered not in names:
-                raise OptionError(
-                    f"option 'columns' names '{name}', which table '{self._scan.schema.table}' "
-                    f"does not have (it has {', '.join(names)})"
-                )
-            if lowered in out:
-                raise OptionError(f"option 'columns' names '{name}' twice")
-            out.append(lowered)
-        return tuple(out)
+        return resolve_columns(
+            self._scan.schema, self._read_options.columns, what="option 'columns'"
+        )
 
     @cached_property
     def _where(self) -> Expr | None:
