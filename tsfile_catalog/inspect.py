@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tsfile_catalog.datasource.partitioning import matching_devices
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.manifest import written_format_version
@@ -23,6 +22,7 @@ from tsfile_catalog.metadata.overlap import overlapping_ranges
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.metadata.slices import matching_devices
 from tsfile_catalog.metadata.spark_dialect import quote_identifier
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials

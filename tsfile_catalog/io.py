@@ -10,6 +10,7 @@ import os
 import posixpath
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Literal
 
 import fsspec
@@ -221,6 +222,22 @@ class FileIO:
             os.rename(self._path(src), target)
             return
         self.fs.mv(self._path(src), self._path(dst))
+
+    def move_all(self, moves: Sequence[tuple[str, str]], *, max_workers: int = 16) -> None:
+        """Move every ``(src, dst)`` pair, in parallel (a move on an object store is a copy
+        and a delete, about a round trip each), or none: when one fails, every destination
+        already written is deleted before the first error is raised.
+        """
+        if not moves:
+            return
+        workers = max(1, min(max_workers, len(moves)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tsfile-move") as pool:
+            futures = {pool.submit(self.move, src, dst): dst for src, dst in moves}
+            # Leaving the block waits for every move, so none lands after the clean-up.
+        failures = [error for f in futures if (error := f.exception()) is not None]
+        if failures:
+            self.delete_files([dst for f, dst in futures.items() if f.exception() is None])
+            raise failures[0]
 
     def remove_empty_dir(self, url: str) -> bool:
         """Remove the directory ``url`` only if it is empty (a no-op on object stores).

@@ -14,7 +14,6 @@ import pytest
 
 from tests.factories import table_schema
 from tests.table.helpers import part, write
-from tsfile_catalog.datasource.partitioning import plan_slices
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
@@ -28,6 +27,7 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import ScanPushdown
 from tsfile_catalog.metadata.manifest import AddPart, Operation
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.slices import plan_slices
 from tsfile_catalog.table import (
     add_files,
     append_parts,

@@ -61,6 +61,21 @@ _WRITE_KEYS = (
 )
 
 
+# A table in Spark's own catalog (plain ``spark.sql("CREATE TABLE t USING tsfile LOCATION
+# ...")``) cannot work with a Python data source (measured on Spark 4.3): CREATE without
+# columns hands the source Spark's table properties below, and every later read or write of
+# the table no options at all (``SELECT ... FROM t WITH (...)`` only what WITH gives).
+_SPARK_CATALOG_PROPERTIES = frozenset(
+    {"owner", "provider", "location", "external", "is_managed_location", "comment"}
+)
+CATALOG_TABLE_HINT = (
+    "a table defined in Spark's own catalog (spark.sql(\"CREATE TABLE ... USING tsfile "
+    'LOCATION ...")) reaches the tsfile source without its LOCATION or OPTIONS; use '
+    "tsfile_catalog.Catalog(spark, warehouse).sql(...) for SQL tables (docs/sql.md), or "
+    'spark.read.format("tsfile").load(path)'
+)
+
+
 def _normalize(options: Mapping[str, str], valid: tuple[str, ...], what: str) -> dict[str, str]:
     canonical = {k.lower(): k for k in valid}
     out: dict[str, str] = {}
@@ -69,6 +84,10 @@ def _normalize(options: Mapping[str, str], valid: tuple[str, ...], what: str) ->
         if lowered.startswith(STORAGE_PREFIX):
             out[lowered] = value
             continue
+        if lowered in _SPARK_CATALOG_PROPERTIES:
+            raise OptionError(
+                f"the tsfile source was given Spark's table property '{key}': {CATALOG_TABLE_HINT}"
+            )
         if lowered not in canonical:
             raise OptionError(
                 f"unknown {what} option '{key}'; valid options are: {', '.join(valid)} "
@@ -154,8 +173,13 @@ def check_tag_columns(
 
 def _path(opts: Mapping[str, str]) -> str:
     path = opts.get("path")
+    if not path and not opts:
+        raise OptionError(f"no path given, and no options at all: {CATALOG_TABLE_HINT}")
     if not path:
-        raise OptionError("no path given: use load(path) / save(path) or the 'path' option")
+        raise OptionError(
+            "no path given: use load(path) / save(path) or the 'path' option (note: "
+            f"{CATALOG_TABLE_HINT})"
+        )
     return str(path)
 
 

@@ -31,7 +31,6 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.options import ReadOptions
-from tsfile_catalog.datasource.partitioning import FileSlice, plan_slices
 from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import PredicateError
@@ -41,6 +40,7 @@ from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.slices import FileSlice, plan_slices
 from tsfile_catalog.table.reading import read_slices
 
 __all__ = ["TsFilePartition", "TsFileScanReader", "TsFilePushFiltersReader", "plan_scan_slices"]

@@ -25,10 +25,17 @@ from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.table.scan import resolve_columns
 
 __all__ = ["TsFileDataSource", "SHORT_NAME"]
 
 SHORT_NAME = "tsfile"
+
+USER_SCHEMA_MESSAGE = (
+    "a user-specified schema (.schema(...) on read) is not supported by the tsfile source: "
+    "the schema comes from the table; drop .schema(...) and choose columns with the "
+    "'columns' option"
+)
 
 
 class TsFileDataSource(DataSource):
@@ -48,22 +55,9 @@ class TsFileDataSource(DataSource):
 
     @cached_property
     def _columns(self) -> tuple[str, ...]:
-        names = self._scan.schema.names
-        requested = self._read_options.columns
-        if requested is None:
-            return names
-        out = []
-        for name in requested:
-            lowered = name.lower()
-            if lowered not in names:
-                raise OptionError(
-                    f"option 'columns' names '{name}', which table '{self._scan.schema.table}' "
-                    f"does not have (it has {', '.join(names)})"
-                )
-            if lowered in out:
-                raise OptionError(f"option 'columns' names '{name}' twice")
-            out.append(lowered)
-        return tuple(out)
+        return resolve_columns(
+            self._scan.schema, self._read_options.columns, what="option 'columns'"
+        )
 
     @cached_property
     def _where(self) -> Expr | None:
@@ -84,11 +78,13 @@ class TsFileDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         expected = self.schema()
-        if [f.name.lower() for f in schema.fields] != [f.name for f in expected.fields]:
-            raise OptionError(
-                "a user-specified schema is not supported by the tsfile source (the schema comes "
-                "from TsFile metadata); use the 'columns' option to choose columns"
-            )
+        # Spark never asks the source at load() when a schema is given (measured on 4.3), so
+        # this, when the first query is planned and before any task, is the first chance. Even
+        # the table's own schema typed out differs (``time`` is NOT NULL), and Spark would
+        # then refuse every batch: any user-specified schema is refused here.
+        given = [(f.name.lower(), f.dataType, f.nullable) for f in schema.fields]
+        if given != [(f.name, f.dataType, f.nullable) for f in expected.fields]:
+            raise OptionError(USER_SCHEMA_MESSAGE)
         cls = TsFilePushFiltersReader if self._read_options.push_filters else TsFileScanReader
         return cls(self._scan, self._read_options, self._columns, expected, self._where)
 

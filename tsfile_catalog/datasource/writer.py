@@ -272,10 +272,10 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         published: list[str] = []
         try:
             staged = self._resolve_duplicates(io, staged)
-            for item in staged:
-                final = join_url(self._options.path, item.part.path)
-                io.move(item.staged_url, final)
-                published.append(final)
+            moves = [(s.staged_url, join_url(self._options.path, s.part.path)) for s in staged]
+            # All or none: a failed move leaves no part published (move_all cleans up).
+            io.move_all(moves)
+            published = [final for _, final in moves]
             append_parts(
                 self._options.path,
                 [s.part for s in staged],

@@ -145,6 +145,32 @@ class _Parser(SparkLiteralParser):
                 items.append(parse_result)
         return items
 
+    # Tokens that may follow an OPTIONS key: its value, or the optional '='.
+    _OPTION_VALUE_START = frozenset(
+        {TokenType.STRING, TokenType.NUMBER, TokenType.TRUE, TokenType.FALSE, TokenType.EQ}
+    )
+
+    def _parse_key_value_property(
+        self, parse_value: t.Callable[[], exp.Expr | None] | None = None, optional: bool = False
+    ) -> exp.Property | None:
+        # Spark reads an OPTIONS key as an identifier even when the word is a SQL keyword
+        # (``OPTIONS (where '...', table 't')``); sqlglot's column parser stops at the keyword
+        # with an opaque error, hiding the message the option deserves (a per-query option).
+        key = self._curr
+        if (
+            optional
+            and key is not None
+            and key.token_type not in (TokenType.VAR, TokenType.STRING)
+            and key.text.isidentifier()
+            and self._next is not None
+            and self._next.token_type in self._OPTION_VALUE_START
+        ):
+            self._advance()
+            self._match(TokenType.EQ)
+            value = parse_value() if parse_value else self._parse_bitwise()
+            return self.expression(exp.Property(this=exp.var(key.text), value=value))
+        return super()._parse_key_value_property(parse_value, optional)
+
     def _warn_unsupported(self) -> None:
         # sqlglot logs a warning whenever it falls back to exp.Command; parse_statement
         # rejects every Command with a proper error, so the log line would only be noise.

@@ -73,8 +73,9 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
             out[canonical[lowered]] = value
         elif lowered in managed:
             raise OptionError(
-                f"table option {key!r} cannot be stored with a table: the catalog sets it for "
-                "each query or write (use WHERE, VERSION AS OF, a column list, ...)"
+                f"table option {key!r} cannot be stored with a table: it is a per-query option, "
+                "which the catalog sets for each query or write (use WHERE, VERSION AS OF, a "
+                "column list, ...)"
             )
         else:
             raise OptionError(

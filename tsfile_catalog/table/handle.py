@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
@@ -50,6 +50,9 @@ from tsfile_catalog.table.log import (
     read_commits,
     read_log_file,
 )
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.scan import TableScan
 
 __all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
 
@@ -263,6 +266,71 @@ class Table:
         """
         context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
         return plan_scan(self.schema, self._snapshot.parts, where, context)
+
+    def scan(
+        self,
+        *,
+        where: str | Expr | None = None,
+        columns: Sequence[str] | None = None,
+        version: int | None = None,
+        timestamp: str | int | None = None,
+        timestamp_as: TimestampAs = "long",
+        unit: TimeUnit = "ms",
+        time_zone: str | None = None,
+        max_workers: int | None = None,
+    ) -> TableScan:
+        """A Spark-free read of this version (or of ``version`` / ``timestamp`` of the same
+        table): call ``to_arrow()``, ``to_pandas()``, ``to_batches()`` or ``count()`` on it.
+
+        Planning, pruning, pushdown and the rows returned are those of
+        ``spark.read.format("tsfile")`` with the ``where`` and ``columns`` options.
+
+        Args:
+            where: a Spark SQL predicate (or a bound-able expression).
+            columns: the columns to return, in this order (default: all).
+            version: read this version instead (time travel).
+            timestamp: read the version current at this instant (epoch ms or ISO-8601).
+            timestamp_as: ``'long'`` returns ``time`` and TIMESTAMP columns as raw int64,
+                ``'timestamp'`` as Arrow timestamps in ``unit`` (UTC); literals in ``where``
+                are read as Spark reads them for that choice.
+            unit: the table's time precision (the ``timestampPrecision`` it was written with).
+            time_zone: the zone of times written without an offset, in ``where`` and
+                ``timestamp`` (Spark's session time zone); needed only when they have one.
+            max_workers: threads reading parts (default: the CPU count, at most 8).
+
+        Raises:
+            PredicateError: ``where`` cannot be parsed, does not fit the schema, or needs a
+                ``time_zone``.
+            OptionError: an unknown or repeated column, or a bad argument.
+            VersionNotFoundError: no such ``version`` / nothing at or before ``timestamp``.
+            TableNotFoundError: the location holds another table now.
+        """
+        from tsfile_catalog.table.scan import TableScan
+
+        table = self
+        if version is not None or timestamp is not None:
+            table = open_table(
+                self._location,
+                version=version,
+                timestamp=timestamp,
+                time_zone=time_zone,
+                storage_options=self._io.storage_options,
+                use_cache=self._use_cache,
+            )
+            if table.table_uuid != self.table_uuid:
+                raise TableNotFoundError(
+                    f"table {self.table_uuid} is no longer at {self._location}: it holds "
+                    f"table {table.table_uuid} now (the table was dropped and recreated)"
+                )
+        return TableScan(
+            table,
+            where=where,
+            columns=columns,
+            timestamp_as=timestamp_as,
+            unit=unit,
+            time_zone=time_zone,
+            max_workers=max_workers,
+        )
 
 
 def open_table(

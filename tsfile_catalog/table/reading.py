@@ -1,7 +1,7 @@
 """Reading a table's parts into Arrow without Spark: the one scan path every reader shares.
 
 The Spark reader (:mod:`tsfile_catalog.datasource.reader`), Spark-free scans and table
-maintenance all turn planned :class:`~tsfile_catalog.datasource.partitioning.FileSlice` queries
+maintenance all turn planned :class:`~tsfile_catalog.metadata.slices.FileSlice` queries
 into Arrow tables here, so pruning, pushed TAG/time ranges and the exact residual filter mean
 the same thing on every path. Output is in the table's *raw* domain (``time`` and TIMESTAMP
 columns as int64 in the table's precision); converting to Spark's types is the caller's job.

@@ -1,8 +1,9 @@
-"""Split a pruned list of parts into Spark input partitions (pure, no Spark).
+"""Split a pruned list of parts into read tasks: Spark input partitions, or the thread-pool
+tasks of a Spark-free scan (pure, no Spark).
 
-Each Spark partition costs tens of milliseconds of fixed overhead, so small parts are packed
-together up to ``target_rows``; a part larger than that is split by device groups (or, when
-its device list was not kept, by time ranges) so that every core gets work.
+Each task (a Spark partition above all) has a fixed cost, so small parts are packed together
+up to ``target_rows``; a part larger than that is split by device groups (or, when its device
+list was not kept, by time ranges) so that every core gets work.
 """
 
 from __future__ import annotations

@@ -1,0 +1,78 @@
+"""FileIO.move_all: the commit's parallel, all-or-nothing publication of staged parts."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tsfile_catalog.io import FileIO
+
+
+def _staged(root: Path, n: int) -> list[tuple[str, str]]:
+    (root / "_staging").mkdir()
+    moves = []
+    for i in range(n):
+        source = root / "_staging" / f"part-{i}.tsfile"
+        source.write_bytes(f"part {i}".encode())
+        moves.append((str(source), str(root / "data" / f"part-{i}.tsfile")))
+    return moves
+
+
+class _SlowIO(FileIO):
+    """Records how many moves run at once; fails the move of ``fail`` if given."""
+
+    def __init__(self, url: str, fail: str | None = None) -> None:
+        super().__init__(url)
+        self.fail = fail
+        self.running = 0
+        self.most = 0
+        self.lock = threading.Lock()
+
+    def move(self, src: str, dst: str) -> None:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        try:
+            time.sleep(0.05)
+            if src == self.fail:
+                raise OSError(f"injected failure moving {src}")
+            super().move(src, dst)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+def test_moves_run_in_parallel_and_all_land(tmp_path: Path) -> None:
+    moves = _staged(tmp_path, 24)
+    io = _SlowIO(str(tmp_path))
+    io.move_all(moves, max_workers=8)
+    assert 1 < io.most <= 8  # bounded, and really concurrent
+    for i, (source, target) in enumerate(moves):
+        assert not Path(source).exists()
+        assert Path(target).read_bytes() == f"part {i}".encode()
+
+
+def test_a_failed_move_publishes_nothing(tmp_path: Path) -> None:
+    moves = _staged(tmp_path, 12)
+    io = _SlowIO(str(tmp_path), fail=moves[5][0])
+    with pytest.raises(OSError, match="injected failure"):
+        io.move_all(moves, max_workers=4)
+    assert io.running == 0  # nothing still in flight after the error
+    assert not list((tmp_path / "data").glob("*.tsfile"))
+
+
+def test_moves_on_object_storage(s3_table: tuple[str, dict[str, Any]]) -> None:
+    url, options = s3_table
+    io = FileIO(url, options)
+    moves = []
+    for i in range(6):
+        io.write_bytes(f"{url}/_staging/p{i}.tsfile", b"x" * i)
+        moves.append((f"{url}/_staging/p{i}.tsfile", f"{url}/p{i}.tsfile"))
+    io.move_all(moves)
+    assert {f"p{i}.tsfile" for i in range(6)} <= set(io.list_names(url))
+    assert [io.size(dst) for _, dst in moves] == list(range(6))
+    assert not any(io.exists(src) for src, _ in moves)
