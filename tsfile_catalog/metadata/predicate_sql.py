@@ -19,7 +19,7 @@ from typing import Any
 
 import sqlglot
 from sqlglot import expressions as exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata import literals
@@ -35,6 +35,7 @@ from tsfile_catalog.metadata.expressions import (
     Scalar,
 )
 from tsfile_catalog.metadata.spark_dialect import SparkDialect
+from tsfile_catalog.metadata.sql_errors import syntax_error_message, token_error_message
 
 __all__ = ["parse_predicate", "predicate_from_sqlglot", "MAX_DEPTH"]
 
@@ -75,6 +76,14 @@ def parse_predicate(text: str) -> Expr:
         raise PredicateError("the predicate is empty")
     try:
         tree = sqlglot.parse_one(text, read=SparkDialect)
+    except TokenError as e:
+        raise PredicateError(
+            f"cannot parse predicate {_shorten(text)!r}: {token_error_message(text, e)}"
+        ) from e
+    except ParseError as e:
+        raise PredicateError(
+            f"cannot parse predicate {_shorten(text)!r}: {syntax_error_message(text, e)}"
+        ) from e
     except SqlglotError as e:
         raise PredicateError(f"cannot parse predicate {_shorten(text)!r}: {e}") from e
     except RecursionError:

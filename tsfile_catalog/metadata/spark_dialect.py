@@ -19,8 +19,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError
+from sqlglot.parser import SENTINEL_NONE
 from sqlglot.parsers.spark import SparkParser
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
+
+from tsfile_catalog.metadata.sql_errors import END_OF_INPUT
 
 __all__ = ["SparkDialect", "SparkLiteralParser", "quote_identifier", "quote_string"]
 
@@ -41,6 +45,17 @@ _STRING_TOKENS = frozenset({TokenType.STRING, TokenType.RAW_STRING})
 
 class SparkLiteralParser(SparkParser):
     """Spark's parser, reading a run of adjacent string literals as one literal."""
+
+    def raise_error(self, message: str, token: Token = SENTINEL_NONE) -> None:
+        # sqlglot blames the last token when the input runs out, so its record cannot tell
+        # "unexpected 'x'" from "the text ends after 'x'"; only the parser knows, so record it.
+        at_end = not token and not self._curr
+        try:
+            super().raise_error(message, token)
+        except ParseError as e:
+            e.errors[-1][END_OF_INPUT] = at_end
+            raise
+        self.errors[-1].errors[-1][END_OF_INPUT] = at_end
 
     def _parse_atom(self) -> exp.Expr | None:
         # sqlglot's fast path for a lone literal steps aside only for STRING STRING runs.

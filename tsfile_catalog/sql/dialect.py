@@ -22,10 +22,8 @@ from __future__ import annotations
 import typing as t
 
 from sqlglot import exp
-from sqlglot.errors import ParseError
 from sqlglot.generators.spark import SparkGenerator
-from sqlglot.parser import SENTINEL_NONE
-from sqlglot.tokens import Token, TokenType
+from sqlglot.tokens import TokenType
 from sqlglot.trie import new_trie
 
 from tsfile_catalog.metadata.spark_dialect import SparkDialect, SparkLiteralParser
@@ -38,16 +36,12 @@ __all__ = [
     "Vacuum",
     "AddPart",
     "DropPart",
-    "END_OF_INPUT",
 ]
 
 T = t.TypeVar("T")
 
 # The catalog's URL table function (sql.statements.URL_FUNCTION, which imports this module).
 URL_FUNCTION = "tsfile"
-
-# Key this parser adds to each sqlglot error record: True when the input ran out.
-END_OF_INPUT = "end_of_input"
 
 
 class ShowTables(exp.Expression):
@@ -115,17 +109,6 @@ class _Parser(SparkLiteralParser):
                 self._advance()
                 return parser(self)
         return super()._parse_statement()
-
-    def raise_error(self, message: str, token: Token = SENTINEL_NONE) -> None:
-        # sqlglot blames the last token when the input runs out, so its record cannot tell
-        # "unexpected 'x'" from "the text ends after 'x'"; only the parser knows, so record it.
-        at_end = not token and not self._curr
-        try:
-            super().raise_error(message, token)
-        except ParseError as e:
-            e.errors[-1][END_OF_INPUT] = at_end
-            raise
-        self.errors[-1].errors[-1][END_OF_INPUT] = at_end
 
     def _parse_csv(
         self, parse_method: t.Callable[[], T | None], sep: TokenType = TokenType.COMMA

@@ -21,6 +21,12 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from tsfile_catalog.exceptions import SqlError, SqlParseError
+from tsfile_catalog.metadata.sql_errors import (
+    position,
+    snippet,
+    syntax_error_message,
+    token_error_message,
+)
 from tsfile_catalog.sql import dialect
 from tsfile_catalog.sql.statements import (
     _DIALECT,
@@ -122,13 +128,13 @@ def parse_statement(sql: str) -> Statement:
 def _command_message(sql: str, statement: Sequence[Token]) -> str:
     # The parser gave up after the statement's first word(s): ``CREATE TABEL``, ``SHOW
     # DATABASES``. Name the word it did not know, as it may be a typo.
-    shown = f"unsupported statement at {_position(sql, statement[0])} ({_snippet(sql)!r})"
+    shown = f"unsupported statement at {position(sql, statement[0])} ({snippet(sql)!r})"
     if len(statement) < 2:
         return f"{shown}; run statements the catalog does not handle with spark.sql() directly"
     word = statement[1]
     return (
         f"{shown}: the catalog does not understand {statement[0].text.upper()} "
-        f"{word.text!r} at {_position(sql, word)}; check the spelling, or run statements the "
+        f"{word.text!r} at {position(sql, word)}; check the spelling, or run statements the "
         "catalog does not handle with spark.sql() directly"
     )
 
@@ -155,44 +161,7 @@ def _tokenize(sql: str) -> list[Token]:
     try:
         return _DIALECT.tokenize(sql)
     except TokenError as e:
-        raise SqlParseError(_token_error_message(sql, e)) from e
-
-
-_UNCLOSED = re.compile(r"Missing (\S+) from \d+:(\d+)")
-_QUOTE_KINDS = {"'": "string literal", '"': "string literal", "`": "quoted identifier"}
-
-
-def _token_error_message(sql: str, error: TokenError) -> str:
-    # The tokenizer's own message (e.g. "Missing ' from 1:7", a character offset) is on the
-    # cause; the error itself only quotes 50 characters either side of where it stopped.
-    unclosed = _UNCLOSED.fullmatch(str(error.__cause__ or ""))
-    if unclosed is not None:
-        delimiter = unclosed.group(1)
-        offset = min(int(unclosed.group(2)), len(sql) - 1)
-        if sql[offset] != delimiter:
-            offset = max(sql.rfind(delimiter, 0, offset + 1), 0)
-        kind = _QUOTE_KINDS.get(delimiter, "quoted text")
-        return (
-            f"syntax error: unclosed {kind} starting at {_offset_position(sql, offset)}: "
-            f"no closing {delimiter} before the end of input"
-        )
-    stopped = error.start + 50 if error.start else len(sql)
-    return (
-        f"syntax error: cannot read the SQL text near {_offset_position(sql, stopped)} "
-        f"(an unclosed comment or quote?): {_snippet(sql[max(stopped - 20, 0) :])!r}"
-    )
-
-
-def _offset_position(sql: str, offset: int) -> str:
-    offset = min(offset, len(sql))
-    line = sql.count("\n", 0, offset) + 1
-    column = offset - sql.rfind("\n", 0, offset)
-    return f"line {line}, column {column}"
-
-
-def _position(sql: str, token: Token) -> str:
-    # sqlglot's Token.col is where the token ends; users look for where it starts.
-    return _offset_position(sql, token.start)
+        raise SqlParseError(token_error_message(sql, e)) from e
 
 
 def _reject_multiple_statements(sql: str, tokens: Sequence[Token]) -> None:
@@ -204,15 +173,9 @@ def _reject_multiple_statements(sql: str, tokens: Sequence[Token]) -> None:
         if ended:
             raise SqlParseError(
                 f"multiple statements are not supported: another statement starts at "
-                f"{_position(sql, token)} ({token.text!r}); send one statement per call"
+                f"{position(sql, token)} ({token.text!r}); send one statement per call"
             )
         in_statement = True
-
-
-_TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: .*?>")
-# sqlglot descriptions that name its own classes or only restate "syntax error".
-_OPAQUE_DESCRIPTION = re.compile(r"Required keyword|Invalid expression|<class|sqlglot", re.I)
-_EXPECTED = re.compile(r"Expect(?:ed|ing) (.+?)(?: but got .*)?")
 
 
 def _parse_error_message(sql: str, statement: Sequence[Token], error: ParseError) -> str:
@@ -222,50 +185,10 @@ def _parse_error_message(sql: str, statement: Sequence[Token], error: ParseError
         # A statement cannot start with a plain word (``SELEC * FROM t``); sqlglot reads it as
         # an expression and fails later, at a token that is not the mistake.
         return (
-            f"syntax error at or near {first.text!r} at {_position(sql, first)}: "
+            f"syntax error at or near {first.text!r} at {position(sql, first)}: "
             "no SQL statement starts with this word"
         )
-    if not error.errors:
-        return f"syntax error in {_snippet(sql)!r}"
-    record = error.errors[0]
-    token = str(record.get("highlight") or "")
-    line, column = record.get("line"), record.get("col")
-    if isinstance(column, int) and token and "\n" not in token:
-        # sqlglot reports the column where the offending token ends.
-        column -= len(token) - 1
-    if record.get(dialect.END_OF_INPUT):
-        message = (
-            f"syntax error: unexpected end of input after {token!r} at line {line}, column {column}"
-        )
-    else:
-        message = f"syntax error at or near {token!r} at line {line}, column {column}"
-    detail = _readable_detail(str(record.get("description") or ""))
-    return f"{message}: {detail}" if detail else message
-
-
-def _readable_detail(description: str) -> str:
-    # sqlglot describes tokens by their repr; name them by their text instead.
-    description = _TOKEN_REPR.sub(
-        lambda m: "end of input" if m.group(1) == "SENTINEL" else repr(m.group(2)), description
-    )
-    if not description or _OPAQUE_DESCRIPTION.search(description):
-        return ""
-    expected = _EXPECTED.fullmatch(description)
-    if expected is not None:
-        what = expected.group(1)
-        return f"expected {what!r}" if len(what) == 1 else f"expected {_lower_first(what)}"
-    return _lower_first(description)
-
-
-def _lower_first(text: str) -> str:
-    # "Expected table name" reads on after a colon as "expected table name"; keywords such
-    # as "EXPLAIN PARTS" keep their case.
-    return text[0].lower() + text[1:] if text[1:2].islower() else text
-
-
-def _snippet(sql: str, limit: int = 60) -> str:
-    text = " ".join(sql.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return syntax_error_message(sql, error)
 
 
 def _node_sql(node: exp.Expr | None) -> str:
@@ -303,7 +226,7 @@ def _to_model(node: exp.Expr, text: str) -> Statement:
         return _alter(node, text)
     if isinstance(node, _PASS_THROUGH_NODES):
         return PassThrough(text)
-    raise SqlParseError(f"not a SQL statement: {_snippet(text)!r}")
+    raise SqlParseError(f"not a SQL statement: {snippet(text)!r}")
 
 
 def _reject_clauses(node: exp.Expr, allowed: Sequence[str], statement: str) -> None:
