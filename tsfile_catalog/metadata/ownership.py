@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 import uuid
 
+from tsfile_catalog.metadata.parts import PartFile
+
 __all__ = [
     "MANIFEST_DIR",
     "STAGING_DIR",
@@ -31,6 +33,8 @@ __all__ = [
     "is_within",
     "ancestors",
     "is_root",
+    "is_table_data",
+    "TABLE_DATA_FORMATS",
 ]
 
 MANIFEST_DIR = "_tsfile_manifest"
@@ -42,6 +46,21 @@ _TASK = re.compile(r"\d{5}-\d+")
 
 # Object stores whose first path component is a bucket (container): the bucket is their root.
 _BUCKET_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss"})
+
+
+# Formats of the parts a table writes itself (and so may delete once no version needs them).
+TABLE_DATA_FORMATS = frozenset({"tsfile"})
+
+
+def is_table_data(part: PartFile) -> bool:
+    """Whether ``part`` is the table's own data file, which VACUUM may delete once no
+    retained version references it.
+
+    An external part (a user's Parquet/ORC/CSV file registered in place, or any part marked
+    ``external``) only lends its rows to the table: the file stays, whatever the log says.
+    The one predicate every deletion path asks, so new kinds of part extend it here.
+    """
+    return part.format in TABLE_DATA_FORMATS and not getattr(part, "external", False)
 
 
 def new_job_id() -> str:
