@@ -101,6 +101,10 @@ class Operation(str, enum.Enum):
     OVERWRITE = "OVERWRITE"
     ADOPT = "ADOPT"
     SET_TBLPROPERTIES = "SET TBLPROPERTIES"
+    # Table maintenance and schema evolution (Delta's names for the same commits).
+    RESTORE = "RESTORE"
+    ADD_COLUMNS = "ADD COLUMNS"
+    CHANGE_COLUMN = "CHANGE COLUMN"
 
     def __str__(self) -> str:
         # Messages and f-strings show the stored string, as for a plain str (Python 3.11+

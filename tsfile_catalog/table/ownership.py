@@ -25,7 +25,15 @@ from tsfile_catalog.metadata.ownership import (
     is_vacuum_candidate,
 )
 
-__all__ = ["Deletion", "check_location", "check_empty", "orphans", "owned", "delete"]
+__all__ = [
+    "Deletion",
+    "check_location",
+    "check_empty",
+    "orphans",
+    "owned",
+    "replaced",
+    "delete",
+]
 
 # A new table may reuse what a killed first write or commit of its own left behind.
 _OWN_LEFTOVERS = frozenset({MANIFEST_DIR, STAGING_DIR})
@@ -43,10 +51,23 @@ class Deletion:
         return [*self.files, *(f"{d}/" for d in self.dirs)]
 
 
-def delete(io: FileIO, deletion: Deletion) -> list[str]:
+# Files deleted between two progress reports: one batched request on object stores.
+_PROGRESS_BATCH = 1000
+
+
+def delete(
+    io: FileIO, deletion: Deletion, *, progress: Callable[[int, int], None] | None = None
+) -> list[str]:
     """Carry ``deletion`` out; returns its :meth:`~Deletion.urls` less the folders that were
-    not empty after all (a concurrent writer got there first) or already gone."""
-    io.delete_files(deletion.files)
+    not empty after all (a concurrent writer got there first) or already gone.
+
+    ``progress(done, total)`` is called as the files go, in batches (a CLI's progress bar).
+    """
+    total = len(deletion.files)
+    for start in range(0, total, _PROGRESS_BATCH):
+        io.delete_files(deletion.files[start : start + _PROGRESS_BATCH])
+        if progress is not None:
+            progress(min(start + _PROGRESS_BATCH, total), total)
     removed = tuple(folder for folder in deletion.dirs if io.remove_empty_dir(folder))
     return Deletion(deletion.files, removed).urls()
 
@@ -163,6 +184,29 @@ def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
     table (no link, no folder holding another manifest), then its writers' staging files;
     the folders they leave empty go too. The manifest folder is the caller's, since only the
     log knows which of its files are commits (:func:`tsfile_catalog.table.purge`)."""
+    files, folders = _own_files(io, location, referenced)
+    dirs: list[str] = []
+    if (STAGING_DIR, "dir") in io.list_entries(location):
+        _walk_staging(io, location, STAGING_DIR, is_vacuum_candidate, lambda _: True, files, dirs)
+    if io.is_local:
+        # Deepest first, so a folder is tried after everything below it.
+        dirs.extend(
+            join_url(location, f) for f in sorted(folders, key=lambda f: (-f.count("/"), f))
+        )
+    return Deletion(tuple(files), tuple(dirs))
+
+
+def replaced(io: FileIO, location: str, paths: Set[str]) -> Deletion:
+    """The removed parts at ``paths`` (relative) that still exist, reached through real
+    folders of this table (no link, no nested table): what VACUUM reclaims once no retained
+    version reads them. Their folders stay (an adopted layout keeps its shape)."""
+    files, _ = _own_files(io, location, paths)
+    return Deletion(tuple(url for url in files if io.exists(url)))
+
+
+def _own_files(io: FileIO, location: str, paths: Set[str]) -> tuple[list[str], set[str]]:
+    """The URLs of ``paths`` reached through this table's own folders only, sorted, and
+    the (relative) folders on their way."""
     reachable: dict[str, bool] = {"": True}
 
     def through_own_folders(folder: str) -> bool:
@@ -177,7 +221,7 @@ def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
 
     files: list[str] = []
     folders: set[str] = set()
-    for path in sorted(referenced):
+    for path in sorted(paths):
         folder = posixpath.dirname(path)
         url = join_url(location, path)
         if not through_own_folders(folder) or io.is_link(url):
@@ -186,12 +230,4 @@ def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
         while folder:
             folders.add(folder)
             folder = posixpath.dirname(folder)
-    dirs: list[str] = []
-    if (STAGING_DIR, "dir") in io.list_entries(location):
-        _walk_staging(io, location, STAGING_DIR, is_vacuum_candidate, lambda _: True, files, dirs)
-    if io.is_local:
-        # Deepest first, so a folder is tried after everything below it.
-        dirs.extend(
-            join_url(location, f) for f in sorted(folders, key=lambda f: (-f.count("/"), f))
-        )
-    return Deletion(tuple(files), tuple(dirs))
+    return files, folders
