@@ -23,6 +23,7 @@ from tsfile_catalog.metadata.spark_dialect import quote_identifier
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import Table
+from tsfile_catalog.table.maintenance import Expired, Vacuumed
 
 __all__ = [
     "EXPLAIN_SCHEMA",
@@ -32,6 +33,10 @@ __all__ = [
     "describe_history",
     "explain_rows",
     "show_parts",
+    "vacuum_result",
+    "expire_result",
+    "restore_result",
+    "show_create_table",
 ]
 
 
@@ -253,3 +258,45 @@ def explain_rows(
                 )
             )
     return rows
+
+
+# -- maintenance ------------------------------------------------------------------------------
+
+
+def vacuum_result(vacuumed: Vacuumed) -> Result:
+    """VACUUM's answer: each file (then folder) it deleted, or would delete in a dry run."""
+    return Result(
+        "path string, deleted boolean", [(url, not vacuumed.dry_run) for url in vacuumed.files]
+    )
+
+
+def expire_result(expired: Expired) -> Result:
+    """EXPIRE SNAPSHOTS' answer: the oldest version left and how many log files went."""
+    return Result(
+        "oldest_version bigint, expired_versions bigint, expired_checkpoints bigint, "
+        "checkpoint_written boolean",
+        [
+            (
+                expired.oldest_kept,
+                len(expired.versions),
+                len(expired.checkpoints),
+                expired.checkpoint_written,
+            )
+        ],
+    )
+
+
+def restore_result(table: Table) -> Result:
+    """RESTORE's answer, from the version it committed (``table``)."""
+    info = table.history(limit=1)[0]
+    restored = int(info.operation_parameters.get("version", -1))
+    return Result(
+        "version bigint, restored_version bigint, num_removed_files bigint, "
+        "num_restored_files bigint",
+        [(table.version, restored, info.parts_removed, info.parts_added)],
+    )
+
+
+def show_create_table(statement: str) -> Result:
+    """SHOW CREATE TABLE's answer, named as Spark names it."""
+    return Result("createtab_stmt string", [(statement,)])
