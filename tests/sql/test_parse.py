@@ -580,3 +580,20 @@ def test_quote_string_round_trips_through_the_dialect(value: str) -> None:
 def test_quote_identifier_round_trips_through_the_dialect(value: str) -> None:
     tree = sqlglot.parse_one(f"SELECT {quote_identifier(value)}", read=TsFileSpark)
     assert tree.expressions[0].name == value
+
+
+def test_create_table_statement_spells_out_tags_and_time() -> None:
+    from tests.factories import weather_schema
+    from tsfile_catalog.metadata.schema import DataType
+    from tsfile_catalog.sql.statements import create_table_statement
+
+    schema = weather_schema(("temp", DataType.FLOAT), ("at", DataType.TIMESTAMP))
+    statement = create_table_statement(
+        TableName("w"), schema, location="/data/w", options={}, properties={"o": "p"}
+    )
+    assert _round_trip(statement.to_sql()) == statement
+    assert statement.to_sql() == (
+        "CREATE TABLE `w` (`time` BIGINT, `city` STRING, `device` STRING, `temp` FLOAT, "
+        "`at` TIMESTAMP) USING tsfile OPTIONS ('tagColumns' = 'city,device', "
+        "'timestampAs' = 'long') LOCATION '/data/w' TBLPROPERTIES ('o' = 'p')"
+    )

@@ -530,7 +530,13 @@ def create_table_statement(
         table=table,
         columns=tuple(columns),
         location=location,
-        options={**options, "tagColumns": ",".join(schema.tag_names)},
+        # Spelled out even when they were defaults or never stored (an adopted table), so the
+        # statement means the same in a catalog whose defaults might differ.
+        options={
+            **options,
+            "tagColumns": ",".join(schema.tag_names),
+            "timestampAs": "timestamp" if timestamps else "long",
+        },
         properties=properties,
     )
 
