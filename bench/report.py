@@ -248,6 +248,22 @@ def render_markdown(results: dict[str, Any], png_name: str | None) -> str:
                 f"{_fmt_s(p['cold_s'])} | {_fmt_s(p['warm_s'])} | "
                 f"{_fmt_bytes(p['manifest_bytes'])} |"
             )
+    vacuum = results.get("vacuum")
+    if vacuum:
+        lines += [
+            "",
+            "## VACUUM after an overwrite",
+            "",
+            "A smoke-size copy of the table written, overwritten with the same rows, then "
+            "`VACUUM ... RETAIN 0 HOURS` (bench/vacuum.py): the first write's parts are what "
+            "it reclaims.",
+            "",
+            "| Live parts | Removed files | Bytes before | Reclaimed | After | Time |",
+            "|---|---|---|---|---|---|",
+            f"| {vacuum['live_parts']:,} | {vacuum['removed_files']:,} | "
+            f"{_fmt_bytes(vacuum['bytes_before'])} | {_fmt_bytes(vacuum['bytes_reclaimed'])} | "
+            f"{_fmt_bytes(vacuum['bytes_after'])} | {_fmt_s(vacuum['seconds'])} |",
+        ]
     inproc = results.get("inprocess")
     if inproc:
         spark_q2 = _query(results, "Q2")

@@ -2,9 +2,10 @@
 
 Generates the data, writes it as a tsfile table and as Parquet, times the six queries on
 both engines in one SparkSession (alternating order, median of the repetitions, answers
-compared), measures write throughput, bytes on disk, planning on 1k/10k-part manifests and
-the in-process read throughput, then writes ``results.json`` and the report
-(``docs/benchmarks.md`` + ``docs/benchmarks.png`` for a full run).
+compared), measures write throughput, bytes on disk, planning on 1k/10k-part manifests, the
+bytes VACUUM reclaims after an overwrite and the in-process read throughput, then writes
+``results.json`` and the report (``docs/benchmarks.md`` + ``docs/benchmarks.png`` for a full
+run).
 
 :func:`run` takes an existing SparkSession, so the smoke test reuses the test session.
 """
@@ -339,6 +340,10 @@ def run(
                 str(data), scale.planning_parts, scale.planning_devices_per_part,
                 3,
             )
+        from bench.vacuum import bench_vacuum
+
+        _log("VACUUM after an overwrite (bytes reclaimed)")
+        results["vacuum"] = bench_vacuum(spark, str(data))
         if profile:
             _log(f"profiling the slowest tsfile query ({slowest.id}) in-process")
             results["profile"] = _profile(writes["paths"]["tsfile"], slowest, out)

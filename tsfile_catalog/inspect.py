@@ -27,6 +27,7 @@ from tsfile_catalog.metadata.spark_dialect import quote_identifier
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import Table
+from tsfile_catalog.table.maintenance import Expired, Vacuumed
 
 __all__ = [
     "EXPLAIN_SCHEMA",
@@ -47,6 +48,9 @@ __all__ = [
     "vacuum_result",
     "parts_by_format",
     "show_file_parts",
+    "expire_result",
+    "restore_result",
+    "show_create_table",
 ]
 
 
@@ -445,11 +449,6 @@ def timeline_result(data: Timeline) -> Result:
     return Result("group string, part string, start bigint, end bigint, rows bigint", rows)
 
 
-def vacuum_result(urls: Sequence[str], *, dry_run: bool) -> Result:
-    """What a vacuum deleted (or, with ``dry_run``, would delete): one row per file or folder."""
-    return Result("path string, deleted boolean", [(url, not dry_run) for url in urls])
-
-
 def table_summary(table: Table) -> Result:
     """One row: where the table is and what its version holds (after adopting it, say)."""
     parts = table.parts()
@@ -463,3 +462,45 @@ def table_summary(table: Table) -> Result:
     return Result(
         "location string, version bigint, parts bigint, rows bigint, size_bytes bigint", [row]
     )
+
+
+# -- maintenance ------------------------------------------------------------------------------
+
+
+def vacuum_result(vacuumed: Vacuumed) -> Result:
+    """VACUUM's answer: each file (then folder) it deleted, or would delete in a dry run."""
+    return Result(
+        "path string, deleted boolean", [(url, not vacuumed.dry_run) for url in vacuumed.files]
+    )
+
+
+def expire_result(expired: Expired) -> Result:
+    """EXPIRE SNAPSHOTS' answer: the oldest version left and how many log files went."""
+    return Result(
+        "oldest_version bigint, expired_versions bigint, expired_checkpoints bigint, "
+        "checkpoint_written boolean",
+        [
+            (
+                expired.oldest_kept,
+                len(expired.versions),
+                len(expired.checkpoints),
+                expired.checkpoint_written,
+            )
+        ],
+    )
+
+
+def restore_result(table: Table) -> Result:
+    """RESTORE's answer, from the version it committed (``table``)."""
+    info = table.history(limit=1)[0]
+    restored = int(info.operation_parameters.get("version", -1))
+    return Result(
+        "version bigint, restored_version bigint, num_removed_files bigint, "
+        "num_restored_files bigint",
+        [(table.version, restored, info.parts_removed, info.parts_added)],
+    )
+
+
+def show_create_table(statement: str) -> Result:
+    """SHOW CREATE TABLE's answer, named as Spark names it."""
+    return Result("createtab_stmt string", [(statement,)])

@@ -48,6 +48,11 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     assert by_id["Q3"]["parts_opened"] < by_id["Q3"]["parts_total"]
     assert by_id["Q5"]["parts_opened"] < by_id["Q5"]["parts_total"]
     assert docs.exists() and "| Q6 |" in docs.read_text()
+    # VACUUM after the overwrite reclaims exactly the first write's parts.
+    vacuum = results["vacuum"]
+    assert vacuum["removed_files"] > 0 and vacuum["bytes_after"] > 0
+    assert vacuum["bytes_reclaimed"] == vacuum["bytes_before"] - vacuum["bytes_after"]
+    assert "## VACUUM after an overwrite" in docs.read_text()
 
     # Without matplotlib the report is still written, just without the plot.
     monkeypatch.setitem(sys.modules, "matplotlib", None)

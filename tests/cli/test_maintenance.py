@@ -42,7 +42,13 @@ def test_vacuum_deletes_only_old_orphans(runner: CliRunner, table_dir: Path) -> 
     kept = run(runner, "vacuum", str(table_dir), "--retain", "60d", "--json")
     assert json.loads(kept.stdout) == []
 
-    done = run(runner, "vacuum", str(table_dir), "--retain", "0", "--json")
+    # Below the table's deletedFileRetention (7 days) only with the check turned off, as
+    # Delta's retentionDurationCheck.
+    refused = run(runner, "vacuum", str(table_dir), "--retain", "0", "--json")
+    assert refused.exit_code == 1 and "deletedFileRetention" in refused.stderr
+    assert old.exists() and fresh.exists()
+
+    done = run(runner, "vacuum", str(table_dir), "--retain", "0", "--no-retention-check", "--json")
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout) == [
         {"path": str(p), "deleted": True} for p in sorted([old, fresh], key=str)

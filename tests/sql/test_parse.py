@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import sqlglot
 from hypothesis import given
@@ -10,17 +12,24 @@ from sqlglot import exp
 
 from tsfile_catalog.exceptions import SqlError, SqlParseError
 from tsfile_catalog.sql import (
+    AlterTableAddColumns,
+    AlterTableAlterColumn,
+    AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsupported,
     ColumnSpec,
     CreateTable,
     DescribeDetail,
     DescribeHistory,
     DescribeTable,
     DropTable,
+    ExpireSnapshots,
     ExplainParts,
     Insert,
     PassThrough,
+    RestoreTable,
     Select,
+    ShowCreateTable,
     ShowParts,
     ShowTables,
     Statement,
@@ -57,6 +66,12 @@ def _round_trip(sql: str) -> Statement:
         "EXPLAIN PARTS SELECT * FROM t WHERE a > 1",
         "VACUUM t",
         "VACUUM db.t DRY RUN",
+        "VACUUM t RETAIN 168 HOURS DRY RUN",
+        "EXPIRE SNAPSHOTS t RETAIN 2 HOURS RETAIN LAST 3",
+        "EXPIRE SNAPSHOTS db.t OLDER THAN '2024-01-01 00:00:00'",
+        "RESTORE TABLE t TO VERSION AS OF 3",
+        "RESTORE TABLE db.t TO TIMESTAMP AS OF '2024-01-01'",
+        "SHOW CREATE TABLE db.t",
         "DESCRIBE DETAIL t",
         "DESCRIBE HISTORY t",
         "SELECT TIMESTAMP '2024-01-01 00:00:00', DATE '2024-01-01', TIMESTAMP_NTZ '2024-01-01'",
@@ -251,6 +266,74 @@ def test_alter_table_set_tblproperties() -> None:
 def test_vacuum() -> None:
     assert _round_trip("VACUUM t") == Vacuum(table=TableName("t"))
     assert _round_trip("VACUUM db.t DRY RUN") == Vacuum(table=TableName("t", "db"), dry_run=True)
+    assert _round_trip("vacuum t retain 1.5 hours") == Vacuum(
+        table=TableName("t"), retain_hours=1.5
+    )
+    with pytest.raises(SqlParseError, match="expected HOURS"):
+        parse_statement("VACUUM t RETAIN 5 DAYS")
+
+
+def test_expire_snapshots() -> None:
+    assert _round_trip("EXPIRE SNAPSHOTS t") == ExpireSnapshots(table=TableName("t"))
+    assert _round_trip("EXPIRE SNAPSHOTS t OLDER THAN '2024-01-01' RETAIN LAST 2") == (
+        ExpireSnapshots(table=TableName("t"), older_than="2024-01-01", retain_last=2)
+    )
+    assert _round_trip("EXPIRE SNAPSHOTS t RETAIN 24 HOURS") == ExpireSnapshots(
+        table=TableName("t"), retain_hours=24
+    )
+    with pytest.raises(SqlParseError, match="one of RETAIN n HOURS and OLDER THAN"):
+        parse_statement("EXPIRE SNAPSHOTS t OLDER THAN '2024-01-01' RETAIN 3 HOURS")
+    with pytest.raises(SqlError, match="RETAIN LAST needs at least 1"):
+        parse_statement("EXPIRE SNAPSHOTS t RETAIN LAST 0")
+    with pytest.raises(SqlParseError, match="EXPIRE 't'"):
+        parse_statement("EXPIRE t")
+
+
+def test_restore() -> None:
+    assert _round_trip("RESTORE TABLE db.t TO VERSION AS OF 2") == RestoreTable(
+        table=TableName("t", "db"), time_travel=VersionAsOf(2)
+    )
+    assert _round_trip("RESTORE t TO TIMESTAMP AS OF '2024-01-01'") == RestoreTable(
+        table=TableName("t"), time_travel=TimestampAsOf("2024-01-01")
+    )
+    with pytest.raises(SqlParseError, match="expected TO VERSION AS OF"):
+        parse_statement("RESTORE TABLE t VERSION AS OF 2")
+
+
+def test_alter_table_columns_and_rename() -> None:
+    assert _round_trip("ALTER TABLE t ADD COLUMNS (Rain DOUBLE, n INT)") == AlterTableAddColumns(
+        table=TableName("t"), columns=(ColumnSpec("rain", "DOUBLE"), ColumnSpec("n", "INT"))
+    )
+    assert parse_statement("ALTER TABLE t ADD COLUMN n INT") == AlterTableAddColumns(
+        table=TableName("t"), columns=(ColumnSpec("n", "INT"),)
+    )
+    widen = AlterTableAlterColumn(table=TableName("t"), column=ColumnSpec("n", "BIGINT"))
+    assert _round_trip("ALTER TABLE t ALTER COLUMN n TYPE BIGINT") == widen
+    assert parse_statement("ALTER TABLE t CHANGE COLUMN n n BIGINT") == widen
+    assert _round_trip("ALTER TABLE db.t RENAME TO db.u") == AlterTableRename(
+        table=TableName("t", "db"), new_name=TableName("u", "db")
+    )
+    assert _round_trip("SHOW CREATE TABLE t") == ShowCreateTable(TableName("t"))
+    with pytest.raises(SqlError, match="'c' given twice"):
+        parse_statement("ALTER TABLE t ADD COLUMNS (c INT, c INT)")
+    with pytest.raises(SqlError, match="type VARCHAR"):
+        parse_statement("ALTER TABLE t ADD COLUMNS (c VARCHAR(3))")
+
+
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("ALTER TABLE t DROP COLUMN c", "dropping column 'c' is not supported: .*column ids"),
+        ("ALTER TABLE t RENAME COLUMN c TO d", "renaming column 'c' .*column ids"),
+        ("ALTER TABLE t CHANGE COLUMN c d BIGINT", "renaming column 'c' .*column ids"),
+        ("ALTER TABLE t ALTER COLUMN c DROP NOT NULL", "only ALTER COLUMN c TYPE"),
+    ],
+)
+def test_alter_table_forms_a_catalog_table_refuses(sql: str, reason: str) -> None:
+    statement = parse_statement(sql)
+    assert isinstance(statement, AlterTableUnsupported) and statement.to_sql() == sql
+    assert statement.table == TableName("t")
+    assert re.search(reason, statement.reason)
 
 
 @pytest.mark.parametrize(
@@ -497,3 +580,20 @@ def test_quote_string_round_trips_through_the_dialect(value: str) -> None:
 def test_quote_identifier_round_trips_through_the_dialect(value: str) -> None:
     tree = sqlglot.parse_one(f"SELECT {quote_identifier(value)}", read=TsFileSpark)
     assert tree.expressions[0].name == value
+
+
+def test_create_table_statement_spells_out_tags_and_time() -> None:
+    from tests.factories import weather_schema
+    from tsfile_catalog.metadata.schema import DataType
+    from tsfile_catalog.sql.statements import create_table_statement
+
+    schema = weather_schema(("temp", DataType.FLOAT), ("at", DataType.TIMESTAMP))
+    statement = create_table_statement(
+        TableName("w"), schema, location="/data/w", options={}, properties={"o": "p"}
+    )
+    assert _round_trip(statement.to_sql()) == statement
+    assert statement.to_sql() == (
+        "CREATE TABLE `w` (`time` BIGINT, `city` STRING, `device` STRING, `temp` FLOAT, "
+        "`at` TIMESTAMP) USING tsfile OPTIONS ('tagColumns' = 'city,device', "
+        "'timestampAs' = 'long') LOCATION '/data/w' TBLPROPERTIES ('o' = 'p')"
+    )

@@ -25,8 +25,7 @@ from tsfile_catalog.cli import arguments, output
 from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.table import DEFAULT_RETENTION_MS, Table
-from tsfile_catalog.table import vacuum as vacuum_table
+from tsfile_catalog.table import Table, vacuum_table
 
 __all__ = ["app", "main"]
 
@@ -310,29 +309,40 @@ def vacuum(
         str | None,
         typer.Option(
             "--retain",
-            help="Keep orphans younger than this (168h, 7d, 0s; a bare number is hours). "
-            "Default 7 days.",
+            help="Keep files removed (or orphaned) less than this long ago (168h, 7d, 0s; a "
+            "bare number is hours). Default: the table's deletedFileRetention, 7 days.",
         ),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")
     ] = False,
+    no_retention_check: Annotated[
+        bool,
+        typer.Option(
+            "--no-retention-check",
+            help="Allow a retention below the table's deletedFileRetention (Delta's "
+            "retentionDurationCheck): only safe when no write is running.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Delete the files the table's writers left behind that no version references."""
-    retention_ms = DEFAULT_RETENTION_MS if retain is None else arguments.parse_duration(retain)
+    """Delete parts removed longer ago than the retention, and files the table's writers left
+    behind that no version references."""
+    retention_ms = None if retain is None else arguments.parse_duration(retain)
     target = arguments.resolve(table, warehouse=warehouse, options=option or ())
-    with output.progress_bar("deleting orphans") as progress:
-        files = vacuum_table(
+    with output.progress_bar("deleting files") as progress:
+        vacuumed = vacuum_table(
             target.location,
             dry_run=dry_run,
             retention_ms=retention_ms,
+            retention_check=not no_retention_check,
             storage_options=target.storage,
             progress=progress,
         )
+    files = vacuumed.files
     verb = "would delete" if dry_run else "deleted"
     output.show(
-        inspect.vacuum_result(files, dry_run=dry_run),
+        inspect.vacuum_result(vacuumed),
         as_json=as_json,
         title=target.name,
         footer=f"{verb} {len(files)} files and folders",

@@ -115,6 +115,10 @@ class Operation(str, enum.Enum):
     SET_TBLPROPERTIES = "SET TBLPROPERTIES"
     ADD_PART = "ADD PART"
     DROP_PART = "DROP PART"
+    # Table maintenance and schema evolution (Delta's names for the same commits).
+    RESTORE = "RESTORE"
+    ADD_COLUMNS = "ADD COLUMNS"
+    CHANGE_COLUMN = "CHANGE COLUMN"
 
     def __str__(self) -> str:
         # Messages and f-strings show the stored string, as for a plain str (Python 3.11+

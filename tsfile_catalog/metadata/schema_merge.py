@@ -20,7 +20,7 @@ from __future__ import annotations
 from tsfile_catalog.exceptions import SchemaMismatchError
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
-__all__ = ["merge_schema"]
+__all__ = ["merge_schema", "widens"]
 
 _WIDENINGS = frozenset({(DataType.INT32, DataType.INT64), (DataType.FLOAT, DataType.DOUBLE)})
 
@@ -75,6 +75,12 @@ def merge_schema(old: TableSchema | None, incoming: TableSchema, *, merge: bool)
         return old
     columns = [widened.get(c.name, c) for c in old.columns]
     return TableSchema(table=old.table, columns=(*columns, *added))
+
+
+def widens(old: DataType, new: DataType) -> bool:
+    """Whether a column of type ``old`` may become ``new`` (INT32->INT64, FLOAT->DOUBLE):
+    readers cast every older part up, so no data is rewritten."""
+    return (old, new) in _WIDENINGS
 
 
 def _check_tags(old: TableSchema, incoming: TableSchema) -> None:

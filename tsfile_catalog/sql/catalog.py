@@ -43,6 +43,8 @@ from tsfile_catalog.metadata.expressions import needs_time_zone
 from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.spark_types import tsfile_type_of_sql
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.analysis import (
@@ -56,18 +58,25 @@ from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.registry import parse_table_name as _table_name
 from tsfile_catalog.sql.statements import (
+    AlterTableAddColumns,
     AlterTableAddPart,
+    AlterTableAlterColumn,
     AlterTableDropPart,
+    AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsupported,
     CreateTable,
     DescribeDetail,
     DescribeHistory,
     DescribeTable,
     DropTable,
+    ExpireSnapshots,
     ExplainParts,
     Insert,
     PassThrough,
+    RestoreTable,
     Select,
+    ShowCreateTable,
     ShowParts,
     ShowTables,
     Statement,
@@ -77,19 +86,24 @@ from tsfile_catalog.sql.statements import (
     TimeTravel,
     Vacuum,
     VersionAsOf,
+    create_table_statement,
     quote_identifier,
 )
 from tsfile_catalog.sql.urls import UrlEntry, url_entry
 from tsfile_catalog.storage_options import STORAGE_PREFIX
 from tsfile_catalog.table import (
     Table,
+    add_columns,
     add_files,
+    alter_column_type,
     append_parts,
     create_table,
     drop_parts,
+    expire_snapshots,
     open_table,
     purge,
-    vacuum,
+    restore,
+    vacuum_table,
 )
 from tsfile_catalog.table.handle import time_travel_ms
 from tsfile_catalog.table.ownership import check_empty, check_location
@@ -100,6 +114,9 @@ _log = logging.getLogger(__name__)
 
 _VIEW_PREFIX = "__tsfc_"
 _SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+# Delta's spark.databricks.delta.retentionDurationCheck.enabled: "false" lets VACUUM use a
+# retention below a table's deletedFileRetention.
+RETENTION_CHECK = "spark.tsfile.retentionDurationCheck.enabled"
 
 
 class Catalog:
@@ -257,13 +274,29 @@ class Catalog:
                 return self._set_properties(statement)
             case AlterTableAddPart() | AlterTableDropPart():
                 return self._alter_parts(statement)
-            case Vacuum(table=name, dry_run=dry_run):
+            case Vacuum():
+                return self._vacuum(statement)
+            case ExpireSnapshots():
+                return self._expire(statement)
+            case RestoreTable():
+                return self._restore(statement)
+            case (
+                AlterTableAddColumns()
+                | AlterTableAlterColumn()
+                | AlterTableRename()
+                | AlterTableUnsupported()
+            ):
+                return self._alter_table(statement)
+            case ShowCreateTable(table=name):
                 entry = self._registry.require(name)
-                files = vacuum(
-                    entry.location, dry_run=dry_run, storage_options=self._storage(entry)
+                created = create_table_statement(
+                    name,
+                    self._open(entry).schema,
+                    location=entry.location,
+                    options=entry.options,
+                    properties=self._open(entry).properties,
                 )
-                rows = [(path, not dry_run) for path in files]
-                return self._result(Result("path string, deleted boolean", rows))
+                return self._result(inspect.show_create_table(created.to_sql()))
             case PassThrough(sql=text):
                 return self._spark.sql(text)
         raise SqlError(f"unsupported statement {type(statement).__name__}")
@@ -593,13 +626,40 @@ class Catalog:
     ) -> dict[str, str]:
         schema = ddl.new_table_schema(statement, options)
         table_options.check_encoding(options, schema)
-        create_table(
+        storage = self._storage(TableEntry("", "", location, options))
+        table = create_table(
             location,
             schema,
             properties=dict(statement.properties),
-            storage_options=self._storage(TableEntry("", "", location, options)),
+            storage_options=storage,
+            exist_ok=statement.location is not None,
         )
+        # A table that was already there (a version-0 one too) must match the columns.
+        self._register_existing(statement, table, schema, storage)
         return options
+
+    def _register_existing(
+        self, statement: CreateTable, table: Table, schema: TableSchema, storage: dict[str, Any]
+    ) -> None:
+        """``CREATE TABLE name (columns) LOCATION`` of a table already there (what SHOW
+        CREATE TABLE prints): registered as it is when the columns match, as Delta does."""
+        if table.schema.columns != schema.columns:
+            there = table.schema
+            raise TableExistsError(
+                f"CREATE TABLE {statement.table}: the table at {table.location} has other "
+                f"columns ({', '.join(there.names)}; TAGs {', '.join(there.tag_names)}) than "
+                "declared; register it without a column list"
+            )
+        changed = {k: v for k, v in statement.properties.items() if table.properties.get(k) != v}
+        if changed:
+            append_parts(
+                table.location,
+                [],
+                table.schema,
+                properties=changed,
+                operation=Operation.SET_TBLPROPERTIES,
+                storage_options=storage,
+            )
 
     def _create_as_select(
         self, statement: CreateTable, location: str, options: dict[str, str]
@@ -722,6 +782,80 @@ class Catalog:
             fmt = options.pop(keys.get("format", "format"), "")
             version = add_files(
                 entry.location, path, format=fmt, options=options, storage_options=storage
+            )
+        self._refresh_view(entry)
+        return self._result(Result("version bigint", [(version,)]))
+
+    # -- maintenance ----------------------------------------------------------------------------
+
+    def _vacuum(self, statement: Vacuum) -> DataFrame:
+        entry = self._registry.require(statement.table)
+        hours = statement.retain_hours
+        check = str(self._spark.conf.get(RETENTION_CHECK, "true")).strip().lower() != "false"
+        vacuumed = vacuum_table(
+            entry.location,
+            dry_run=statement.dry_run,
+            retention_ms=None if hours is None else round(hours * 3_600_000),
+            retention_check=check,
+            storage_options=self._storage(entry),
+        )
+        return self._result(inspect.vacuum_result(vacuumed))
+
+    def _expire(self, statement: ExpireSnapshots) -> DataFrame:
+        entry = self._registry.require(statement.table)
+        hours = statement.retain_hours
+        expired = expire_snapshots(
+            entry.location,
+            older_than=statement.older_than,
+            retention_ms=None if hours is None else round(hours * 3_600_000),
+            retain_last=statement.retain_last,
+            time_zone=self._session_time_zone(),
+            storage_options=self._storage(entry),
+        )
+        return self._result(inspect.expire_result(expired))
+
+    def _restore(self, statement: RestoreTable) -> DataFrame:
+        entry = self._registry.require(statement.table)
+        travel = statement.time_travel
+        restore(
+            entry.location,
+            version=travel.version if isinstance(travel, VersionAsOf) else None,
+            timestamp=self._as_of_ms(travel) if isinstance(travel, TimestampAsOf) else None,
+            storage_options=self._storage(entry),
+        )
+        self._refresh_view(entry)
+        return self._result(inspect.restore_result(self._open(entry)))
+
+    def _alter_table(
+        self,
+        statement: AlterTableAddColumns
+        | AlterTableAlterColumn
+        | AlterTableRename
+        | AlterTableUnsupported,
+    ) -> DataFrame:
+        if self._spark_owns(statement.table):
+            return self._spark.sql(statement.to_sql())
+        entry = self._registry.require(statement.table)
+        storage = self._storage(entry)
+        if isinstance(statement, AlterTableUnsupported):
+            raise SqlError(statement.reason)
+        if isinstance(statement, AlterTableRename):
+            renamed = self._registry.rename(statement.table, statement.new_name)
+            self._drop_view(entry)
+            self._refresh_view(renamed)
+            return self._result(
+                Result("table string, location string", [(renamed.display_name, entry.location)])
+            )
+        if isinstance(statement, AlterTableAddColumns):
+            columns = [(c.name, tsfile_type_of_sql(c.data_type)) for c in statement.columns]
+            version = add_columns(entry.location, columns, storage_options=storage)
+        else:
+            column = statement.column
+            version = alter_column_type(
+                entry.location,
+                column.name,
+                tsfile_type_of_sql(column.data_type),
+                storage_options=storage,
             )
         self._refresh_view(entry)
         return self._result(Result("version bigint", [(version,)]))

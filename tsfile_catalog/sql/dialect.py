@@ -8,7 +8,11 @@ get positioned syntax errors, and round-trip through the generator:
 * ``SHOW TABLES [IN|FROM db]``                          -> :class:`ShowTables`
 * ``SHOW PARTS name [VERSION AS OF n | TIMESTAMP AS OF 'ts']`` -> :class:`ShowParts`
 * ``EXPLAIN PARTS <query>``                             -> :class:`ExplainParts`
-* ``VACUUM name [DRY RUN]``                             -> :class:`Vacuum`
+* ``VACUUM name [RETAIN n HOURS] [DRY RUN]``            -> :class:`Vacuum`
+* ``EXPIRE SNAPSHOTS name [RETAIN n HOURS | OLDER THAN 'ts'] [RETAIN LAST n]``
+                                                        -> :class:`ExpireSnapshots`
+* ``RESTORE [TABLE] name TO VERSION AS OF n | TIMESTAMP AS OF 'ts'`` -> :class:`Restore`
+* ``SHOW CREATE TABLE name``                            -> :class:`ShowCreateTable`
 * ``DESCRIBE DETAIL name``                              -> ``exp.Describe(style="DETAIL")``
 * ``ALTER TABLE name ADD PART OPTIONS (…)``              -> ``exp.Alter`` with :class:`AddPart`
 * ``ALTER TABLE name DROP PART 'path-or-glob'``          -> ``exp.Alter`` with :class:`DropPart`
@@ -36,6 +40,9 @@ __all__ = [
     "Vacuum",
     "AddPart",
     "DropPart",
+    "ShowCreateTable",
+    "ExpireSnapshots",
+    "Restore",
 ]
 
 T = t.TypeVar("T")
@@ -63,9 +70,28 @@ class ExplainParts(exp.Expression):
 
 
 class Vacuum(exp.Expression):
-    """``VACUUM name [DRY RUN]``."""
+    """``VACUUM name [RETAIN n HOURS] [DRY RUN]``; ``retain`` is the number literal."""
 
-    arg_types = {"this": True, "dry_run": False}
+    arg_types = {"this": True, "dry_run": False, "retain": False}
+
+
+class ExpireSnapshots(exp.Expression):
+    """``EXPIRE SNAPSHOTS name [RETAIN n HOURS | OLDER THAN 'ts'] [RETAIN LAST n]``."""
+
+    arg_types = {"this": True, "retain": False, "older_than": False, "retain_last": False}
+
+
+class Restore(exp.Expression):
+    """``RESTORE [TABLE] name TO VERSION AS OF n | TIMESTAMP AS OF 'ts'``; the clause sits
+    on the table, as for a query's time travel."""
+
+    arg_types = {"this": True}
+
+
+class ShowCreateTable(exp.Expression):
+    """``SHOW CREATE TABLE name``."""
+
+    arg_types = {"this": True}
 
 
 class AddPart(exp.Expression):
@@ -89,6 +115,9 @@ class _Parser(SparkLiteralParser):
     SHOW_PARSERS = {
         "TABLES": lambda self: self._parse_show_tables(),
         "PARTS": lambda self: self._parse_show_parts(),
+        "CREATE TABLE": lambda self: self.expression(
+            ShowCreateTable(this=self._parse_plain_table())
+        ),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -99,6 +128,8 @@ class _Parser(SparkLiteralParser):
     WORD_STATEMENT_PARSERS: t.ClassVar[dict[str, t.Callable[[_Parser], exp.Expr]]] = {
         "EXPLAIN": lambda self: self._parse_explain(),
         "VACUUM": lambda self: self._parse_vacuum(),
+        "EXPIRE": lambda self: self._parse_expire(),
+        "RESTORE": lambda self: self._parse_restore(),
     }
 
     def _parse_statement(self) -> exp.Expr | None:
@@ -198,8 +229,52 @@ class _Parser(SparkLiteralParser):
 
     def _parse_vacuum(self) -> Vacuum:
         table = self._parse_plain_table()
+        retain = self._parse_retain_hours() if self._match_text_seq("RETAIN") else None
         dry_run = self._match_text_seq("DRY", "RUN")
-        return self.expression(Vacuum(this=table, dry_run=dry_run))
+        return self.expression(Vacuum(this=table, dry_run=dry_run, retain=retain))
+
+    def _parse_expire(self) -> exp.Expr:
+        start = self._prev
+        if not self._match_text_seq("SNAPSHOTS"):
+            return self._parse_as_command(start)
+        node = ExpireSnapshots(this=self._parse_plain_table())
+        if self._match_text_seq("OLDER", "THAN"):
+            older_than = self._parse_primary()
+            if not (isinstance(older_than, exp.Literal) and older_than.is_string):
+                self.raise_error("Expected a timestamp string after OLDER THAN")
+            node.set("older_than", older_than)
+        while self._match_text_seq("RETAIN"):
+            if self._match_text_seq("LAST"):
+                node.set("retain_last", self._parse_number_literal())
+            elif node.args.get("retain") is None and node.args.get("older_than") is None:
+                node.set("retain", self._parse_retain_hours())
+            else:
+                self.raise_error("Expected LAST: give one of RETAIN n HOURS and OLDER THAN")
+        return self.expression(node)
+
+    def _parse_restore(self) -> Restore:
+        self._match(TokenType.TABLE)
+        table = self._parse_plain_table()
+        if not self._match_text_seq("TO"):
+            self.raise_error("Expected TO VERSION AS OF n or TO TIMESTAMP AS OF 'ts'")
+        version = self._parse_version()
+        if version is None:
+            self.raise_error("Expected VERSION AS OF n or TIMESTAMP AS OF 'ts'")
+        table.set("version", version)
+        return self.expression(Restore(this=table))
+
+    def _parse_retain_hours(self) -> exp.Literal:
+        hours = self._parse_number_literal()
+        if not self._match_text_seq("HOURS") and not self._match_text_seq("HOUR"):
+            self.raise_error("Expected HOURS")
+        return hours
+
+    def _parse_number_literal(self) -> exp.Literal:
+        number = self._parse_primary()
+        if not (isinstance(number, exp.Literal) and number.is_number):
+            self.raise_error("Expected a number")
+            raise AssertionError("raise_error raises at the IMMEDIATE error level")
+        return number
 
     def _parse_versioned_table(self) -> exp.Table:
         table = self._parse_plain_table()
@@ -256,8 +331,33 @@ def _explain_parts_sql(generator: SparkGenerator, expression: ExplainParts) -> s
 
 
 def _vacuum_sql(generator: SparkGenerator, expression: Vacuum) -> str:
+    retain = expression.args.get("retain")
+    hours = f" RETAIN {generator.sql(retain)} HOURS" if retain is not None else ""
     dry_run = " DRY RUN" if expression.args.get("dry_run") else ""
-    return f"VACUUM {generator.sql(expression, 'this')}{dry_run}"
+    return f"VACUUM {generator.sql(expression, 'this')}{hours}{dry_run}"
+
+
+def _expire_sql(generator: SparkGenerator, expression: ExpireSnapshots) -> str:
+    out = f"EXPIRE SNAPSHOTS {generator.sql(expression, 'this')}"
+    if expression.args.get("older_than") is not None:
+        out += f" OLDER THAN {generator.sql(expression, 'older_than')}"
+    if expression.args.get("retain") is not None:
+        out += f" RETAIN {generator.sql(expression, 'retain')} HOURS"
+    if expression.args.get("retain_last") is not None:
+        out += f" RETAIN LAST {generator.sql(expression, 'retain_last')}"
+    return out
+
+
+def _restore_sql(generator: SparkGenerator, expression: Restore) -> str:
+    table = expression.this
+    version = table.args.get("version")
+    plain = table.copy()
+    plain.set("version", None)
+    return f"RESTORE TABLE {generator.sql(plain)} TO {generator.sql(version)}"
+
+
+def _show_create_sql(generator: SparkGenerator, expression: ShowCreateTable) -> str:
+    return f"SHOW CREATE TABLE {generator.sql(expression, 'this')}"
 
 
 def _add_part_sql(generator: SparkGenerator, expression: AddPart) -> str:
@@ -279,6 +379,9 @@ class _Generator(SparkGenerator):
         Vacuum: _vacuum_sql,
         AddPart: _add_part_sql,
         DropPart: _drop_part_sql,
+        ExpireSnapshots: _expire_sql,
+        Restore: _restore_sql,
+        ShowCreateTable: _show_create_sql,
     }
 
     def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:

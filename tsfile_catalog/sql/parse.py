@@ -34,19 +34,26 @@ from tsfile_catalog.sql.statements import (
     PROVIDER,
     URL_FUNCTION,
     URL_SETTINGS,
+    AlterTableAddColumns,
     AlterTableAddPart,
+    AlterTableAlterColumn,
     AlterTableDropPart,
+    AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsupported,
     ColumnSpec,
     CreateTable,
     DescribeDetail,
     DescribeHistory,
     DescribeTable,
     DropTable,
+    ExpireSnapshots,
     ExplainParts,
     Insert,
     PassThrough,
+    RestoreTable,
     Select,
+    ShowCreateTable,
     ShowParts,
     ShowTables,
     SparkType,
@@ -209,7 +216,21 @@ def _to_model(node: exp.Expr, text: str) -> Statement:
     if isinstance(node, dialect.ExplainParts):
         return ExplainParts(node.this)
     if isinstance(node, dialect.Vacuum):
-        return Vacuum(table=_table_name(node.this, "VACUUM"), dry_run=bool(node.args["dry_run"]))
+        return Vacuum(
+            table=_table_name(node.this, "VACUUM"),
+            dry_run=bool(node.args["dry_run"]),
+            retain_hours=_hours(node.args.get("retain")),
+        )
+    if isinstance(node, dialect.ExpireSnapshots):
+        return _expire(node)
+    if isinstance(node, dialect.Restore):
+        table = node.this
+        return RestoreTable(
+            table=_table_name(table, "RESTORE", allowed=("version",)),
+            time_travel=time_travel_from_sqlglot(table.args["version"]),
+        )
+    if isinstance(node, dialect.ShowCreateTable):
+        return ShowCreateTable(_table_name(node.this, "SHOW CREATE TABLE"))
     if isinstance(node, exp.Query):
         return Select(node)
     if isinstance(node, exp.Create):
@@ -430,7 +451,92 @@ def _describe(node: exp.Describe, text: str) -> Statement:
     return PassThrough(text)
 
 
+def _hours(node: exp.Expr | None) -> float | None:
+    return None if node is None else float(node.name)
+
+
+def _expire(node: dialect.ExpireSnapshots) -> ExpireSnapshots:
+    older_than = node.args.get("older_than")
+    retain_last = node.args.get("retain_last")
+    if retain_last is not None and not retain_last.is_int:
+        raise SqlError(f"RETAIN LAST needs a whole number of versions, got {retain_last.name}")
+    return ExpireSnapshots(
+        table=_table_name(node.this, "EXPIRE SNAPSHOTS"),
+        retain_hours=_hours(node.args.get("retain")),
+        older_than=None if older_than is None else str(older_than.this),
+        retain_last=None if retain_last is None else int(retain_last.name),
+    )
+
+
+# Why a catalog table refuses the ALTER TABLE forms that rename, drop or re-type columns.
+_NO_COLUMN_IDS = (
+    "columns are matched by name in every part file (tsfile tables have no column ids yet), "
+    "so older parts would lose the column's data or show another column's"
+)
+
+
+def _alter_columns(node: exp.Alter, text: str) -> Statement | None:
+    """The column and rename forms of ALTER TABLE, or None for the others."""
+    actions = node.args.get("actions") or []
+    if node.args.get("kind") != "TABLE" or len(actions) != 1:
+        return None
+    action = actions[0]
+    forms = (exp.Schema, exp.ColumnDef, exp.AlterColumn, exp.AlterRename, exp.RenameColumn)
+    if not isinstance(action, (*forms, exp.Drop)):
+        return None
+    _reject_clauses(node, ("this", "kind", "actions"), "ALTER TABLE")
+    table = _table_name(node.this, "ALTER TABLE")
+    statement = f"ALTER TABLE {table}"
+    if isinstance(action, (exp.Schema, exp.ColumnDef)):
+        defs = action.expressions if isinstance(action, exp.Schema) else [action]
+        return AlterTableAddColumns(
+            table=table,
+            columns=tuple(_column_spec(d, f"{statement} ADD COLUMNS") for d in defs),
+        )
+    if isinstance(action, exp.AlterRename):
+        return AlterTableRename(table=table, new_name=_table_name(action.this, "RENAME TO"))
+    if isinstance(action, exp.AlterColumn):
+        name = action.name.lower()
+        rename = action.args.get("rename_to")
+        dtype = action.args.get("dtype")
+        others = {k for k, v in action.args.items() if v and k not in ("this", "dtype")}
+        if isinstance(dtype, exp.DataType) and (
+            not others
+            or (others == {"rename_to"} and rename is not None and rename.name.lower() == name)
+        ):
+            column = _column_spec(
+                exp.ColumnDef(this=exp.to_identifier(name), kind=dtype), statement
+            )
+            return AlterTableAlterColumn(table=table, column=column)
+        if rename is not None:
+            reason = f"renaming column {name!r} is not supported: {_NO_COLUMN_IDS}"
+        else:
+            reason = (
+                f"only ALTER COLUMN {name} TYPE <wider type> (INT -> BIGINT, FLOAT -> DOUBLE) "
+                "is supported on a tsfile table"
+            )
+        return AlterTableUnsupported(table=table, sql=text, reason=f"{statement}: {reason}")
+    if isinstance(action, exp.RenameColumn):
+        return AlterTableUnsupported(
+            table=table,
+            sql=text,
+            reason=f"{statement}: renaming column {action.this.name!r} is not supported: "
+            f"{_NO_COLUMN_IDS}",
+        )
+    if action.args.get("kind") != "COLUMN":
+        return None
+    dropped = ", ".join(repr(c.name) for c in action.args.get("tables") or [])
+    return AlterTableUnsupported(
+        table=table,
+        sql=text,
+        reason=f"{statement}: dropping column {dropped} is not supported: {_NO_COLUMN_IDS}",
+    )
+
+
 def _alter(node: exp.Alter, text: str) -> Statement:
+    columns = _alter_columns(node, text)
+    if columns is not None:
+        return columns
     actions = node.args.get("actions") or []
     if (
         node.args.get("kind") != "TABLE"

@@ -243,12 +243,7 @@ class Registry:
             LocationError: a location the warehouse itself uses.
             TableExistsError: another name is registered at ``location``.
         """
-        if table.name.startswith("_"):
-            raise SqlError(
-                f"table name {table.qualified!r} is reserved: names starting with '_' are the "
-                f"catalog's and the tables' own folders ({CATALOG_DIR}, _tsfile_manifest, "
-                "_staging)"
-            )
+        _check_name(table)
         registry = join_url(self.warehouse, CATALOG_DIR)
         if is_within(location, registry):
             raise LocationError(
@@ -291,6 +286,34 @@ class Registry:
             ) from e
         return entry
 
+    def rename(self, table: TableName, new: TableName) -> TableEntry:
+        """Register ``table``'s location and options as ``new`` and drop ``table``: the
+        location and data stay where they are (as Delta's rename of a table by path).
+
+        The new entry is created exclusively first, so a concurrent creator of ``new`` wins
+        cleanly and ``table`` is only dropped once ``new`` exists.
+
+        Raises:
+            TableNotFoundError: ``table`` is not registered.
+            TableExistsError: ``new`` is.
+            SqlError: ``new`` is a reserved name.
+        """
+        entry = self.require(table)
+        _check_name(new)
+        renamed = TableEntry(
+            database_of(new), new.name, entry.location, entry.options, entry.created_ms
+        )
+        try:
+            url = self._url(renamed.database, renamed.name)
+            self._io.create_exclusive(url, self._encode(renamed))
+        except FileExistsError as e:
+            raise TableExistsError(
+                f"cannot rename table {entry.display_name!r} to {renamed.display_name!r}: that "
+                f"name is taken in the catalog at {self.warehouse}"
+            ) from e
+        self.drop(table)
+        return renamed
+
     def replace(self, entry: TableEntry) -> None:
         """Overwrite an existing entry (its options changed)."""
         self._io.write_bytes(self._url(entry.database, entry.name), self._encode(entry))
@@ -303,3 +326,12 @@ class Registry:
         for key, value in entry.options.items():
             refuse_credential(key, value)
         return json.dumps(entry.to_json(), indent=2, sort_keys=True).encode()
+
+
+def _check_name(table: TableName) -> None:
+    if table.name.startswith("_"):
+        raise SqlError(
+            f"table name {table.qualified!r} is reserved: names starting with '_' are the "
+            f"catalog's and the tables' own folders ({CATALOG_DIR}, _tsfile_manifest, "
+            "_staging)"
+        )

@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
+from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
 from tsfile_catalog.metadata.spark_dialect import quote_identifier, quote_string
 from tsfile_catalog.sql import dialect
 from tsfile_catalog.storage_options import (
@@ -56,6 +57,14 @@ __all__ = [
     "AlterTableAddPart",
     "AlterTableDropPart",
     "Vacuum",
+    "ExpireSnapshots",
+    "RestoreTable",
+    "AlterTableAddColumns",
+    "AlterTableAlterColumn",
+    "AlterTableRename",
+    "AlterTableUnsupported",
+    "ShowCreateTable",
+    "create_table_statement",
     "PassThrough",
     "Statement",
 ]
@@ -459,6 +468,15 @@ class AlterTableSetProperties:
         )
 
 
+def _hours_sql(hours: float) -> str:
+    return str(int(hours)) if float(hours).is_integer() else repr(float(hours))
+
+
+def _check_hours(hours: float | None, statement: str) -> None:
+    if hours is not None and hours < 0:
+        raise SqlError(f"{statement}: RETAIN needs a non-negative number of hours, got {hours}")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AlterTableAddPart:
     """``ALTER TABLE name ADD PART OPTIONS (path '…', format '…', …)``: add external files."""
@@ -491,14 +509,178 @@ class AlterTableDropPart:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Vacuum:
-    """``VACUUM name [DRY RUN]``: delete files no live version references."""
+    """``VACUUM name [RETAIN n HOURS] [DRY RUN]``: delete the files no version within the
+    retention (default: the table's ``deletedFileRetention``) references."""
 
     table: TableName
     dry_run: bool = False
+    retain_hours: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_hours(self.retain_hours, f"VACUUM {self.table}")
 
     def to_sql(self) -> str:
+        retain = ""
+        if self.retain_hours is not None:
+            retain = f" RETAIN {_hours_sql(self.retain_hours)} HOURS"
         dry_run = " DRY RUN" if self.dry_run else ""
-        return f"VACUUM {self.table.to_sql()}{dry_run}"
+        return f"VACUUM {self.table.to_sql()}{retain}{dry_run}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExpireSnapshots:
+    """``EXPIRE SNAPSHOTS name [RETAIN n HOURS | OLDER THAN 'ts'] [RETAIN LAST n]``: drop
+    the log of versions no longer current at the cutoff (default: the table's
+    ``logRetention``)."""
+
+    table: TableName
+    retain_hours: float | None = None
+    older_than: str | None = None
+    retain_last: int | None = None
+
+    def __post_init__(self) -> None:
+        statement = f"EXPIRE SNAPSHOTS {self.table}"
+        _check_hours(self.retain_hours, statement)
+        if self.retain_hours is not None and self.older_than is not None:
+            raise SqlError(f"{statement}: give RETAIN n HOURS or OLDER THAN, not both")
+        if self.retain_last is not None and (
+            isinstance(self.retain_last, bool) or self.retain_last < 1
+        ):
+            raise SqlError(f"{statement}: RETAIN LAST needs at least 1, got {self.retain_last}")
+
+    def to_sql(self) -> str:
+        out = f"EXPIRE SNAPSHOTS {self.table.to_sql()}"
+        if self.older_than is not None:
+            out += f" OLDER THAN {quote_string(self.older_than)}"
+        if self.retain_hours is not None:
+            out += f" RETAIN {_hours_sql(self.retain_hours)} HOURS"
+        if self.retain_last is not None:
+            out += f" RETAIN LAST {self.retain_last}"
+        return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RestoreTable:
+    """``RESTORE TABLE name TO VERSION AS OF n | TIMESTAMP AS OF 'ts'``."""
+
+    table: TableName
+    time_travel: TimeTravel
+
+    def to_sql(self) -> str:
+        return f"RESTORE TABLE {self.table.to_sql()} TO {self.time_travel.to_sql()}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableAddColumns:
+    """``ALTER TABLE name ADD COLUMNS (c TYPE, ...)``: new FIELD columns."""
+
+    table: TableName
+    columns: tuple[ColumnSpec, ...]
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.columns]
+        if not names:
+            raise SqlError(f"ALTER TABLE {self.table} ADD COLUMNS: no columns given")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise SqlError(f"ALTER TABLE {self.table} ADD COLUMNS: {repeated[0]!r} given twice")
+
+    def to_sql(self) -> str:
+        columns = ", ".join(column.to_sql() for column in self.columns)
+        return f"ALTER TABLE {self.table.to_sql()} ADD COLUMNS ({columns})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableAlterColumn:
+    """``ALTER TABLE name ALTER COLUMN c TYPE t``: widen a FIELD column's type."""
+
+    table: TableName
+    column: ColumnSpec
+
+    def to_sql(self) -> str:
+        return (
+            f"ALTER TABLE {self.table.to_sql()} ALTER COLUMN "
+            f"{quote_identifier(self.column.name)} TYPE {self.column.data_type}"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableRename:
+    """``ALTER TABLE name RENAME TO new_name``: rename the catalog entry."""
+
+    table: TableName
+    new_name: TableName
+
+    def to_sql(self) -> str:
+        return f"ALTER TABLE {self.table.to_sql()} RENAME TO {self.new_name.to_sql()}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableUnsupported:
+    """An ALTER TABLE form Spark knows but a catalog table refuses (dropping or renaming a
+    column, ...): ``reason`` says why; on a Spark table ``sql`` runs unchanged."""
+
+    table: TableName
+    sql: str
+    reason: str
+
+    def to_sql(self) -> str:
+        return self.sql
+
+
+@dataclass(frozen=True, slots=True)
+class ShowCreateTable:
+    """``SHOW CREATE TABLE name``: a CREATE TABLE statement that recreates it."""
+
+    table: TableName
+
+    def to_sql(self) -> str:
+        return f"SHOW CREATE TABLE {self.table.to_sql()}"
+
+
+def create_table_statement(
+    table: TableName,
+    schema: TableSchema,
+    *,
+    location: str,
+    options: Mapping[str, str],
+    properties: Mapping[str, str],
+) -> CreateTable:
+    """The ``CREATE TABLE`` that recreates a table of ``schema`` (``SHOW CREATE TABLE``):
+    ``time``, the TAG columns in ``tagColumns`` order, the FIELD columns, and the stored
+    options (``tagColumns`` and ``timestampAs`` say which columns are TAGs and how ``time``
+    reads). Run in another catalog it registers the table at ``location``."""
+    timestamps = options.get("timestampAs") == "timestamp"
+    columns = [ColumnSpec(TIME_COLUMN, "TIMESTAMP" if timestamps else "BIGINT")]
+    columns.extend(ColumnSpec(c.name, _CREATE_TYPES[c.type]) for c in schema.columns)
+    return CreateTable(
+        table=table,
+        columns=tuple(columns),
+        location=location,
+        # Spelled out even when they were defaults or never stored (an adopted table), so the
+        # statement means the same in a catalog whose defaults might differ.
+        options={
+            **options,
+            "tagColumns": ",".join(schema.tag_names),
+            "timestampAs": "timestamp" if timestamps else "long",
+        },
+        properties=properties,
+    )
+
+
+# The CREATE TABLE type that declares each TsFile type (TEXT reads as a Spark string too).
+_CREATE_TYPES: Mapping[DataType, SparkType] = {
+    DataType.BOOLEAN: "BOOLEAN",
+    DataType.INT32: "INT",
+    DataType.INT64: "BIGINT",
+    DataType.FLOAT: "FLOAT",
+    DataType.DOUBLE: "DOUBLE",
+    DataType.TEXT: "STRING",
+    DataType.STRING: "STRING",
+    DataType.DATE: "DATE",
+    DataType.TIMESTAMP: "TIMESTAMP",
+    DataType.BLOB: "BINARY",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,5 +709,12 @@ Statement: TypeAlias = (
     | AlterTableAddPart
     | AlterTableDropPart
     | Vacuum
+    | ExpireSnapshots
+    | RestoreTable
+    | AlterTableAddColumns
+    | AlterTableAlterColumn
+    | AlterTableRename
+    | AlterTableUnsupported
+    | ShowCreateTable
     | PassThrough
 )

@@ -12,6 +12,9 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
   :func:`create_table`, :func:`add_files` / :func:`drop_parts` (external parts, found and
   validated by :mod:`~tsfile_catalog.table.external`);
 - :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum` and :func:`purge`.
+  :func:`create_table`;
+- :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum`, :func:`purge`,
+  :func:`expire_snapshots`, :func:`restore` and the ALTER TABLE schema changes.
 
 This module re-exports their public names, so ``from tsfile_catalog.table import ...`` is
 the import to use.
@@ -24,7 +27,16 @@ from tsfile_catalog.table.cache import clear_cache
 from tsfile_catalog.table.commits import add_files, append_parts, commit, create_table, drop_parts
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
-from tsfile_catalog.table.maintenance import DEFAULT_RETENTION_MS, purge, vacuum
+from tsfile_catalog.table.maintenance import (
+    DEFAULT_RETENTION_MS,
+    add_columns,
+    alter_column_type,
+    expire_snapshots,
+    purge,
+    restore,
+    vacuum,
+    vacuum_table,
+)
 
 __all__ = [
     "MANIFEST_DIR",
@@ -40,5 +52,10 @@ __all__ = [
     "commit",
     "vacuum",
     "purge",
+    "vacuum_table",
+    "expire_snapshots",
+    "restore",
+    "add_columns",
+    "alter_column_type",
     "clear_cache",
 ]

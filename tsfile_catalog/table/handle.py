@@ -40,7 +40,7 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
-from tsfile_catalog.table.cache import CACHE, current_identity, identify
+from tsfile_catalog.table.cache import CACHE, identify
 from tsfile_catalog.table.log import (
     Listing,
     commit_url,
@@ -49,9 +49,11 @@ from tsfile_catalog.table.log import (
     read_checkpoint,
     read_commits,
     read_log_file,
+    read_vacuum_record,
 )
 
 if TYPE_CHECKING:
+    from tsfile_catalog.table.maintenance import Maintenance
     from tsfile_catalog.table.scan import TableScan
 
 __all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
@@ -226,13 +228,19 @@ class Table:
         return part.path if part.external else join_url(self._location, part.path)
 
     def history(self, *, limit: int | None = None) -> list[CommitInfo]:
-        """Commit infos up to this version, newest first (like Delta's DESCRIBE HISTORY).
+        """Commit infos up to this version, newest first (like Delta's DESCRIBE HISTORY);
+        versions expired by EXPIRE SNAPSHOTS are no longer listed.
 
         Raises:
             TableNotFoundError: the table was dropped (and maybe another created at its
                 location) since this handle was opened.
         """
-        current = current_identity(self._io, self._location, use_cache=self._use_cache)
+        listing = list_log(self._io, self._location)
+        current = (
+            identify(self._io, self._location, listing, use_cache=self._use_cache)
+            if listing.commits
+            else None
+        )
         if current != self.table_uuid:
             now = "no table" if current is None else f"table {current}"
             raise TableNotFoundError(
@@ -240,11 +248,22 @@ class Table:
                 "(the table was dropped)"
             )
         last = self.version
-        first = 0 if limit is None else max(0, last - limit + 1)
+        # Versions before the oldest commit file were expired (EXPIRE SNAPSHOTS).
+        oldest = listing.commits[0]
+        first = oldest if limit is None else max(oldest, last - limit + 1)
         return [
             _commit_info(self._io, self._location, self.table_uuid, v, use_cache=self._use_cache)
             for v in range(last, first - 1, -1)
         ]
+
+    @property
+    def maintenance(self) -> Maintenance:
+        """Vacuum, expire snapshots, restore and schema changes of this table (they act on
+        its latest version): ``table.maintenance.vacuum(retention_hours=168)``."""
+        # Imported here: maintenance commits through the commit loop, which opens tables.
+        from tsfile_catalog.table.maintenance import Maintenance
+
+        return Maintenance(self)
 
     def plan(
         self,
@@ -373,22 +392,47 @@ def open_table(
         raise no_table(io, location)
     if version is not None:
         if version not in set(listing.commits):
-            raise VersionNotFoundError(
-                f"table {location} has no version {version} (commit files exist for "
-                f"versions {listing.commits[0]}..{listing.latest})"
-            )
+            raise VersionNotFoundError(_missing_version(location, listing, version))
         target = version
     elif timestamp is not None:
         at = time_travel_ms(timestamp, time_zone=time_zone)
         target = _version_at(io, location, listing, at, use_cache=use_cache)
     else:
         target = listing.latest
-    return Table(
-        io,
-        location,
-        load_snapshot(io, location, listing, target, use_cache=use_cache),
-        use_cache=use_cache,
+    snapshot = load_snapshot(io, location, listing, target, use_cache=use_cache)
+    if target != listing.latest and listing.vacuumed:
+        _check_not_vacuumed(io, location, snapshot)
+    return Table(io, location, snapshot, use_cache=use_cache)
+
+
+def _missing_version(location: str, listing: Listing, version: int) -> str:
+    oldest = listing.commits[0]
+    if 0 <= version < oldest:
+        return (
+            f"table {location} has no version {version} any more: versions before {oldest} "
+            f"were expired (EXPIRE SNAPSHOTS); the oldest available version is {oldest} "
+            f"(versions {oldest}..{listing.latest} exist)"
+        )
+    return (
+        f"table {location} has no version {version} (commit files exist for versions "
+        f"{oldest}..{listing.latest})"
     )
+
+
+def _check_not_vacuumed(io: FileIO, location: str, snapshot: Snapshot) -> None:
+    """Refuse an old version whose files VACUUM deleted, naming one, before any scan tries
+    to open it. Only versions older than the vacuum record's ``intact_from`` can be
+    affected, so newer ones cost one small read and no file checks."""
+    intact_from = read_vacuum_record(io, location)
+    if intact_from is None or snapshot.version >= intact_from:
+        return
+    for part in snapshot.parts:
+        if not io.exists(join_url(location, part.path)):
+            raise VersionNotFoundError(
+                f"version {snapshot.version} of table {location} can no longer be read: its "
+                f"part {part.path} was deleted by VACUUM (it had been removed from the table "
+                f"longer ago than the retention); versions {intact_from} and later are intact"
+            )
 
 
 _EPOCH_MS = re.compile(r"-?[0-9]+")
@@ -451,5 +495,11 @@ def _version_at(
             hi = mid - 1
     if found < 0:
         when = dt.datetime.fromtimestamp(timestamp_ms / 1000, tz=dt.timezone.utc).isoformat()
+        if versions[0] > 0:
+            raise VersionNotFoundError(
+                f"no version of table {location} at or before {when} is available: versions "
+                f"before {versions[0]} were expired (EXPIRE SNAPSHOTS); the oldest available "
+                f"version is {versions[0]}"
+            )
         raise VersionNotFoundError(f"no version of table {location} at or before {when}")
     return versions[found]

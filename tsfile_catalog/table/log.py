@@ -10,6 +10,7 @@ Nothing here caches or writes: this is the storage side of reading the log.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,9 +34,15 @@ __all__ = [
     "read_checkpoint",
     "read_commits",
     "read_log_file",
+    "VACUUM_RECORD",
+    "read_vacuum_record",
+    "vacuum_record_url",
 ]
 
 LAST_CHECKPOINT = "_last_checkpoint"
+# Written by VACUUM before it deletes removed parts: versions before ``intact_from`` may
+# have lost files (derived data, like the checkpoint hint; see docs/manifest-format.md).
+VACUUM_RECORD = "_vacuumed"
 CHECKPOINT_INTERVAL = 10
 
 COMMIT_NAME = re.compile(r"^(\d{20})\.json$")
@@ -62,6 +69,8 @@ class Listing:
     # store gives no stamp): it identifies the table without reading it (see
     # tsfile_catalog.table.cache.identify).
     oldest: tuple[int, str] | None = None
+    # Whether the log holds a vacuum record (so time travel reads it only after a vacuum).
+    vacuumed: bool = False
 
     @property
     def latest(self) -> int:
@@ -83,7 +92,7 @@ def list_log(io: FileIO, location: str) -> Listing:
         first = commits[0]
         stamp = stamps[f"{first:020d}.json"] or io.stamp(commit_url(location, first))
         oldest = None if stamp is None else (first, stamp)
-    return Listing(tuple(commits), tuple(sorted(checkpoints)), oldest)
+    return Listing(tuple(commits), tuple(sorted(checkpoints)), oldest, VACUUM_RECORD in stamps)
 
 
 def no_table(io: FileIO, location: str) -> TableNotFoundError:
@@ -133,3 +142,18 @@ def read_checkpoint(
     if snapshot.version != version:
         raise CorruptManifestError(f"checkpoint file {url} holds version {snapshot.version}")
     return snapshot
+
+
+def vacuum_record_url(location: str) -> str:
+    return join_url(location, MANIFEST_DIR, VACUUM_RECORD)
+
+
+def read_vacuum_record(io: FileIO, location: str) -> int | None:
+    """The oldest version VACUUM left intact (every older one may miss files), or None when
+    no vacuum deleted removed parts. An unreadable record reads as None: it only sharpens
+    the error of a read that would fail anyway."""
+    try:
+        obj = json.loads(io.read_bytes(vacuum_record_url(location)))
+        return int(obj["intact_from"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

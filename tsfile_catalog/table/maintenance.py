@@ -1,89 +1,238 @@
-"""Vacuum and purge: deleting only what the table owns.
+"""Table maintenance: vacuum, purge, snapshot expiry, restore and schema evolution.
 
-Both delete exactly what the plans of :mod:`tsfile_catalog.table.ownership` list, from the part
-paths the log says any version added; the rules of what a table owns are pure
-(:mod:`tsfile_catalog.metadata.ownership`).
+Vacuum and purge delete exactly what the plans of :mod:`tsfile_catalog.table.ownership` list;
+which removed parts and which log files may go is decided by the pure plans of
+:mod:`tsfile_catalog.metadata.retention`, and the rules of what a table owns are pure too
+(:mod:`tsfile_catalog.metadata.ownership`). Restore and the ALTER TABLE changes are ordinary
+commits through :func:`tsfile_catalog.table.commits.commit`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from tsfile_catalog.exceptions import OptionError, TableNotFoundError
+from tsfile_catalog.exceptions import (
+    OptionError,
+    SchemaError,
+    SchemaMismatchError,
+    TableNotFoundError,
+    VersionNotFoundError,
+)
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.manifest import AddPart
+from tsfile_catalog.metadata.manifest import (
+    Action,
+    AddPart,
+    Commit,
+    Operation,
+    RemovePart,
+    SetSchema,
+    Snapshot,
+    decode_commit_info,
+    encode_snapshot,
+    replay,
+)
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, owns_part
+from tsfile_catalog.metadata.retention import (
+    DEFAULT_DELETED_FILE_RETENTION_MS,
+    DEFAULT_LOG_RETENTION_MS,
+    DELETED_FILE_RETENTION,
+    LOG_RETENTION,
+    ExpirePlan,
+    check_retention,
+    plan_expire,
+    plan_vacuum,
+    retention_property,
+)
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema_merge import widens
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import ownership
-from tsfile_catalog.table.commits import now_ms
+from tsfile_catalog.table.commits import commit, now_ms
+from tsfile_catalog.table.handle import Table, load_snapshot, open_table, time_travel_ms
 from tsfile_catalog.table.log import (
     COMMIT_NAME,
     Listing,
+    checkpoint_url,
     commit_url,
     list_log,
     log_url,
     read_commits,
+    read_log_file,
+    read_vacuum_record,
+    vacuum_record_url,
 )
 
-__all__ = ["DEFAULT_RETENTION_MS", "purge", "vacuum"]
+__all__ = [
+    "DEFAULT_RETENTION_MS",
+    "Expired",
+    "Maintenance",
+    "Progress",
+    "Vacuumed",
+    "add_columns",
+    "alter_column_type",
+    "expire_snapshots",
+    "purge",
+    "restore",
+    "vacuum",
+    "vacuum_table",
+]
 
-DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000
+DEFAULT_RETENTION_MS = DEFAULT_DELETED_FILE_RETENTION_MS
+
+
+def _open_log(io: FileIO, location: str) -> Listing:
+    listing = list_log(io, location)
+    if not listing.commits:
+        raise TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
+    return listing
+
+
+def _known_log(io: FileIO, location: str, listing: Listing) -> tuple[Snapshot, list[Commit]]:
+    """The oldest version the log can load (version 0, or the checkpoint an expiry kept) and
+    every commit after it: all the log still knows of the table's parts."""
+    oldest = listing.commits[0]
+    base = load_snapshot(io, location, listing, oldest, use_cache=True)
+    return base, read_commits(io, location, listing, oldest + 1, listing.latest, base.schema)
 
 
 def _ever_added(io: FileIO, location: str, listing: Listing) -> frozenset[str]:
-    """Every part path any version added that the table owns: its data files, current or
+    """Every part path a known version holds that the table owns: its data files, current or
     time-travel (external parts are the user's, never deleted: ``owns_part``)."""
     if not listing.commits:
         return frozenset()
-    return frozenset(
-        action.part.path
-        for c in read_commits(io, location, listing, 0, listing.latest, None)
-        for action in c.actions
-        if isinstance(action, AddPart) and owns_part(action.part)
+    base, commits = _known_log(io, location, listing)
+    added = (
+        a.part.path
+        for c in commits
+        for a in c.actions
+        if isinstance(a, AddPart) and owns_part(a.part)
     )
+    return frozenset(p.path for p in base.parts if owns_part(p)).union(added)
+
+
+# -- VACUUM -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Vacuumed:
+    """What a VACUUM deleted (or, for a dry run, would delete).
+
+    ``removed`` are parts the table no longer uses, removed longer ago than the retention;
+    ``orphans`` are files the table's writers left without committing, then the staging
+    folders that go (ending in ``/``). ``bytes`` counts the files of both.
+    """
+
+    removed: tuple[str, ...]
+    orphans: tuple[str, ...]
+    bytes: int
+    retention_ms: int
+    dry_run: bool
+
+    @property
+    def files(self) -> list[str]:
+        """Everything, sorted: the files, then the folders (ending in ``/``)."""
+        files = sorted(u for u in (*self.removed, *self.orphans) if not u.endswith("/"))
+        return files + [u for u in self.orphans if u.endswith("/")]
+
+
+def vacuum_table(
+    url: str,
+    *,
+    dry_run: bool = True,
+    retention_ms: int | None = None,
+    retention_check: bool = True,
+    storage_options: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> Vacuumed:
+    """Delete the files of the table at ``url`` that no version within the retention uses.
+
+    Two kinds of file go, and nothing else (see :mod:`tsfile_catalog.table.ownership`):
+
+    * parts removed from the table (by an overwrite, a restore, ...) whose removing commit is
+      older than the retention: only versions that stopped being current before then read
+      them, and time travel to those versions fails afterwards with an error saying so;
+    * orphans: files named and placed as only the table's writers name and place them (a
+      ``part-<uuid>-<partition>.tsfile`` at the root no version references, a part in a
+      job's staging folder) and older than the retention, plus staging folders left empty.
+
+    External parts, a user's files and nested tables are never touched.
+
+    Args:
+        dry_run: list what would go, delete nothing.
+        retention_ms: how old a removal (or an orphan) must be; default the table property
+            ``deletedFileRetention`` (7 days). A shorter one is refused unless
+            ``retention_check`` is False (Delta's ``retentionDurationCheck``): with 0, files a
+            running write has not committed yet could go.
+        progress: ``progress(done, total)`` as files are deleted.
+
+    Raises:
+        TableNotFoundError: no manifest at ``url``.
+        OptionError: a retention below ``deletedFileRetention`` (with the check on), negative,
+            or an unreadable property.
+        CorruptManifestError: a commit file is unreadable (nothing is deleted then).
+    """
+    io = FileIO(url, storage_options)
+    location = io.normalize(url)
+    listing = _open_log(io, location)
+    base, commits = _known_log(io, location, listing)
+    latest = replay(base, commits) if commits else base
+    if retention_ms is None:
+        retention_ms = retention_property(
+            latest.properties, DELETED_FILE_RETENTION, DEFAULT_DELETED_FILE_RETENTION_MS
+        )
+    check_retention(retention_ms, latest.properties, enabled=retention_check)
+    cutoff = now_ms() - retention_ms
+    plan = plan_vacuum(base, commits, cutoff_ms=cutoff)
+    removed = ownership.replaced(io, location, {r.path for r in plan.reclaimable})
+    orphans = ownership.orphans(
+        io, location, plan.referenced, modified_before_ms=cutoff if retention_ms else None
+    )
+    sizes = {join_url(location, r.path): r.size_bytes for r in plan.reclaimable}
+    size = sum(sizes[u] for u in removed.files) + sum(io.size(u) for u in orphans.files)
+    if not dry_run:
+        if removed.files and plan.intact_from is not None:
+            # Recorded before anything goes: an interrupted vacuum still explains the gap.
+            _record_vacuum(io, location, plan.intact_from)
+        everything = ownership.Deletion(removed.files + orphans.files, orphans.dirs)
+        deleted = ownership.delete(io, everything, progress=progress)
+        gone = set(removed.files)
+        orphan_urls = tuple(u for u in deleted if u not in gone)
+        return Vacuumed(removed.files, orphan_urls, size, retention_ms, dry_run)
+    return Vacuumed(removed.files, tuple(orphans.urls()), size, retention_ms, dry_run)
+
+
+def _record_vacuum(io: FileIO, location: str, intact_from: int) -> None:
+    previous = read_vacuum_record(io, location)
+    record = {
+        "format_version": 1,
+        "intact_from": max(intact_from, previous or 0),
+        "timestamp_ms": now_ms(),
+    }
+    io.write_bytes(vacuum_record_url(location), json.dumps(record).encode())
 
 
 def vacuum(
     url: str,
     *,
     dry_run: bool = True,
-    retention_ms: int = DEFAULT_RETENTION_MS,
+    retention_ms: int | None = None,
+    retention_check: bool = True,
     storage_options: Mapping[str, Any] | None = None,
     progress: Progress | None = None,
 ) -> list[str]:
-    """Delete what the table's own writers left behind and no version uses.
-
-    Orphans are only files named and placed as the writer names and places them: a
-    ``part-<uuid>-<partition>.tsfile`` at the table root (a write that died between
-    publishing and committing) or such a part in a job's task folder under ``_staging/``.
-    Staging folders left empty go too. Nothing else under the location is ever considered —
-    not a user's files, not an adopted layout, not a table nested below (see
-    :mod:`tsfile_catalog.table.ownership`) — and a file any version references is never an
-    orphan, so time travel keeps working. Files and folders modified within ``retention_ms``
-    are left alone: they may belong to a write that has not committed yet. ``retention_ms=0``
-    is only safe when no write is running. With ``dry_run`` (the default) nothing is deleted:
-    the result is what a real run with the same arguments would delete. ``progress`` is told
-    how many of the orphan files are deleted (:mod:`tsfile_catalog.progress`).
-
-    Returns:
-        The orphan file URLs, sorted, then the folders that go (ending in ``/``).
-
-    Raises:
-        TableNotFoundError: no manifest at ``url``.
-        CorruptManifestError: a commit file is unreadable (nothing is deleted then).
-    """
-    if retention_ms < 0:
-        raise OptionError(f"retention_ms must be >= 0, got {retention_ms}")
-    io = FileIO(url, storage_options)
-    location = io.normalize(url)
-    listing = list_log(io, location)
-    if not listing.commits:
-        raise TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
-    referenced = _ever_added(io, location, listing)
-    cutoff = now_ms() - retention_ms if retention_ms else None
-    found = ownership.orphans(io, location, referenced, modified_before_ms=cutoff)
-    return found.urls() if dry_run else ownership.delete(io, found, progress=progress)
+    """:func:`vacuum_table`, returning the file URLs, sorted, then the folders that go
+    (ending in ``/``). With ``dry_run`` (the default) nothing is deleted."""
+    return vacuum_table(
+        url,
+        dry_run=dry_run,
+        retention_ms=retention_ms,
+        retention_check=retention_check,
+        storage_options=storage_options,
+        progress=progress,
+    ).files
 
 
 def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list[str]:
@@ -117,3 +266,346 @@ def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list
     commits = [commit_url(location, v) for v in reversed(listing.commits)]
     log = ownership.Deletion((*derived, *commits), (manifest_url, location) if io.is_local else ())
     return ownership.delete(io, data) + ownership.delete(io, log)
+
+
+# -- EXPIRE SNAPSHOTS -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expired:
+    """What EXPIRE SNAPSHOTS removed (or would remove): the versions whose commit files go,
+    the checkpoints that go, and the oldest version left (covered by a checkpoint)."""
+
+    oldest_kept: int
+    versions: tuple[int, ...]
+    checkpoints: tuple[int, ...]
+    checkpoint_written: bool
+
+
+def expire_snapshots(
+    url: str,
+    *,
+    older_than: str | int | None = None,
+    retention_ms: int | None = None,
+    retain_last: int | None = None,
+    time_zone: str | None = None,
+    dry_run: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Expired:
+    """Remove the commit files and checkpoints of versions that stopped being current
+    before a cutoff (Iceberg's ``expire_snapshots``, Delta's log cleanup).
+
+    The version current at the cutoff stays, and a checkpoint of it is written first when
+    none exists, so it and every later version still load; older versions are gone from
+    history and time travel (a :class:`VersionNotFoundError` names the oldest available
+    version). Data files are not touched: parts only old versions used are VACUUM's.
+
+    Args:
+        older_than: the cutoff instant (epoch ms or ISO-8601, naive in ``time_zone``).
+        retention_ms: the cutoff is this long ago (default: the table property
+            ``logRetention``, 30 days), when ``older_than`` is not given.
+        retain_last: keep at least this many of the newest versions.
+
+    Raises:
+        TableNotFoundError: no manifest at ``url``.
+        OptionError: both ``older_than`` and ``retention_ms``, a negative retention,
+            ``retain_last`` below 1, or a table written before table UUIDs (its identity is
+            derived from its first commit file, which must stay).
+    """
+    if older_than is not None and retention_ms is not None:
+        raise OptionError("pass either older_than or retention_ms, not both")
+    if retention_ms is not None and retention_ms < 0:
+        raise OptionError(f"the retention must be >= 0, got {retention_ms} ms")
+    io = FileIO(url, storage_options)
+    location = io.normalize(url)
+    listing = _open_log(io, location)
+    latest = load_snapshot(io, location, listing, listing.latest, use_cache=True)
+    if older_than is not None:
+        cutoff: int | None = time_travel_ms(older_than, time_zone=time_zone)
+    elif retention_ms is not None or retain_last is None:
+        if retention_ms is None:
+            retention_ms = retention_property(
+                latest.properties, LOG_RETENTION, DEFAULT_LOG_RETENTION_MS
+            )
+        cutoff = now_ms() - retention_ms
+    else:
+        cutoff = None
+    infos = []
+    for version in listing.commits:
+        source = commit_url(location, version)
+        info, table_uuid = decode_commit_info(read_log_file(io, source, "commit"), source=source)
+        infos.append((version, info.timestamp_ms, table_uuid))
+    plan = plan_expire(
+        [(v, ts) for v, ts, _ in infos],
+        listing.checkpoints,
+        cutoff_ms=cutoff,
+        retain_last=retain_last,
+    )
+    if plan.expired_versions:
+        kept_uuid = next(u for v, _, u in infos if v == plan.oldest_kept)
+        if kept_uuid is None:
+            raise OptionError(
+                f"EXPIRE SNAPSHOTS on table {location}: its commits record no table UUID "
+                "(written by an older release), so its identity comes from its first commit "
+                "file, which must stay; nothing was expired"
+            )
+    if dry_run or not plan.expired_versions:
+        return _expired(plan, written=False)
+    written = False
+    if plan.checkpoint_needed:
+        snapshot = load_snapshot(io, location, listing, plan.oldest_kept, use_cache=True)
+        try:
+            io.create_exclusive(
+                checkpoint_url(location, plan.oldest_kept), encode_snapshot(snapshot)
+            )
+            written = True
+        except FileExistsError:
+            pass  # a concurrent expiry wrote the same checkpoint
+    # Oldest first: the log stays a contiguous run of versions, whatever stops this.
+    for version in plan.expired_versions:
+        io.delete_files([commit_url(location, version)])
+    io.delete_files([checkpoint_url(location, v) for v in plan.expired_checkpoints])
+    return _expired(plan, written=written)
+
+
+def _expired(plan: ExpirePlan, *, written: bool) -> Expired:
+    return Expired(plan.oldest_kept, plan.expired_versions, plan.expired_checkpoints, written)
+
+
+# -- RESTORE ----------------------------------------------------------------------------------
+
+
+def restore(
+    url: str,
+    *,
+    version: int | None = None,
+    timestamp: str | int | None = None,
+    time_zone: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Commit a new version whose parts and schema equal an older version's (history
+    operation ``RESTORE``); later versions stay in history.
+
+    Returns:
+        The new version.
+
+    Raises:
+        VersionNotFoundError: no such version (or it was expired), or one of its parts was
+            deleted by VACUUM (the error names it).
+        CommitConflictError: a concurrent commit added or removed parts meanwhile.
+    """
+    if (version is None) == (timestamp is None):
+        raise OptionError("RESTORE needs exactly one of version or timestamp")
+    target = open_table(
+        url,
+        version=version,
+        timestamp=timestamp,
+        time_zone=time_zone,
+        storage_options=storage_options,
+    )
+    io = target.io
+    latest = open_table(url, storage_options=storage_options)
+    current = {p.path for p in latest.parts()}
+    wanted = {p.path for p in target.parts()}
+    back = [p for p in target.parts() if p.path not in current]
+    for part in back:
+        if not io.exists(target.part_url(part)):
+            raise VersionNotFoundError(
+                f"cannot restore table {target.location} to version {target.version}: its "
+                f"part {part.path} was deleted by VACUUM"
+            )
+    actions: list[Action] = [
+        RemovePart(p.path, p.row_count, p.size_bytes)
+        for p in latest.parts()
+        if p.path not in wanted
+    ]
+    actions.extend(AddPart(p) for p in back)
+    if target.schema != latest.schema:
+        actions.append(SetSchema(target.schema, 0))
+    snapshot = commit(
+        io,
+        target.location,
+        actions,
+        read=latest.snapshot,
+        operation=Operation.RESTORE,
+        operation_parameters={"version": str(target.version)},
+        overwrite=True,
+    )
+    return snapshot.version
+
+
+# -- schema evolution -------------------------------------------------------------------------
+
+_NO_COLUMN_IDS = (
+    "columns are matched by name in every part file (the table has no column ids yet), so "
+    "older parts would read another column's data or lose it"
+)
+
+
+def add_columns(
+    url: str,
+    columns: Sequence[tuple[str, DataType]],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Add FIELD columns at the end of the schema (``ALTER TABLE … ADD COLUMNS``); parts
+    written before read them as null. One commit, operation ``ADD COLUMNS``.
+
+    Returns:
+        The new version.
+
+    Raises:
+        SchemaError: a name that exists already, is repeated, or is ``time``.
+    """
+    table = open_table(url, storage_options=storage_options)
+    schema = table.schema
+    seen: set[str] = set()
+    added: list[Column] = []
+    for name, data_type in columns:
+        name = name.lower()
+        if name == TIME_COLUMN or schema.column(name) is not None or name in seen:
+            raise SchemaError(
+                f"cannot add column {name!r} to table {schema.table}: a column of that name "
+                "exists already"
+            )
+        seen.add(name)
+        added.append(Column(name, data_type, Category.FIELD))
+    if not added:
+        raise SchemaError(f"ALTER TABLE {schema.table} ADD COLUMNS: no columns given")
+    new = TableSchema(table=schema.table, columns=(*schema.columns, *added))
+    parameters = {"columns": json.dumps([[c.name, c.type.value] for c in added])}
+    return _change_schema(table, new, Operation.ADD_COLUMNS, parameters)
+
+
+def alter_column_type(
+    url: str,
+    column: str,
+    data_type: DataType,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Widen a FIELD column (INT32 -> INT64, FLOAT -> DOUBLE): readers cast older parts up,
+    nothing is rewritten. One commit, operation ``CHANGE COLUMN``; the same type is a no-op.
+
+    Returns:
+        The new version (the current one when nothing changes).
+
+    Raises:
+        SchemaError: no such column, or a TAG column.
+        SchemaMismatchError: a change other than the two widenings.
+    """
+    table = open_table(url, storage_options=storage_options)
+    schema = table.schema
+    name = column.lower()
+    current = schema.column(name)
+    if current is None:
+        raise SchemaError(
+            f"table {schema.table} has no column {name!r} (columns: {', '.join(schema.names)})"
+        )
+    if current.category is Category.TAG:
+        raise SchemaError(
+            f"cannot change TAG column {name!r} of table {schema.table}: TAG columns identify "
+            "the devices in every part file and never change"
+        )
+    if current.type is data_type:
+        return table.version
+    if not widens(current.type, data_type):
+        raise SchemaMismatchError(
+            f"cannot change column {name!r} of table {schema.table} from "
+            f"{current.type.value} to {data_type.value}: only INT32 -> INT64 and FLOAT -> "
+            f"DOUBLE widen without rewriting data; other changes are refused because "
+            f"{_NO_COLUMN_IDS}"
+        )
+    new = TableSchema(
+        table=schema.table,
+        columns=tuple(
+            Column(c.name, data_type, c.category) if c.name == name else c for c in schema.columns
+        ),
+    )
+    parameters = {"column": name, "from": current.type.value, "to": data_type.value}
+    return _change_schema(table, new, Operation.CHANGE_COLUMN, parameters)
+
+
+def _change_schema(
+    table: Table, schema: TableSchema, operation: Operation, parameters: Mapping[str, str]
+) -> int:
+    snapshot = commit(
+        table.io,
+        table.location,
+        [SetSchema(schema, 0)],
+        read=table.snapshot,
+        operation=operation,
+        operation_parameters=parameters,
+    )
+    return snapshot.version
+
+
+# -- the Table handle's namespace -------------------------------------------------------------
+
+
+class Maintenance:
+    """``table.maintenance``: the maintenance verbs on one table (pyiceberg's
+    ``tbl.maintenance``, deltalake's ``dt.vacuum()``). Each acts on the table's location,
+    at its latest version, whatever version the handle shows."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def _storage(self) -> Mapping[str, Any]:
+        return self._table.io.storage_options
+
+    def vacuum(
+        self,
+        *,
+        retention_hours: float | None = None,
+        dry_run: bool = True,
+        retention_check: bool = True,
+        progress: Progress | None = None,
+    ) -> Vacuumed:
+        """See :func:`vacuum_table`; ``retention_hours`` defaults to the table's
+        ``deletedFileRetention``."""
+        return vacuum_table(
+            self._table.location,
+            dry_run=dry_run,
+            retention_ms=None if retention_hours is None else round(retention_hours * 3.6e6),
+            retention_check=retention_check,
+            storage_options=self._storage(),
+            progress=progress,
+        )
+
+    def expire_snapshots(
+        self,
+        *,
+        older_than: str | int | None = None,
+        retention_hours: float | None = None,
+        retain_last: int | None = None,
+        dry_run: bool = False,
+    ) -> Expired:
+        """See :func:`expire_snapshots`."""
+        return expire_snapshots(
+            self._table.location,
+            older_than=older_than,
+            retention_ms=None if retention_hours is None else round(retention_hours * 3.6e6),
+            retain_last=retain_last,
+            dry_run=dry_run,
+            storage_options=self._storage(),
+        )
+
+    def restore(self, *, version: int | None = None, timestamp: str | int | None = None) -> int:
+        """See :func:`restore`."""
+        return restore(
+            self._table.location,
+            version=version,
+            timestamp=timestamp,
+            storage_options=self._storage(),
+        )
+
+    def add_columns(self, columns: Sequence[tuple[str, DataType]]) -> int:
+        """See :func:`add_columns`."""
+        return add_columns(self._table.location, columns, storage_options=self._storage())
+
+    def alter_column_type(self, column: str, data_type: DataType) -> int:
+        """See :func:`alter_column_type`."""
+        return alter_column_type(
+            self._table.location, column, data_type, storage_options=self._storage()
+        )

@@ -26,7 +26,15 @@ from tsfile_catalog.metadata.ownership import (
 )
 from tsfile_catalog.progress import Progress, batches
 
-__all__ = ["Deletion", "check_location", "check_empty", "orphans", "owned", "delete"]
+__all__ = [
+    "Deletion",
+    "check_location",
+    "check_empty",
+    "orphans",
+    "owned",
+    "replaced",
+    "delete",
+]
 
 # A new table may reuse what a killed first write or commit of its own left behind.
 _OWN_LEFTOVERS = frozenset({MANIFEST_DIR, STAGING_DIR})
@@ -180,6 +188,29 @@ def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
     table (no link, no folder holding another manifest), then its writers' staging files;
     the folders they leave empty go too. The manifest folder is the caller's, since only the
     log knows which of its files are commits (:func:`tsfile_catalog.table.purge`)."""
+    files, folders = _own_files(io, location, referenced)
+    dirs: list[str] = []
+    if (STAGING_DIR, "dir") in io.list_entries(location):
+        _walk_staging(io, location, STAGING_DIR, is_vacuum_candidate, lambda _: True, files, dirs)
+    if io.is_local:
+        # Deepest first, so a folder is tried after everything below it.
+        dirs.extend(
+            join_url(location, f) for f in sorted(folders, key=lambda f: (-f.count("/"), f))
+        )
+    return Deletion(tuple(files), tuple(dirs))
+
+
+def replaced(io: FileIO, location: str, paths: Set[str]) -> Deletion:
+    """The removed parts at ``paths`` (relative) that still exist, reached through real
+    folders of this table (no link, no nested table): what VACUUM reclaims once no retained
+    version reads them. Their folders stay (an adopted layout keeps its shape)."""
+    files, _ = _own_files(io, location, paths)
+    return Deletion(tuple(url for url in files if io.exists(url)))
+
+
+def _own_files(io: FileIO, location: str, paths: Set[str]) -> tuple[list[str], set[str]]:
+    """The URLs of ``paths`` reached through this table's own folders only, sorted, and
+    the (relative) folders on their way."""
     reachable: dict[str, bool] = {"": True}
 
     def through_own_folders(folder: str) -> bool:
@@ -194,7 +225,7 @@ def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
 
     files: list[str] = []
     folders: set[str] = set()
-    for path in sorted(referenced):
+    for path in sorted(paths):
         folder = posixpath.dirname(path)
         url = join_url(location, path)
         if not through_own_folders(folder) or io.is_link(url):
@@ -203,12 +234,4 @@ def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
         while folder:
             folders.add(folder)
             folder = posixpath.dirname(folder)
-    dirs: list[str] = []
-    if (STAGING_DIR, "dir") in io.list_entries(location):
-        _walk_staging(io, location, STAGING_DIR, is_vacuum_candidate, lambda _: True, files, dirs)
-    if io.is_local:
-        # Deepest first, so a folder is tried after everything below it.
-        dirs.extend(
-            join_url(location, f) for f in sorted(folders, key=lambda f: (-f.count("/"), f))
-        )
-    return Deletion(tuple(files), tuple(dirs))
+    return files, folders
