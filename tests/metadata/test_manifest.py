@@ -85,6 +85,16 @@ def test_commit_info_round_trips() -> None:
     assert CommitInfo.from_json(json.loads(json.dumps(info.to_json()))) == info
 
 
+def test_data_change_is_recorded_only_when_false_and_round_trips() -> None:
+    changing = CommitInfo(3, 5, "WRITE")
+    assert "data_change" not in changing.to_json()  # byte-identical to earlier releases
+    optimize = CommitInfo(4, 6, "OPTIMIZE", data_change=False)
+    assert optimize.to_json()["data_change"] is False
+    assert CommitInfo.from_json(json.loads(json.dumps(optimize.to_json()))) == optimize
+    with pytest.raises(ValueError, match="data_change"):
+        CommitInfo.from_json({**optimize.to_json(), "data_change": "no"})
+
+
 def test_newer_format_version_is_refused() -> None:
     obj = make(None, [SetSchema(SCHEMA, 0)]).to_json(None)
     obj["format_version"] = FORMAT_VERSION + 1
@@ -312,7 +322,10 @@ def test_version_zero_assigns_a_table_uuid_that_every_commit_and_checkpoint_carr
     assert decode_snapshot(checkpoint, source="cp").table_uuid == v0.table_uuid
     given = make(None, [SetSchema(SCHEMA, 0)]).table_uuid
     chosen = prepare_commit(
-        [SetSchema(SCHEMA, 0)], base=None, timestamp_ms=1, operation="CREATE",
+        [SetSchema(SCHEMA, 0)],
+        base=None,
+        timestamp_ms=1,
+        operation="CREATE",
         new_table_uuid=given,
     )
     assert chosen.table_uuid == given

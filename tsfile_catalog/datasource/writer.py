@@ -10,7 +10,6 @@ visible to readers before the commit.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -31,18 +30,14 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
     UnsupportedTypeError,
 )
-from tsfile_catalog.formats.tsfile import (
-    opened,
-    part_and_devices,
-    validate_encoding,
-    write_file,
-)
+from tsfile_catalog.formats.tsfile import validate_encoding
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
+from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table import Table, append_parts, open_table
+from tsfile_catalog.table.rewrite import stage_part
 
 __all__ = ["WritePlan", "plan_write", "TsFileBatchWriter", "StagedPart", "TsFileCommitMessage"]
 
@@ -253,16 +248,16 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         sequence: int,
         local_dir: str,
     ) -> StagedPart:
-        name = new_part_name(partition)
-        local = os.path.join(local_dir, name)
-        write_file(local, pa.concat_tables(tables), self._plan.schema, self._options.settings())
-        size = os.path.getsize(local)
-        local_io = FileIO(local)
-        with opened(local_io, local) as reader:
-            part, devices = part_and_devices(reader, self._plan.schema, name, size)
-        staged_url = join_url(staging, name)
-        io.put_file(local, staged_url)
-        return StagedPart(staged_url, part, partition, sequence, devices)
+        staged = stage_part(
+            io,
+            pa.concat_tables(tables),
+            self._plan.schema,
+            self._options.settings(),
+            staging=staging,
+            local_dir=local_dir,
+            partition=partition,
+        )
+        return StagedPart(staged.staged_url, staged.part, partition, sequence, staged.devices)
 
     # -- driver side ----------------------------------------------------------------------
 

@@ -10,7 +10,8 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
 - :mod:`~tsfile_catalog.table.handle`: :class:`Table`, :func:`open_table`, time travel;
 - :mod:`~tsfile_catalog.table.commits`: the commit loop, :func:`append_parts`,
   :func:`create_table`;
-- :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum` and :func:`purge`.
+- :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum` and :func:`purge`; :func:`optimize`
+  and :func:`delete` (rewriting parts with :mod:`~tsfile_catalog.table.rewrite`).
 
 This module re-exports their public names, so ``from tsfile_catalog.table import ...`` is
 the import to use.
@@ -23,7 +24,15 @@ from tsfile_catalog.table.cache import clear_cache
 from tsfile_catalog.table.commits import append_parts, commit, create_table
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
-from tsfile_catalog.table.maintenance import DEFAULT_RETENTION_MS, purge, vacuum
+from tsfile_catalog.table.maintenance import (
+    DEFAULT_RETENTION_MS,
+    DeleteResult,
+    OptimizeResult,
+    delete,
+    optimize,
+    purge,
+    vacuum,
+)
 
 __all__ = [
     "MANIFEST_DIR",
@@ -38,4 +47,8 @@ __all__ = [
     "vacuum",
     "purge",
     "clear_cache",
+    "optimize",
+    "delete",
+    "OptimizeResult",
+    "DeleteResult",
 ]

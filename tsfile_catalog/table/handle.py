@@ -11,7 +11,7 @@ import datetime as dt
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
@@ -50,6 +50,9 @@ from tsfile_catalog.table.log import (
     read_commits,
     read_log_file,
 )
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.maintenance import DeleteResult, OptimizeResult
 
 __all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
 
@@ -262,6 +265,24 @@ class Table:
         """
         context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
         return plan_scan(self.schema, self._snapshot.parts, where, context)
+
+    # -- maintenance (issue 13): thin methods over tsfile_catalog.table.maintenance, imported
+    # when called because that module builds on this one.
+
+    def optimize(self, **kwargs: Any) -> OptimizeResult:
+        """Compact this version's small parts (see
+        :func:`~tsfile_catalog.table.maintenance.optimize` for the keyword arguments:
+        ``where``, ``target_file_size``, ``progress``, ...)."""
+        from tsfile_catalog.table.maintenance import optimize
+
+        return optimize(self, **kwargs)
+
+    def delete(self, where: str | Expr | None, **kwargs: Any) -> DeleteResult:
+        """Delete the rows where ``where`` holds (see
+        :func:`~tsfile_catalog.table.maintenance.delete` for the keyword arguments)."""
+        from tsfile_catalog.table.maintenance import delete
+
+        return delete(self, where, **kwargs)
 
 
 def open_table(
