@@ -22,7 +22,7 @@ from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.spark_dialect import quote_identifier
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials
-from tsfile_catalog.table import Table
+from tsfile_catalog.table import DeleteResult, OptimizeResult, Table
 
 __all__ = [
     "EXPLAIN_SCHEMA",
@@ -32,6 +32,8 @@ __all__ = [
     "describe_history",
     "explain_rows",
     "show_parts",
+    "optimize_result",
+    "delete_result",
 ]
 
 
@@ -253,3 +255,43 @@ def explain_rows(
                 )
             )
     return rows
+
+
+# -- OPTIMIZE / DELETE (issue 13) -------------------------------------------------------------
+
+
+def optimize_result(result: OptimizeResult) -> Result:
+    """OPTIMIZE's one row: the version it committed (null when nothing needed compacting),
+    files removed and added, and their bytes (Delta reports the same metrics)."""
+    return Result(
+        "version bigint, num_files_removed bigint, num_files_added bigint, "
+        "bytes_removed bigint, bytes_added bigint",
+        [
+            (
+                result.version,
+                result.files_removed,
+                result.files_added,
+                result.bytes_removed,
+                result.bytes_added,
+            )
+        ],
+    )
+
+
+def delete_result(result: DeleteResult) -> Result:
+    """DELETE's one row: the version it committed (null when no row matched), the rows
+    deleted, and the parts removed in metadata only or rewritten."""
+    return Result(
+        "version bigint, num_deleted_rows bigint, num_files_removed bigint, "
+        "num_files_added bigint, num_files_dropped bigint, num_files_rewritten bigint",
+        [
+            (
+                result.version,
+                result.num_deleted_rows,
+                result.files_removed,
+                result.files_added,
+                result.files_dropped,
+                result.files_rewritten,
+            )
+        ],
+    )

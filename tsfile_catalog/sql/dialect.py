@@ -9,6 +9,7 @@ get positioned syntax errors, and round-trip through the generator:
 * ``SHOW PARTS name [VERSION AS OF n | TIMESTAMP AS OF 'ts']`` -> :class:`ShowParts`
 * ``EXPLAIN PARTS <query>``                             -> :class:`ExplainParts`
 * ``VACUUM name [DRY RUN]``                             -> :class:`Vacuum`
+* ``OPTIMIZE name [WHERE predicate]``                   -> :class:`Optimize`
 * ``DESCRIBE DETAIL name``                              -> ``exp.Describe(style="DETAIL")``
 
 Every other ``SHOW``/``EXPLAIN`` form still falls back to ``exp.Command``, which
@@ -28,7 +29,15 @@ from sqlglot.trie import new_trie
 
 from tsfile_catalog.metadata.spark_dialect import SparkDialect, SparkLiteralParser
 
-__all__ = ["TsFileSpark", "ShowTables", "ShowParts", "ExplainParts", "Vacuum", "END_OF_INPUT"]
+__all__ = [
+    "TsFileSpark",
+    "ShowTables",
+    "ShowParts",
+    "ExplainParts",
+    "Vacuum",
+    "Optimize",
+    "END_OF_INPUT",
+]
 
 T = t.TypeVar("T")
 
@@ -60,6 +69,12 @@ class Vacuum(exp.Expression):
     arg_types = {"this": True, "dry_run": False}
 
 
+class Optimize(exp.Expression):
+    """``OPTIMIZE name [WHERE predicate]`` (Delta's compaction statement)."""
+
+    arg_types = {"this": True, "where": False}
+
+
 class _Parser(SparkLiteralParser):
     STATEMENT_PARSERS = {
         **SparkLiteralParser.STATEMENT_PARSERS,
@@ -79,6 +94,7 @@ class _Parser(SparkLiteralParser):
     WORD_STATEMENT_PARSERS: t.ClassVar[dict[str, t.Callable[[_Parser], exp.Expr]]] = {
         "EXPLAIN": lambda self: self._parse_explain(),
         "VACUUM": lambda self: self._parse_vacuum(),
+        "OPTIMIZE": lambda self: self._parse_optimize(),
     }
 
     def _parse_statement(self) -> exp.Expr | None:
@@ -149,6 +165,10 @@ class _Parser(SparkLiteralParser):
         dry_run = self._match_text_seq("DRY", "RUN")
         return self.expression(Vacuum(this=table, dry_run=dry_run))
 
+    def _parse_optimize(self) -> Optimize:
+        table = self._parse_plain_table()
+        return self.expression(Optimize(this=table, where=self._parse_where()))
+
     def _parse_versioned_table(self) -> exp.Table:
         table = self._parse_plain_table()
         version = self._parse_version()
@@ -190,6 +210,10 @@ def _vacuum_sql(generator: SparkGenerator, expression: Vacuum) -> str:
     return f"VACUUM {generator.sql(expression, 'this')}{dry_run}"
 
 
+def _optimize_sql(generator: SparkGenerator, expression: Optimize) -> str:
+    return f"OPTIMIZE {generator.sql(expression, 'this')}{generator.sql(expression, 'where')}"
+
+
 class _Generator(SparkGenerator):
     # Registered through TRANSFORMS: sqlglot only finds ``<key>_sql`` methods for its own
     # expression classes, and adding ours to its global class registry would be patching it.
@@ -199,6 +223,7 @@ class _Generator(SparkGenerator):
         ShowParts: _show_parts_sql,
         ExplainParts: _explain_parts_sql,
         Vacuum: _vacuum_sql,
+        Optimize: _optimize_sql,
     }
 
     def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
@@ -228,7 +253,7 @@ class TsFileSpark(SparkDialect):
         KEYWORDS = {
             key: value
             for key, value in SparkDialect.Tokenizer.KEYWORDS.items()
-            if key not in ("EXPLAIN", "VACUUM")
+            if key not in ("EXPLAIN", "VACUUM", "OPTIMIZE")
         }
         COMMANDS = SparkDialect.Tokenizer.COMMANDS - {TokenType.SHOW}
 
