@@ -21,8 +21,14 @@ from tsfile_catalog.metadata.schema import DataType
 SCHEMA = table_schema("weather", fields=[("temp", DataType.DOUBLE)])
 
 
+def _name(label: str) -> str:
+    """A writer-named part path (OPTIMIZE only compacts those), recognisable by ``label``."""
+    _LABELS.add(label)
+    return f"part-{label.encode().hex():0>32}-00000.tsfile"
+
+
 def _part(
-    path: str,
+    label: str,
     *,
     size: int = 100,
     start: int = 0,
@@ -31,7 +37,7 @@ def _part(
     temp_nulls: int = 0,
 ) -> PartFile:
     return part_file(
-        path,
+        _name(label),
         size_bytes=size,
         row_count=rows * len(cities),
         min_time=start,
@@ -43,7 +49,12 @@ def _part(
 
 
 def _paths(parts: tuple[PartFile, ...]) -> list[str]:
-    return [p.path for p in parts]
+    """The labels of ``parts`` made by :func:`_part` (other parts by their path)."""
+    labels = {_name(label): label for label in _LABELS}
+    return [labels.get(p.path, p.path) for p in parts]
+
+
+_LABELS: set[str] = set()
 
 
 def test_small_parts_are_packed_in_time_order_up_to_the_target() -> None:
@@ -60,14 +71,15 @@ def test_small_parts_are_packed_in_time_order_up_to_the_target() -> None:
     assert all(g.size_bytes <= 1000 for g in plan.groups)
 
 
-def test_parts_near_the_target_and_external_parts_stay() -> None:
+def test_parts_near_the_target_external_and_adopted_parts_stay() -> None:
     big = _part("big", size=800, start=0)
-    external = dataclasses.replace(_part("x.parquet", start=10), format="parquet")
+    external = dataclasses.replace(_part("x", start=10), path="x.parquet", format="parquet")
     linked = dataclasses.replace(_part("linked", start=20), external=True)
+    adopted = dataclasses.replace(_part("adopted", start=30), path="2024/01/user.tsfile")
     small = [_part(f"s{i}", size=10, start=100 + i * 10) for i in range(3)]
-    plan = plan_compaction([big, external, linked, *small], target_size=1000)
+    plan = plan_compaction([big, external, linked, adopted, *small], target_size=1000)
     assert [_paths(g.parts) for g in plan.groups] == [["s0", "s1", "s2"]]
-    assert set(_paths(plan.kept)) == {"big", "x.parquet", "linked"}
+    assert set(_paths(plan.kept)) == {"big", "x.parquet", "linked", "2024/01/user.tsfile"}
 
 
 def test_parts_that_may_share_a_device_and_time_are_never_merged() -> None:

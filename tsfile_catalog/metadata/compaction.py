@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tsfile_catalog.metadata.expressions import Expr, Not, columns_of
 from tsfile_catalog.metadata.overlap import overlapping_ranges
+from tsfile_catalog.metadata.ownership import is_part_name
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.pruning import PartEvaluator
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
@@ -26,6 +27,7 @@ __all__ = [
     "CompactionPlan",
     "RemovalPlan",
     "is_own_tsfile",
+    "is_writer_part",
     "plan_compaction",
     "plan_removal",
     "target_file_size",
@@ -66,11 +68,21 @@ def target_file_size(properties: dict[str, str] | None, override: int | None = N
 
 
 def is_own_tsfile(part: PartFile) -> bool:
-    """Whether the table wrote ``part`` as a TsFile of its own, so a rewrite may replace it.
+    """Whether ``part`` is a TsFile the table holds as its own data (not an external part of
+    another format or one it only references), so DELETE may replace it.
 
-    External parts (another format, or a file the table only references) are never rewritten.
+    External parts are never rewritten.
     """
     return part.format == "tsfile" and not part.external
+
+
+def is_writer_part(part: PartFile) -> bool:
+    """Whether this table's writer wrote ``part`` (a writer-named TsFile at the table root).
+
+    OPTIMIZE compacts only these: an adopted layout's files are the user's, named and placed
+    as the user chose, and stay as they are.
+    """
+    return is_own_tsfile(part) and is_part_name(part.path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +134,12 @@ def _may_share_rows(a: PartFile, b: PartFile) -> bool:
 def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> CompactionPlan:
     """Group the small TsFile parts of ``parts`` into new parts of about ``target_size`` bytes.
 
-    Only the table's own TsFile parts smaller than :data:`NEAR_TARGET` of the target are
-    candidates. They are packed in time order (by ``min_time``, then ``max_time``): each new
-    part covers one contiguous stretch of time, and the writer sorts its rows by device then
-    time, so a device's rows for a time range land in as few parts as possible and time
-    pruning stays as sharp as the inputs allowed (usually sharper: fewer, disjoint ranges).
+    Only TsFile parts this table's writer wrote (:func:`is_writer_part`) smaller than
+    :data:`NEAR_TARGET` of the target are candidates. They are packed in time order (by
+    ``min_time``, then ``max_time``): each new part covers one contiguous stretch of time, and
+    the writer sorts its rows by device then time, so a device's rows for a time range land
+    in as few parts as possible and time pruning stays as sharp as the inputs allowed
+    (usually sharper: fewer, disjoint ranges).
     A group closes when the next part would take it past the target, or when the next part
     may share a (device, time) with a part already in it (the files hold such duplicates
     separately; a TsFile cannot). A group of one part is no gain and is dropped.
@@ -137,7 +150,8 @@ def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> Compactio
     candidates: list[PartFile] = []
     for part in parts:
         small = part.size_bytes < target_size * NEAR_TARGET
-        (candidates if is_own_tsfile(part) and small and part.row_count > 0 else kept).append(part)
+        wanted = is_writer_part(part) and small and part.row_count > 0
+        (candidates if wanted else kept).append(part)
     groups: list[list[PartFile]] = []
     current: list[PartFile] = []
     size = 0
