@@ -52,6 +52,7 @@ from tsfile_catalog.table.log import (
 )
 
 if TYPE_CHECKING:
+    from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.maintenance import DeleteResult, OptimizeResult
 
 __all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
@@ -269,20 +270,55 @@ class Table:
     # -- maintenance (issue 13): thin methods over tsfile_catalog.table.maintenance, imported
     # when called because that module builds on this one.
 
-    def optimize(self, **kwargs: Any) -> OptimizeResult:
-        """Compact this version's small parts (see
-        :func:`~tsfile_catalog.table.maintenance.optimize` for the keyword arguments:
-        ``where``, ``target_file_size``, ``progress``, ...)."""
+    def optimize(
+        self,
+        *,
+        where: str | Expr | None = None,
+        target_file_size: int | None = None,
+        settings: WriteSettings | None = None,
+        unit: TimeUnit = "ms",
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> OptimizeResult:
+        """Compact this version's small parts into larger TsFiles, in one ``OPTIMIZE``
+        commit (see :func:`tsfile_catalog.table.maintenance.optimize`)."""
         from tsfile_catalog.table.maintenance import optimize
 
-        return optimize(self, **kwargs)
+        return optimize(
+            self,
+            where=where,
+            target_file_size=target_file_size,
+            settings=settings,
+            unit=unit,
+            timestamp_as=timestamp_as,
+            time_zone=time_zone,
+            progress=progress,
+        )
 
-    def delete(self, where: str | Expr | None, **kwargs: Any) -> DeleteResult:
-        """Delete the rows where ``where`` holds (see
-        :func:`~tsfile_catalog.table.maintenance.delete` for the keyword arguments)."""
+    def delete(
+        self,
+        where: str | Expr | None,
+        *,
+        settings: WriteSettings | None = None,
+        unit: TimeUnit = "ms",
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> DeleteResult:
+        """Delete the rows where ``where`` is TRUE (None: every row), in one ``DELETE``
+        commit (see :func:`tsfile_catalog.table.maintenance.delete`)."""
         from tsfile_catalog.table.maintenance import delete
 
-        return delete(self, where, **kwargs)
+        return delete(
+            self,
+            where,
+            settings=settings,
+            unit=unit,
+            timestamp_as=timestamp_as,
+            time_zone=time_zone,
+            progress=progress,
+        )
 
 
 def open_table(
