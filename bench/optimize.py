@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import shlex
 import shutil
 import statistics
@@ -22,7 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.report import _fmt_bytes, _fmt_s
+from bench.report import _fmt_bytes, _fmt_s, _load
 from bench.run import machine_info
 
 if TYPE_CHECKING:
@@ -120,16 +121,25 @@ def _query(spark: SparkSession, path: str, where: str | None, columns: str, agg:
 def _time_queries(
     spark: SparkSession, path: str, repetitions: int, recent: int
 ) -> dict[str, dict[str, Any]]:
+    from tsfile_catalog import open_table
+
+    table = open_table(path)
     out: dict[str, dict[str, Any]] = {}
     for qid, _, where, columns, agg in QUERIES:
         text = None if where is None else where.format(recent=recent)
+        opened = len(table.plan(text).parts)
         answer = _query(spark, path, text, columns, agg)  # warm-up, and the answer
         times = []
         for _ in range(repetitions):
             started = time.perf_counter()
             _query(spark, path, text, columns, agg)
             times.append(time.perf_counter() - started)
-        out[qid] = {"answer": answer, "times": times, "median_s": statistics.median(times)}
+        out[qid] = {
+            "answer": answer,
+            "times": times,
+            "median_s": statistics.median(times),
+            "parts_opened": opened,
+        }
     return out
 
 
@@ -163,6 +173,7 @@ def run(
 
         spark = local_session("bench-optimize", config={"spark.sql.shuffle.partitions": "2"})
     started = time.time()
+    load = {"start": list(os.getloadavg())}
     try:
         _log(f"writing {appends} appends of {rows} rows")
         write_s, _ = _timed(lambda: [_append(path, i, rows) for i in range(appends)])
@@ -174,11 +185,13 @@ def run(
         after_table = open_table(path)
         _log(f"OPTIMIZE: {result.files_removed} -> {result.files_added} parts; timing again")
         after = _time_queries(spark, path, repetitions, recent)
+        load["end"] = list(os.getloadavg())
         results: dict[str, Any] = {
             "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "duration_s": round(time.time() - started),
             "command": command or "python -m bench.optimize",
             "machine": machine_info(spark),
+            "load_average": load,
             "appends": appends,
             "rows_per_append": rows,
             "devices": DEVICES,
@@ -238,14 +251,16 @@ def render_markdown(results: dict[str, Any]) -> str:
         "",
         f"Machine: {machine.get('cpu_model') or 'unknown CPU'} "
         f"({machine.get('cpu_count')} cores), Spark {machine.get('spark')}, "
-        f"Python {machine.get('python')}.",
+        f"Python {machine.get('python')}. Load average (1/5/15 min): {_load(results)} "
+        "(other work shared the machine; compare the two columns, not absolute times).",
         "",
-        "| Query | What | Before | After | Speed-up | Same answer |",
-        "|---|---|---|---|---|---|",
+        "| Query | What | Parts opened before / after | Before | After | Speed-up | Same answer |",
+        "|---|---|---|---|---|---|---|",
     ]
     for q in results["queries"]:
         lines.append(
-            f"| {q['id']} | {q['description']} | {_fmt_s(q['before']['median_s'])} | "
+            f"| {q['id']} | {q['description']} | {q['before']['parts_opened']} / "
+            f"{q['after']['parts_opened']} | {_fmt_s(q['before']['median_s'])} | "
             f"{_fmt_s(q['after']['median_s'])} | {q['speedup']:.1f}x | "
             f"{'yes' if q['same_answer'] else 'NO'} |"
         )

@@ -25,7 +25,8 @@ def test_optimize_bench_compacts_and_times_the_same_answers(
         assert query["same_answer"], query
         assert query["before"]["answer"][0][0] > 0, f"{query['id']} matched no rows"
         assert query["speedup"] > 0
+        assert query["after"]["parts_opened"] <= query["before"]["parts_opened"]
     total = results["queries"][0]["before"]["answer"][0][0]
     assert total == 3 * 100
     text = docs.read_text()
-    assert "| device |" in text and "Generated" in text
+    assert "| device |" in text and "Generated" in text and "Load average" in text
