@@ -216,6 +216,7 @@ def test_delete_drops_whole_parts_in_metadata_and_rewrites_the_others(root: str)
     info = after.history(limit=1)[0]
     assert info.operation == "DELETE" and info.data_change is True
     assert info.operation_parameters["predicate"] == "city = 'b' AND temp > 14"
+    assert info.operation_parameters["numDeletedRows"] == str(some.num_deleted_rows)
     assert info.rows_removed - info.rows_added == some.num_deleted_rows
     # Time travel still sees the deleted rows; deleting nothing makes no commit.
     assert _rows(open_table(root, version=before.version)) == rows

@@ -297,7 +297,10 @@ def delete(
         removal = remove_matching_rows(job, bound, progress=progress)
         if not removal.removed:
             return DeleteResult(None, 0, 0, 0, 0, 0)
-        parameters = {"predicate": "true" if where is None else _predicate_text(where)}
+        parameters = {
+            "predicate": "true" if where is None else _predicate_text(where),
+            "numDeletedRows": str(removal.deleted_rows),
+        }
         snapshot = job.commit(
             removal.removed, operation=Operation.DELETE, parameters=parameters, data_change=True
         )
