@@ -26,7 +26,7 @@ from tsfile_catalog.metadata.slices import matching_devices
 from tsfile_catalog.metadata.spark_dialect import quote_identifier
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials
-from tsfile_catalog.table import Table
+from tsfile_catalog.table import DeleteResult, OptimizeResult, Table
 from tsfile_catalog.table.maintenance import Expired, Vacuumed
 
 __all__ = [
@@ -51,6 +51,8 @@ __all__ = [
     "expire_result",
     "restore_result",
     "show_create_table",
+    "optimize_result",
+    "delete_result",
 ]
 
 
@@ -490,6 +492,27 @@ def expire_result(expired: Expired) -> Result:
     )
 
 
+# -- OPTIMIZE / DELETE (issue 13) -------------------------------------------------------------
+
+
+def optimize_result(result: OptimizeResult) -> Result:
+    """OPTIMIZE's one row: the version it committed (null when nothing needed compacting),
+    files removed and added, and their bytes (Delta reports the same metrics)."""
+    return Result(
+        "version bigint, num_files_removed bigint, num_files_added bigint, "
+        "bytes_removed bigint, bytes_added bigint",
+        [
+            (
+                result.version,
+                result.files_removed,
+                result.files_added,
+                result.bytes_removed,
+                result.bytes_added,
+            )
+        ],
+    )
+
+
 def restore_result(table: Table) -> Result:
     """RESTORE's answer, from the version it committed (``table``)."""
     info = table.history(limit=1)[0]
@@ -504,3 +527,22 @@ def restore_result(table: Table) -> Result:
 def show_create_table(statement: str) -> Result:
     """SHOW CREATE TABLE's answer, named as Spark names it."""
     return Result("createtab_stmt string", [(statement,)])
+
+
+def delete_result(result: DeleteResult) -> Result:
+    """DELETE's one row: the version it committed (null when no row matched), the rows
+    deleted, and the parts removed in metadata only or rewritten."""
+    return Result(
+        "version bigint, num_deleted_rows bigint, num_files_removed bigint, "
+        "num_files_added bigint, num_files_dropped bigint, num_files_rewritten bigint",
+        [
+            (
+                result.version,
+                result.num_deleted_rows,
+                result.files_removed,
+                result.files_added,
+                result.files_dropped,
+                result.files_rewritten,
+            )
+        ],
+    )

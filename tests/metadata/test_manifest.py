@@ -88,6 +88,16 @@ def test_commit_info_round_trips() -> None:
     assert CommitInfo.from_json(json.loads(json.dumps(info.to_json()))) == info
 
 
+def test_data_change_is_recorded_only_when_false_and_round_trips() -> None:
+    changing = CommitInfo(3, 5, "WRITE")
+    assert "data_change" not in changing.to_json()  # byte-identical to earlier releases
+    optimize = CommitInfo(4, 6, "OPTIMIZE", data_change=False)
+    assert optimize.to_json()["data_change"] is False
+    assert CommitInfo.from_json(json.loads(json.dumps(optimize.to_json()))) == optimize
+    with pytest.raises(ValueError, match="data_change"):
+        CommitInfo.from_json({**optimize.to_json(), "data_change": "no"})
+
+
 def test_newer_format_version_is_refused() -> None:
     obj = make(None, [SetSchema(SCHEMA, 0)]).to_json(None)
     obj["format_version"] = FORMAT_VERSION + 1

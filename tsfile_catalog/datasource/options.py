@@ -58,6 +58,8 @@ _WRITE_KEYS = (
     "maxRowsPerFile",
     "onDuplicate",
     "mergeSchema",
+    "replaceWhere",
+    "timeZone",
 )
 
 
@@ -264,6 +266,10 @@ class WriteOptions:
     on_duplicate: Literal["error", "last"] = "error"
     merge_schema: bool = False
     storage_options: Mapping[str, Any] = field(default_factory=dict)
+    # Delta's replaceWhere (mode overwrite): replace only the rows matching this predicate.
+    replace_where: str | None = None
+    # The zone ``replaceWhere`` binds in when Spark does not pass the session's to the commit.
+    time_zone: str | None = None
 
     def settings(self) -> WriteSettings:
         """What the TsFile writer needs of these options."""
@@ -310,4 +316,6 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         ),
         merge_schema=_bool(opts, "mergeSchema", False),
         storage_options=storage_options_from(opts),
+        replace_where=(opts.get("replaceWhere") or "").strip() or None,
+        time_zone=_time_zone(opts),
     )

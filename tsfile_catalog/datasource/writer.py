@@ -10,7 +10,6 @@ visible to readers before the commit.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -18,31 +17,44 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructType, TimestampType
 
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
 from tsfile_catalog.datasource.options import WriteOptions, check_tag_columns
+from tsfile_catalog.datasource.reader import _session_time_zone
 from tsfile_catalog.datasource.types import raw_from_spark_column, tsfile_type_of
 from tsfile_catalog.discovery import has_manifest, list_tsfiles
 from tsfile_catalog.exceptions import (
+    CommitConflictError,
     DataError,
     OptionError,
+    PredicateError,
     SchemaError,
     TableNotFoundError,
     UnsupportedTypeError,
 )
-from tsfile_catalog.formats.tsfile import (
-    opened,
-    part_and_devices,
-    validate_encoding,
-    write_file,
-)
+from tsfile_catalog.formats.tsfile import validate_encoding
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
+from tsfile_catalog.metadata.expressions import (
+    BindContext,
+    Expr,
+    TimestampAs,
+    bind,
+    needs_time_zone,
+)
+from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, SetSchema
+from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table import Table, append_parts, open_table
+from tsfile_catalog.table.rewrite import (
+    RewriteJob,
+    remove_matching_rows,
+    stage_part,
+    without_matching,
+)
 
 __all__ = ["WritePlan", "plan_write", "TsFileBatchWriter", "StagedPart", "TsFileCommitMessage"]
 
@@ -57,6 +69,9 @@ class WritePlan:
     # The table the write was planned against (None: it creates one). The commit refuses to
     # land in another table, should this one be dropped and recreated while tasks run.
     table_uuid: str | None = None
+    # How the DataFrame shows ``time`` (a Spark timestamp or a long): what ``replaceWhere``
+    # compares against, as Spark would evaluate it on these rows.
+    timestamp_as: TimestampAs = "long"
 
 
 def _existing_table(options: WriteOptions) -> Table | None:
@@ -159,12 +174,35 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
     validate_encoding(schema, options.settings())
     if existing is not None:
         merge_schema(existing, schema, merge=options.merge_schema)
-    return WritePlan(
+    plan = WritePlan(
         schema,
         time_source,
         (*tag_sources, *field_sources),
         None if current is None else current.table_uuid,
+        "timestamp" if isinstance(time_field.dataType, TimestampType) else "long",
     )
+    if options.replace_where is not None:
+        # Parse and bind now, so a bad predicate fails before any task runs.
+        replace_predicate(plan, options, options.time_zone)
+    return plan
+
+
+def replace_predicate(plan: WritePlan, options: WriteOptions, time_zone: str | None) -> Expr:
+    """The ``replaceWhere`` predicate bound to the written schema (``time_zone`` None:
+    comparisons that need one stay approximate).
+
+    Raises:
+        OptionError: naming the option, when the predicate cannot be parsed or bound.
+    """
+    text = options.replace_where
+    assert text is not None
+    context = BindContext(
+        unit=options.precision, timestamp_as=plan.timestamp_as, time_zone=time_zone
+    )
+    try:
+        return bind(parse_predicate(text), plan.schema, context)
+    except PredicateError as e:
+        raise OptionError(f"option 'replaceWhere' = {text!r}: {e}") from e
 
 
 @dataclass(frozen=True)
@@ -182,6 +220,9 @@ class StagedPart:
 class TsFileCommitMessage(WriterCommitMessage):
     parts: tuple[StagedPart, ...]
     staging_dir: str
+    # The session time zone Spark gave the task: the driver's commit has no task context,
+    # and ``replaceWhere`` must bind there exactly as the tasks bound it.
+    time_zone: str | None = None
 
 
 class TsFileBatchWriter(DataSourceArrowWriter):
@@ -190,6 +231,11 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         self._options = options
         self._overwrite = overwrite
         self._job = new_job_id()
+        if options.replace_where is not None and not overwrite:
+            raise OptionError(
+                f"option 'replaceWhere' = {options.replace_where!r} replaces the rows matching "
+                "it, so it needs mode('overwrite'); an append would keep them"
+            )
 
     # -- executor side --------------------------------------------------------------------
 
@@ -203,12 +249,16 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         staging = join_url(self._job_dir, task_dir_name(partition, attempt))
         staged: list[StagedPart] = []
         local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-")
+        time_zone = self._options.time_zone or _session_time_zone()
         try:
             pending: list[pa.Table] = []
             rows = 0
             limit = self._options.max_rows_per_file
+            replace = None if self._options.replace_where is None else self._replace(time_zone)
             for batch in iterator:
                 table = self._to_raw(batch)
+                if replace is not None:
+                    self._check_replaced(table, replace)
                 while table.num_rows:
                     piece = table.slice(0, limit - rows)
                     table = table.slice(piece.num_rows)
@@ -229,7 +279,29 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             raise
         finally:
             shutil.rmtree(local_dir, ignore_errors=True)
-        return TsFileCommitMessage(tuple(staged), staging)
+        return TsFileCommitMessage(tuple(staged), staging, time_zone)
+
+    def _replace(self, time_zone: str | None) -> Expr:
+        bound = replace_predicate(self._plan, self._options, time_zone)
+        if needs_time_zone(bound):
+            raise OptionError(
+                f"option 'replaceWhere' = {self._options.replace_where!r} compares with a time "
+                "whose instant depends on the session time zone, which Spark did not pass; set "
+                "spark.sql.session.timeZone or the 'timeZone' write option"
+            )
+        return bound
+
+    def _check_replaced(self, raw: pa.Table, predicate: Expr) -> None:
+        """Every row a replaceWhere overwrite writes must match its predicate (Delta's
+        rule): otherwise the write would add rows outside what it replaces."""
+        outside = without_matching(_raw_domain(raw), predicate)
+        if outside.num_rows:
+            row = outside.slice(0, 1).to_pylist()[0]
+            raise DataError(
+                f"option 'replaceWhere' = {self._options.replace_where!r}: the written row "
+                f"{row} does not match it; every row of a replaceWhere overwrite must (nothing "
+                "was committed)"
+            )
 
     def _to_raw(self, batch: pa.RecordBatch) -> pa.Table:
         plan, precision = self._plan, self._options.precision
@@ -253,16 +325,16 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         sequence: int,
         local_dir: str,
     ) -> StagedPart:
-        name = new_part_name(partition)
-        local = os.path.join(local_dir, name)
-        write_file(local, pa.concat_tables(tables), self._plan.schema, self._options.settings())
-        size = os.path.getsize(local)
-        local_io = FileIO(local)
-        with opened(local_io, local) as reader:
-            part, devices = part_and_devices(reader, self._plan.schema, name, size)
-        staged_url = join_url(staging, name)
-        io.put_file(local, staged_url)
-        return StagedPart(staged_url, part, partition, sequence, devices)
+        staged = stage_part(
+            io,
+            pa.concat_tables(tables),
+            self._plan.schema,
+            self._options.settings(),
+            staging=staging,
+            local_dir=local_dir,
+            partition=partition,
+        )
+        return StagedPart(staged.staged_url, staged.part, partition, sequence, staged.devices)
 
     # -- driver side ----------------------------------------------------------------------
 
@@ -276,6 +348,9 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             # All or none: a failed move leaves no part published (move_all cleans up).
             io.move_all(moves)
             published = [final for _, final in moves]
+            if self._options.replace_where is not None and self._plan.table_uuid is not None:
+                self._commit_replace(io, [s.part for s in staged], messages)
+                return
             append_parts(
                 self._options.path,
                 [s.part for s in staged],
@@ -295,6 +370,46 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             raise
         finally:
             self._remove_staging(io)
+
+    def _commit_replace(
+        self, io: FileIO, parts: list[PartFile], messages: list[WriterCommitMessage | None]
+    ) -> None:
+        """One commit that removes the table's rows matching ``replaceWhere`` (parts wholly
+        inside dropped, straddling parts rewritten without them) and adds ``parts``."""
+        options = self._options
+        zones = [m.time_zone for m in messages if isinstance(m, TsFileCommitMessage)]
+        time_zone = options.time_zone or next((z for z in zones if z), None)
+        table = open_table(options.path, storage_options=options.storage_options)
+        if table.table_uuid != self._plan.table_uuid:
+            raise CommitConflictError(
+                f"commit to table {table.location} refused: the write was prepared against "
+                f"table {self._plan.table_uuid}, but the location holds table "
+                f"{table.table_uuid} now (dropped and recreated while it ran); nothing was "
+                "committed: retry the write"
+            )
+        predicate = self._replace(time_zone)
+        # The predicate was bound to the written schema; the table's rows are read in the
+        # table's, which the written one may only extend (schema_merge), never contradict.
+        schema = merge_schema(table.schema, self._plan.schema, merge=options.merge_schema)
+        extra: list[Action] = []
+        if schema != table.schema:
+            extra.append(SetSchema(schema, table.schema_id + 1))
+        extra.extend(AddPart(p) for p in parts)
+        with RewriteJob(table, options.settings()) as job:
+            removal = remove_matching_rows(job, predicate)
+            job.commit(
+                removal.removed,
+                operation=Operation.OVERWRITE,
+                parameters={
+                    "mode": "overwrite",
+                    "replaceWhere": options.replace_where or "",
+                    "mergeSchema": "true" if options.merge_schema else "false",
+                    "job": self._job,
+                    "numDeletedRows": str(removal.deleted_rows),
+                },
+                data_change=True,
+                extra=extra,
+            )
 
     def _resolve_duplicates(self, io: FileIO, staged: list[StagedPart]) -> list[StagedPart]:
         """``staged`` with no (device, time) in two parts: ``onDuplicate`` holds across the
@@ -346,3 +461,12 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         io.delete(self._job_dir, recursive=True)
         # Concurrent jobs may still be staging: only an empty staging root goes.
         io.remove_empty_dir(join_url(self._options.path, STAGING_DIR))
+
+
+def _raw_domain(raw: pa.Table) -> pa.Table:
+    """Writer-typed rows in the raw domain predicates are bound to (TIMESTAMP as int64)."""
+    out = raw
+    for index, arrow_field in enumerate(raw.schema):
+        if pa.types.is_timestamp(arrow_field.type):
+            out = out.set_column(index, arrow_field.name, raw.column(index).cast(pa.int64()))
+    return out

@@ -119,6 +119,9 @@ class Operation(str, enum.Enum):
     RESTORE = "RESTORE"
     ADD_COLUMNS = "ADD COLUMNS"
     CHANGE_COLUMN = "CHANGE COLUMN"
+    # Issue 13 (rewrite): compaction, deletes. OPTIMIZE commits carry data_change=False.
+    OPTIMIZE = "OPTIMIZE"
+    DELETE = "DELETE"
 
     def __str__(self) -> str:
         # Messages and f-strings show the stored string, as for a plain str (Python 3.11+
@@ -147,9 +150,12 @@ class CommitInfo:
     rows_added: int = 0
     parts_removed: int = 0
     rows_removed: int = 0
+    # False when the commit only reorganised rows the table already had (OPTIMIZE): the
+    # table's rows are the same before and after, so streams and incremental reads skip it.
+    data_change: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "version": self.version,
             "timestamp_ms": self.timestamp_ms,
             "operation": self.operation,
@@ -161,6 +167,11 @@ class CommitInfo:
             "parts_removed": self.parts_removed,
             "rows_removed": self.rows_removed,
         }
+        # An optional key (docs/manifest-format.md): written only when false, so commits that
+        # change data stay byte-identical to earlier releases' and older readers ignore it.
+        if not self.data_change:
+            out["data_change"] = False
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> CommitInfo:
@@ -178,7 +189,15 @@ class CommitInfo:
             rows_added=int(obj.get("rows_added", 0)),
             parts_removed=int(obj.get("parts_removed", 0)),
             rows_removed=int(obj.get("rows_removed", 0)),
+            data_change=_bool_key(obj, "data_change", default=True),
         )
+
+
+def _bool_key(obj: Mapping[str, Any], key: str, *, default: bool) -> bool:
+    value = obj.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -444,6 +463,7 @@ def prepare_commit(
     engine_info: str = "",
     read_version: int | None = None,
     new_table_uuid: str | None = None,
+    data_change: bool = True,
 ) -> Commit:
     """Stamp ``actions`` as the commit right after ``base``.
 
@@ -485,6 +505,7 @@ def prepare_commit(
         rows_added=sum(p.row_count for p in added),
         parts_removed=len(removed),
         rows_removed=sum(r.row_count for r in removed),
+        data_change=data_change,
     )
     return Commit(info, tuple(stamped), table_uuid)
 

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
+from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.discovery import ResolvedScan, open_location
 from tsfile_catalog.exceptions import (
     OptionError,
@@ -66,6 +67,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableSetProperties,
     AlterTableUnsupported,
     CreateTable,
+    Delete,
     DescribeDetail,
     DescribeHistory,
     DescribeTable,
@@ -73,6 +75,7 @@ from tsfile_catalog.sql.statements import (
     ExpireSnapshots,
     ExplainParts,
     Insert,
+    Optimize,
     PassThrough,
     RestoreTable,
     Select,
@@ -98,9 +101,11 @@ from tsfile_catalog.table import (
     alter_column_type,
     append_parts,
     create_table,
+    delete,
     drop_parts,
     expire_snapshots,
     open_table,
+    optimize,
     purge,
     restore,
     vacuum_table,
@@ -297,6 +302,18 @@ class Catalog:
                     properties=self._open(entry).properties,
                 )
                 return self._result(inspect.show_create_table(created.to_sql()))
+            case Optimize(table=name, where=where):
+                entry = self._registry.require(name)
+                done = optimize(self._open(entry), where=where, **self._rewrite_args(entry))
+                self._refresh_view(entry)
+                return self._result(inspect.optimize_result(done))
+            case Delete(table=name, where=where) if not self._spark_owns(name):
+                entry = self._registry.require(name)
+                removed = delete(self._open(entry), where, **self._rewrite_args(entry))
+                self._refresh_view(entry)
+                return self._result(inspect.delete_result(removed))
+            case Delete():
+                return self._spark.sql(statement.to_sql())
             case PassThrough(sql=text):
                 return self._spark.sql(text)
         raise SqlError(f"unsupported statement {type(statement).__name__}")
@@ -313,6 +330,21 @@ class Catalog:
         if self._registry.get(name) is not None:
             return False
         return bool(self._spark.catalog.tableExists(name.qualified))
+
+    def _rewrite_args(self, entry: TableEntry) -> dict[str, Any]:
+        """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
+        (compression, encoding), its scan's time unit and ``timestampAs``, the session time
+        zone, its storage options."""
+        write = parse_write_options(
+            {**table_options.write_options(entry, "-"), "path": entry.location}
+        )
+        return {
+            "settings": write.settings(),
+            "unit": table_options.precision(entry),
+            "timestamp_as": table_options.timestamp_as(entry),
+            "time_zone": self._session_time_zone(),
+            "storage_options": self._storage(entry),
+        }
 
     # -- scans --------------------------------------------------------------------------------
 
@@ -870,12 +902,23 @@ class Catalog:
         rows = dml.insert_rows(statement, source, schema, entry)
         write = self._source_options(entry, table_options.write_options(entry, schema.table))
         mode = "overwrite" if statement.overwrite else "append"
+        if statement.replace_where is not None:
+            mode = "overwrite"
+            write["replaceWhere"] = statement.replace_where
+            zone = self._session_time_zone()
+            if zone is not None:
+                write["timeZone"] = zone
         rows.write.format("tsfile").options(**write).mode(mode).save()
         latest = self._open(entry)
         info = latest.history(limit=1)[0]
+        inserted = info.rows_added
+        if "numDeletedRows" in info.operation_parameters:
+            # A replaceWhere commit also re-adds the rows its rewritten parts kept.
+            kept = info.rows_removed - int(info.operation_parameters["numDeletedRows"])
+            inserted -= kept
         self._refresh_view(entry)
         return self._result(
-            Result("version bigint, num_inserted_rows bigint", [(latest.version, info.rows_added)])
+            Result("version bigint, num_inserted_rows bigint", [(latest.version, inserted)])
         )
 
     def _source(self, statement: Insert) -> DataFrame:
@@ -885,6 +928,11 @@ class Catalog:
 
     def _insert_into_spark(self, statement: Insert, source: DataFrame) -> DataFrame:
         """INSERT into a Spark table: the source still reads catalog tables with fresh scans."""
+        if statement.replace_where is not None:
+            raise SqlError(
+                f"INSERT INTO {statement.table} REPLACE WHERE: only catalog tables support "
+                "REPLACE WHERE"
+            )
         if statement.columns is not None:
             raise SqlError(
                 f"INSERT INTO {statement.table} ({', '.join(statement.columns)}): a column list "

@@ -13,6 +13,7 @@ get positioned syntax errors, and round-trip through the generator:
                                                         -> :class:`ExpireSnapshots`
 * ``RESTORE [TABLE] name TO VERSION AS OF n | TIMESTAMP AS OF 'ts'`` -> :class:`Restore`
 * ``SHOW CREATE TABLE name``                            -> :class:`ShowCreateTable`
+* ``OPTIMIZE name [WHERE predicate]``                   -> :class:`Optimize`
 * ``DESCRIBE DETAIL name``                              -> ``exp.Describe(style="DETAIL")``
 * ``ALTER TABLE name ADD PART OPTIONS (…)``              -> ``exp.Alter`` with :class:`AddPart`
 * ``ALTER TABLE name DROP PART 'path-or-glob'``          -> ``exp.Alter`` with :class:`DropPart`
@@ -43,6 +44,7 @@ __all__ = [
     "ShowCreateTable",
     "ExpireSnapshots",
     "Restore",
+    "Optimize",
 ]
 
 T = t.TypeVar("T")
@@ -106,6 +108,12 @@ class DropPart(exp.Expression):
     arg_types = {"this": True}
 
 
+class Optimize(exp.Expression):
+    """``OPTIMIZE name [WHERE predicate]`` (Delta's compaction statement)."""
+
+    arg_types = {"this": True, "where": False}
+
+
 class _Parser(SparkLiteralParser):
     STATEMENT_PARSERS = {
         **SparkLiteralParser.STATEMENT_PARSERS,
@@ -130,6 +138,7 @@ class _Parser(SparkLiteralParser):
         "VACUUM": lambda self: self._parse_vacuum(),
         "EXPIRE": lambda self: self._parse_expire(),
         "RESTORE": lambda self: self._parse_restore(),
+        "OPTIMIZE": lambda self: self._parse_optimize(),
     }
 
     def _parse_statement(self) -> exp.Expr | None:
@@ -276,6 +285,10 @@ class _Parser(SparkLiteralParser):
             raise AssertionError("raise_error raises at the IMMEDIATE error level")
         return number
 
+    def _parse_optimize(self) -> Optimize:
+        table = self._parse_plain_table()
+        return self.expression(Optimize(this=table, where=self._parse_where()))
+
     def _parse_versioned_table(self) -> exp.Table:
         table = self._parse_plain_table()
         version = self._parse_version()
@@ -368,6 +381,10 @@ def _drop_part_sql(generator: SparkGenerator, expression: DropPart) -> str:
     return f"DROP PART {generator.sql(expression, 'this')}"
 
 
+def _optimize_sql(generator: SparkGenerator, expression: Optimize) -> str:
+    return f"OPTIMIZE {generator.sql(expression, 'this')}{generator.sql(expression, 'where')}"
+
+
 class _Generator(SparkGenerator):
     # Registered through TRANSFORMS: sqlglot only finds ``<key>_sql`` methods for its own
     # expression classes, and adding ours to its global class registry would be patching it.
@@ -382,6 +399,7 @@ class _Generator(SparkGenerator):
         ExpireSnapshots: _expire_sql,
         Restore: _restore_sql,
         ShowCreateTable: _show_create_sql,
+        Optimize: _optimize_sql,
     }
 
     def cast_sql(self, expression: exp.Cast, safe_prefix: str | None = None) -> str:
@@ -411,7 +429,7 @@ class TsFileSpark(SparkDialect):
         KEYWORDS = {
             key: value
             for key, value in SparkDialect.Tokenizer.KEYWORDS.items()
-            if key not in ("EXPLAIN", "VACUUM")
+            if key not in ("EXPLAIN", "VACUUM", "OPTIMIZE")
         }
         COMMANDS = SparkDialect.Tokenizer.COMMANDS - {TokenType.SHOW}
 

@@ -43,6 +43,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableUnsupported,
     ColumnSpec,
     CreateTable,
+    Delete,
     DescribeDetail,
     DescribeHistory,
     DescribeTable,
@@ -50,6 +51,7 @@ from tsfile_catalog.sql.statements import (
     ExpireSnapshots,
     ExplainParts,
     Insert,
+    Optimize,
     PassThrough,
     RestoreTable,
     Select,
@@ -231,6 +233,10 @@ def _to_model(node: exp.Expr, text: str) -> Statement:
         )
     if isinstance(node, dialect.ShowCreateTable):
         return ShowCreateTable(_table_name(node.this, "SHOW CREATE TABLE"))
+    if isinstance(node, dialect.Optimize):
+        return _optimize(node)
+    if isinstance(node, exp.Delete):
+        return _delete(node, text)
     if isinstance(node, exp.Query):
         return Select(node)
     if isinstance(node, exp.Create):
@@ -410,8 +416,34 @@ def _drop(node: exp.Drop) -> DropTable:
     )
 
 
+def _where_sql(where: exp.Expr | None) -> str | None:
+    """The predicate of a WHERE clause (an ``exp.Where`` or the bare condition) as SQL."""
+    if where is None:
+        return None
+    return _node_sql(where.this if isinstance(where, exp.Where) else where)
+
+
+def _optimize(node: dialect.Optimize) -> Optimize:
+    return Optimize(
+        table=_table_name(node.this, "OPTIMIZE"), where=_where_sql(node.args.get("where"))
+    )
+
+
+def _delete(node: exp.Delete, text: str) -> Statement:
+    # DELETE on a Spark table (or with USING, a join) is Spark's; the catalog owns the
+    # single-table form.
+    _reject_clauses(node, ("this", "where"), "DELETE")
+    return Delete(
+        table=_table_name(node.this, "DELETE FROM"), where=_where_sql(node.args.get("where"))
+    )
+
+
 def _insert(node: exp.Insert) -> Insert:
-    _reject_clauses(node, ("this", "expression", "overwrite"), "INSERT")
+    _reject_clauses(node, ("this", "expression", "overwrite", "where"), "INSERT")
+    if node.args.get("where") is not None and node.args.get("overwrite"):
+        raise SqlError(
+            "INSERT OVERWRITE does not take REPLACE WHERE; use INSERT INTO ... REPLACE WHERE"
+        )
     target = node.this
     columns: tuple[str, ...] | None = None
     if isinstance(target, exp.Schema):
@@ -430,6 +462,7 @@ def _insert(node: exp.Insert) -> Insert:
         query=query,
         columns=columns,
         overwrite=bool(node.args.get("overwrite")),
+        replace_where=_where_sql(node.args.get("where")),
     )
 
 

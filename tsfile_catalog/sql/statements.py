@@ -65,6 +65,8 @@ __all__ = [
     "AlterTableUnsupported",
     "ShowCreateTable",
     "create_table_statement",
+    "Optimize",
+    "Delete",
     "PassThrough",
     "Statement",
 ]
@@ -343,6 +345,8 @@ class Insert:
     query: exp.Expr
     columns: tuple[str, ...] | None = None
     overwrite: bool = False
+    # ``INSERT INTO name REPLACE WHERE <predicate> <query>`` (Delta): the predicate's SQL.
+    replace_where: str | None = None
 
     def __post_init__(self) -> None:
         if self.columns is not None:
@@ -358,6 +362,8 @@ class Insert:
         columns = ""
         if self.columns is not None:
             columns = " (" + ", ".join(quote_identifier(column) for column in self.columns) + ")"
+        if self.replace_where is not None:
+            columns += f" REPLACE WHERE {self.replace_where}"
         return f"{verb} {self.table.to_sql()}{columns} {self.query_sql}"
 
 
@@ -683,6 +689,30 @@ _CREATE_TYPES: Mapping[DataType, SparkType] = {
 }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Optimize:
+    """``OPTIMIZE name [WHERE predicate]``: compact small parts; ``where`` is Spark SQL."""
+
+    table: TableName
+    where: str | None = None
+
+    def to_sql(self) -> str:
+        where = f" WHERE {self.where}" if self.where is not None else ""
+        return f"OPTIMIZE {self.table.to_sql()}{where}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delete:
+    """``DELETE FROM name [WHERE predicate]``; ``where`` is Spark SQL (None: every row)."""
+
+    table: TableName
+    where: str | None = None
+
+    def to_sql(self) -> str:
+        where = f" WHERE {self.where}" if self.where is not None else ""
+        return f"DELETE FROM {self.table.to_sql()}{where}"
+
+
 @dataclass(frozen=True, slots=True)
 class PassThrough:
     """A statement the catalog does not own; ``sql`` is the text to hand to ``spark.sql``,
@@ -716,5 +746,7 @@ Statement: TypeAlias = (
     | AlterTableRename
     | AlterTableUnsupported
     | ShowCreateTable
+    | Optimize
+    | Delete
     | PassThrough
 )

@@ -11,10 +11,9 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
 - :mod:`~tsfile_catalog.table.commits`: the commit loop, :func:`append_parts`,
   :func:`create_table`, :func:`add_files` / :func:`drop_parts` (external parts, found and
   validated by :mod:`~tsfile_catalog.table.external`);
-- :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum` and :func:`purge`.
-  :func:`create_table`;
 - :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum`, :func:`purge`,
-  :func:`expire_snapshots`, :func:`restore` and the ALTER TABLE schema changes.
+  :func:`expire_snapshots`, :func:`restore`, the ALTER TABLE schema changes, :func:`optimize`
+  and :func:`delete` (rewriting parts with :mod:`~tsfile_catalog.table.rewrite`).
 
 This module re-exports their public names, so ``from tsfile_catalog.table import ...`` is
 the import to use.
@@ -29,9 +28,13 @@ from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
 from tsfile_catalog.table.maintenance import (
     DEFAULT_RETENTION_MS,
+    DeleteResult,
+    OptimizeResult,
     add_columns,
     alter_column_type,
+    delete,
     expire_snapshots,
+    optimize,
     purge,
     restore,
     vacuum,
@@ -58,4 +61,8 @@ __all__ = [
     "add_columns",
     "alter_column_type",
     "clear_cache",
+    "optimize",
+    "delete",
+    "OptimizeResult",
+    "DeleteResult",
 ]

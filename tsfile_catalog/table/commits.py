@@ -99,6 +99,7 @@ def commit(
     operation_parameters: Mapping[str, str] | None = None,
     overwrite: bool = False,
     max_attempts: int = MAX_COMMIT_ATTEMPTS,
+    data_change: bool = True,
 ) -> Snapshot:
     """Commit ``actions``, prepared against ``read`` (None: the table does not exist yet).
 
@@ -129,6 +130,7 @@ def commit(
         operation_parameters=operation_parameters,
         overwrite=overwrite,
         max_attempts=max_attempts,
+        data_change=data_change,
     )
 
 
@@ -164,6 +166,7 @@ def _commit(
     operation_parameters: Mapping[str, str] | None,
     overwrite: bool,
     max_attempts: int = MAX_COMMIT_ATTEMPTS,
+    data_change: bool = True,
 ) -> Snapshot:
     """:func:`commit` once ``read`` is known to belong to the table at ``location``."""
     base = read
@@ -181,6 +184,7 @@ def _commit(
             engine_info=ENGINE_INFO,
             read_version=None if read is None else read.version,
             new_table_uuid=new_table_uuid,
+            data_change=data_change,
         )
         try:
             snapshot = apply(base, draft)

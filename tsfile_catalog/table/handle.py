@@ -40,6 +40,7 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.cache import CACHE, identify
 from tsfile_catalog.table.log import (
     Listing,
@@ -53,7 +54,8 @@ from tsfile_catalog.table.log import (
 )
 
 if TYPE_CHECKING:
-    from tsfile_catalog.table.maintenance import Maintenance
+    from tsfile_catalog.formats.tsfile import WriteSettings
+    from tsfile_catalog.table.maintenance import DeleteResult, Maintenance, OptimizeResult
     from tsfile_catalog.table.scan import TableScan
 
 __all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
@@ -349,6 +351,59 @@ class Table:
             unit=unit,
             time_zone=time_zone,
             max_workers=max_workers,
+        )
+
+    # -- maintenance (issue 13): thin methods over tsfile_catalog.table.maintenance, imported
+    # when called because that module builds on this one.
+
+    def optimize(
+        self,
+        *,
+        where: str | Expr | None = None,
+        target_file_size: int | None = None,
+        settings: WriteSettings | None = None,
+        unit: TimeUnit = "ms",
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+        progress: Progress | None = None,
+    ) -> OptimizeResult:
+        """Compact this version's small parts into larger TsFiles, in one ``OPTIMIZE``
+        commit (see :func:`tsfile_catalog.table.maintenance.optimize`)."""
+        from tsfile_catalog.table.maintenance import optimize
+
+        return optimize(
+            self,
+            where=where,
+            target_file_size=target_file_size,
+            settings=settings,
+            unit=unit,
+            timestamp_as=timestamp_as,
+            time_zone=time_zone,
+            progress=progress,
+        )
+
+    def delete(
+        self,
+        where: str | Expr | None,
+        *,
+        settings: WriteSettings | None = None,
+        unit: TimeUnit = "ms",
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+        progress: Progress | None = None,
+    ) -> DeleteResult:
+        """Delete the rows where ``where`` is TRUE (None: every row), in one ``DELETE``
+        commit (see :func:`tsfile_catalog.table.maintenance.delete`)."""
+        from tsfile_catalog.table.maintenance import delete
+
+        return delete(
+            self,
+            where,
+            settings=settings,
+            unit=unit,
+            timestamp_as=timestamp_as,
+            time_zone=time_zone,
+            progress=progress,
         )
 
 

@@ -1,0 +1,164 @@
+"""OPTIMIZE, DELETE and INSERT ... REPLACE WHERE through ``catalog.sql``, checked against
+Spark's own evaluation of the same predicates on the version before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.exceptions import SqlError
+
+pytestmark = pytest.mark.spark
+
+COLUMNS = "(time TIMESTAMP, city STRING, temp DOUBLE)"
+
+
+def _rows(catalog: Catalog, sql: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in catalog.sql(sql).collect())
+
+
+def _create(catalog: Catalog, name: str) -> None:
+    catalog.sql(
+        f"CREATE TABLE {name} {COLUMNS} USING tsfile "
+        "OPTIONS (tagColumns 'city', timestampAs 'timestamp')"
+    )
+    # One INSERT per day and city: small parts, the shape OPTIMIZE is for.
+    for day in (1, 2, 3):
+        for city in ("bj", "sh"):
+            catalog.sql(
+                f"INSERT INTO {name} SELECT TIMESTAMP '2024-01-0{day} 00:00:00' + "
+                f"make_interval(0, 0, 0, 0, id, 0, 0), '{city}', "
+                f"CASE WHEN id = 3 THEN NULL ELSE id * 1.5 END FROM range(0, 6, 1, 1) AS r(id)"
+            )
+
+
+def test_optimize_keeps_rows_and_reduces_parts(catalog: Catalog, warehouse: Path) -> None:
+    _create(catalog, "opt")
+    before = _rows(catalog, "SELECT * FROM opt")
+    parts_before = len(open_table(str(warehouse / "opt")).parts())
+
+    row = catalog.sql("OPTIMIZE opt").collect()[0]
+
+    table = open_table(str(warehouse / "opt"))
+    assert parts_before == 6 and len(table.parts()) == row.num_files_added == 1
+    assert row.num_files_removed == 6 and row.version == table.version
+    assert row.bytes_removed > 0 and row.bytes_added == table.parts()[0].size_bytes
+    assert _rows(catalog, "SELECT * FROM opt") == before
+    assert _rows(catalog, f"SELECT * FROM opt VERSION AS OF {table.version - 1}") == before
+    history = catalog.sql("DESCRIBE HISTORY opt").collect()[0]
+    assert history.operation == "OPTIMIZE" and history.parts_removed == 6
+    # A filtered query prunes the compacted part by its device and time statistics.
+    explained = catalog.sql("EXPLAIN PARTS SELECT * FROM opt WHERE city = 'zz'").collect()
+    assert [r.status for r in explained] == ["pruned"]
+
+
+def test_optimize_where_compacts_only_the_parts_it_names(catalog: Catalog, warehouse: Path) -> None:
+    _create(catalog, "opt_where")
+    before = _rows(catalog, "SELECT * FROM opt_where")
+    row = catalog.sql("OPTIMIZE opt_where WHERE time < TIMESTAMP '2024-01-03 00:00:00'").collect()[
+        0
+    ]
+    assert (row.num_files_removed, row.num_files_added) == (4, 1)
+    assert len(open_table(str(warehouse / "opt_where")).parts()) == 3
+    assert _rows(catalog, "SELECT * FROM opt_where") == before
+
+
+def test_delete_matches_spark_on_metadata_only_and_rewritten_parts(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    _create(catalog, "del")
+    table = open_table(str(warehouse / "del"))
+    v0 = table.version
+    everything = _rows(catalog, "SELECT * FROM del")
+
+    # Day 1 of bj is one whole part: removed without being read.
+    day1 = "city = 'bj' AND time < TIMESTAMP '2024-01-02 00:00:00'"
+    row = catalog.sql(f"DELETE FROM del WHERE {day1}").collect()[0]
+    assert (row.num_files_dropped, row.num_files_rewritten, row.num_files_added) == (1, 0, 0)
+    expected = _rows(
+        catalog, f"SELECT * FROM del VERSION AS OF {v0} WHERE NOT coalesce({day1}, false)"
+    )
+    assert _rows(catalog, "SELECT * FROM del") == expected
+    assert row.num_deleted_rows == len(everything) - len(expected) == 6
+
+    # temp > 3 straddles every remaining part, and is NULL for id = 3 (those rows stay).
+    v1 = row.version
+    hot = "temp > 3"
+    row = catalog.sql(f"DELETE FROM del WHERE {hot}").collect()[0]
+    assert row.num_files_dropped == 0 and row.num_files_rewritten == row.num_files_removed == 5
+    expected = _rows(
+        catalog, f"SELECT * FROM del VERSION AS OF {v1} WHERE NOT coalesce({hot}, false)"
+    )
+    assert _rows(catalog, "SELECT * FROM del") == expected
+    assert any(r[2] is None for r in expected)
+
+    history = catalog.sql("DESCRIBE HISTORY del").collect()
+    assert [h.operation for h in history[:2]] == ["DELETE", "DELETE"]
+    assert history[0].operation_parameters["predicate"] == hot
+    assert _rows(catalog, f"SELECT * FROM del VERSION AS OF {v0}") == everything
+    # Nothing matches: no new version.
+    assert catalog.sql("DELETE FROM del WHERE city = 'nowhere'").collect()[0].version is None
+
+
+def test_insert_replace_where_replaces_one_day(catalog: Catalog, warehouse: Path) -> None:
+    _create(catalog, "rw")
+    v0 = open_table(str(warehouse / "rw")).version
+    day2 = "time >= TIMESTAMP '2024-01-02 00:00:00' AND time < TIMESTAMP '2024-01-03 00:00:00'"
+    new_rows = (
+        "SELECT TIMESTAMP '2024-01-02 12:00:00' AS time, 'bj' AS city, 99.0 AS temp "
+        "UNION ALL SELECT TIMESTAMP '2024-01-02 13:00:00', 'gz', 98.0"
+    )
+    row = catalog.sql(f"INSERT INTO rw REPLACE WHERE {day2} {new_rows}").collect()[0]
+    assert row.num_inserted_rows == 2
+    kept = _rows(catalog, f"SELECT * FROM rw VERSION AS OF {v0} WHERE NOT coalesce({day2}, false)")
+    assert _rows(catalog, "SELECT * FROM rw") == sorted(kept + _rows(catalog, new_rows))
+    info = catalog.sql("DESCRIBE HISTORY rw").collect()[0]
+    assert info.version == v0 + 1 and info.operation_parameters["replaceWhere"] == day2
+
+    # A row outside the predicate: refused, nothing committed.
+    with pytest.raises(Exception, match="replaceWhere.*does not match"):
+        catalog.sql(
+            f"INSERT INTO rw REPLACE WHERE {day2} SELECT TIMESTAMP '2024-01-05 00:00:00', 'bj', 1.0"
+        )
+    assert open_table(str(warehouse / "rw")).version == v0 + 1
+    with pytest.raises(SqlError, match="REPLACE WHERE"):
+        catalog.sql(f"INSERT OVERWRITE TABLE rw REPLACE WHERE {day2} {new_rows}")
+
+
+def test_dataframe_replace_where_replaces_one_device(
+    catalog: Catalog, warehouse: Path, spark: Any
+) -> None:
+    _create(catalog, "rwdf")
+    location = str(warehouse / "rwdf")
+    v0 = open_table(location).version
+    before = _rows(catalog, "SELECT * FROM rwdf")
+    fresh = spark.sql("SELECT TIMESTAMP '2024-01-09 00:00:00' AS time, 'sh' AS city, 7.0D AS temp")
+    writer = fresh.write.format("tsfile").option("tagColumns", "city")
+    writer.option("replaceWhere", "city = 'sh'").mode("overwrite").save(location)
+    assert _rows(catalog, "SELECT * FROM rwdf") == sorted(
+        [r for r in before if r[1] != "sh"] + [tuple(fresh.collect()[0])]
+    )
+    table = open_table(location)
+    # Every sh part held only sh rows: all dropped in metadata only, none rewritten.
+    info = table.history(limit=1)[0]
+    assert info.operation_parameters["numDeletedRows"] == "18"
+    assert info.parts_added == 1 and info.parts_removed == 3
+
+    bad = spark.sql("SELECT TIMESTAMP '2024-01-09 00:00:00' AS time, 'bj' AS city, 1.0D AS temp")
+    with pytest.raises(Exception, match="replaceWhere.*does not match"):
+        bad.write.format("tsfile").option("replaceWhere", "city = 'sh'").mode("overwrite").save(
+            location
+        )
+    with pytest.raises(Exception, match="replaceWhere.*mode\\('overwrite'\\)"):
+        fresh.write.format("tsfile").option("replaceWhere", "city = 'sh'").mode("append").save(
+            location
+        )
+    with pytest.raises(Exception, match="option 'replaceWhere'.*nope"):
+        fresh.write.format("tsfile").option("replaceWhere", "nope = 1").mode("overwrite").save(
+            location
+        )
+    assert open_table(location).version == v0 + 1
+    assert not list(Path(location).glob("_staging/*"))

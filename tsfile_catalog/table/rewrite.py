@@ -1,0 +1,282 @@
+"""Rewriting parts in the driver process: what OPTIMIZE, DELETE and replaceWhere share.
+
+Rows are read through the one shared read path (:func:`~tsfile_catalog.table.reading.read_slices`)
+and written as new TsFiles with the TsFile adapter, staged exactly as the batch writer stages
+its task files (``_staging/<job>/<task>/part-….tsfile``, names from
+:mod:`tsfile_catalog.metadata.ownership`), so a rewrite that dies leaves only what VACUUM
+recognises as the table's own orphans. :class:`RewriteJob` publishes the staged files and makes
+one commit; on any failure it deletes what it published and its staging folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tsfile_catalog.discovery import ResolvedScan
+from tsfile_catalog.exceptions import InvalidCommitError
+from tsfile_catalog.formats.tsfile import TSFILE, WriteSettings, opened, part_and_devices
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.compaction import RemovalPlan, is_own_tsfile, plan_removal
+from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, Expr, ScanPushdown
+from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemovePart, Snapshot
+from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
+from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.schema import DataType, TableSchema
+from tsfile_catalog.progress import Progress
+from tsfile_catalog.table.arrow_filter import to_arrow_expression
+from tsfile_catalog.table.commits import commit
+from tsfile_catalog.table.handle import Table
+from tsfile_catalog.table.reading import NORMALIZED_ARROW, read_slices
+
+__all__ = [
+    "StagedFile",
+    "RewriteJob",
+    "stage_part",
+    "read_part_rows",
+    "without_matching",
+    "to_writer_types",
+    "RowRemoval",
+    "remove_matching_rows",
+]
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """A new part written to a staging folder: where it is, its statistics, every device."""
+
+    staged_url: str
+    part: PartFile  # ``part.path`` is the name it gets at the table root
+    devices: tuple[DeviceStats, ...]
+
+
+def stage_part(
+    io: FileIO,
+    data: pa.Table,
+    schema: TableSchema,
+    settings: WriteSettings,
+    *,
+    staging: str,
+    local_dir: str,
+    partition: int = 0,
+) -> StagedFile:
+    """Write ``data`` (the writer's raw Arrow types) as a new TsFile under ``staging``.
+
+    The file is written locally, its statistics read back from its metadata, then it is
+    uploaded; the batch writer's tasks and the driver-side rewrites share this.
+    """
+    name = new_part_name(partition)
+    local = os.path.join(local_dir, name)
+    TSFILE.write(local, data, schema, settings)
+    size = os.path.getsize(local)
+    with opened(FileIO(local), local) as reader:
+        part, devices = part_and_devices(reader, schema, name, size)
+    staged_url = join_url(staging, name)
+    io.put_file(local, staged_url)  # a rename locally; the caller's scratch folder goes after
+    return StagedFile(staged_url, part, devices)
+
+
+def read_part_rows(table: Table, part: PartFile) -> pa.Table:
+    """Every row of ``part``, as all columns of the table schema in the raw domain (columns
+    the part lacks as nulls), through the shared read path."""
+    scan = ResolvedScan(table.location, table.schema, (part,), table.version)
+    columns = list(table.schema.names)
+    whole = _WholePart(part.path)
+    tables = list(read_slices(table.io, scan, [whole], ScanPushdown(), columns))
+    if not tables:
+        return _empty(table.schema)
+    return pa.concat_tables(tables)
+
+
+@dataclass(frozen=True, slots=True)
+class _WholePart:
+    path: str
+    time_min: int = INT64_MIN
+    time_max: int = INT64_MAX
+    devices: tuple[tuple[str | None, ...], ...] | None = None
+
+
+def _empty(schema: TableSchema) -> pa.Table:
+    fields = [pa.field(schema.names[0], pa.int64())]
+    fields += [pa.field(c.name, NORMALIZED_ARROW[c.type]) for c in schema.columns]
+    return pa.schema(fields).empty_table()
+
+
+def without_matching(rows: pa.Table, predicate: Expr) -> pa.Table:
+    """``rows`` minus those where the bound ``predicate`` is TRUE (NULL keeps a row, as a
+    DELETE's WHERE deletes only rows it holds for)."""
+    if rows.num_rows == 0:
+        return rows
+    types = {f.name: f.type for f in rows.schema}
+    is_true = pc.Expression._call(
+        "coalesce", [to_arrow_expression(predicate, types), pc.scalar(False)]
+    )
+    return rows.filter(~is_true)
+
+
+def to_writer_types(rows: pa.Table, schema: TableSchema) -> pa.Table:
+    """Raw-domain rows in the types the TsFile writer takes: it accepts TIMESTAMP FIELDs only
+    as ``timestamp[ns]`` (it stores the raw long as is)."""
+    out = rows
+    for index, name in enumerate(rows.column_names):
+        column = schema.column(name) if index else None
+        if column is not None and column.type is DataType.TIMESTAMP:
+            out = out.set_column(
+                index, name, rows.column(index).cast(pa.int64()).cast(pa.timestamp("ns"))
+            )
+    return out
+
+
+class RewriteJob:
+    """One rewrite of a table's parts: stage new files, then publish them in one commit.
+
+    Use as a context manager: leaving it (after :meth:`commit`, or on an error) removes the
+    job's staging folder and local scratch space.
+    """
+
+    def __init__(self, table: Table, settings: WriteSettings | None = None) -> None:
+        self._table = table
+        self._settings = settings or WriteSettings()
+        self._io = table.io
+        self._job = new_job_id()
+        self._staging = join_url(table.location, STAGING_DIR, self._job, task_dir_name(0, 0))
+        self._local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-rewrite-")
+        self.staged: list[StagedFile] = []
+
+    @property
+    def table(self) -> Table:
+        return self._table
+
+    @property
+    def job(self) -> str:
+        return self._job
+
+    def __enter__(self) -> RewriteJob:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        shutil.rmtree(self._local_dir, ignore_errors=True)
+        self._io.delete(join_url(self._table.location, STAGING_DIR, self._job), recursive=True)
+        # Other writers may be staging: only an emptied staging root goes.
+        self._io.remove_empty_dir(join_url(self._table.location, STAGING_DIR))
+
+    def write(self, rows: pa.Table) -> StagedFile:
+        """Stage ``rows`` (raw domain, every table column) as one new part."""
+        schema = self._table.schema
+        settings = WriteSettings(self._settings.compression, self._settings.encoding, "error")
+        staged = stage_part(
+            self._io,
+            to_writer_types(rows, schema),
+            schema,
+            settings,
+            staging=self._staging,
+            local_dir=self._local_dir,
+        )
+        self.staged.append(staged)
+        return staged
+
+    def commit(
+        self,
+        removed: Sequence[PartFile],
+        *,
+        operation: Operation,
+        parameters: Mapping[str, str],
+        data_change: bool,
+        extra: Iterable[Action] = (),
+        extra_published: Sequence[str] = (),
+    ) -> Snapshot:
+        """Publish the staged parts and commit: remove ``removed``, add the staged parts and
+        ``extra`` actions, against the snapshot the job read. Concurrent appends rebase; a
+        concurrent commit that removed one of ``removed`` conflicts. On failure every file
+        published here (and ``extra_published``) is deleted."""
+        published: list[str] = []
+        try:
+            for item in self.staged:
+                final = join_url(self._table.location, item.part.path)
+                self._io.move(item.staged_url, final)
+                published.append(final)
+            actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in removed]
+            actions.extend(extra)
+            actions.extend(AddPart(s.part) for s in self.staged)
+            return commit(
+                self._io,
+                self._table.location,
+                actions,
+                read=self._table.snapshot,
+                operation=operation,
+                operation_parameters=parameters,
+                data_change=data_change,
+            )
+        except BaseException:
+            for url in (*published, *extra_published):
+                self._io.delete(url)
+            raise
+
+
+@dataclass(frozen=True)
+class RowRemoval:
+    """What removing the rows that match a predicate staged in a :class:`RewriteJob`."""
+
+    removed: tuple[PartFile, ...]  # parts leaving the table (dropped or rewritten)
+    dropped: int  # of those, parts removed in metadata only (every row matched)
+    rewritten: int  # of those, parts rewritten without the matching rows
+    deleted_rows: int
+
+
+def remove_matching_rows(
+    job: RewriteJob, predicate: Expr | None, *, progress: Progress | None = None
+) -> RowRemoval:
+    """Stage the removal of every row of ``job.table`` where the bound ``predicate`` is TRUE
+    (None: every row).
+
+    Parts whose statistics prove every row matches are dropped without being read; parts that
+    may hold some matching rows are read and, if they do, rewritten without them (one new part
+    per rewritten part, none when nothing is left; see
+    :func:`~tsfile_catalog.metadata.compaction.plan_removal`).
+
+    Raises:
+        InvalidCommitError: the predicate may match rows of an external part, which the table
+            does not own and never rewrites.
+    """
+    table = job.table
+    parts = table.parts()
+    if predicate is None:
+        plan = RemovalPlan(tuple(parts), (), ())
+    else:
+        plan = plan_removal(parts, predicate, table.schema)
+    foreign = [p for p in (*plan.drop, *plan.rewrite) if not is_own_tsfile(p)]
+    if foreign:
+        raise InvalidCommitError(
+            f"the predicate may match rows of external part '{foreign[0].path}' "
+            f"({foreign[0].format}), which the table does not own and never rewrites; "
+            "drop the part, or narrow the predicate"
+        )
+    removed = list(plan.drop)
+    deleted = sum(p.row_count for p in plan.drop)
+    rewritten = 0
+    total = len(plan.rewrite)
+    for done, part in enumerate(plan.rewrite, start=1):
+        rows = read_part_rows(table, part)
+        assert predicate is not None
+        kept = without_matching(rows, predicate)
+        if kept.num_rows < rows.num_rows:
+            removed.append(part)
+            deleted += rows.num_rows - kept.num_rows
+            if kept.num_rows:
+                job.write(kept)
+                rewritten += 1
+        if progress is not None:
+            progress(done, total)
+    return RowRemoval(tuple(removed), len(plan.drop), rewritten, deleted)
