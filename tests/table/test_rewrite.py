@@ -12,7 +12,12 @@ import pyarrow as pa
 import pytest
 
 from tests.factories import table_schema
-from tsfile_catalog.exceptions import CommitConflictError, OptionError, PredicateError
+from tsfile_catalog.exceptions import (
+    CommitConflictError,
+    OptionError,
+    PredicateError,
+    VersionNotFoundError,
+)
 from tsfile_catalog.formats.tsfile import WriteSettings
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.schema import DataType
@@ -103,9 +108,9 @@ def test_optimize_compacts_small_parts_into_one_and_keeps_every_row(root: str) -
     part = after.parts()[0]
     assert part.devices is not None and [d.tags for d in part.devices] == [("a",), ("b",)]
     assert len(after.plan("city = 'a' AND time >= 50").parts) == 1
-    # Time travel still reads the six old parts, and they are referenced, so not orphans.
+    # Time travel still reads the six old parts; VACUUM keeps them within the retention.
     assert _rows(open_table(root, version=before.version)) == rows
-    assert vacuum(root, dry_run=True, retention_ms=0) == []
+    assert vacuum(root, dry_run=True) == []  # within the 7-day retention
     assert not (Path(root) / STAGING_DIR).exists()
     # Nothing left to compact: no commit.
     assert after.optimize(target_file_size=1 << 20).version is None
@@ -244,3 +249,23 @@ def test_delete_needs_a_time_zone_to_compare_times_with_text(root: str) -> None:
         "time < '1970-01-01 00:00:00.005'", timestamp_as="timestamp", time_zone="UTC"
     )
     assert removed.num_deleted_rows == 10  # times 0..4 of both cities
+
+
+def test_vacuum_reclaims_exactly_the_parts_optimize_replaced(root: str) -> None:
+    for i in range(4):
+        _append_slice(root, i)
+    before = open_table(root)
+    replaced = sorted(before.part_url(p) for p in before.parts())
+    rows = _rows(before)
+    before.optimize(target_file_size=1 << 20)
+    after = open_table(root)
+
+    # Within the retention the replaced files stay, so time travel keeps reading them.
+    assert vacuum(root, dry_run=False) == []
+    assert _rows(open_table(root, version=before.version)) == rows
+    # Past it (here: no retention, the check turned off) exactly those files go.
+    assert vacuum(root, dry_run=False, retention_ms=0, retention_check=False) == replaced
+    assert not any(Path(u).exists() for u in replaced)
+    assert _rows(open_table(root)) == rows and open_table(root).version == after.version
+    with pytest.raises(VersionNotFoundError, match="VACUUM"):
+        open_table(root, version=before.version)

@@ -139,4 +139,6 @@ def owns_part(part: PartFile) -> bool:
     segments; dropping it from the manifest, purging or vacuuming the table never touches
     the file.
     """
-    return not part.external
+    # Only the table writes TsFiles; a part of another format is a user's file even if some
+    # producer forgot to mark it external.
+    return part.format == "tsfile" and not part.external
