@@ -3,7 +3,8 @@
 One test per file: its blocks run in order in one namespace (a later block may use what an
 earlier one defined), in a fresh temporary directory as the working directory, with the shared
 Spark session. SQL blocks run through ``catalog.sql`` with the ``catalog`` an earlier block
-defined (else a catalog over ``./warehouse``), and queries are collected so they really run.
+defined (else a catalog over ``./warehouse``), one statement at a time (a statement ends with
+``;`` at the end of a line), and queries are collected so they really run.
 A block preceded by the line ``<!-- no-test -->`` is skipped: syntax schematics, S3 URLs
 (docs/architecture.md, "Docs are tested").
 """
@@ -42,14 +43,20 @@ def test_blocks_are_found_and_markers_respected() -> None:
     assert blocks(text) == [("python", "x = 1\n", 2), ("sql", "SELECT 1\n", 9)]
 
 
+_STATEMENT_END = re.compile(r";[ \t]*(?:--[^\n]*)?$", re.M)
+
+
 def _run_sql(namespace: dict[str, Any], spark: SparkSession, code: str) -> None:
     if "catalog" not in namespace:
         from tsfile_catalog import Catalog
 
         namespace["catalog"] = Catalog(spark, "./warehouse", register_views=False)
-    result = namespace["catalog"].sql(code)
-    if isinstance(result, DataFrame):
-        result.collect()
+    # A block may hold several statements, each ending with ';' at the end of a line.
+    for statement in _STATEMENT_END.split(code):
+        if statement.strip():
+            result = namespace["catalog"].sql(statement)
+            if isinstance(result, DataFrame):
+                result.collect()
 
 
 @pytest.mark.spark
