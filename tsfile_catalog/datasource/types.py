@@ -16,10 +16,10 @@ import pyarrow.compute as pc
 from pyspark.sql import types as T
 
 from tsfile_catalog.exceptions import DataError, UnsupportedTypeError
+from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
-from tsfile_catalog.table.reading import NORMALIZED_ARROW
 
 __all__ = [
     "spark_schema",

@@ -21,9 +21,25 @@ import pyarrow as pa
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.schema import DataType, TableSchema
 
-__all__ = ["FileFormat", "ScanSlice"]
+__all__ = ["FileFormat", "NORMALIZED_ARROW", "ScanSlice"]
+
+# The Arrow type each TsFile type is read as on every scan path (TIMESTAMP as its raw int64);
+# formats convert their own types to these.
+NORMALIZED_ARROW: Mapping[DataType, pa.DataType] = {
+    DataType.BOOLEAN: pa.bool_(),
+    DataType.INT32: pa.int32(),
+    DataType.INT64: pa.int64(),
+    DataType.FLOAT: pa.float32(),
+    DataType.DOUBLE: pa.float64(),
+    DataType.TEXT: pa.string(),
+    DataType.STRING: pa.string(),
+    DataType.DATE: pa.date32(),
+    DataType.TIMESTAMP: pa.int64(),
+    DataType.BLOB: pa.binary(),
+}
+
 
 SettingsT_contra = TypeVar("SettingsT_contra", contravariant=True)
 

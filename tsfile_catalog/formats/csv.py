@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
 
+from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.formats.external import ExternalFormat
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
@@ -25,15 +26,7 @@ __all__ = ["CsvFormat", "CSV"]
 # are always strings, so "01" stays "01". TIMESTAMP is left to inference (ISO text or raw
 # numbers both work).
 _TARGET: Mapping[DataType, pa.DataType] = {
-    DataType.BOOLEAN: pa.bool_(),
-    DataType.INT32: pa.int32(),
-    DataType.INT64: pa.int64(),
-    DataType.FLOAT: pa.float32(),
-    DataType.DOUBLE: pa.float64(),
-    DataType.TEXT: pa.string(),
-    DataType.STRING: pa.string(),
-    DataType.DATE: pa.date32(),
-    DataType.BLOB: pa.binary(),
+    t: arrow for t, arrow in NORMALIZED_ARROW.items() if t is not DataType.TIMESTAMP
 }
 
 

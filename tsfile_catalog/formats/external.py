@@ -152,8 +152,9 @@ def _date_or_none(epoch: dt.date, days: int) -> dt.date | None:
 class ExternalFormat:
     """An external (read-only) file format: subclasses read schemas and columns.
 
-    ``scan`` and ``read_part`` are shared; a subclass gives :meth:`arrow_schema`,
-    :meth:`read` and, where its footer has them, :meth:`footer_stats`.
+    ``scan`` and ``read_part`` are shared; a subclass gives :meth:`arrow_schema`, where its
+    footer has them :meth:`footer_stats`, and :meth:`read` when ``pyarrow.dataset`` cannot
+    read it by :attr:`name`.
     """
 
     name = ""
@@ -177,8 +178,14 @@ class ExternalFormat:
         filter: ds.Expression | None = None,
     ) -> pa.Table:
         """The file's ``columns`` (its own names), rows narrowed by ``filter`` at least
-        where the format can (a coarse filter: callers filter exactly)."""
-        raise NotImplementedError
+        where the format can (a coarse filter: callers filter exactly).
+
+        By default through ``pyarrow.dataset`` with the format named :attr:`name`, so the
+        pushed time/TAG filter skips Parquet row groups and ORC stripes by their statistics.
+        """
+        filesystem, path = arrow_filesystem(io, url)
+        dataset = ds.dataset(path, format=self.name, filesystem=filesystem)
+        return dataset.to_table(columns=list(columns), filter=filter)
 
     def footer_stats(
         self, io: FileIO, url: str, sources: Mapping[str, str], schema: TableSchema

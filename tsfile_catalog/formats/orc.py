@@ -4,13 +4,12 @@ statistics come from one columnar read at ADD time."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.orc as orc
 
-from tsfile_catalog.formats.external import ExternalFormat, arrow_filesystem
+from tsfile_catalog.formats.external import ExternalFormat
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TableSchema
 
@@ -26,19 +25,6 @@ class OrcFormat(ExternalFormat):
     ) -> pa.Schema:
         with io.open_input(url) as handle:
             return orc.ORCFile(handle).schema
-
-    def read(
-        self,
-        io: FileIO,
-        url: str,
-        columns: Sequence[str],
-        options: Mapping[str, str],
-        schema: TableSchema,
-        filter: ds.Expression | None = None,
-    ) -> pa.Table:
-        filesystem, path = arrow_filesystem(io, url)
-        dataset = ds.dataset(path, format="orc", filesystem=filesystem)
-        return dataset.to_table(columns=list(columns), filter=filter)
 
 
 ORC = OrcFormat()

@@ -3,13 +3,12 @@ through ``pyarrow.dataset`` so pushed time/TAG filters skip row groups by their 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from tsfile_catalog.formats.external import ExternalFormat, arrow_filesystem
+from tsfile_catalog.formats.external import ExternalFormat
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.parts import FieldStats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
@@ -30,19 +29,6 @@ class ParquetFormat(ExternalFormat):
     ) -> pa.Schema:
         with io.open_input(url) as handle:
             return pq.read_schema(handle)
-
-    def read(
-        self,
-        io: FileIO,
-        url: str,
-        columns: Sequence[str],
-        options: Mapping[str, str],
-        schema: TableSchema,
-        filter: ds.Expression | None = None,
-    ) -> pa.Table:
-        filesystem, path = arrow_filesystem(io, url)
-        dataset = ds.dataset(path, format="parquet", filesystem=filesystem)
-        return dataset.to_table(columns=list(columns), filter=filter)
 
     def footer_stats(
         self, io: FileIO, url: str, sources: Mapping[str, str], schema: TableSchema

@@ -9,34 +9,21 @@ columns as int64 in the table's precision); converting to Spark's types is the c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 import pyarrow as pa
 
 from tsfile_catalog.discovery import ResolvedScan
-from tsfile_catalog.formats.base import ScanSlice
+from tsfile_catalog.formats.base import NORMALIZED_ARROW, ScanSlice
 from tsfile_catalog.formats.registry import external_format
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import ScanPushdown
-from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.table.arrow_filter import apply_filter
 
 __all__ = ["NORMALIZED_ARROW", "SliceQuery", "normalize", "read_slices", "scan_columns"]
-
-NORMALIZED_ARROW: Mapping[DataType, pa.DataType] = {
-    DataType.BOOLEAN: pa.bool_(),
-    DataType.INT32: pa.int32(),
-    DataType.INT64: pa.int64(),
-    DataType.FLOAT: pa.float32(),
-    DataType.DOUBLE: pa.float64(),
-    DataType.TEXT: pa.string(),
-    DataType.STRING: pa.string(),
-    DataType.DATE: pa.date32(),
-    DataType.TIMESTAMP: pa.int64(),
-    DataType.BLOB: pa.binary(),
-}
 
 
 def normalize(raw: pa.Table, target: TableSchema, columns: Sequence[str]) -> pa.Table:

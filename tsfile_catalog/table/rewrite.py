@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import InvalidCommitError
+from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.formats.tsfile import TSFILE, WriteSettings, opened, part_and_devices
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import RemovalPlan, is_own_tsfile, plan_removal
@@ -34,7 +35,7 @@ from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.arrow_filter import to_arrow_expression
 from tsfile_catalog.table.commits import commit
 from tsfile_catalog.table.handle import Table
-from tsfile_catalog.table.reading import NORMALIZED_ARROW, read_slices
+from tsfile_catalog.table.reading import read_slices
 
 __all__ = [
     "StagedFile",

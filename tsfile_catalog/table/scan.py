@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError, PredicateError
+from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.expressions import (
     INT64_MAX,
@@ -37,7 +38,7 @@ from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.scan import ScanPlan, plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice, plan_slices
-from tsfile_catalog.table.reading import NORMALIZED_ARROW, read_slices
+from tsfile_catalog.table.reading import read_slices
 
 if TYPE_CHECKING:
     import pandas as pd
