@@ -74,6 +74,24 @@ def test_optimize_where_rewrites_only_the_parts_it_may_match(
     assert len(parts) == 2 and sh[0] in parts
 
 
+def test_optimize_a_catalog_table_writes_with_its_stored_options(
+    runner: CliRunner, written_dir: Path, tmp_path: Path
+) -> None:
+    from tsfile_catalog.sql.registry import Registry, parse_table_name
+
+    warehouse = str(tmp_path / "wh")
+    stored = {"compression": "GZIP", "encoding": "bogus"}
+    Registry(warehouse).create(parse_table_name("weather"), str(written_dir), stored)
+    # The stored write options reach the rewrite: a bad one is refused before any write.
+    refused = run(runner, "optimize", "weather", "-w", warehouse)
+    assert "option 'encoding' = 'bogus' is not a TsFile encoding" in one_error_line(refused)
+    assert open_table(str(written_dir)).version == 2
+    other = str(tmp_path / "wh2")
+    Registry(other).create(parse_table_name("weather"), str(written_dir), {"compression": "GZIP"})
+    (row,) = answer(run(runner, "optimize", "weather", "-w", other, "--json"))
+    assert row["version"] == 3 and len(rows_of(written_dir)) == 30
+
+
 def test_optimize_user_errors(runner: CliRunner, written_dir: Path) -> None:
     line = one_error_line(run(runner, "optimize", str(written_dir), "--target-size", "big"))
     assert line.startswith("error: --target-size 'big' is not a size"), line
