@@ -13,21 +13,25 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.manifest import written_format_version
 from tsfile_catalog.metadata.overlap import overlapping_ranges
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.quoting import quote_identifier
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.slices import matching_devices
-from tsfile_catalog.metadata.spark_dialect import quote_identifier
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import DeleteResult, OptimizeResult, Table
 from tsfile_catalog.table.maintenance import Expired, Vacuumed
+
+if TYPE_CHECKING:
+    # Only annotations: discovery imports the TsFile reader (pyarrow), which the metadata
+    # answers built from a Table never need.
+    from tsfile_catalog.discovery import ResolvedScan
 
 __all__ = [
     "EXPLAIN_SCHEMA",

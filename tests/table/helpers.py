@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from tests.factories import part_file, table_schema
+from tsfile_catalog.formats.tsfile import WriteSettings
+from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile
-from tsfile_catalog.metadata.schema import DataType
-from tsfile_catalog.table import MANIFEST_DIR, append_parts
+from tsfile_catalog.metadata.schema import DataType, TableSchema
+from tsfile_catalog.table import MANIFEST_DIR, STAGING_DIR, append_parts
+from tsfile_catalog.table.rewrite import stage_part
 
 # The writer child processes import tests.factories: they need the repository on their path.
 REPO = Path(__file__).resolve().parents[2]
@@ -53,3 +59,17 @@ def append_n(url: str, n: int, prefix: str = "p") -> None:
 
 def paths(table: Any) -> list[str]:
     return sorted(p.path for p in table.parts())
+
+
+def append_rows(root: str, rows: pa.Table, schema: TableSchema) -> int:
+    """One append of real TsFile rows, staged, moved and committed as the batch writer does
+    (a writer-named part, so OPTIMIZE may compact it); the committed version."""
+    io = FileIO(root)
+    staging = join_url(root, STAGING_DIR, "0123456789ab", "00000-0")
+    with tempfile.TemporaryDirectory() as local:
+        staged = stage_part(io, rows, schema, WriteSettings(), staging=staging, local_dir=local)
+    io.move(staged.staged_url, join_url(root, staged.part.path))
+    io.remove_empty_dir(staging)
+    io.remove_empty_dir(join_url(root, STAGING_DIR, "0123456789ab"))
+    io.remove_empty_dir(join_url(root, STAGING_DIR))
+    return append_parts(root, [staged.part], schema)

@@ -270,3 +270,20 @@ def test_external_parts_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
         for r in b.to_pylist()
     ]
     assert sorted((r["time"], r["city"]) for r in rows) == [(1, "a"), (2, "b")]
+
+
+def test_add_files_reports_progress_per_file(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    for name in ("a", "b"):
+        _parquet(
+            tmp_path / "src" / f"{name}.parquet",
+            time=[1],
+            city=[name],
+            temp=pa.array([1.0], pa.float32()),
+        )
+    calls: list[tuple[int, int]] = []
+    add_files(
+        url, str(tmp_path / "src"), format="parquet", progress=lambda d, t: calls.append((d, t))
+    )
+    assert calls == [(1, 2), (2, 2)]
+    assert len(open_table(url).parts()) == 2

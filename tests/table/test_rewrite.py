@@ -3,7 +3,6 @@ history, time travel, conflicts with concurrent writers, nothing left behind on 
 
 from __future__ import annotations
 
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,14 +11,13 @@ import pyarrow as pa
 import pytest
 
 from tests.factories import table_schema
+from tests.table.helpers import append_rows
 from tsfile_catalog.exceptions import (
     CommitConflictError,
     OptionError,
     PredicateError,
     VersionNotFoundError,
 )
-from tsfile_catalog.formats.tsfile import WriteSettings
-from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import (
     STAGING_DIR,
@@ -28,14 +26,13 @@ from tsfile_catalog.table import (
     open_table,
     vacuum,
 )
-from tsfile_catalog.table.rewrite import read_part_rows, stage_part
+from tsfile_catalog.table.rewrite import read_part_rows
 
 SCHEMA = table_schema("weather", fields=[("temp", DataType.DOUBLE)])
 
 
 def _append(root: str, times: list[int], cities: list[str], temps: list[float | None]) -> None:
     """One append of real TsFile rows, staged and committed as the batch writer does."""
-    io = FileIO(root)
     rows = pa.table(
         {
             "time": pa.array(times, pa.int64()),
@@ -43,20 +40,7 @@ def _append(root: str, times: list[int], cities: list[str], temps: list[float | 
             "temp": pa.array(temps, pa.float64()),
         }
     )
-    with tempfile.TemporaryDirectory() as local:
-        staged = stage_part(
-            io,
-            rows,
-            SCHEMA,
-            WriteSettings(),
-            staging=join_url(root, STAGING_DIR, "0123456789ab", "00000-0"),
-            local_dir=local,
-        )
-    io.move(staged.staged_url, join_url(root, staged.part.path))
-    io.remove_empty_dir(join_url(root, STAGING_DIR, "0123456789ab", "00000-0"))
-    io.remove_empty_dir(join_url(root, STAGING_DIR, "0123456789ab"))
-    io.remove_empty_dir(join_url(root, STAGING_DIR))
-    append_parts(root, [staged.part], SCHEMA)
+    append_rows(root, rows, SCHEMA)
 
 
 def _append_slice(root: str, index: int, cities: tuple[str, ...] = ("a", "b")) -> None:

@@ -19,7 +19,14 @@ from tsfile_catalog.storage_options import (
 )
 from tsfile_catalog.table import Table, open_table
 
-__all__ = ["Target", "parse_duration", "parse_options", "resolve"]
+__all__ = [
+    "Target",
+    "parse_duration",
+    "parse_options",
+    "parse_size",
+    "resolve",
+    "split_part_options",
+]
 
 # The read options that change what a --where means (how `time` and TIMESTAMP columns are
 # typed); a catalog table stores them, a table named by its path takes them from --option.
@@ -93,6 +100,64 @@ def parse_duration(text: str) -> int:
             "(168h, 7d); a bare number is hours"
         )
     return round(float(match.group(1)) * _UNIT_MS[unit])
+
+
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-z]*)\s*", re.IGNORECASE)
+_UNIT_BYTES = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gib": 1024**3,
+}
+
+
+def parse_size(text: str, *, option: str) -> int:
+    """``134217728``, ``128MB``, ``64m``, ``1GiB`` in bytes (binary units: a table's
+    ``targetFileSize`` counts 128 MiB as 128MB).
+
+    Raises:
+        OptionError: anything else, or a size below one byte, naming ``option``.
+    """
+    match = _SIZE.fullmatch(text)
+    unit = match.group(2).lower() if match else ""
+    size = round(float(match.group(1)) * _UNIT_BYTES[unit]) if match and unit in _UNIT_BYTES else 0
+    if size < 1:
+        raise OptionError(
+            f"{option} {text!r} is not a size: use a positive number of bytes, or with KB, MB "
+            "or GB (128MB)"
+        )
+    return size
+
+
+def split_part_options(pairs: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """``add-part``'s ``KEY=VALUE`` pairs: the ``fs.*`` storage settings (for
+    :func:`resolve`) and the ``ADD PART`` options (``partition``, ``timeColumn``,
+    ``timestampPrecision``, ``mergeSchema``, CSV options), which the table layer checks.
+
+    Raises:
+        OptionError: a pair without ``=``.
+    """
+    storage: list[str] = []
+    part: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise OptionError(f"--option {pair!r} is not KEY=VALUE")
+        if key.lower().startswith(STORAGE_PREFIX):
+            storage.append(pair)
+        elif key.lower() in {k.lower() for k in part}:
+            raise OptionError(f"--option {key} is given twice")
+        else:
+            part[key] = value
+    return storage, part
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,15 @@ from tsfile_catalog.cli import arguments, output
 from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.table import Table, vacuum_table
+from tsfile_catalog.table import (
+    Table,
+    add_files,
+    drop_parts,
+    expire_snapshots,
+    vacuum_table,
+)
+from tsfile_catalog.table import optimize as optimize_table
+from tsfile_catalog.table import restore as restore_table
 
 __all__ = ["app", "main"]
 
@@ -346,6 +354,224 @@ def vacuum(
         as_json=as_json,
         title=target.name,
         footer=f"{verb} {len(files)} files and folders",
+    )
+
+
+@app.command()
+def optimize(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    where: Annotated[
+        str | None,
+        typer.Option(
+            "--where",
+            help="Only parts that may hold rows matching this predicate on time and TAG "
+            "columns (parts are still rewritten whole).",
+        ),
+    ] = None,
+    target_size: Annotated[
+        str | None,
+        typer.Option(
+            "--target-size",
+            help="Bytes per new part (134217728, 128MB, 1GB). Default: the table's "
+            "targetFileSize, else 128MB.",
+        ),
+    ] = None,
+    time_zone: TimeZoneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Compact small TsFile parts into parts of about --target-size, in this process (no
+    Spark): one OPTIMIZE commit; the old files stay for time travel until vacuum."""
+    size = (
+        None if target_size is None else arguments.parse_size(target_size, option="--target-size")
+    )
+    target, opened = _open(table, warehouse, option)
+    # A catalog table's stored compression and encoding, as its SQL OPTIMIZE writes with.
+    from tsfile_catalog.sql.table_options import write_settings
+
+    with output.progress_bar("writing parts") as progress:
+        done = optimize_table(
+            opened,
+            where=where,
+            target_file_size=size,
+            settings=write_settings(target.options),
+            unit=target.unit,
+            timestamp_as=target.timestamp_as,
+            time_zone=time_zone or "UTC",
+            progress=progress,
+        )
+    footer = (
+        "nothing to compact"
+        if done.version is None
+        else f"version {done.version}: {done.files_removed} parts ({done.rows} rows) rewritten "
+        f"as {done.files_added}"
+    )
+    output.show(inspect.optimize_result(done), as_json=as_json, title=target.name, footer=footer)
+
+
+@app.command()
+def expire(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    retain: Annotated[
+        str | None,
+        typer.Option(
+            "--retain",
+            help="Expire versions replaced longer ago than this (720h, 30d; a bare number is "
+            "hours). Default: the table's logRetention, 30 days.",
+        ),
+    ] = None,
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            "--older-than",
+            help="Expire versions replaced before this instant (epoch ms or ISO-8601).",
+        ),
+    ] = None,
+    retain_last: Annotated[
+        int | None,
+        typer.Option("--retain-last", help="Keep at least the newest N versions."),
+    ] = None,
+    time_zone: TimeZoneOpt = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what would be expired; change nothing.")
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove old versions from the log (EXPIRE SNAPSHOTS): they leave history and time
+    travel; the version current at the cutoff and every later one stay. Data files stay
+    for vacuum."""
+    if retain is not None and older_than is not None:
+        raise OptionError("give --retain or --older-than, not both")
+    if retain_last is not None and retain_last < 1:
+        raise OptionError(f"--retain-last must be at least 1, got {retain_last}")
+    retention_ms = None if retain is None else arguments.parse_duration(retain)
+    target = arguments.resolve(table, warehouse=warehouse, options=option or ())
+    expired = expire_snapshots(
+        target.location,
+        older_than=older_than,
+        retention_ms=retention_ms,
+        retain_last=retain_last,
+        time_zone=time_zone or "UTC",
+        dry_run=dry_run,
+        storage_options=target.storage,
+    )
+    verb = "would expire" if dry_run else "expired"
+    footer = (
+        f"{verb} {len(expired.versions)} versions; the oldest version left is {expired.oldest_kept}"
+    )
+    output.show(inspect.expire_result(expired), as_json=as_json, title=target.name, footer=footer)
+
+
+@app.command()
+def restore(
+    table: TableArg,
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    version: Annotated[
+        int | None, typer.Option("--version", help="Restore the table to this version.")
+    ] = None,
+    timestamp: Annotated[
+        str | None,
+        typer.Option(
+            "--timestamp",
+            "-t",
+            help="Restore the version current at this instant (epoch ms or ISO-8601).",
+        ),
+    ] = None,
+    time_zone: TimeZoneOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Commit a new version with an older version's parts and schema (RESTORE); the
+    versions in between stay in history."""
+    if (version is None) == (timestamp is None):
+        raise OptionError("restore needs exactly one of --version and --timestamp")
+    target = arguments.resolve(table, warehouse=warehouse, options=option or ())
+    restored = restore_table(
+        target.location,
+        version=version,
+        timestamp=timestamp,
+        time_zone=time_zone or "UTC",
+        storage_options=target.storage,
+    )
+    result = inspect.restore_result(target.open(version=restored))
+    output.show(result, as_json=as_json, title=target.name)
+
+
+@app.command("add-part")
+def add_part(
+    table: TableArg,
+    path: Annotated[
+        str, typer.Argument(help="A Parquet, ORC or CSV file, a directory of them, or a glob.")
+    ],
+    file_format: Annotated[
+        str, typer.Option("--format", "-f", help="The files' format: parquet, orc or csv.")
+    ],
+    warehouse: WarehouseOpt = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-o",
+            metavar="KEY=VALUE",
+            help="An ADD PART option (partition, timeColumn, timestampPrecision, mergeSchema; "
+            "for CSV header, delimiter, quote, nullValue) or an fs.<name> storage setting; "
+            "repeatable.",
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add existing Parquet, ORC or CSV files to the table in place (ALTER TABLE ... ADD
+    PART): one commit for all of them; the files stay the user's."""
+    storage, part_options = arguments.split_part_options(option or ())
+    target = arguments.resolve(table, warehouse=warehouse, options=storage)
+    if "timestampprecision" not in {k.lower() for k in part_options}:
+        # TIMESTAMP/DATE times become raw values in the unit the table is read with (as SQL).
+        part_options["timestampPrecision"] = target.unit
+    with output.progress_bar("reading file metadata") as progress:
+        version = add_files(
+            target.location,
+            path,
+            format=file_format,
+            options=part_options,
+            storage_options=target.storage,
+            progress=progress,
+        )
+    _show_changed(target, version, as_json=as_json, done="added")
+
+
+@app.command("drop-part")
+def drop_part(
+    table: TableArg,
+    pattern: Annotated[
+        str,
+        typer.Argument(
+            help="A part's path (an external part's URL), a folder or a glob, as parts lists them."
+        ),
+    ],
+    warehouse: WarehouseOpt = None,
+    option: OptionOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove parts from the table (ALTER TABLE ... DROP PART): a new version without them;
+    no file is deleted, and time travel still reads them."""
+    target = arguments.resolve(table, warehouse=warehouse, options=option or ())
+    version = drop_parts(target.location, pattern, storage_options=target.storage)
+    _show_changed(target, version, as_json=as_json, done="dropped")
+
+
+def _show_changed(target: arguments.Target, version: int, *, as_json: bool, done: str) -> None:
+    """What a version that added or dropped parts holds, and how many it changed."""
+    changed = target.open(version=version)
+    info = changed.history(limit=1)[0]
+    count = info.parts_added if done == "added" else info.parts_removed
+    output.show(
+        inspect.table_summary(changed),
+        as_json=as_json,
+        title=target.name,
+        footer=f"version {version}: {done} {count} parts",
     )
 
 

@@ -17,7 +17,6 @@ from tsfile_catalog.metadata.expressions import (
     split_pushdown,
 )
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.pruning import prune
 from tsfile_catalog.metadata.schema import TableSchema
 
@@ -57,7 +56,15 @@ def plan_scan(
     Raises:
         PredicateError: the predicate cannot be parsed or does not fit the schema.
     """
-    expr = parse_predicate(where) if isinstance(where, str) else where
+    expr: Expr | None
+    if isinstance(where, str):
+        # sqlglot is imported only when there is SQL text to parse: opening a table and
+        # planning without a predicate (the CLI's history, detail, parts) must not pay for it.
+        from tsfile_catalog.metadata.predicate_sql import parse_predicate
+
+        expr = parse_predicate(where)
+    else:
+        expr = where
     bound = None if expr is None else bind(expr, schema, context)
     return plan_bound(schema, parts, bound)
 

@@ -24,19 +24,10 @@ from sqlglot.parser import SENTINEL_NONE
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
+from tsfile_catalog.metadata.quoting import quote_identifier, quote_string
 from tsfile_catalog.metadata.sql_errors import END_OF_INPUT
 
 __all__ = ["SparkDialect", "SparkLiteralParser", "quote_identifier", "quote_string"]
-
-
-def quote_identifier(name: str) -> str:
-    """Quote ``name`` as a Spark identifier: backticks, embedded backticks doubled."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def quote_string(value: str) -> str:
-    """Quote ``value`` as a Spark string literal (backslash escapes, as Spark reads them)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 # Tokens Spark's grammar accepts in a run of adjacent string literals.

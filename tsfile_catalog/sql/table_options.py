@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from tsfile_catalog.datasource.options import parse_read_options, parse_write_options
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.formats.tsfile import validate_encoding
+from tsfile_catalog.formats.tsfile import WriteSettings, validate_encoding
 from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
@@ -24,6 +24,7 @@ __all__ = [
     "check_encoding",
     "read_options",
     "write_options",
+    "write_settings",
     "storage_options",
     "timestamp_as",
     "precision",
@@ -117,6 +118,12 @@ def write_options(entry: TableEntry, tsfile_table: str) -> dict[str, str]:
     out = _select(entry.options, (*_WRITE_ONLY, *_BOTH))
     out["table"] = tsfile_table
     return out
+
+
+def write_settings(options: Mapping[str, str]) -> WriteSettings:
+    """The TsFile writer settings (compression, encoding) stored ``options`` give a rewrite
+    of the table's parts (OPTIMIZE from the command line)."""
+    return parse_write_options({**_select(options, (*_WRITE_ONLY, *_BOTH)), "path": "-"}).settings()
 
 
 def storage_options(entry: TableEntry) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from tsfile_catalog.metadata.ownership import MANIFEST_DIR
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
+from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.cache import CACHE, current_identity
 from tsfile_catalog.table.handle import Table, load_snapshot, open_table
@@ -389,6 +390,7 @@ def add_files(
     format: str,
     options: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    progress: Progress | None = None,
 ) -> int:
     """Add existing Parquet, ORC or CSV files to the table in place (SQL ``ALTER TABLE …
     ADD PART``), like Iceberg's ``add_files`` and CarbonData's "add segment".
@@ -406,6 +408,7 @@ def add_files(
             ``timestampPrecision`` (``ms``/``us``/``ns``: the unit TIMESTAMP/DATE times are
             stored in), ``mergeSchema``, and for CSV ``header``, ``delimiter``, ``quote``,
             ``nullValue``. See ``docs/external-parts.md``.
+        progress: called as ``progress(done, total)`` after each file's metadata is read.
 
     Returns:
         The committed version.
@@ -426,7 +429,7 @@ def add_files(
     if read is None:
         raise TableNotFoundError(f"no tsfile-catalog table at {location}; create it first")
     files_io = FileIO(parsed.path, storage_options)
-    schema, parts = read_external_parts(files_io, read.schema, parsed)
+    schema, parts = read_external_parts(files_io, read.schema, parsed, progress=progress)
     present = {p.path for p in read.parts}
     for part in parts:
         if part.path in present:

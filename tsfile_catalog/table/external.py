@@ -14,6 +14,7 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.external import AddPartOptions, partition_keys, partition_values
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.progress import Progress, tracked
 
 __all__ = ["list_data_files", "read_external_parts"]
 
@@ -63,12 +64,12 @@ def list_data_files(io: FileIO, path: str, extensions: Sequence[str]) -> tuple[s
 
 
 def read_external_parts(
-    io: FileIO, table: TableSchema, options: AddPartOptions
+    io: FileIO, table: TableSchema, options: AddPartOptions, *, progress: Progress | None = None
 ) -> tuple[TableSchema, list[PartFile]]:
     """Every file ``options.path`` names, validated against ``table``, as external parts.
 
     Returns the table schema the files need (``mergeSchema`` may add FIELDs) and one part per
-    file. Nothing is written.
+    file (``progress`` counts the files read). Nothing is written.
 
     Raises:
         OptionError: a partitioned directory without ``partition``, or a partition key the
@@ -88,7 +89,7 @@ def read_external_parts(
         )
     schema = table
     parts: list[PartFile] = []
-    for url in files:
+    for url in tracked(files, progress):
         values = partition_values(url, keys)
         try:
             schema, part = adapter.read_part(

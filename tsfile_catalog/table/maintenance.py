@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import (
     OptionError,
@@ -25,7 +23,6 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
     VersionNotFoundError,
 )
-from tsfile_catalog.formats.tsfile import WriteSettings
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import plan_compaction
 from tsfile_catalog.metadata.compaction import target_file_size as target_file_size_of
@@ -78,11 +75,13 @@ from tsfile_catalog.table.log import (
     read_vacuum_record,
     vacuum_record_url,
 )
-from tsfile_catalog.table.rewrite import (
-    RewriteJob,
-    read_part_rows,
-    remove_matching_rows,
-)
+
+if TYPE_CHECKING:
+    from tsfile_catalog.formats.tsfile import WriteSettings
+
+# OPTIMIZE and DELETE import the rewrite machinery (pyarrow, pandas, the TsFile writer) when
+# they run: the metadata-only verbs here (vacuum, expire, restore) and every importer of
+# tsfile_catalog.table (the CLI's history, say) must not pay for it.
 
 __all__ = [
     "DEFAULT_RETENTION_MS",
@@ -725,6 +724,10 @@ def optimize(
     compaction = plan_compaction(candidates, target_size=target)
     if not compaction.groups:
         return OptimizeResult(None, 0, 0, 0, 0, 0)
+    import pyarrow as pa
+
+    from tsfile_catalog.table.rewrite import RewriteJob, read_part_rows
+
     with RewriteJob(table, settings) as job:
         total = len(compaction.groups)
         for done, group in enumerate(compaction.groups, start=1):
@@ -783,6 +786,8 @@ def delete(
     """
     table = _as_table(table, storage_options)
     bound = _bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+    from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+
     with RewriteJob(table, settings) as job:
         removal = remove_matching_rows(job, bound, progress=progress)
         if not removal.removed:
