@@ -29,7 +29,7 @@ fi
 stamp="$venv/.installed-$(cksum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$stamp" ]; then
   "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet -e ".[test]"
+  "$venv/bin/python" -m pip install --quiet -e ".[test,bench]"
   touch "$stamp"
 fi
 export PYSPARK_PYTHON="$PWD/$venv/bin/python"
