@@ -463,3 +463,13 @@ def test_part_paths_are_absolute_exactly_for_external_parts(
     obj["path"], obj["external"] = path, external_flag
     with pytest.raises(CorruptManifestError, match=message):
         PartFile.from_json(obj, {})
+
+
+def test_complete_until_is_an_optional_key_that_round_trips() -> None:
+    plain = CommitInfo(3, 5, "WRITE")
+    assert "complete_until" not in plain.to_json()  # byte-identical to earlier releases
+    declared = CommitInfo(4, 6, "WRITE", complete_until=3_600_000)
+    assert declared.to_json()["complete_until"] == 3_600_000
+    assert CommitInfo.from_json(declared.to_json()) == declared
+    with pytest.raises(ValueError, match="complete_until"):
+        CommitInfo.from_json({**declared.to_json(), "complete_until": "soon"})

@@ -153,6 +153,9 @@ class CommitInfo:
     # False when the commit only reorganised rows the table already had (OPTIMIZE): the
     # table's rows are the same before and after, so streams and incremental reads skip it.
     data_change: bool = True
+    # The writer's declaration that every row with time < this value (raw time units of the
+    # table) is committed as of this commit (issue 11's part watermark); None: no declaration.
+    complete_until: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -171,6 +174,8 @@ class CommitInfo:
         # change data stay byte-identical to earlier releases' and older readers ignore it.
         if not self.data_change:
             out["data_change"] = False
+        if self.complete_until is not None:
+            out["complete_until"] = self.complete_until
         return out
 
     @classmethod
@@ -190,7 +195,17 @@ class CommitInfo:
             parts_removed=int(obj.get("parts_removed", 0)),
             rows_removed=int(obj.get("rows_removed", 0)),
             data_change=_bool_key(obj, "data_change", default=True),
+            complete_until=_optional_int_key(obj, "complete_until"),
         )
+
+
+def _optional_int_key(obj: Mapping[str, Any], key: str) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key} must be an integer, got {value!r}")
+    return value
 
 
 def _bool_key(obj: Mapping[str, Any], key: str, *, default: bool) -> bool:
@@ -464,6 +479,7 @@ def prepare_commit(
     read_version: int | None = None,
     new_table_uuid: str | None = None,
     data_change: bool = True,
+    complete_until: int | None = None,
 ) -> Commit:
     """Stamp ``actions`` as the commit right after ``base``.
 
@@ -506,6 +522,7 @@ def prepare_commit(
         parts_removed=len(removed),
         rows_removed=sum(r.row_count for r in removed),
         data_change=data_change,
+        complete_until=complete_until,
     )
     return Commit(info, tuple(stamped), table_uuid)
 

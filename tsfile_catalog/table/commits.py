@@ -101,6 +101,7 @@ def commit(
     overwrite: bool = False,
     max_attempts: int = MAX_COMMIT_ATTEMPTS,
     data_change: bool = True,
+    complete_until: int | None = None,
 ) -> Snapshot:
     """Commit ``actions``, prepared against ``read`` (None: the table does not exist yet).
 
@@ -132,6 +133,7 @@ def commit(
         overwrite=overwrite,
         max_attempts=max_attempts,
         data_change=data_change,
+        complete_until=complete_until,
     )
 
 
@@ -168,6 +170,7 @@ def _commit(
     overwrite: bool,
     max_attempts: int = MAX_COMMIT_ATTEMPTS,
     data_change: bool = True,
+    complete_until: int | None = None,
 ) -> Snapshot:
     """:func:`commit` once ``read`` is known to belong to the table at ``location``."""
     base = read
@@ -186,6 +189,7 @@ def _commit(
             read_version=None if read is None else read.version,
             new_table_uuid=new_table_uuid,
             data_change=data_change,
+            complete_until=complete_until,
         )
         try:
             snapshot = apply(base, draft)
@@ -272,6 +276,7 @@ def append_parts(
     properties: Mapping[str, str] | None = None,
     storage_options: Mapping[str, Any] | None = None,
     expected_table_uuid: str | None = None,
+    complete_until: int | None = None,
 ) -> int:
     """Commit already-written part files to the table, creating it when there is none.
 
@@ -290,6 +295,8 @@ def append_parts(
         properties: table properties to set (on creation, or changed ones afterwards).
         expected_table_uuid: the table the parts were prepared for (a writer's plan): if the
             location no longer holds it (dropped, maybe recreated), nothing is committed.
+        complete_until: the writer declares every row with time < this value (raw units)
+            committed (recorded in the commit's info; streams turn it into a watermark).
 
     Returns:
         The committed version.
@@ -343,6 +350,7 @@ def append_parts(
         operation=operation or (Operation.OVERWRITE if overwrite else Operation.WRITE),
         operation_parameters=parameters,
         overwrite=overwrite,
+        complete_until=complete_until,
     )
     return snapshot.version
 
