@@ -58,6 +58,8 @@ class FaultPlan:
     target_protocol: str = "file"
     target_options: Mapping[str, Any] = field(default_factory=dict)
     lost_response: float = 0.3
+    # Only paths containing this fail (a focused test's one file); every path when empty.
+    only: str = ""
     injected: list[tuple[FaultKind, str, bool]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -89,7 +91,9 @@ class FaultPlan:
     def run(self, kind: FaultKind, path: str, operation: Callable[[], _T]) -> _T:
         """``operation()`` on ``path``, or an :class:`InjectedFault` before or after it."""
         with self._lock:
-            strike = self._armed and self._rng.random() < self.rates.get(kind, 0.0)
+            strike = (
+                self._armed and self.only in path and self._rng.random() < self.rates.get(kind, 0.0)
+            )
             late = strike and kind in _CHANGES and self._rng.random() < self.lost_response
         if not strike:
             return operation()

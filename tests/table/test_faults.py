@@ -29,6 +29,7 @@ from tests.factories import weather_schema
 from tests.faults import KINDS, FaultKind, FaultPlan, InjectedFault
 from tests.table.helpers import append_rows
 from tsfile_catalog.exceptions import StorageError, TsFileCatalogError
+from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import commits, open_table, vacuum_table
 
@@ -189,3 +190,57 @@ def test_commit_path_on_s3_survives_faults(
     root = f"{url.removeprefix('s3://')}/{uuid.uuid4().hex}"
     store = {"target_protocol": "s3", "target_options": options}
     check_sequence(data.draw(plans(focus, root, **store)), data.draw(COMMIT_PATH))
+
+
+# -- regressions the property found ------------------------------------------------------------
+
+
+def _table_with_rows(tmp_path: Path, rates: dict[FaultKind, float], lost: float) -> FaultPlan:
+    plan = FaultPlan(0, rates, root=str(tmp_path), lost_response=lost)
+    append_rows(TABLE, _arrow([(0, "bj", "d0", 0.0)]), SCHEMA, storage_options=plan.storage_options)
+    return plan
+
+
+def test_a_commit_whose_response_was_lost_counts_as_committed(tmp_path: Path) -> None:
+    """It was reported failed although it had landed: a caller's retry wrote it twice."""
+    plan = _table_with_rows(tmp_path, {"create": 1.0}, lost=1.0)
+    with plan.armed():
+        version = append_rows(
+            TABLE, _arrow([(1, "sh", "d1", 1.0)]), SCHEMA, storage_options=plan.storage_options
+        )
+    assert version == 1 and [k for k, _, late in plan.injected] == ["create"]
+    assert _read(plan.storage_options, use_cache=False) == [
+        (0, "bj", "d0", 0.0),
+        (1, "sh", "d1", 1.0),
+    ]
+
+
+def test_a_failed_commit_names_the_operation_and_the_commit_file(tmp_path: Path) -> None:
+    plan = _table_with_rows(tmp_path, {"create": 1.0}, lost=0.0)
+    with plan.armed(), pytest.raises(StorageError) as failed:
+        append_rows(
+            TABLE, _arrow([(1, "sh", "d1", 1.0)]), SCHEMA, storage_options=plan.storage_options
+        )
+    assert str(failed.value).startswith(
+        "storage put-if-absent create of failing://t/_tsfile_manifest/00000000000000000001.json "
+        "failed: InjectedFault"
+    )
+    assert isinstance(failed.value.__cause__, InjectedFault)
+    assert _read(plan.storage_options, use_cache=False) == [(0, "bj", "d0", 0.0)]
+
+
+def test_a_commit_that_may_have_landed_says_so(tmp_path: Path) -> None:
+    """The response is lost and reading the file back fails too: the caller must not be told
+    the write failed (it may be there), nor that it succeeded."""
+    plan = _table_with_rows(tmp_path, {"create": 1.0}, lost=1.0)
+    plan.rates = {"create": 1.0, "read": 1.0}
+    plan.only = "_tsfile_manifest/00000000000000000001.json"
+    with plan.armed(), pytest.raises(StorageError, match="whether the commit landed is unknown"):
+        commits.commit(
+            FileIO(TABLE, plan.storage_options),
+            TABLE,
+            [],
+            read=open_table(TABLE, storage_options=plan.storage_options).snapshot,
+            operation=commits.Operation.WRITE,
+        )
+    assert open_table(TABLE, storage_options=plan.storage_options, use_cache=False).version == 1
