@@ -23,6 +23,36 @@ FAKE_AWS_ENV = {
 }
 
 
+LONG = "long"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-long",
+        action="store_true",
+        help="also run the tests marked long (concurrency at size), left out by default",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Registered here, not in pyproject.toml (whose checksum keys the shared venv's install).
+    config.addinivalue_line(
+        "markers",
+        f"{LONG}: minutes-long tests (8 writers x 25 commits); run with --run-long or -m {LONG}",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the long tests out of the default run (deselected, not skipped), unless asked
+    for with ``--run-long`` or a ``-m`` expression naming them."""
+    if config.getoption("--run-long") or LONG in (config.getoption("-m") or ""):
+        return
+    long = [item for item in items if item.get_closest_marker(LONG) is not None]
+    if long:
+        config.hook.pytest_deselected(items=long)
+        items[:] = [item for item in items if item.get_closest_marker(LONG) is None]
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     os.environ["PYSPARK_PYTHON"] = sys.executable

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.faults import FaultKind, FaultPlan, InjectedFault
+from tsfile_catalog.exceptions import StorageError
 from tsfile_catalog.io import FileIO
 
 
@@ -76,3 +78,29 @@ def test_moves_on_object_storage(s3_table: tuple[str, dict[str, Any]]) -> None:
     assert {f"p{i}.tsfile" for i in range(6)} <= set(io.list_names(url))
     assert [io.size(dst) for _, dst in moves] == list(range(6))
     assert not any(io.exists(src) for src, _ in moves)
+
+
+def test_storage_failures_name_the_operation_and_the_file(tmp_path: Path) -> None:
+    """An unexpected OSError from the store becomes a StorageError (ours, still an OSError)
+    naming what was done to which file, the store's error as its cause; a missing file stays
+    FileNotFoundError, which callers branch on."""
+    rates: dict[FaultKind, float] = {"read": 1.0, "list": 1.0, "delete": 1.0}
+    plan = FaultPlan(0, rates, root=str(tmp_path), lost_response=0.0)
+    io = FileIO("failing://t", plan.storage_options)
+    io.write_bytes("failing://t/a.json", b"{}")
+    io.write_bytes("failing://t/b.json", b"{}")
+    with pytest.raises(FileNotFoundError):
+        io.read_bytes("failing://t/missing.json")
+    with plan.armed():
+        failures = {
+            "read": lambda: io.read_bytes("failing://t/a.json"),
+            "list": lambda: list(io.walk_files("failing://t")),
+            "delete": lambda: io.delete_files(["failing://t/a.json", "failing://t/b.json"]),
+        }
+        for operation, call in failures.items():
+            with pytest.raises(StorageError) as failed:
+                call()
+            assert str(failed.value).startswith(f"storage {operation} of failing://t"), operation
+            assert isinstance(failed.value.__cause__, InjectedFault)
+    assert str(failed.value).startswith("storage delete of failing://t/a.json (and 1 more)")
+    assert io.read_bytes("failing://t/a.json") == b"{}"

@@ -20,6 +20,7 @@ __all__ = [
     "SqlError",
     "SqlParseError",
     "LocationError",
+    "StorageError",
 ]
 
 
@@ -88,3 +89,10 @@ class LocationError(TsFileCatalogError, ValueError):
     """A table location that could make a table share files with something it does not own:
     a file-system root, a folder inside another table or the catalog's registry, the
     warehouse root, or a non-empty folder for a new empty table."""
+
+
+class StorageError(TsFileCatalogError, OSError):
+    """A storage operation failed (a read, list, write, put-if-absent create, move or delete
+    the store refused or lost). The message names the operation and the file; the store's
+    own error is the ``__cause__``. An :class:`OSError`, so code that tolerates storage
+    failures (a checkpoint that could not be written) still does."""

@@ -6,19 +6,83 @@ Spark executors; the client is rebuilt lazily there.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import posixpath
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, ParamSpec, TypeVar
 
 import fsspec
 from fsspec.core import split_protocol
 
+from tsfile_catalog.exceptions import StorageError
+
 __all__ = ["FileIO", "EntryKind", "join_url"]
 
 EntryKind = Literal["file", "dir", "link"]
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+# Errors callers branch on (a missing file, a lost put-if-absent race, a directory where a
+# file was expected): they pass through as they are. Any other OSError becomes a
+# StorageError naming the operation and the file, so a failure deep in a commit or a vacuum
+# tells the caller what was being done to what, with the store's error as its cause.
+_PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)
+
+
+def _target(args: Sequence[object]) -> str:
+    """The file(s) a FileIO call works on, for its error message."""
+    names: list[str] = []
+    for arg in args:
+        if isinstance(arg, str):
+            names.append(arg)
+        elif isinstance(arg, list | tuple) and arg:  # urls, or (src, dst) pairs
+            first = arg[0] if isinstance(arg[0], str) else " -> ".join(map(str, arg[0]))
+            names.append(first + (f" (and {len(arg) - 1} more)" if len(arg) > 1 else ""))
+    return " -> ".join(names) or "(nothing)"
+
+
+def _failure(operation: str, args: Sequence[object], error: OSError) -> StorageError:
+    return StorageError(
+        f"storage {operation} of {_target(args)} failed: {type(error).__name__}: {error}"
+    )
+
+
+def _storage(operation: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Wrap a FileIO method's unexpected OSErrors in a StorageError (see _PASS_THROUGH);
+    generator methods are wrapped while they are iterated."""
+
+    def wrap(method: Callable[_P, _R]) -> Callable[_P, _R]:
+        if inspect.isgeneratorfunction(method):
+
+            @functools.wraps(method)
+            def generate(*args: _P.args, **kwargs: _P.kwargs) -> Any:
+                try:
+                    yield from method(*args, **kwargs)
+                except (*_PASS_THROUGH, StorageError):
+                    raise
+                except OSError as e:
+                    raise _failure(operation, args[1:], e) from e
+
+            return generate
+
+        @functools.wraps(method)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return method(*args, **kwargs)
+            except (*_PASS_THROUGH, StorageError):
+                raise
+            except OSError as e:
+                raise _failure(operation, args[1:], e) from e
+
+        return call
+
+    return wrap
 
 
 def join_url(base: str, *parts: str) -> str:
@@ -77,15 +141,19 @@ class FileIO:
 
     # -- reading --------------------------------------------------------------------------
 
+    @_storage("stat")
     def exists(self, url: str) -> bool:
         return bool(self.fs.exists(self._path(url)))
 
+    @_storage("stat")
     def isdir(self, url: str) -> bool:
         return bool(self.fs.isdir(self._path(url)))
 
+    @_storage("stat")
     def size(self, url: str) -> int:
         return int(self.fs.size(self._path(url)))
 
+    @_storage("stat")
     def modified_ms(self, url: str) -> int | None:
         """Last-modified time in epoch milliseconds, or None when the store does not say."""
         try:
@@ -94,20 +162,24 @@ class FileIO:
             return None
         return int(when.timestamp() * 1000)
 
+    @_storage("read")
     def open_input(self, url: str) -> IO[bytes]:
         """A seekable binary file object (TsFileReader accepts one)."""
         if self.is_local:
             return open(self._path(url), "rb")
         return self.fs.open(self._path(url), "rb")
 
+    @_storage("read")
     def read_bytes(self, url: str) -> bytes:
         return bytes(self.fs.cat_file(self._path(url)))
 
+    @_storage("list")
     def walk_files(self, url: str) -> Iterator[tuple[str, int]]:
         """Every file under ``url`` (recursively) with its size, as (url, size)."""
         for path, info in self.fs.find(self._path(url), detail=True, withdirs=False).items():
             yield self._url(path), int(info.get("size") or 0)
 
+    @_storage("list")
     def glob(self, pattern: str) -> list[str]:
         return sorted(self._url(p) for p in self.fs.glob(self._path(pattern)))
 
@@ -115,6 +187,7 @@ class FileIO:
         """Base names directly inside the directory ``url``; empty when it does not exist."""
         return sorted(self.list_stamped(url))
 
+    @_storage("list")
     def list_stamped(self, url: str) -> dict[str, str | None]:
         """Base names directly inside the directory ``url``, each with its :meth:`stamp` when
         the listing carries one for free (object stores list ETags and modification times;
@@ -132,6 +205,7 @@ class FileIO:
             return {posixpath.basename(str(e).rstrip("/")): None for e in entries}
         return {posixpath.basename(str(e["name"]).rstrip("/")): _stamp_of(e) for e in entries}
 
+    @_storage("stat")
     def stamp(self, url: str) -> str | None:
         """What the store says about this version of the file at ``url``: a string that
         changes when the file is replaced by another (inode, size and nanosecond times
@@ -146,6 +220,7 @@ class FileIO:
             return None
         return _stamp_of(info)
 
+    @_storage("list")
     def list_entries(self, url: str) -> list[tuple[str, EntryKind]]:
         """(base name, kind) of each entry directly inside the directory ``url``, sorted;
         empty when it does not exist. Symbolic links are reported as ``"link"`` and never
@@ -178,9 +253,11 @@ class FileIO:
 
     # -- writing --------------------------------------------------------------------------
 
+    @_storage("write")
     def makedirs(self, url: str) -> None:
         self.fs.makedirs(self._path(url), exist_ok=True)
 
+    @_storage("put-if-absent create")
     def create_exclusive(self, url: str, data: bytes) -> None:
         """Write ``data`` to ``url`` only if nothing is there: the commit primitive.
 
@@ -200,12 +277,14 @@ class FileIO:
         with self.fs.open(self._path(url), "xb") as f:
             f.write(data)
 
+    @_storage("write")
     def write_bytes(self, url: str, data: bytes) -> None:
         """Overwrite ``url`` (only for hints such as the last-checkpoint pointer)."""
         self.makedirs(posixpath.dirname(self._path(url)))
         with self.fs.open(self._path(url), "wb") as f:
             f.write(data)
 
+    @_storage("upload")
     def put_file(self, local_path: str, url: str) -> None:
         """Copy a local file to ``url`` (a rename when both are local)."""
         if self.is_local:
@@ -215,6 +294,7 @@ class FileIO:
             return
         self.fs.put_file(local_path, self._path(url))
 
+    @_storage("move")
     def move(self, src: str, dst: str) -> None:
         if self.is_local:
             target = self._path(dst)
@@ -223,6 +303,7 @@ class FileIO:
             return
         self.fs.mv(self._path(src), self._path(dst))
 
+    @_storage("move")
     def move_all(self, moves: Sequence[tuple[str, str]], *, max_workers: int = 16) -> None:
         """Move every ``(src, dst)`` pair, in parallel (a move on an object store is a copy
         and a delete, about a round trip each), or none: when one fails, every destination
@@ -239,6 +320,7 @@ class FileIO:
             self.delete_files([dst for f, dst in futures.items() if f.exception() is None])
             raise failures[0]
 
+    @_storage("delete")
     def remove_empty_dir(self, url: str) -> bool:
         """Remove the directory ``url`` only if it is empty (a no-op on object stores).
 
@@ -253,6 +335,7 @@ class FileIO:
             return True
         return False
 
+    @_storage("delete")
     def delete_files(self, urls: Sequence[str]) -> None:
         """Delete files (never directories, never recursively); missing ones are skipped.
         Object stores get one batched request per thousand keys instead of one per file."""
@@ -270,6 +353,7 @@ class FileIO:
         except FileNotFoundError:
             pass
 
+    @_storage("delete")
     def delete(self, url: str, *, recursive: bool = False) -> None:
         """Delete a file (or a tree); a missing target is not an error."""
         try:

@@ -61,10 +61,18 @@ def paths(table: Any) -> list[str]:
     return sorted(p.path for p in table.parts())
 
 
-def append_rows(root: str, rows: pa.Table, schema: TableSchema) -> int:
-    """One append of real TsFile rows, staged, moved and committed as the batch writer does
-    (a writer-named part, so OPTIMIZE may compact it); the committed version."""
-    io = FileIO(root)
+def append_rows(
+    root: str,
+    rows: pa.Table,
+    schema: TableSchema,
+    *,
+    overwrite: bool = False,
+    storage_options: dict[str, Any] | None = None,
+) -> int:
+    """One append (or overwrite) of real TsFile rows, staged, moved and committed as the
+    batch writer does (a writer-named part, so OPTIMIZE may compact it); the committed
+    version."""
+    io = FileIO(root, storage_options)
     staging = join_url(root, STAGING_DIR, "0123456789ab", "00000-0")
     with tempfile.TemporaryDirectory() as local:
         staged = stage_part(io, rows, schema, WriteSettings(), staging=staging, local_dir=local)
@@ -72,4 +80,6 @@ def append_rows(root: str, rows: pa.Table, schema: TableSchema) -> int:
     io.remove_empty_dir(staging)
     io.remove_empty_dir(join_url(root, STAGING_DIR, "0123456789ab"))
     io.remove_empty_dir(join_url(root, STAGING_DIR))
-    return append_parts(root, [staged.part], schema)
+    return append_parts(
+        root, [staged.part], schema, overwrite=overwrite, storage_options=storage_options
+    )

@@ -212,7 +212,9 @@ for i in range(int(count)):
 """
 
 
-def run_writers(url: str, writers: int, commits: int, options: dict[str, Any]) -> None:
+def run_writers(
+    url: str, writers: int, commits: int, options: dict[str, Any], *, timeout: float = 180
+) -> None:
     # A common start instant (after the interpreters import) so the writers really race,
     # including for creating the table.
     start = time.time() + 2.0
@@ -226,7 +228,7 @@ def run_writers(url: str, writers: int, commits: int, options: dict[str, Any]) -
         )
         for w in range(writers)
     ]
-    failures = [p.stderr.read() if p.stderr else "" for p in procs if p.wait(timeout=180) != 0]
+    failures = [p.stderr.read() if p.stderr else "" for p in procs if p.wait(timeout=timeout) != 0]
     assert not failures, failures
 
 

@@ -116,7 +116,8 @@ class TableEntry:
                 options={str(k): str(v) for k, v in options.items()},
                 created_ms=int(obj.get("created_ms", 0)),
             )
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            # OverflowError: ``Infinity`` where an integer belongs (found by fuzzing).
             raise CorruptManifestError(f"catalog entry {source} is invalid: {e}") from e
 
 
@@ -185,8 +186,10 @@ class Registry:
             return None
         try:
             obj = json.loads(data)
-        except ValueError as e:
-            raise CorruptManifestError(f"catalog entry {url} is not valid JSON: {e}") from e
+        except (ValueError, RecursionError) as e:
+            # RecursionError: nesting deeper than the parser's stack (found by fuzzing).
+            reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
+            raise CorruptManifestError(f"catalog entry {url} is not valid JSON: {reason}") from e
         if not isinstance(obj, Mapping):
             raise CorruptManifestError(f"catalog entry {url} is not a JSON object")
         return TableEntry.from_json(obj, source=url)

@@ -22,6 +22,7 @@ from tsfile_catalog.exceptions import (
     CommitConflictError,
     CorruptManifestError,
     InvalidCommitError,
+    StorageError,
     TableExistsError,
     TableNotFoundError,
 )
@@ -71,7 +72,9 @@ __all__ = [
     "now_ms",
 ]
 
-MAX_COMMIT_ATTEMPTS = 20
+# Every lost race means another writer committed (the table moves on), so the bound only
+# stops a writer starved for very long; 8 writers x 25 appends on S3 lost 20 in a row.
+MAX_COMMIT_ATTEMPTS = 100
 
 _log = logging.getLogger(__name__)
 
@@ -199,10 +202,12 @@ def _commit(
         url = commit_url(location, draft.version)
         try:
             io.create_exclusive(url, data)
-        except FileExistsError:
+        except (FileExistsError, StorageError) as e:
             # A store may retry a conditional PUT whose first response was lost; the retry
             # then fails against our own file, which must count as success, not a conflict.
-            if _read_or_none(io, url) == data:
+            # A failure may equally have lost only the response: the commit is there (a
+            # caller told otherwise would retry and write its rows twice).
+            if _landed(io, url, e) == data:
                 _after_commit(io, location, snapshot)
                 return snapshot
             time.sleep(random.uniform(0, min(1.0, 0.005 * 2**attempt)))
@@ -220,6 +225,23 @@ def _commit(
         f"commit to table {location} lost the race for a version {max_attempts} times; "
         "too many concurrent writers"
     )
+
+
+def _landed(io: FileIO, url: str, error: FileExistsError | StorageError) -> bytes | None:
+    """What the commit file ``url`` holds after creating it failed with ``error``; when
+    nothing (a StorageError), that ``error`` is the answer: the commit did not happen."""
+    try:
+        found = _read_or_none(io, url)
+    except StorageError as unknown:
+        if isinstance(error, FileExistsError):
+            raise
+        raise StorageError(
+            f"{error}; whether the commit landed is unknown, as reading it back failed too "
+            f"({unknown}): check the table's history before retrying"
+        ) from error
+    if found is None and isinstance(error, StorageError):
+        raise error
+    return found
 
 
 def _read_or_none(io: FileIO, url: str) -> bytes | None:
