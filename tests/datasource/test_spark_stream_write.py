@@ -8,6 +8,7 @@ one micro-batch), run with ``Trigger.AvailableNow`` so every run ends by itself.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,10 @@ def add_file(source: Path, index: int, rows: int = 3) -> None:
         json.dumps({"time": index * 10 + t, "city": ["bj", "sh"][t % 2], "temp": index + t / 4})
         for t in range(rows)
     ]
-    (source / f"in-{index:03d}.json").write_text("\n".join(lines) + "\n")
+    path = source / f"in-{index:03d}.json"
+    path.write_text("\n".join(lines) + "\n")
+    # The file source takes files oldest first: make that the index order.
+    os.utime(path, (1_700_000_000 + index, 1_700_000_000 + index))
 
 
 def stream(spark: SparkSession, source: Path) -> DataFrame:
@@ -68,17 +72,14 @@ def table_rows(spark: SparkSession, table: str, **options: str) -> DataFrame:
     return spark.read.format("tsfile").options(**options).load(table).select("time", "city", "temp")
 
 
-def test_each_micro_batch_is_one_streaming_update_commit(
-    spark: SparkSession, tmp_path: Path
-) -> None:
+def test_each_micro_batch_commits_once_across_restarts(spark: SparkSession, tmp_path: Path) -> None:
     source, table, checkpoint = tmp_path / "in", str(tmp_path / "t"), tmp_path / "ck"
     add_file(source, 0)
     add_file(source, 1)
     query = run(spark, source, table, checkpoint, completeUntilDelay="5 milliseconds")
     assert batches(query) == [(0, 3), (1, 3)]
 
-    handle = tsfile_catalog.open_table(table)
-    history = list(reversed(handle.history()))
+    history = list(reversed(tsfile_catalog.open_table(table).history()))
     assert [(c.version, c.operation) for c in history] == [
         (0, Operation.STREAMING_UPDATE),
         (1, Operation.STREAMING_UPDATE),
@@ -87,49 +88,33 @@ def test_each_micro_batch_is_one_streaming_update_commit(
         assert commit.operation_parameters["outputMode"] == "Append"
         assert commit.operation_parameters["queryId"] == query.id
         assert commit.operation_parameters["epochId"] == str(batch_id)
-        assert commit.txn is not None and (commit.txn.app_id, commit.txn.version) == (
-            query.id,
-            batch_id,
-        )
+        assert commit.txn is not None
+        assert (commit.txn.app_id, commit.txn.version) == (query.id, batch_id)
     # completeUntilDelay: the newest time of every batch so far (2, then 12) less 5 ms.
     assert [c.complete_until for c in history] == [2 - 5, 12 - 5]
-    assert handle.snapshot.transactions[query.id].version == 1
-    assertDataFrameEqual(table_rows(spark, table), expected(spark, source))
-    assert not (tmp_path / "t" / STAGING_DIR).exists()
 
-
-def test_restarts_commit_every_batch_exactly_once(spark: SparkSession, tmp_path: Path) -> None:
-    source, table, checkpoint = tmp_path / "in", str(tmp_path / "t"), tmp_path / "ck"
-    for index in range(3):
-        add_file(source, index)
-    first = run(spark, source, table, checkpoint)
-    assert batches(first) == [(0, 3), (1, 3), (2, 3)]
-
-    # A crash after batch 2's table commit, before Spark logged the batch as done: Spark's
-    # commit log lacks it, so the restart runs batch 2 again, and the sink skips it.
+    # A crash after batch 1's table commit, before Spark logged the batch as done: Spark's
+    # commit log lacks it, so the restart runs batch 1 again, and the sink skips it.
     commits = checkpoint / "commits"
-    for name in ("2", ".2.crc"):
+    for name in ("1", ".1.crc"):
         (commits / name).unlink(missing_ok=True)
     replay = run(spark, source, table, checkpoint)
-    assert batches(replay) == [(2, 3)]  # really replayed, under the same batch id
-    assert tsfile_catalog.open_table(table).version == 2  # ... and not committed twice
+    assert replay.id == query.id and batches(replay) == [(1, 3)]  # really replayed
+    assert tsfile_catalog.open_table(table).version == 1  # ... and not committed twice
 
-    # A crash between write and commit: batch 2's tasks staged and published its files but
+    # A crash between write and commit: batch 1's tasks staged and published its files but
     # the table commit never happened (its commit file is not there), nor Spark's log entry.
-    manifest = tmp_path / "t" / "_tsfile_manifest"
-    (manifest / f"{2:020d}.json").unlink()
-    for name in ("2", ".2.crc"):
+    (tmp_path / "t" / "_tsfile_manifest" / f"{1:020d}.json").unlink()
+    for name in ("1", ".1.crc"):
         (commits / name).unlink(missing_ok=True)
     tsfile_catalog.table.clear_cache()
-    assert tsfile_catalog.open_table(table).version == 1
-    restarted = run(spark, source, table, checkpoint)
-    assert batches(restarted) == [(2, 3)]
+    assert tsfile_catalog.open_table(table).version == 0
+    restarted = run(spark, source, table, checkpoint, completeUntilDelay="5 milliseconds")
+    assert batches(restarted) == [(1, 3)]
 
-    add_file(source, 3)
-    later = run(spark, source, table, checkpoint)
-    assert batches(later) == [(3, 3)]
     handle = tsfile_catalog.open_table(table)
-    assert [c.txn.version for c in reversed(handle.history()) if c.txn] == [0, 1, 2, 3]
+    assert [c.txn.version for c in reversed(handle.history()) if c.txn] == [0, 1]
+    assert handle.snapshot.transactions[query.id].version == 1
     # No batch twice, no row lost: the table holds exactly the input.
     assertDataFrameEqual(table_rows(spark, table), expected(spark, source))
     assert not (tmp_path / "t" / STAGING_DIR).exists()
@@ -178,9 +163,6 @@ def test_the_sink_writes_to_s3(
     add_file(source, 0)
     add_file(source, 1)
     assert batches(run(spark, source, url, checkpoint, **fs_options)) == [(0, 3), (1, 3)]
-    for name in ("1", ".1.crc"):  # batch 1 replays, and is skipped
-        (checkpoint / "commits" / name).unlink(missing_ok=True)
-    assert batches(run(spark, source, url, checkpoint, **fs_options)) == [(1, 3)]
     handle = tsfile_catalog.open_table(url, storage_options=storage)
     assert [c.operation for c in handle.history()] == [Operation.STREAMING_UPDATE] * 2
     assertDataFrameEqual(table_rows(spark, url, **fs_options), expected(spark, source))
