@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import (
+    AlreadyCommittedError,
     CommitConflictError,
     CorruptManifestError,
     DataError,
@@ -48,6 +49,7 @@ __all__ = [
     "purge",
     "register",
     "vacuum",
+    "AlreadyCommittedError",
     "CommitConflictError",
     "CorruptManifestError",
     "DataError",

@@ -14,6 +14,7 @@ __all__ = [
     "TableNotFoundError",
     "TableExistsError",
     "CommitConflictError",
+    "AlreadyCommittedError",
     "InvalidCommitError",
     "CorruptManifestError",
     "VersionNotFoundError",
@@ -63,6 +64,11 @@ class TableExistsError(TsFileCatalogError):
 
 class CommitConflictError(TsFileCatalogError):
     """A concurrent commit changed the table in a way this commit cannot be rebased on."""
+
+
+class AlreadyCommittedError(CommitConflictError):
+    """A streaming micro-batch (query id, batch id) is already in the table: a replay after
+    a restart, or two runs of one batch racing. The sink skips it; nothing is committed."""
 
 
 class InvalidCommitError(TsFileCatalogError, ValueError):

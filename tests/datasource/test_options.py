@@ -7,6 +7,7 @@ import pytest
 from tsfile_catalog.datasource.options import (
     check_tag_columns,
     parse_read_options,
+    parse_stream_write_options,
     parse_write_options,
 )
 from tsfile_catalog.exceptions import OptionError
@@ -116,3 +117,53 @@ def test_tag_columns_follow_one_rule_whoever_creates_the_table() -> None:
         check_tag_columns(["City", "city"])
     with pytest.raises(OptionError, match="'TS' cannot be a TAG column: it is the time column"):
         check_tag_columns(["city", "ts"], time_column="TS")
+
+
+# -- the streaming sink's options (issue 11) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("precision", "delay", "raw"),
+    [
+        ("ms", "1 hour", 3_600_000),
+        ("us", "interval 1 minute 30 seconds", 90_000_000),
+        ("ns", "2 milliseconds", 2_000_000),
+        ("ms", "1500 microseconds", 2),  # rounded up: never declares more than asked
+        ("ms", "0 seconds", 0),
+    ],
+)
+def test_complete_until_delay_is_an_interval_in_the_tables_time_unit(
+    precision: str, delay: str, raw: int
+) -> None:
+    opts = parse_stream_write_options(
+        {"path": "/t", "timestampPrecision": precision, "COMPLETEUNTILDELAY": delay}
+    )
+    assert opts.complete_until_delay == raw
+    assert opts.write.precision == precision
+
+
+def test_stream_write_options_are_the_batch_writers_plus_the_streams_own() -> None:
+    # Spark passes its checkpointLocation among the sink's options.
+    opts = parse_stream_write_options(
+        {"path": "/t", "checkpointlocation": "/ck", "tagColumns": "city", "onDuplicate": "last"}
+    )
+    assert opts.write == parse_write_options(
+        {"path": "/t", "tagColumns": "city", "onDuplicate": "last"}
+    )
+    assert opts.complete_until_delay is None
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"completeUntilDelay": "soon"}, "option 'completeUntilDelay' = 'soon'"),
+        ({"completeUntilDelay": "-1 hour"}, "option 'completeUntilDelay' = '-1 hour'"),
+        ({"completeUntilDelay": "1 month"}, "option 'completeUntilDelay' = '1 month'"),
+        ({"replaceWhere": "time > 5"}, "option 'replaceWhere' = 'time > 5' is not supported"),
+        ({"triggerEvery": "1"}, "unknown streaming write option 'triggerEvery'.*completeUntil"),
+        ({"compression": "ZIP"}, "option 'compression' = 'ZIP'"),
+    ],
+)
+def test_bad_stream_write_options_are_named(options: dict[str, str], message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        parse_stream_write_options({"path": "/t", **options})

@@ -9,7 +9,11 @@ from typing import Any
 import pytest
 
 from tests.factories import part_file, table_schema
-from tsfile_catalog.exceptions import CommitConflictError, CorruptManifestError
+from tsfile_catalog.exceptions import (
+    AlreadyCommittedError,
+    CommitConflictError,
+    CorruptManifestError,
+)
 from tsfile_catalog.metadata.manifest import (
     BASE_FORMAT_VERSION,
     FORMAT_VERSION,
@@ -17,10 +21,13 @@ from tsfile_catalog.metadata.manifest import (
     AddPart,
     Commit,
     CommitInfo,
+    Operation,
     RemovePart,
     SetProperties,
     SetSchema,
     Snapshot,
+    StreamTxn,
+    already_committed,
     apply,
     commit_table_uuid,
     decode_commit,
@@ -473,3 +480,67 @@ def test_complete_until_is_an_optional_key_that_round_trips() -> None:
     assert CommitInfo.from_json(declared.to_json()) == declared
     with pytest.raises(ValueError, match="complete_until"):
         CommitInfo.from_json({**declared.to_json(), "complete_until": "soon"})
+
+
+# -- issue 11: the streaming sink's exactly-once record (StreamTxn) ---------------------------
+
+
+def streamed(base: Snapshot, path: str, query: str, batch: int, max_time: int = 9) -> Commit:
+    return prepare_commit(
+        [AddPart(part(path))],
+        base=base,
+        timestamp_ms=1_000,
+        operation=Operation.STREAMING_UPDATE,
+        txn=StreamTxn(query, batch, max_time),
+    )
+
+
+def test_txn_is_an_optional_commit_info_key_that_round_trips() -> None:
+    plain = CommitInfo(3, 5, "WRITE")
+    assert "txn" not in plain.to_json()  # byte-identical to earlier releases
+    info = CommitInfo(4, 6, "STREAMING UPDATE", txn=StreamTxn("q-1", 7, 3_600_000))
+    assert info.to_json()["txn"] == {"app_id": "q-1", "version": 7, "max_time": 3_600_000}
+    assert CommitInfo.from_json(info.to_json()) == info
+    assert CommitInfo.from_json({**info.to_json(), "txn": {"app_id": "q", "version": 0}}).txn == (
+        StreamTxn("q", 0)
+    )
+    with pytest.raises(ValueError, match="version"):
+        CommitInfo.from_json({**info.to_json(), "txn": {"app_id": "q", "version": "7"}})
+    with pytest.raises(ValueError, match="app_id"):
+        CommitInfo.from_json({**info.to_json(), "txn": {"app_id": "", "version": 7}})
+
+
+def test_snapshot_keeps_the_latest_batch_per_query_through_checkpoints() -> None:
+    v0 = created()
+    assert "transactions" not in v0.to_json()  # checkpoints without streams unchanged
+    v1 = apply(v0, streamed(v0, "a", "q-1", 0, max_time=5))
+    v2 = apply(v1, streamed(v1, "b", "q-2", 4))
+    v3 = apply(v2, streamed(v2, "c", "q-1", 1, max_time=8))
+    v4 = apply(v3, make(v3, [AddPart(part("d"))]))  # a batch write keeps the record
+    assert dict(v4.transactions) == {"q-1": StreamTxn("q-1", 1, 8), "q-2": StreamTxn("q-2", 4, 9)}
+    assert decode_snapshot(encode_snapshot(v4), source="cp") == v4
+    decoded = decode_commit(encode_commit(streamed(v4, "e", "q-2", 5), SCHEMA), SCHEMA, source="c")
+    assert decoded.info.operation == Operation.STREAMING_UPDATE
+    assert decoded.info.txn == StreamTxn("q-2", 5, 9)
+    assert already_committed(v4.transactions, StreamTxn("q-1", 1))
+    assert already_committed(v4.transactions, StreamTxn("q-1", 0))
+    assert not already_committed(v4.transactions, StreamTxn("q-1", 2))
+    assert not already_committed(v4.transactions, StreamTxn("q-3", 0))
+
+
+def test_rebase_commits_a_racing_batch_at_most_once() -> None:
+    read = created(part("a"))
+    # Two runs of batch 3 of q-1 prepared against the same snapshot: the first lands ...
+    first = streamed(read, "run1", "q-1", 3)
+    # ... so the second, rebased over it, is refused as already committed (no duplicate).
+    with pytest.raises(AlreadyCommittedError, match="batch 3 of streaming query q-1"):
+        rebase([AddPart(part("run2"))], [first], read=read, txn=StreamTxn("q-1", 3))
+    # A later batch of the same query, or any batch of another query, still rebases (appends
+    # commute), and so does a batch over a concurrent plain append.
+    pending = [AddPart(part("next"))]
+    assert rebase(pending, [first], read=read, txn=StreamTxn("q-1", 4)) == tuple(pending)
+    assert rebase(pending, [first], read=read, txn=StreamTxn("q-2", 3)) == tuple(pending)
+    plain = make(read, [AddPart(part("other"))])
+    assert rebase(pending, [plain], read=read, txn=StreamTxn("q-1", 3)) == tuple(pending)
+    # The refusal is a CommitConflictError, so callers that only know that still stop.
+    assert issubclass(AlreadyCommittedError, CommitConflictError)

@@ -15,6 +15,7 @@ import pytest
 
 from tests.table.helpers import CHILD_ENV, SCHEMA, WIDER, append_n, part
 from tsfile_catalog.exceptions import (
+    AlreadyCommittedError,
     CommitConflictError,
     InvalidCommitError,
     SchemaMismatchError,
@@ -22,7 +23,7 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.manifest import AddPart, SetSchema
+from tsfile_catalog.metadata.manifest import AddPart, SetSchema, StreamTxn
 from tsfile_catalog.table import append_parts, commit, create_table, open_table
 
 # -- create, open, append ---------------------------------------------------------------------
@@ -265,3 +266,15 @@ def test_concurrent_appends_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
     check_contiguous(url, 2, 6, options)
     assert open_table(url, version=10, storage_options=options).version == 10
     assert len(open_table(url, version=3, storage_options=options).parts()) == 4
+
+
+def test_append_parts_refuses_a_streaming_batch_the_table_already_holds(tmp_path: Path) -> None:
+    root = str(tmp_path / "t")
+    append_parts(root, [part("a.tsfile")], SCHEMA, txn=StreamTxn("q", 0))
+    append_parts(root, [part("b.tsfile")], SCHEMA, txn=StreamTxn("q", 1))
+    for batch in (0, 1):
+        with pytest.raises(AlreadyCommittedError, match=f"batch {batch} of streaming query q"):
+            append_parts(root, [part("c.tsfile")], SCHEMA, txn=StreamTxn("q", batch))
+    assert open_table(root).version == 1
+    # Another query's batch 0 is its own.
+    assert append_parts(root, [part("c.tsfile")], SCHEMA, txn=StreamTxn("r", 0)) == 2

@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
-from tsfile_catalog.metadata.literals import parse_zone
+from tsfile_catalog.metadata.literals import parse_interval_ns, parse_zone
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
 
@@ -23,6 +23,8 @@ __all__ = [
     "parse_read_options",
     "parse_write_options",
     "check_tag_columns",
+    "StreamWriteOptions",
+    "parse_stream_write_options",
 ]
 
 
@@ -319,3 +321,43 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         replace_where=(opts.get("replaceWhere") or "").strip() or None,
         time_zone=_time_zone(opts),
     )
+
+
+# -- the streaming sink (issue 11) ----------------------------------------------------------
+
+# What ``df.writeStream.format("tsfile")`` accepts beyond the batch write options. Spark hands
+# the sink its own ``checkpointLocation`` among the options (measured on 4.3); it is Spark's.
+_STREAM_WRITE_KEYS = ("checkpointLocation", "completeUntilDelay")
+_NANOS_PER_UNIT = {"ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+@dataclass(frozen=True)
+class StreamWriteOptions:
+    write: WriteOptions
+    # ``completeUntilDelay`` in the table's raw time units (rounded up, so the declaration
+    # never claims more than asked); None: the sink declares no completeness.
+    complete_until_delay: int | None = None
+
+
+def parse_stream_write_options(options: Mapping[str, str]) -> StreamWriteOptions:
+    """The streaming sink's options: the batch writer's (same names, same checks) plus
+    ``completeUntilDelay``; ``replaceWhere`` is refused (the sink only appends)."""
+    # Unknown names fail listing every valid one, the stream's included.
+    own = _normalize(options, (*_WRITE_KEYS, *_STREAM_WRITE_KEYS), "streaming write")
+    lowered = {k.lower() for k in _STREAM_WRITE_KEYS}
+    write = parse_write_options({k: v for k, v in options.items() if k.lower() not in lowered})
+    if write.replace_where is not None:
+        raise OptionError(
+            f"option 'replaceWhere' = {write.replace_where!r} is not supported by the streaming "
+            "sink, which only appends (output mode append)"
+        )
+    delay = None
+    text = own.get("completeUntilDelay")
+    if text is not None:
+        try:
+            nanos = parse_interval_ns(str(text))
+        except PredicateError as e:
+            raise OptionError(f"option 'completeUntilDelay' = {text!r}: {e}") from None
+        unit = _NANOS_PER_UNIT[write.precision]
+        delay = -(-nanos // unit)
+    return StreamWriteOptions(write, delay)

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from functools import cached_property
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+)
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.discovery import resolve
 from tsfile_catalog.datasource.options import (
     ReadOptions,
     parse_read_options,
+    parse_stream_write_options,
     parse_write_options,
 )
 from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
@@ -91,3 +97,15 @@ class TsFileDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = parse_write_options(self.options)
         return TsFileBatchWriter(plan_write(schema, options), options, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        # Heavy and Spark-streaming-only: imported when a stream is written.
+        from tsfile_catalog.datasource.stream_writer import (
+            COMPLETE_MODE_MESSAGE,
+            TsFileStreamWriter,
+        )
+
+        if overwrite:  # Spark asks for overwrite exactly in output mode complete
+            raise OptionError(COMPLETE_MODE_MESSAGE)
+        options = parse_stream_write_options(self.options)
+        return TsFileStreamWriter(plan_write(schema, options.write), options)

@@ -10,19 +10,24 @@ visible to readers before the commit.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType, TimestampType
 
-from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
 from tsfile_catalog.datasource.options import WriteOptions, check_tag_columns
 from tsfile_catalog.datasource.reader import _session_time_zone
-from tsfile_catalog.datasource.types import raw_from_spark_column, tsfile_type_of
+from tsfile_catalog.datasource.staging import (
+    StagedPart,
+    TsFileCommitMessage,
+    publish_and_commit,
+    remove_staging,
+    stage_task,
+    staged_parts,
+)
+from tsfile_catalog.datasource.types import tsfile_type_of
 from tsfile_catalog.discovery import has_manifest, list_tsfiles
 from tsfile_catalog.exceptions import (
     CommitConflictError,
@@ -34,7 +39,7 @@ from tsfile_catalog.exceptions import (
     UnsupportedTypeError,
 )
 from tsfile_catalog.formats.tsfile import validate_encoding
-from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import (
     BindContext,
     Expr,
@@ -43,16 +48,15 @@ from tsfile_catalog.metadata.expressions import (
     needs_time_zone,
 )
 from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, SetSchema
-from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, task_dir_name
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.ownership import new_job_id
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table import Table, append_parts, open_table
 from tsfile_catalog.table.rewrite import (
     RewriteJob,
     remove_matching_rows,
-    stage_part,
     without_matching,
 )
 
@@ -74,7 +78,7 @@ class WritePlan:
     timestamp_as: TimestampAs = "long"
 
 
-def _existing_table(options: WriteOptions) -> Table | None:
+def existing_table(options: WriteOptions) -> Table | None:
     io = FileIO(options.path, options.storage_options)
     if not has_manifest(io, options.path):
         if io.exists(options.path) and io.isdir(options.path):
@@ -119,7 +123,7 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
             )
         return by_lower[lowered]
 
-    current = _existing_table(options)
+    current = existing_table(options)
     existing = None if current is None else current.schema
     table = options.table or (existing.table if existing else None)
     if table is None:
@@ -205,26 +209,6 @@ def replace_predicate(plan: WritePlan, options: WriteOptions, time_zone: str | N
         raise OptionError(f"option 'replaceWhere' = {text!r}: {e}") from e
 
 
-@dataclass(frozen=True)
-class StagedPart:
-    staged_url: str
-    part: PartFile  # ``part.path`` is the final path relative to the table root
-    partition: int
-    sequence: int  # the task's files in input order: 0, 1, ... (maxRowsPerFile rolls over)
-    # Every device with its time range (``part.devices`` stops at MAX_DEVICES): the commit
-    # finds the parts that may share a (device, time) from these alone.
-    devices: tuple[DeviceStats, ...]
-
-
-@dataclass(frozen=True)
-class TsFileCommitMessage(WriterCommitMessage):
-    parts: tuple[StagedPart, ...]
-    staging_dir: str
-    # The session time zone Spark gave the task: the driver's commit has no task context,
-    # and ``replaceWhere`` must bind there exactly as the tasks bound it.
-    time_zone: str | None = None
-
-
 class TsFileBatchWriter(DataSourceArrowWriter):
     def __init__(self, plan: WritePlan, options: WriteOptions, overwrite: bool) -> None:
         self._plan = plan
@@ -243,43 +227,20 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         from pyspark import TaskContext
 
         context = TaskContext.get()
-        partition = context.partitionId() if context else 0
-        attempt = context.attemptNumber() if context else 0
-        io = FileIO(self._options.path, self._options.storage_options)
-        staging = join_url(self._job_dir, task_dir_name(partition, attempt))
-        staged: list[StagedPart] = []
-        local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-")
         time_zone = self._options.time_zone or _session_time_zone()
-        try:
-            pending: list[pa.Table] = []
-            rows = 0
-            limit = self._options.max_rows_per_file
-            replace = None if self._options.replace_where is None else self._replace(time_zone)
-            for batch in iterator:
-                table = self._to_raw(batch)
-                if replace is not None:
-                    self._check_replaced(table, replace)
-                while table.num_rows:
-                    piece = table.slice(0, limit - rows)
-                    table = table.slice(piece.num_rows)
-                    pending.append(piece)
-                    rows += piece.num_rows
-                    if rows == limit:
-                        staged.append(
-                            self._stage(io, pending, staging, partition, len(staged), local_dir)
-                        )
-                        pending, rows = [], 0
-            if pending:
-                staged.append(self._stage(io, pending, staging, partition, len(staged), local_dir))
-        except BaseException:
-            io.delete(staging, recursive=True)
-            # The job's other tasks may still be staging: only emptied folders go.
-            io.remove_empty_dir(self._job_dir)
-            io.remove_empty_dir(join_url(self._options.path, STAGING_DIR))
-            raise
-        finally:
-            shutil.rmtree(local_dir, ignore_errors=True)
-        return TsFileCommitMessage(tuple(staged), staging, time_zone)
+        replace = None if self._options.replace_where is None else self._replace(time_zone)
+        parts, staging = stage_task(
+            iterator,
+            schema=self._plan.schema,
+            time_source=self._plan.time_source,
+            sources=self._plan.sources,
+            options=self._options,
+            job=self._job,
+            partition=context.partitionId() if context else 0,
+            attempt=context.attemptNumber() if context else 0,
+            check=None if replace is None else lambda raw: self._check_replaced(raw, replace),
+        )
+        return TsFileCommitMessage(parts, staging, time_zone, self._job)
 
     def _replace(self, time_zone: str | None) -> Expr:
         bound = replace_predicate(self._plan, self._options, time_zone)
@@ -303,73 +264,41 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                 "was committed)"
             )
 
-    def _to_raw(self, batch: pa.RecordBatch) -> pa.Table:
-        plan, precision = self._plan, self._options.precision
-        time = batch.column(batch.schema.get_field_index(plan.time_source))
-        if time.null_count:
-            raise DataError(
-                f"time column '{plan.time_source}' has a null value; every row needs a time"
-            )
-        arrays = [raw_from_spark_column(time, None, precision)]
-        for column, name in zip(plan.schema.columns, plan.sources, strict=False):
-            array = batch.column(batch.schema.get_field_index(name))
-            arrays.append(raw_from_spark_column(array, column, precision))
-        return pa.Table.from_arrays(arrays, names=list(plan.schema.names))
-
-    def _stage(
-        self,
-        io: FileIO,
-        tables: Sequence[pa.Table],
-        staging: str,
-        partition: int,
-        sequence: int,
-        local_dir: str,
-    ) -> StagedPart:
-        staged = stage_part(
-            io,
-            pa.concat_tables(tables),
-            self._plan.schema,
-            self._options.settings(),
-            staging=staging,
-            local_dir=local_dir,
-            partition=partition,
-        )
-        return StagedPart(staged.staged_url, staged.part, partition, sequence, staged.devices)
-
     # -- driver side ----------------------------------------------------------------------
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         io = FileIO(self._options.path, self._options.storage_options)
-        staged = [s for m in messages if isinstance(m, TsFileCommitMessage) for s in m.parts]
-        published: list[str] = []
         try:
-            staged = self._resolve_duplicates(io, staged)
-            moves = [(s.staged_url, join_url(self._options.path, s.part.path)) for s in staged]
-            # All or none: a failed move leaves no part published (move_all cleans up).
-            io.move_all(moves)
-            published = [final for _, final in moves]
-            if self._options.replace_where is not None and self._plan.table_uuid is not None:
-                self._commit_replace(io, [s.part for s in staged], messages)
-                return
-            append_parts(
-                self._options.path,
-                [s.part for s in staged],
-                self._plan.schema,
-                merge_schema=self._options.merge_schema,
-                overwrite=self._overwrite,
-                operation_parameters={
-                    "mode": "overwrite" if self._overwrite else "append",
-                    "job": self._job,
-                },
-                storage_options=self._options.storage_options,
-                expected_table_uuid=self._plan.table_uuid,
+            publish_and_commit(
+                io,
+                schema=self._plan.schema,
+                options=self._options,
+                job=self._job,
+                staged=staged_parts(messages),
+                commit=lambda parts: self._commit_parts(io, parts, messages),
             )
-        except BaseException:
-            for url in published:
-                io.delete(url)
-            raise
         finally:
-            self._remove_staging(io)
+            remove_staging(io, self._options, [self._job])
+
+    def _commit_parts(
+        self, io: FileIO, parts: list[PartFile], messages: list[WriterCommitMessage | None]
+    ) -> None:
+        if self._options.replace_where is not None and self._plan.table_uuid is not None:
+            self._commit_replace(io, parts, messages)
+            return
+        append_parts(
+            self._options.path,
+            parts,
+            self._plan.schema,
+            merge_schema=self._options.merge_schema,
+            overwrite=self._overwrite,
+            operation_parameters={
+                "mode": "overwrite" if self._overwrite else "append",
+                "job": self._job,
+            },
+            storage_options=self._options.storage_options,
+            expected_table_uuid=self._plan.table_uuid,
+        )
 
     def _commit_replace(
         self, io: FileIO, parts: list[PartFile], messages: list[WriterCommitMessage | None]
@@ -411,56 +340,11 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                 extra=extra,
             )
 
-    def _resolve_duplicates(self, io: FileIO, staged: list[StagedPart]) -> list[StagedPart]:
-        """``staged`` with no (device, time) in two parts: ``onDuplicate`` holds across the
-        whole write, however Spark partitioned it.
-
-        Reads nothing unless two parts hold a device over overlapping time ranges. With
-        ``last``, a part that loses rows to a later one is rewritten without them (a new
-        staged file); a part left empty is dropped.
-        """
-        staged = sorted(staged, key=lambda s: (s.partition, s.sequence))
-        drop = duplicates_to_drop(
-            io,
-            [s.staged_url for s in staged],
-            [s.devices for s in staged],
-            self._plan.schema,
-            self._options.on_duplicate,
-        )
-        if not drop:
-            return staged
-        rewrites = join_url(self._options.path, STAGING_DIR, self._job, "commit")
-        local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-")
-        out = []
-        try:
-            for index, item in enumerate(staged):
-                if index not in drop:
-                    out.append(item)
-                    continue
-                rows = read_part(io, item.staged_url, self._plan.schema)
-                keys = [*self._plan.schema.tag_names, TIME_COLUMN]
-                kept = rows.join(drop[index], keys=keys, join_type="left anti")
-                io.delete(item.staged_url)
-                if kept.num_rows:
-                    out.append(
-                        self._stage(io, [kept], rewrites, item.partition, item.sequence, local_dir)
-                    )
-        finally:
-            shutil.rmtree(local_dir, ignore_errors=True)
-        return out
-
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         # Failed partitions arrive as None; their attempts live under the job's staging dir.
-        self._remove_staging(FileIO(self._options.path, self._options.storage_options))
-
-    @property
-    def _job_dir(self) -> str:
-        return join_url(self._options.path, STAGING_DIR, self._job)
-
-    def _remove_staging(self, io: FileIO) -> None:
-        io.delete(self._job_dir, recursive=True)
-        # Concurrent jobs may still be staging: only an empty staging root goes.
-        io.remove_empty_dir(join_url(self._options.path, STAGING_DIR))
+        remove_staging(
+            FileIO(self._options.path, self._options.storage_options), self._options, [self._job]
+        )
 
 
 def _raw_domain(raw: pa.Table) -> pa.Table:

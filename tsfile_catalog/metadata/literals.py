@@ -31,6 +31,7 @@ __all__ = [
     "instant_micros",
     "local_date",
     "start_of_day_micros",
+    "parse_interval_ns",
 ]
 
 MICROS_PER_DAY = 86_400_000_000
@@ -231,3 +232,47 @@ def start_of_day_micros(day: dt.date, zone: dt.tzinfo) -> int:
         else:
             lo = mid + 1
     return lo
+
+
+# Spark's interval units as ``withWatermark`` / ``window`` read them ("10 minutes", "1 hour").
+_INTERVAL_UNITS_NS = {
+    "nanosecond": 1,
+    "microsecond": 1_000,
+    "millisecond": 1_000_000,
+    "second": 1_000_000_000,
+    "minute": 60_000_000_000,
+    "hour": 3_600_000_000_000,
+    "day": 86_400_000_000_000,
+    "week": 604_800_000_000_000,
+}
+_INTERVAL_PART = re.compile(r"(\d+)\s*([a-z]+)\s*", re.IGNORECASE)
+
+
+def parse_interval_ns(text: str) -> int:
+    """A non-negative interval in nanoseconds, written as Spark's ``withWatermark`` delays
+    are: ``'10 minutes'``, ``'1 hour 30 minutes'``, an optional ``interval`` prefix.
+
+    Raises:
+        PredicateError: anything else (a negative, fractional or month-based interval:
+            months have no fixed length).
+    """
+    body = _trim(text)
+    if body.lower().startswith("interval "):
+        body = body[len("interval ") :].lstrip()
+    total, position, found = 0, 0, False
+    while position < len(body):
+        match = _INTERVAL_PART.match(body, position)
+        if match is None:
+            break
+        name = match.group(2).lower()
+        unit = _INTERVAL_UNITS_NS.get(name[:-1] if name.endswith("s") else name)
+        if unit is None:
+            break
+        total += int(match.group(1)) * unit
+        position, found = match.end(), True
+    if not found or position != len(body):
+        raise PredicateError(
+            f"{text!r} is not an interval this reader accepts (use e.g. '10 minutes', "
+            f"'1 hour 30 minutes'; units: {', '.join(_INTERVAL_UNITS_NS)})"
+        )
+    return total

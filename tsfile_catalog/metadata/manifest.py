@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import (
+    AlreadyCommittedError,
     CommitConflictError,
     CorruptManifestError,
     TsFileCatalogError,
@@ -40,6 +41,8 @@ __all__ = [
     "Action",
     "Operation",
     "CommitInfo",
+    "StreamTxn",
+    "already_committed",
     "Commit",
     "Snapshot",
     "derived_table_uuid",
@@ -122,11 +125,52 @@ class Operation(str, enum.Enum):
     # Issue 13 (rewrite): compaction, deletes. OPTIMIZE commits carry data_change=False.
     OPTIMIZE = "OPTIMIZE"
     DELETE = "DELETE"
+    # Issue 11: one micro-batch of a streaming query (Delta's name).
+    STREAMING_UPDATE = "STREAMING UPDATE"
 
     def __str__(self) -> str:
         # Messages and f-strings show the stored string, as for a plain str (Python 3.11+
         # would otherwise show "Operation.WRITE").
         return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTxn:
+    """A streaming sink's progress, recorded in its commits (Delta's ``txn`` action).
+
+    ``app_id`` is the streaming query's id (stable across restarts from its checkpoint) and
+    ``version`` the id of the micro-batch the commit holds: a batch whose ``version`` is not
+    above the table's recorded one for ``app_id`` is already in the table. ``max_time`` is
+    the greatest ``time`` (raw units) of every batch the query committed, so the sink's
+    completeness declaration (``completeUntilDelay``) survives restarts and never goes back.
+    """
+
+    app_id: str
+    version: int
+    max_time: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"app_id": self.app_id, "version": self.version}
+        if self.max_time is not None:
+            out["max_time"] = self.max_time
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> StreamTxn:
+        app_id = obj["app_id"]
+        if not isinstance(app_id, str) or not app_id:
+            raise ValueError(f"txn app_id must be a non-empty string, got {app_id!r}")
+        version = _optional_int_key(obj, "version")
+        if version is None:
+            raise ValueError("txn version is missing")
+        return cls(app_id, version, _optional_int_key(obj, "max_time"))
+
+
+def already_committed(transactions: Mapping[str, StreamTxn], txn: StreamTxn) -> bool:
+    """Whether the batch ``txn`` names is in a table whose recorded progress is
+    ``transactions`` (batch ids only grow, so any recorded id at or above it)."""
+    recorded = transactions.get(txn.app_id)
+    return recorded is not None and recorded.version >= txn.version
 
 
 @dataclass(frozen=True)
@@ -156,6 +200,8 @@ class CommitInfo:
     # The writer's declaration that every row with time < this value (raw time units of the
     # table) is committed as of this commit (issue 11's part watermark); None: no declaration.
     complete_until: int | None = None
+    # The streaming query and micro-batch this commit holds (STREAMING UPDATE); None otherwise.
+    txn: StreamTxn | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -176,6 +222,9 @@ class CommitInfo:
             out["data_change"] = False
         if self.complete_until is not None:
             out["complete_until"] = self.complete_until
+        # Optional like complete_until: readers that do not know it ignore it (no bump).
+        if self.txn is not None:
+            out["txn"] = self.txn.to_json()
         return out
 
     @classmethod
@@ -196,6 +245,7 @@ class CommitInfo:
             rows_removed=int(obj.get("rows_removed", 0)),
             data_change=_bool_key(obj, "data_change", default=True),
             complete_until=_optional_int_key(obj, "complete_until"),
+            txn=None if obj.get("txn") is None else StreamTxn.from_json(obj["txn"]),
         )
 
 
@@ -349,10 +399,13 @@ class Snapshot:
     parts: tuple[PartFile, ...]
     properties: Mapping[str, str]
     table_uuid: str
+    # The latest StreamTxn of each streaming query that wrote the table, by query id: how a
+    # sink knows a replayed micro-batch is already in (kept by checkpoints too).
+    transactions: Mapping[str, StreamTxn] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         types = _field_types(self.schema)
-        return {
+        out: dict[str, Any] = {
             "format_version": written_format_version(self.parts),
             "table_uuid": self.table_uuid,
             "version": self.version,
@@ -362,6 +415,11 @@ class Snapshot:
             "properties": dict(self.properties),
             "parts": [p.to_json(types) for p in self.parts],
         }
+        # An optional key, written only when a stream wrote the table (so other checkpoints
+        # stay byte-identical to earlier releases').
+        if self.transactions:
+            out["transactions"] = [t.to_json() for t in self.transactions.values()]
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any], *, table_uuid: str | None = None) -> Snapshot:
@@ -380,7 +438,16 @@ class Snapshot:
             parts=tuple(PartFile.from_json(p, types) for p in obj["parts"]),
             properties={str(k): str(v) for k, v in obj["properties"].items()},
             table_uuid=recorded,
+            transactions=_transactions(obj.get("transactions") or ()),
         )
+
+
+def _transactions(raw: Iterable[Mapping[str, Any]]) -> dict[str, StreamTxn]:
+    out: dict[str, StreamTxn] = {}
+    for item in raw:
+        txn = StreamTxn.from_json(item)
+        out[txn.app_id] = txn
+    return out
 
 
 def foreign_commit(table_uuid: str, commits: Iterable[Commit]) -> Commit | None:
@@ -416,6 +483,7 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
     version = -1 if previous is None else previous.version
     timestamp_ms = 0 if previous is None else previous.timestamp_ms
     table_uuid = None if previous is None else previous.table_uuid
+    transactions = {} if previous is None else dict(previous.transactions)
     for commit in commits:
         if commit.version != version + 1:
             raise CorruptManifestError(
@@ -435,6 +503,8 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
                 "recreated while it was being read?)"
             )
         version, timestamp_ms = commit.version, commit.info.timestamp_ms
+        if commit.info.txn is not None:
+            transactions[commit.info.txn.app_id] = commit.info.txn
         for action in commit.actions:
             if isinstance(action, AddPart):
                 path = action.part.path
@@ -465,6 +535,7 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         parts=tuple(parts.values()),
         properties=properties,
         table_uuid=table_uuid,
+        transactions=transactions,
     )
 
 
@@ -480,6 +551,7 @@ def prepare_commit(
     new_table_uuid: str | None = None,
     data_change: bool = True,
     complete_until: int | None = None,
+    txn: StreamTxn | None = None,
 ) -> Commit:
     """Stamp ``actions`` as the commit right after ``base``.
 
@@ -523,6 +595,7 @@ def prepare_commit(
         rows_removed=sum(r.row_count for r in removed),
         data_change=data_change,
         complete_until=complete_until,
+        txn=txn,
     )
     return Commit(info, tuple(stamped), table_uuid)
 
@@ -533,6 +606,7 @@ def rebase(
     *,
     read: Snapshot | None,
     overwrite: bool = False,
+    txn: StreamTxn | None = None,
 ) -> tuple[Action, ...]:
     """Decide whether ``pending`` (prepared against ``read``) still applies after ``landed``.
 
@@ -554,12 +628,16 @@ def rebase(
     * Setting a property that a landed commit set to another value conflicts.
     * A landed commit of another table (the table was dropped and recreated at its location)
       conflicts: nothing read from the old table may be committed to the new one.
+    * A streaming micro-batch (``txn``) that a landed commit already holds (the same query
+      id, a batch id at or above it: two runs of one batch racing) is not committed again.
 
     Raises:
         CommitConflictError: explaining which landed version conflicts and why.
+        AlreadyCommittedError: ``txn``'s batch landed meanwhile (a CommitConflictError).
     """
     if not landed:
         return tuple(pending)
+    _check_txn(txn, landed)
     expected = read.table_uuid if read is not None else landed[0].table_uuid
     foreign = None if expected is None else foreign_commit(expected, landed)
     if foreign is not None:
@@ -628,6 +706,18 @@ def rebase(
     if pending_schema is not None and pending_schema == after.schema:
         return tuple(a for a in pending if not isinstance(a, SetSchema))
     return tuple(pending)
+
+
+def _check_txn(txn: StreamTxn | None, landed: Sequence[Commit]) -> None:
+    if txn is None:
+        return
+    for commit in landed:
+        other = commit.info.txn
+        if other is not None and already_committed({other.app_id: other}, txn):
+            raise AlreadyCommittedError(
+                f"batch {txn.version} of streaming query {txn.app_id} is already in the table "
+                f"(version {commit.version} holds batch {other.version}); not committed again"
+            )
 
 
 def _schema_of(snapshot: Snapshot | None) -> TableSchema | None:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tsfile_catalog.exceptions import (
+    AlreadyCommittedError,
     CommitConflictError,
     CorruptManifestError,
     InvalidCommitError,
@@ -36,6 +37,8 @@ from tsfile_catalog.metadata.manifest import (
     SetProperties,
     SetSchema,
     Snapshot,
+    StreamTxn,
+    already_committed,
     apply,
     encode_commit,
     encode_snapshot,
@@ -174,6 +177,7 @@ def _commit(
     max_attempts: int = MAX_COMMIT_ATTEMPTS,
     data_change: bool = True,
     complete_until: int | None = None,
+    txn: StreamTxn | None = None,
 ) -> Snapshot:
     """:func:`commit` once ``read`` is known to belong to the table at ``location``."""
     base = read
@@ -193,6 +197,7 @@ def _commit(
             new_table_uuid=new_table_uuid,
             data_change=data_change,
             complete_until=complete_until,
+            txn=txn,
         )
         try:
             snapshot = apply(base, draft)
@@ -213,7 +218,9 @@ def _commit(
             time.sleep(random.uniform(0, min(1.0, 0.005 * 2**attempt)))
             landed = _landed_since(io, location, base)
             try:
-                pending = rebase(pending, landed, read=base, overwrite=overwrite)
+                pending = rebase(pending, landed, read=base, overwrite=overwrite, txn=txn)
+            except AlreadyCommittedError:
+                raise  # not a failure: the caller skips the batch
             except CommitConflictError as e:
                 raise CommitConflictError(f"commit to table {location} failed: {e}") from e
             if landed:
@@ -299,6 +306,7 @@ def append_parts(
     storage_options: Mapping[str, Any] | None = None,
     expected_table_uuid: str | None = None,
     complete_until: int | None = None,
+    txn: StreamTxn | None = None,
 ) -> int:
     """Commit already-written part files to the table, creating it when there is none.
 
@@ -319,11 +327,14 @@ def append_parts(
             location no longer holds it (dropped, maybe recreated), nothing is committed.
         complete_until: the writer declares every row with time < this value (raw units)
             committed (recorded in the commit's info; streams turn it into a watermark).
+        txn: the streaming query and micro-batch the parts are (the sink's exactly-once
+            record): a batch the table already holds is not committed again.
 
     Returns:
         The committed version.
 
     Raises:
+        AlreadyCommittedError: ``txn``'s batch is already in the table; nothing committed.
         SchemaMismatchError: the incoming schema does not fit the table's.
         CommitConflictError: a concurrent commit conflicts (see ``docs/manifest-format.md``),
             or the table is not ``expected_table_uuid`` any more.
@@ -343,6 +354,12 @@ def append_parts(
             f"commit to table {location} refused: the write was prepared against table "
             f"{expected_table_uuid}, but the location holds {now} now (dropped and recreated "
             "while it ran); nothing was committed: retry the write"
+        )
+    if txn is not None and read is not None and already_committed(read.transactions, txn):
+        raise AlreadyCommittedError(
+            f"batch {txn.version} of streaming query {txn.app_id} is already in table "
+            f"{location} (it holds batch {read.transactions[txn.app_id].version}); not "
+            "committed again"
         )
     actions: list[Action] = []
     if read is None:
@@ -373,6 +390,7 @@ def append_parts(
         operation_parameters=parameters,
         overwrite=overwrite,
         complete_until=complete_until,
+        txn=txn,
     )
     return snapshot.version
 
