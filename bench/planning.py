@@ -273,13 +273,22 @@ def bench_scale_targets(workdir: str, *, smoke: bool = False, runs: int = 3) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from bench.report import render_scale_section, splice_section
+    from bench.report import render_scale_extrapolation, render_scale_section, splice_section
 
     parser = argparse.ArgumentParser(prog="python -m bench.planning", description=__doc__)
     parser.add_argument("--smoke", action="store_true", help="small sizes, no docs update")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "out")
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
+    parser.add_argument("--architecture", type=Path, default=REPO / "docs" / "architecture.md")
+    parser.add_argument(
+        "--render", type=Path, help="re-render the docs from this planning_scale.json"
+    )
     args = parser.parse_args(argv)
+    if args.render is not None:
+        results = json.loads(args.render.read_text())
+        splice_section(args.docs, "planning-scale", render_scale_section(results))
+        splice_section(args.architecture, "scale-plan", render_scale_extrapolation(results))
+        return 0
     import tempfile
 
     with tempfile.TemporaryDirectory() as work:
@@ -290,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(section)
     if not args.smoke:
         splice_section(args.docs, "planning-scale", section)
+        splice_section(args.architecture, "scale-plan", render_scale_extrapolation(results))
     return 0
 
 

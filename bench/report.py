@@ -18,6 +18,7 @@ __all__ = [
     "evaluate_targets",
     "render_markdown",
     "render_peers_section",
+    "render_scale_extrapolation",
     "render_scale_section",
     "splice_section",
     "write_plot",
@@ -443,6 +444,31 @@ def render_scale_section(results: dict[str, Any]) -> str:
                 f"{_fmt_bytes(case['checkpoint_bytes'])} | {_fmt_bytes(case['manifest_bytes'])} "
                 f"| {_fmt_s(case['build_s'])} |"
             )
+    return "\n".join(lines)
+
+
+def render_scale_extrapolation(results: dict[str, Any], parts: int = 1_000_000) -> str:
+    """Per-part checkpoint bytes and planning memory measured by ``bench.planning``, scaled
+    linearly to ``parts`` (docs/architecture.md's plan for a million parts)."""
+    lines = [
+        f"Extrapolated to {parts:,} parts from `python -m bench.planning` (linear in parts; "
+        "generated, regenerate with the benchmark):",
+        "",
+        "| Measured at | Checkpoint / part | Memory / part (cold open + plan) | "
+        f"Checkpoint at {parts:,} | Memory at {parts:,} | Cold plan, linear |",
+        "|---|---|---|---|---|---|",
+    ]
+    for case in results["cases"]:
+        n = case["parts"]
+        cold = max(p["cold_s"] for p in case["plans"])
+        lines.append(
+            f"| {n:,} parts x {case['devices_per_part']} devices | "
+            f"{_fmt_bytes(case['checkpoint_bytes'] / n)} | "
+            f"{_fmt_bytes(case['peak_traced_bytes'] / n)} | "
+            f"{_fmt_bytes(case['checkpoint_bytes'] / n * parts)} | "
+            f"{_fmt_bytes(case['peak_traced_bytes'] / n * parts)} | "
+            f"{_fmt_s(cold / n * parts)} |"
+        )
     return "\n".join(lines)
 
 

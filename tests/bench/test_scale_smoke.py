@@ -7,7 +7,12 @@ from pathlib import Path
 
 from bench.peers import bench_peers
 from bench.planning import bench_scale_targets
-from bench.report import render_peers_section, render_scale_section, splice_section
+from bench.report import (
+    render_peers_section,
+    render_scale_extrapolation,
+    render_scale_section,
+    splice_section,
+)
 
 
 def test_scale_targets_judge_a_parquet_checkpoint_and_render(tmp_path: Path) -> None:
@@ -28,6 +33,9 @@ def test_scale_targets_judge_a_parquet_checkpoint_and_render(tmp_path: Path) -> 
     text = docs.read_text()
     assert text.count("## Metadata at scale") == 1 and "kept" in text
     assert "| 120 x 10 | newest checkpoint |" in text
+    # The 1M-part plan scales the measured bytes per part linearly.
+    plan = render_scale_extrapolation(results, parts=1_200)
+    assert "| 120 parts x 10 devices |" in plan and "Checkpoint at 1,200" in plan
 
 
 def test_peers_plan_the_same_files_and_time_every_append(tmp_path: Path) -> None:
