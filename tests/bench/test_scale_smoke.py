@@ -26,6 +26,7 @@ def test_scale_targets_judge_a_parquet_checkpoint_and_render(tmp_path: Path) -> 
             assert 0 < plan["kept_parts"] < case["parts"], plan
         for target in case["targets"]:
             assert target["met"] == (target["value"] <= target["limit"])
+            assert target["met_wall"] == (target["wall"] <= target["limit"])
     docs = tmp_path / "benchmarks.md"
     docs.write_text("# Benchmarks\n\nkept\n")
     splice_section(docs, "planning-scale", render_scale_section(results))
