@@ -102,9 +102,11 @@ _SCALARS = (
 _MODELLED = frozenset((*_SCALARS, "tags", "fields", "devices"))
 _TAG_KEYS = frozenset(("min", "max", "has_null", "values"))
 
-# What decoding a damaged file can raise besides the project's own errors.
+# What decoding a damaged file can raise besides the project's own errors (MemoryError: a
+# hostile footer can declare sizes no reader could allocate).
 _DECODE_ERRORS = (
     pa.ArrowException,
+    MemoryError,
     OSError,
     ValueError,
     KeyError,
