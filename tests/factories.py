@@ -8,11 +8,16 @@ the values it cares about.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from hypothesis import strategies as st
+
+from tsfile_catalog.metadata.manifest import Snapshot
 from tsfile_catalog.metadata.parts import (
     DeviceStats,
     FieldStats,
     PartFile,
+    TagStats,
     tag_stats_from_devices,
 )
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
@@ -73,3 +78,127 @@ def table_schema(
 def weather_schema(*fields: tuple[str, DataType], table: str = "weather") -> TableSchema:
     """The TsFile tests' table: tags ``city`` and ``device``, then ``fields``."""
     return table_schema(table, tags=("city", "device"), fields=fields)
+
+
+# -- hypothesis strategies over the manifest model ----------------------------------------------
+# Every field of PartFile, Snapshot and their stats is drawn here; tests that round-trip them
+# (JSON and Parquet checkpoints) first check these sets still name every dataclass field, so a
+# field another change adds fails loudly until it is drawn too.
+
+STRATEGY_FIELDS = {
+    "PartFile": frozenset(
+        {
+            "path",
+            "format",
+            "size_bytes",
+            "row_count",
+            "min_time",
+            "max_time",
+            "devices",
+            "tags",
+            "fields",
+            "external",
+            "schema_id",
+            "added_version",
+            "read_options",
+            "partition_values",
+        }
+    ),
+    "DeviceStats": frozenset({"tags", "row_count", "min_time", "max_time"}),
+    "TagStats": frozenset({"values", "min", "max", "has_null"}),
+    "FieldStats": frozenset({"min", "max", "null_count"}),
+    "Snapshot": frozenset(
+        {"version", "timestamp_ms", "schema", "schema_id", "parts", "properties", "table_uuid"}
+    ),
+}
+
+STRATEGY_SCHEMA = TableSchema.of(
+    "weather",
+    [
+        Column("city", DataType.STRING, Category.TAG),
+        Column("device", DataType.STRING, Category.TAG),
+        Column("f_long", DataType.INT64, Category.FIELD),
+        Column("f_double", DataType.DOUBLE, Category.FIELD),
+        Column("f_date", DataType.DATE, Category.FIELD),
+        Column("f_str", DataType.STRING, Category.FIELD),
+        Column("f_bool", DataType.BOOLEAN, Category.FIELD),
+    ],
+)
+
+_int64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+_count = st.integers(min_value=0, max_value=2**40)
+_name = st.text(max_size=6)
+_tag_value = st.one_of(st.none(), st.text(max_size=4))
+_stat_values: dict[str, st.SearchStrategy[Any]] = {
+    "f_long": _int64,
+    "f_double": st.floats(allow_nan=False, allow_infinity=False),
+    "f_date": st.dates(),
+    "f_str": st.text(max_size=5),
+    "f_bool": st.booleans(),
+}
+
+
+@st.composite
+def field_stats(draw: st.DrawFn, column: str) -> FieldStats:
+    values = st.one_of(st.none(), _stat_values[column])
+    return FieldStats(draw(values), draw(values), draw(st.one_of(st.none(), _count)))
+
+
+@st.composite
+def device_stats(draw: st.DrawFn) -> DeviceStats:
+    return DeviceStats(
+        tuple(draw(st.lists(_tag_value, max_size=2))), draw(_count), draw(_int64), draw(_int64)
+    )
+
+
+@st.composite
+def tag_stats(draw: st.DrawFn) -> TagStats:
+    values = draw(st.one_of(st.none(), st.frozensets(st.text(max_size=4), max_size=4)))
+    return TagStats(
+        values,
+        draw(st.one_of(st.none(), _name)),
+        draw(st.one_of(st.none(), _name)),
+        draw(st.booleans()),
+    )
+
+
+@st.composite
+def part_files(draw: st.DrawFn, index: int = 0) -> PartFile:
+    """Any part the manifest can record (internal or external), with a path unique by
+    ``index``; FIELD stats typed by :data:`STRATEGY_SCHEMA`."""
+    external = draw(st.booleans())
+    name = draw(st.text(alphabet="abc-_09", min_size=1, max_size=6))
+    path = f"s3://lake/{name}/{index}.parquet" if external else f"{name}/{index}.tsfile"
+    devices = draw(st.one_of(st.none(), st.lists(device_stats(), max_size=4).map(tuple)))
+    columns = draw(st.lists(st.sampled_from(sorted(_stat_values)), unique=True, max_size=5))
+    strings = st.dictionaries(_name, st.text(max_size=5), max_size=2)
+    return PartFile(
+        path=path,
+        format=draw(st.sampled_from(["parquet", "orc", "csv"])) if external else "tsfile",
+        size_bytes=draw(_count),
+        row_count=draw(_count),
+        min_time=draw(st.one_of(st.none(), _int64)),
+        max_time=draw(st.one_of(st.none(), _int64)),
+        devices=devices,
+        tags=draw(st.dictionaries(st.sampled_from(["city", "device"]), tag_stats())),
+        fields={c: draw(field_stats(c)) for c in columns},
+        external=external,
+        schema_id=draw(st.integers(min_value=0, max_value=9)),
+        added_version=draw(st.integers(min_value=-1, max_value=2**40)),
+        read_options=draw(strings) if external else {},
+        partition_values=draw(strings) if external else {},
+    )
+
+
+@st.composite
+def snapshots(draw: st.DrawFn, max_parts: int = 6) -> Snapshot:
+    count = draw(st.integers(min_value=0, max_value=max_parts))
+    return Snapshot(
+        version=draw(st.integers(min_value=0, max_value=2**40)),
+        timestamp_ms=draw(st.integers(min_value=0, max_value=2**50)),
+        schema=STRATEGY_SCHEMA,
+        schema_id=draw(st.integers(min_value=0, max_value=9)),
+        parts=tuple(draw(part_files(i)) for i in range(count)),
+        properties=draw(st.dictionaries(_name, st.text(max_size=5), max_size=3)),
+        table_uuid=str(draw(st.uuids())),
+    )

@@ -406,7 +406,7 @@ def timeline(table: Table, *, group_by: str = DEVICE, plan: ScanPlan | None = No
         plan.parts if plan is not None else table.parts(), key=lambda p: (p.added_version, p.path)
     )
     spans: dict[tuple[str, str], tuple[int, int, int]] = {}
-    listed: list[tuple[DeviceStats, ...]] = []
+    listed: list[Sequence[DeviceStats]] = []
     for part in parts:
         if not part.row_count or part.min_time is None or part.max_time is None:
             continue

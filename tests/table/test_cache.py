@@ -14,8 +14,9 @@ import pytest
 from tests.table.helpers import CHILD_ENV, SCHEMA, append_n, log_file, part, paths
 from tsfile_catalog.exceptions import CommitConflictError, TableNotFoundError
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.manifest import RemovePart, derived_table_uuid
+from tsfile_catalog.metadata.manifest import RemovePart, derived_table_uuid, encode_snapshot
 from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, commit, open_table
+from tsfile_catalog.table.checkpoint_parquet import decode_parquet_snapshot
 
 # -- the cache --------------------------------------------------------------------------------
 
@@ -33,7 +34,8 @@ def test_cache_reads_only_newer_commits(tmp_path: Path, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(FileIO, "read_bytes", counting)
     assert open_table(url, version=11).version == 11
-    assert reads == [log_file(tmp_path, 10, ".checkpoint.json").name, log_file(tmp_path, 11).name]
+    checkpoint = log_file(tmp_path, 10, ".checkpoint.parquet")
+    assert reads == [checkpoint.name, log_file(tmp_path, 11).name]
     reads.clear()
     assert open_table(url).version == 14
     assert reads == [log_file(tmp_path, v).name for v in (12, 13, 14)]
@@ -88,8 +90,14 @@ def recreate(
 
 
 def strip_table_uuids(root: Path) -> None:
-    """Make a table look written by a release before table UUIDs."""
-    for path in (root / MANIFEST_DIR).iterdir():
+    """Make a table look written by a release before table UUIDs (and Parquet checkpoints:
+    each becomes the JSON checkpoint such a release wrote)."""
+    for path in list((root / MANIFEST_DIR).iterdir()):
+        if path.suffix == ".parquet":
+            snapshot = decode_parquet_snapshot(path.read_bytes(), source=path.name)
+            path.with_suffix(".json").write_bytes(encode_snapshot(snapshot))
+            path.unlink()
+            path = path.with_suffix(".json")
         obj = json.loads(path.read_bytes())
         if isinstance(obj, dict) and obj.pop("table_uuid", None):
             path.write_text(json.dumps(obj))

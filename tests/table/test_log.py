@@ -130,8 +130,8 @@ def test_checkpoint_every_ten_commits(tmp_path: Path) -> None:
     append_n(url, 23)
     names = os.listdir(tmp_path / MANIFEST_DIR)
     assert sorted(n for n in names if "checkpoint." in n) == [
-        log_file(tmp_path, 10, ".checkpoint.json").name,
-        log_file(tmp_path, 20, ".checkpoint.json").name,
+        log_file(tmp_path, 10, ".checkpoint.parquet").name,
+        log_file(tmp_path, 20, ".checkpoint.parquet").name,
     ]
     hint = json.loads((tmp_path / MANIFEST_DIR / "_last_checkpoint").read_text())
     assert hint["version"] == 20
@@ -162,7 +162,7 @@ def test_corrupt_checkpoint_falls_back_to_the_commits(tmp_path: Path) -> None:
     url = str(tmp_path)
     append_n(url, 12)
     expected = open_table(url).snapshot
-    log_file(tmp_path, 10, ".checkpoint.json").write_bytes(b'{"format_version": 1, "vers')
+    log_file(tmp_path, 10, ".checkpoint.parquet").write_bytes(b'{"format_version": 1, "vers')
     assert open_table(url, use_cache=False).snapshot == expected
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import CorruptManifestError
+from tsfile_catalog.metadata.lazy_stats import DeviceList
 from tsfile_catalog.metadata.schema import DataType
 
 __all__ = [
@@ -206,7 +207,7 @@ class PartFile:
     row_count: int
     min_time: int | None
     max_time: int | None
-    devices: tuple[DeviceStats, ...] | None
+    devices: Sequence[DeviceStats] | None
     tags: Mapping[str, TagStats] = field(default_factory=dict)
     fields: Mapping[str, FieldStats] = field(default_factory=dict)
     external: bool = False
@@ -261,7 +262,8 @@ class PartFile:
             row_count=int(obj["row_count"]),
             min_time=obj.get("min_time"),
             max_time=obj.get("max_time"),
-            devices=None if devices is None else tuple(DeviceStats.from_json(d) for d in devices),
+            # Decoded when first read: a plan reads the devices of the parts it keeps only.
+            devices=None if devices is None else DeviceList(list(devices)),
             tags={k: TagStats.from_json(v) for k, v in (obj.get("tags") or {}).items()},
             fields={
                 k: FieldStats.from_json(v, field_types.get(k, DataType.STRING))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.metadata
-import json
 import logging
 import random
 import time
@@ -41,13 +40,10 @@ from tsfile_catalog.metadata.manifest import (
     already_committed,
     apply,
     encode_commit,
-    encode_snapshot,
     prepare_commit,
     rebase,
     replay,
-    written_format_version,
 )
-from tsfile_catalog.metadata.ownership import MANIFEST_DIR
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
@@ -57,8 +53,6 @@ from tsfile_catalog.table.cache import CACHE, current_identity
 from tsfile_catalog.table.handle import Table, load_snapshot, open_table
 from tsfile_catalog.table.log import (
     CHECKPOINT_INTERVAL,
-    LAST_CHECKPOINT,
-    checkpoint_url,
     commit_url,
     list_log,
     read_commits,
@@ -276,12 +270,10 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # The commit is durable already; a failed checkpoint only makes later loads replay more
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
-        io.create_exclusive(checkpoint_url(location, snapshot.version), encode_snapshot(snapshot))
-        hint = {
-            "version": snapshot.version,
-            "format_version": written_format_version(snapshot.parts),
-        }
-        io.write_bytes(join_url(location, MANIFEST_DIR, LAST_CHECKPOINT), json.dumps(hint).encode())
+        # Imported here: pyarrow loads only when a commit is due for a checkpoint.
+        from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
+
+        write_checkpoint(io, location, snapshot)
     except OSError as e:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)
 

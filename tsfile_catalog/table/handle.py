@@ -130,7 +130,13 @@ def _bases(
             yield cached
             cached = None
         try:
-            snapshot = read_checkpoint(io, location, checkpoint, legacy_table_uuid)
+            snapshot = read_checkpoint(
+                io,
+                location,
+                checkpoint,
+                legacy_table_uuid,
+                parquet=checkpoint in listing.parquet_checkpoints,
+            )
         except CorruptManifestError as e:
             # Checkpoints are derived data: fall back to an older base and the commits.
             _log.warning("ignoring checkpoint: %s", e)

@@ -2,7 +2,8 @@
 
 A table's log holds numbered commit files (``00000000000000000000.json``, ...), a checkpoint
 of the full snapshot every :data:`CHECKPOINT_INTERVAL` commits
-(``00000000000000000010.checkpoint.json``) and a ``_last_checkpoint`` hint. The committed
+(``00000000000000000010.checkpoint.parquet``; earlier releases wrote
+``00000000000000000010.checkpoint.json``, still read) and a ``_last_checkpoint`` hint. The committed
 versions are exactly the commit files a listing finds; checkpoints and the hint are derived
 data and never trusted over the commits. ``docs/manifest-format.md`` has the details.
 Nothing here caches or writes: this is the storage side of reading the log.
@@ -27,6 +28,8 @@ __all__ = [
     "LAST_CHECKPOINT",
     "Listing",
     "checkpoint_url",
+    "checkpoint_urls",
+    "parquet_checkpoint_url",
     "commit_url",
     "list_log",
     "log_url",
@@ -46,7 +49,7 @@ VACUUM_RECORD = "_vacuumed"
 CHECKPOINT_INTERVAL = 10
 
 COMMIT_NAME = re.compile(r"^(\d{20})\.json$")
-_CHECKPOINT_NAME = re.compile(r"^(\d{20})\.checkpoint\.json$")
+_CHECKPOINT_NAME = re.compile(r"^(\d{20})\.checkpoint\.(json|parquet)$")
 
 
 def log_url(location: str) -> str:
@@ -58,7 +61,18 @@ def commit_url(location: str, version: int) -> str:
 
 
 def checkpoint_url(location: str, version: int) -> str:
+    """The JSON checkpoint of ``version`` (written by earlier releases)."""
     return join_url(location, MANIFEST_DIR, f"{version:020d}.checkpoint.json")
+
+
+def parquet_checkpoint_url(location: str, version: int) -> str:
+    """The Parquet checkpoint of ``version`` (what this release writes)."""
+    return join_url(location, MANIFEST_DIR, f"{version:020d}.checkpoint.parquet")
+
+
+def checkpoint_urls(location: str, version: int) -> tuple[str, str]:
+    """Both forms a checkpoint of ``version`` may have (what expiry deletes)."""
+    return checkpoint_url(location, version), parquet_checkpoint_url(location, version)
 
 
 @dataclass(frozen=True)
@@ -71,6 +85,9 @@ class Listing:
     oldest: tuple[int, str] | None = None
     # Whether the log holds a vacuum record (so time travel reads it only after a vacuum).
     vacuumed: bool = False
+    # The versions in ``checkpoints`` that have a Parquet checkpoint (read in preference to
+    # a JSON one of the same version).
+    parquet_checkpoints: frozenset[int] = frozenset()
 
     @property
     def latest(self) -> int:
@@ -79,20 +96,29 @@ class Listing:
 
 def list_log(io: FileIO, location: str) -> Listing:
     commits: list[int] = []
-    checkpoints: list[int] = []
+    checkpoints: set[int] = set()
+    parquet: set[int] = set()
     stamps = io.list_stamped(log_url(location))
     for name in stamps:
         if match := COMMIT_NAME.match(name):
             commits.append(int(match.group(1)))
         elif match := _CHECKPOINT_NAME.match(name):
-            checkpoints.append(int(match.group(1)))
+            checkpoints.add(int(match.group(1)))
+            if match.group(2) == "parquet":
+                parquet.add(int(match.group(1)))
     commits.sort()
     oldest = None
     if commits:
         first = commits[0]
         stamp = stamps[f"{first:020d}.json"] or io.stamp(commit_url(location, first))
         oldest = None if stamp is None else (first, stamp)
-    return Listing(tuple(commits), tuple(sorted(checkpoints)), oldest, VACUUM_RECORD in stamps)
+    return Listing(
+        tuple(commits),
+        tuple(sorted(checkpoints)),
+        oldest,
+        VACUUM_RECORD in stamps,
+        frozenset(parquet),
+    )
 
 
 def no_table(io: FileIO, location: str) -> TableNotFoundError:
@@ -134,11 +160,25 @@ def read_commits(
 
 
 def read_checkpoint(
-    io: FileIO, location: str, version: int, legacy_table_uuid: Callable[[], str]
+    io: FileIO,
+    location: str,
+    version: int,
+    legacy_table_uuid: Callable[[], str],
+    *,
+    parquet: bool = False,
 ) -> Snapshot:
-    url = checkpoint_url(location, version)
-    data = read_log_file(io, url, "checkpoint")
-    snapshot = decode_snapshot(data, source=url, legacy_table_uuid=legacy_table_uuid)
+    """The checkpoint of ``version``: the Parquet one with ``parquet``, else the JSON one."""
+    if parquet:
+        # Imported here: pyarrow is needed only by tables that have a Parquet checkpoint.
+        from tsfile_catalog.table.checkpoint_parquet import decode_parquet_snapshot
+
+        url = parquet_checkpoint_url(location, version)
+        data = read_log_file(io, url, "checkpoint")
+        snapshot = decode_parquet_snapshot(data, source=url, legacy_table_uuid=legacy_table_uuid)
+    else:
+        url = checkpoint_url(location, version)
+        data = read_log_file(io, url, "checkpoint")
+        snapshot = decode_snapshot(data, source=url, legacy_table_uuid=legacy_table_uuid)
     if snapshot.version != version:
         raise CorruptManifestError(f"checkpoint file {url} holds version {snapshot.version}")
     return snapshot

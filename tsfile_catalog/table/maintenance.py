@@ -42,7 +42,6 @@ from tsfile_catalog.metadata.manifest import (
     SetSchema,
     Snapshot,
     decode_commit_info,
-    encode_snapshot,
     replay,
 )
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, owns_part
@@ -66,7 +65,7 @@ from tsfile_catalog.table.handle import Table, load_snapshot, open_table, time_t
 from tsfile_catalog.table.log import (
     COMMIT_NAME,
     Listing,
-    checkpoint_url,
+    checkpoint_urls,
     commit_url,
     list_log,
     log_url,
@@ -376,17 +375,17 @@ def expire_snapshots(
     written = False
     if plan.checkpoint_needed:
         snapshot = load_snapshot(io, location, listing, plan.oldest_kept, use_cache=True)
+        from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
+
         try:
-            io.create_exclusive(
-                checkpoint_url(location, plan.oldest_kept), encode_snapshot(snapshot)
-            )
+            write_checkpoint(io, location, snapshot, hint=False)
             written = True
         except FileExistsError:
             pass  # a concurrent expiry wrote the same checkpoint
     # Oldest first: the log stays a contiguous run of versions, whatever stops this.
     for version in plan.expired_versions:
         io.delete_files([commit_url(location, version)])
-    io.delete_files([checkpoint_url(location, v) for v in plan.expired_checkpoints])
+    io.delete_files([u for v in plan.expired_checkpoints for u in checkpoint_urls(location, v)])
     return _expired(plan, written=written)
 
 

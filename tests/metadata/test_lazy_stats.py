@@ -1,0 +1,76 @@
+"""Statistics decoded on first read: equal to the decoded values, and damage surfaces as
+CorruptManifestError when they are read."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+
+from tests.factories import weather_schema
+from tsfile_catalog.exceptions import CorruptManifestError
+from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap
+from tsfile_catalog.metadata.manifest import AddPart, decode_commit
+from tsfile_catalog.metadata.parts import DeviceStats, FieldStats
+from tsfile_catalog.metadata.schema import DataType
+
+DEVICES = (DeviceStats(("paris", "a"), 3, 0, 9), DeviceStats(("oslo", None), 1, 5, 5))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        DeviceList.encode(DEVICES),
+        [d.to_json() for d in DEVICES],
+        lambda: DeviceList.encode(DEVICES),
+    ],
+    ids=["text", "parsed", "fetched"],
+)
+def test_a_device_list_is_the_tuple_it_decodes_to(raw: object) -> None:
+    devices = DeviceList(raw, source="x")  # type: ignore[arg-type]
+    assert devices == DEVICES and DEVICES == devices and hash(devices) == hash(DEVICES)
+    assert list(devices) == list(DEVICES) and devices[1] == DEVICES[1] and len(devices) == 2
+    assert pickle.loads(pickle.dumps(devices)) == DEVICES
+    assert DeviceList.encode(devices) == DeviceList.encode(DEVICES)
+
+
+def test_field_stats_decode_typed_by_the_schema() -> None:
+    raw = json.dumps({"d": {"min": "2024-01-02", "max": None, "null_count": 1}})
+    stats = FieldStatsMap(raw, {"d": DataType.DATE}, source="x")
+    expected = {"d": FieldStats.from_json(json.loads(raw)["d"], DataType.DATE)}
+    assert stats == expected and expected == stats and dict(stats) == expected
+    assert pickle.loads(pickle.dumps(stats)) == expected
+
+
+def test_damaged_lazy_statistics_fail_as_corrupt_naming_the_file() -> None:
+    with pytest.raises(CorruptManifestError, match="device list in file cp.parquet"):
+        len(DeviceList('[["paris"], 1]', source="cp.parquet"))
+    with pytest.raises(CorruptManifestError, match="FIELD statistics in file cp.parquet"):
+        dict(FieldStatsMap('{"t": {"min": "x"}}', {"t": DataType.INT64}, source="cp.parquet"))
+
+
+def test_a_commit_with_a_damaged_device_list_fails_when_the_devices_are_read() -> None:
+    commit = {
+        "format_version": 1,
+        "table_uuid": "5f0c9a3e-8d1b-4c2e-9a57-2b6f1e0d4c3a",
+        "commit_info": {"version": 1, "timestamp_ms": 1, "operation": "WRITE"},
+        "actions": [
+            {
+                "add": {
+                    "path": "p.tsfile",
+                    "format": "tsfile",
+                    "size_bytes": 1,
+                    "row_count": 1,
+                    "min_time": 0,
+                    "max_time": 0,
+                    "devices": [["paris"]],
+                }
+            }
+        ],
+    }
+    decoded = decode_commit(json.dumps(commit).encode(), weather_schema(), source="1.json")
+    action = decoded.actions[0]
+    assert isinstance(action, AddPart) and action.part.devices is not None
+    with pytest.raises(CorruptManifestError, match="device list"):
+        tuple(action.part.devices)

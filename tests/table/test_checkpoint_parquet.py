@@ -1,0 +1,186 @@
+"""Parquet checkpoints: lossless against the JSON model, robust to any bytes, and read in
+place of (and next to) the JSON checkpoints earlier releases wrote."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pickle
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.factories import STRATEGY_FIELDS, snapshots
+from tests.table.helpers import SCHEMA, append_n, log_file, part
+from tsfile_catalog.exceptions import CorruptManifestError
+from tsfile_catalog.metadata.manifest import Snapshot, decode_snapshot, encode_snapshot
+from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile, TagStats
+from tsfile_catalog.metadata.scan import plan_scan
+from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, open_table
+from tsfile_catalog.table.checkpoint_parquet import (
+    decode_parquet_snapshot,
+    encode_parquet_snapshot,
+)
+
+_FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _materialised(snapshot: Snapshot) -> Snapshot:
+    """Every lazily decoded statistic decoded (and so checked)."""
+    for p in snapshot.parts:
+        tuple(p.devices or ())
+        dict(p.fields)
+    return snapshot
+
+
+def test_the_strategies_draw_every_field_of_the_model() -> None:
+    # A field added to the model (by any change) must be drawn by tests/factories.py, so the
+    # round-trip properties below cover it.
+    for cls in (PartFile, DeviceStats, TagStats, FieldStats, Snapshot):
+        names = {f.name for f in dataclasses.fields(cls)}
+        assert names == STRATEGY_FIELDS[cls.__name__], f"draw the new fields of {cls.__name__}"
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(snapshots())
+def test_parquet_checkpoint_round_trips_every_snapshot_like_json(snapshot: Snapshot) -> None:
+    decoded = decode_parquet_snapshot(encode_parquet_snapshot(snapshot), source="cp.parquet")
+    assert decoded == snapshot
+    # Byte-equal JSON: nothing the JSON form carries is lost or changed on the way.
+    assert encode_snapshot(decoded) == encode_snapshot(snapshot)
+    via_json = decode_snapshot(encode_snapshot(snapshot), source="cp.json")
+    assert decode_parquet_snapshot(encode_parquet_snapshot(via_json), source="cp") == via_json
+    # Re-encoding a snapshot read from Parquet (statistics still undecoded) is stable.
+    again = decode_parquet_snapshot(encode_parquet_snapshot(decoded), source="cp2.parquet")
+    assert encode_snapshot(again) == encode_snapshot(snapshot)
+
+
+@_FUZZ
+@given(st.binary(max_size=2_000))
+def test_any_bytes_decode_to_a_snapshot_or_a_corrupt_error_naming_the_file(data: bytes) -> None:
+    try:
+        _materialised(decode_parquet_snapshot(data, source="00000000000000000010.cp.parquet"))
+    except CorruptManifestError as e:
+        assert "00000000000000000010.cp.parquet" in str(e)
+
+
+_SAMPLE = encode_parquet_snapshot(
+    Snapshot(
+        version=10,
+        timestamp_ms=5,
+        schema=SCHEMA,
+        schema_id=0,
+        parts=(part("a.tsfile"), part("b.tsfile", city="oslo", start=7)),
+        properties={"k": "v"},
+        table_uuid="5f0c9a3e-8d1b-4c2e-9a57-2b6f1e0d4c3a",
+    )
+)
+
+
+@_FUZZ
+@given(
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=len(_SAMPLE) - 1), st.integers(0, 255)),
+        min_size=1,
+        max_size=8,
+    ),
+    st.integers(min_value=0, max_value=len(_SAMPLE)),
+)
+def test_damaged_checkpoints_decode_or_fail_naming_the_file(
+    flips: list[tuple[int, int]], keep: int
+) -> None:
+    data = bytearray(_SAMPLE[:keep] if keep < len(_SAMPLE) // 2 else _SAMPLE)
+    for at, value in flips:
+        if at < len(data):
+            data[at] = value
+    try:
+        _materialised(decode_parquet_snapshot(bytes(data), source="damaged.parquet"))
+    except CorruptManifestError as e:
+        assert "damaged.parquet" in str(e)
+
+
+def test_lazily_decoded_statistics_equal_pickle_and_plan_like_decoded_ones() -> None:
+    parts = tuple(
+        dataclasses.replace(
+            part(f"p{i}.tsfile", city=f"c{i % 3}", start=i * 100, rows=100),
+            fields={"temp": FieldStats(float(i), float(i + 10), 0)},
+        )
+        for i in range(6)
+    )
+    snapshot = Snapshot(3, 1, SCHEMA, 0, parts, {}, "5f0c9a3e-8d1b-4c2e-9a57-2b6f1e0d4c3a")
+    lazy = decode_parquet_snapshot(encode_parquet_snapshot(snapshot), source="cp")
+    # Unpickled (as Spark tasks receive them) they are plain tuples and dicts again.
+    shipped = pickle.loads(pickle.dumps(lazy.parts))
+    assert shipped == parts and type(shipped[0].devices) is tuple
+    assert type(shipped[0].fields) is dict
+    for where in ("city = 'c1' AND time >= 300", "city = 'c2' AND time < 250", "temp < 3"):
+        fresh = decode_parquet_snapshot(encode_parquet_snapshot(snapshot), source="cp")
+        expected = plan_scan(snapshot.schema, snapshot.parts, where)
+        got = plan_scan(fresh.schema, fresh.parts, where)
+        assert [p.path for p in got.parts] == [p.path for p in expected.parts], where
+        assert 0 < len(got.parts) < len(parts), where
+
+
+def test_commits_write_parquet_checkpoints_and_a_hint_naming_the_form(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    append_n(url, 11)
+    checkpoint = log_file(tmp_path, 10, ".checkpoint.parquet")
+    assert checkpoint.exists() and not log_file(tmp_path, 10, ".checkpoint.json").exists()
+    hint = json.loads((tmp_path / MANIFEST_DIR / "_last_checkpoint").read_text())
+    assert hint == {"version": 10, "format_version": 1, "format": "parquet"}
+    # Parts are rows, the planning statistics real columns.
+    table = pq.read_table(checkpoint)
+    assert table.num_rows == 11
+    assert {"path", "row_count", "min_time", "max_time", "tags"} <= set(table.column_names)
+
+
+def test_json_checkpoints_of_earlier_releases_stay_readable(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    append_n(url, 12)
+    expected = open_table(url).snapshot
+    # What an earlier release left: a JSON checkpoint, and the commits before it expired.
+    parquet = log_file(tmp_path, 10, ".checkpoint.parquet")
+    snapshot = decode_parquet_snapshot(parquet.read_bytes(), source=parquet.name)
+    log_file(tmp_path, 10, ".checkpoint.json").write_bytes(encode_snapshot(snapshot))
+    parquet.unlink()
+    for version in range(10):
+        log_file(tmp_path, version).unlink()
+    clear_cache()
+    assert open_table(url).snapshot == expected
+    # The next checkpoint this release writes is Parquet, and loads the same table.
+    append_n(url, 9, prefix="more")
+    assert log_file(tmp_path, 20, ".checkpoint.parquet").exists()
+    clear_cache()
+    assert len(open_table(url).parts()) == 21
+
+
+def test_a_damaged_parquet_checkpoint_falls_back_to_an_older_json_one(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    append_n(url, 21)
+    expected = open_table(url).snapshot
+    ten = log_file(tmp_path, 10, ".checkpoint.parquet")
+    snapshot = decode_parquet_snapshot(ten.read_bytes(), source=ten.name)
+    log_file(tmp_path, 10, ".checkpoint.json").write_bytes(encode_snapshot(snapshot))
+    ten.unlink()
+    log_file(tmp_path, 20, ".checkpoint.parquet").write_bytes(b"PAR1 not really PAR1")
+    for version in range(10):
+        log_file(tmp_path, version).unlink()
+    assert open_table(url, use_cache=False).snapshot == expected
+
+
+def test_expiry_writes_and_removes_parquet_checkpoints(tmp_path: Path) -> None:
+    from tsfile_catalog.table.maintenance import expire_snapshots
+
+    url = str(tmp_path)
+    append_n(url, 25)
+    expected = open_table(url).snapshot
+    done = expire_snapshots(url, retain_last=3)
+    assert done.oldest_kept == 22 and done.checkpoint_written
+    names = sorted(p.name for p in (tmp_path / MANIFEST_DIR).glob("*.checkpoint.*"))
+    assert names == [log_file(tmp_path, 22, ".checkpoint.parquet").name]
+    clear_cache()
+    assert open_table(url).snapshot == expected
+    append_parts(url, [part("late.tsfile")], SCHEMA)
+    assert len(open_table(url, use_cache=False).parts()) == 26

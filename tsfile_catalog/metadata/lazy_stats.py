@@ -1,0 +1,167 @@
+"""Part statistics decoded from their JSON only when something reads them.
+
+A 10,000-part checkpoint lists a million devices; a plan looks at the devices of the few
+parts its time range and TAG sets keep. Building every :class:`DeviceStats` up front would
+cost seconds and hundreds of megabytes, so the Parquet checkpoint keeps each part's device
+list as the JSON text the commit file has (``PartFile.devices``' ``to_json``), and a commit
+file's parsed JSON list is kept as parsed: both are handed out as a :class:`DeviceList`, an
+immutable sequence equal to the tuple it decodes to. The decoded tuple is memoised (a benign
+race: two threads decode the same value). A list that does not decode raises
+:class:`CorruptManifestError` when first read, naming the file when the caller gave it.
+A Parquet checkpoint's FIELD statistics are a :class:`FieldStatsMap` the same way: a plan
+whose predicate names no FIELD never decodes them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+from tsfile_catalog.exceptions import CorruptManifestError
+
+if TYPE_CHECKING:
+    from tsfile_catalog.metadata.parts import DeviceStats, FieldStats
+    from tsfile_catalog.metadata.schema import DataType
+
+__all__ = ["DeviceList", "FieldStatsMap"]
+
+_DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
+
+
+def _corrupt(what: str, source: str | None, error: Exception) -> CorruptManifestError:
+    where = "the manifest" if source is None else f"file {source}"
+    return CorruptManifestError(f"{what} in {where} is corrupt: {error}")
+
+
+class DeviceList(Sequence["DeviceStats"]):
+    """The devices of one part, decoded on first use from ``raw``: the JSON text of an array
+    of ``DeviceStats.to_json()``, that array already parsed, or a function fetching the text
+    (a Parquet checkpoint reads its device column only when a plan first needs it)."""
+
+    __slots__ = ("_decoded", "_raw", "_source")
+
+    def __init__(
+        self, raw: str | list[Any] | Callable[[], str], *, source: str | None = None
+    ) -> None:
+        self._raw: str | list[Any] | Callable[[], str] | None = raw
+        self._source = source
+        self._decoded: tuple[DeviceStats, ...] | None = None
+
+    @property
+    def raw_json(self) -> str | None:
+        """The undecoded JSON text, if that is what this list holds (encoders reuse it)."""
+        raw = self._raw
+        if callable(raw):
+            raw = self._raw = raw()
+        return raw if isinstance(raw, str) else None
+
+    def _devices(self) -> tuple[DeviceStats, ...]:
+        decoded = self._decoded
+        if decoded is None:
+            raw = self._raw
+            assert raw is not None
+            # Imported here: parts.py hands out DeviceLists, so it imports this module.
+            from tsfile_catalog.metadata.parts import DeviceStats
+
+            try:
+                if callable(raw):
+                    raw = raw()
+                parsed = json.loads(raw) if isinstance(raw, str) else raw
+                decoded = tuple(DeviceStats.from_json(d) for d in parsed)
+            except _DECODE_ERRORS as e:
+                # Only checked when first read: the file stays the one to blame.
+                raise _corrupt("a part's device list", self._source, e) from e
+            self._decoded, self._raw = decoded, None
+        return decoded
+
+    def __len__(self) -> int:
+        return len(self._devices())
+
+    @overload
+    def __getitem__(self, index: int) -> DeviceStats: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[DeviceStats, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> DeviceStats | tuple[DeviceStats, ...]:
+        return self._devices()[index]
+
+    def __iter__(self) -> Iterator[DeviceStats]:
+        return iter(self._devices())
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to the tuple it stands for (tuple.__eq__ defers to this for a DeviceList).
+        if isinstance(other, DeviceList):
+            return self._devices() == other._devices()
+        if isinstance(other, tuple):
+            return self._devices() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._devices())
+
+    def __repr__(self) -> str:
+        return repr(self._devices())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickles (to Spark executors) as the plain tuple: nothing lazy crosses processes.
+        return (tuple, (self._devices(),))
+
+    @staticmethod
+    def encode(devices: Sequence[DeviceStats]) -> str:
+        """The JSON text of ``devices``, reusing a still-undecoded list's text."""
+        if isinstance(devices, DeviceList) and devices.raw_json is not None:
+            return devices.raw_json
+        return json.dumps([d.to_json() for d in devices], separators=(",", ":"))
+
+
+class FieldStatsMap(Mapping[str, "FieldStats"]):
+    """A part's FIELD statistics (name -> :class:`FieldStats`), decoded on first use from
+    the JSON text of ``PartFile.to_json()["fields"]``, typed by ``types``."""
+
+    __slots__ = ("_decoded", "_raw", "_source", "_types")
+
+    def __init__(self, raw: str, types: Mapping[str, DataType], *, source: str | None) -> None:
+        self._raw: str | None = raw
+        self._types = types
+        self._source = source
+        self._decoded: dict[str, FieldStats] | None = None
+
+    @property
+    def raw_json(self) -> str | None:
+        """The undecoded JSON text (encoders reuse it), None once decoded."""
+        return self._raw
+
+    def _fields(self) -> dict[str, FieldStats]:
+        decoded = self._decoded
+        if decoded is None:
+            from tsfile_catalog.metadata.parts import FieldStats
+            from tsfile_catalog.metadata.schema import DataType
+
+            raw = self._raw
+            assert raw is not None
+            try:
+                decoded = {
+                    str(k): FieldStats.from_json(v, self._types.get(k, DataType.STRING))
+                    for k, v in json.loads(raw).items()
+                }
+            except _DECODE_ERRORS as e:
+                raise _corrupt("a part's FIELD statistics", self._source, e) from e
+            self._decoded, self._raw = decoded, None
+        return decoded
+
+    def __getitem__(self, key: str) -> FieldStats:
+        return self._fields()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields())
+
+    def __len__(self) -> int:
+        return len(self._fields())
+
+    def __repr__(self) -> str:
+        return repr(self._fields())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self._fields(),))
