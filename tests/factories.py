@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tsfile_catalog.metadata.manifest import Snapshot
+from tsfile_catalog.metadata.manifest import Snapshot, StreamTxn
 from tsfile_catalog.metadata.parts import (
     DeviceStats,
     FieldStats,
@@ -108,7 +108,16 @@ STRATEGY_FIELDS = {
     "TagStats": frozenset({"values", "min", "max", "has_null"}),
     "FieldStats": frozenset({"min", "max", "null_count"}),
     "Snapshot": frozenset(
-        {"version", "timestamp_ms", "schema", "schema_id", "parts", "properties", "table_uuid"}
+        {
+            "version",
+            "timestamp_ms",
+            "schema",
+            "schema_id",
+            "parts",
+            "properties",
+            "table_uuid",
+            "transactions",
+        }
     ),
 }
 
@@ -201,4 +210,8 @@ def snapshots(draw: st.DrawFn, max_parts: int = 6) -> Snapshot:
         parts=tuple(draw(part_files(i)) for i in range(count)),
         properties=draw(st.dictionaries(_name, st.text(max_size=5), max_size=3)),
         table_uuid=str(draw(st.uuids())),
+        transactions={
+            app: StreamTxn(app, draw(_count), draw(st.one_of(st.none(), _int64)))
+            for app in draw(st.sets(st.text(min_size=1, max_size=6), max_size=2))
+        },
     )

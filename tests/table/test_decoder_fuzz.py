@@ -25,6 +25,7 @@ from tsfile_catalog.metadata.manifest import (
     decode_commit,
     decode_commit_info,
     decode_snapshot,
+    encode_snapshot,
 )
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.sql.registry import Registry, TableEntry
@@ -110,9 +111,20 @@ def mutated(draw: st.DrawFn, valid: bytes) -> bytes:
     return text.replace('"DEEP"', "[" * 5_000 + "]" * 5_000).encode()
 
 
+def damaged_bytes(valid: bytes) -> st.SearchStrategy[bytes]:
+    """A binary file (a Parquet checkpoint) truncated or with a byte overwritten."""
+    cut = st.integers(0, len(valid)).map(lambda n: valid[:n])
+    flip = st.tuples(st.integers(0, len(valid) - 1), st.integers(0, 255)).map(
+        lambda at: valid[: at[0]] + bytes([at[1]]) + valid[at[0] + 1 :]
+    )
+    return cut | flip
+
+
 @pytest.fixture(scope="module")
 def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Real commit files (create, append, schema change, overwrite) and a checkpoint."""
+    """Real commit files (create, append, schema change, overwrite) and a JSON checkpoint (the
+    form earlier releases wrote and this one still reads; Parquet checkpoints are fuzzed in
+    test_checkpoint_parquet.py)."""
     root = tmp_path_factory.mktemp("fuzzed")
     url = str(root)
     for i in range(9):
@@ -121,7 +133,7 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     append_parts(url, [part("over.tsfile", start=100)], WIDER, overwrite=True, merge_schema=True)
     table = open_table(url)
     commits = {v: log_file(root, v).read_bytes() for v in (0, 1, 9, 10)}
-    checkpoint = log_file(root, 10, ".checkpoint.json").read_bytes()
+    checkpoint = encode_snapshot(table.snapshot)
     return {"root": root, "commits": commits, "checkpoint": checkpoint, "schema": table.schema}
 
 
@@ -230,15 +242,18 @@ def test_a_damaged_log_file_opens_or_is_a_corrupt_manifest_error_naming_it(
     """Through the whole read path (listing, checkpoint choice, replay): a damaged commit file
     loads or fails as corrupt naming it; a damaged checkpoint never fails a load."""
     root: Path = documents["root"]
-    damaged = log_file(root, version, data.draw(st.sampled_from([".json", ".checkpoint.json"])))
+    suffix = data.draw(st.sampled_from([".json", ".checkpoint.parquet"]))
+    damaged = log_file(root, version, suffix)
     if not damaged.exists():
         damaged = log_file(root, version)
     saved = damaged.read_bytes()
     try:
-        damaged.write_bytes(data.draw(mutated(saved)))
+        damaged.write_bytes(
+            data.draw(mutated(saved) if suffix == ".json" else damaged_bytes(saved))
+        )
         try:
             open_table(str(root), use_cache=False)
         except CorruptManifestError as e:
-            assert damaged.name in str(e) and damaged.suffixes != [".checkpoint", ".json"]
+            assert damaged.name in str(e) and suffix == ".json"
     finally:
         damaged.write_bytes(saved)
