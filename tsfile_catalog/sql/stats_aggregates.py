@@ -111,8 +111,8 @@ def _aggregate(node: exp.Expr, ref: TableRef) -> Aggregate | None:
         inner = node.this
         if node.expressions:
             return None
-        if isinstance(inner, exp.Star) or (
-            isinstance(inner, exp.Literal) and not inner.is_string and inner.this != "0"
+        if (isinstance(inner, exp.Star) and not any(inner.args.values())) or (
+            isinstance(inner, exp.Literal) and not inner.is_string
         ):
             return Aggregate("count")  # count(*), count(1): every row
         column = _column(inner, ref) if inner is not None else None
