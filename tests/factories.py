@@ -17,6 +17,7 @@ from tsfile_catalog.metadata.parts import (
     DeviceStats,
     FieldStats,
     PartFile,
+    SeriesStats,
     TagStats,
     tag_stats_from_devices,
 )
@@ -104,7 +105,7 @@ STRATEGY_FIELDS = {
             "partition_values",
         }
     ),
-    "DeviceStats": frozenset({"tags", "row_count", "min_time", "max_time"}),
+    "DeviceStats": frozenset({"tags", "row_count", "min_time", "max_time", "fields"}),
     "TagStats": frozenset({"values", "min", "max", "has_null"}),
     "FieldStats": frozenset({"min", "max", "null_count"}),
     "Snapshot": frozenset(
@@ -154,9 +155,34 @@ def field_stats(draw: st.DrawFn, column: str) -> FieldStats:
 
 
 @st.composite
+def series_stats(draw: st.DrawFn, column: str) -> SeriesStats:
+    values = st.one_of(st.none(), _stat_values[column])
+    times = st.one_of(st.none(), _int64)
+    return SeriesStats(
+        count=draw(_count),
+        sum=draw(st.one_of(st.none(), _int64)) if column == "f_long" else None,
+        min=draw(values),
+        max=draw(values),
+        first=draw(values),
+        first_time=draw(times),
+        last=draw(values),
+        last_time=draw(times),
+    )
+
+
+@st.composite
 def device_stats(draw: st.DrawFn) -> DeviceStats:
+    columns = draw(
+        st.one_of(
+            st.none(), st.lists(st.sampled_from(sorted(_stat_values)), unique=True, max_size=3)
+        )
+    )
     return DeviceStats(
-        tuple(draw(st.lists(_tag_value, max_size=2))), draw(_count), draw(_int64), draw(_int64)
+        tuple(draw(st.lists(_tag_value, max_size=2))),
+        draw(_count),
+        draw(_int64),
+        draw(_int64),
+        None if columns is None else {c: draw(series_stats(c)) for c in columns},
     )
 
 

@@ -21,9 +21,9 @@ DEVICES = (DeviceStats(("paris", "a"), 3, 0, 9), DeviceStats(("oslo", None), 1, 
 @pytest.mark.parametrize(
     "raw",
     [
-        DeviceList.encode(DEVICES),
+        DeviceList.encode(DEVICES, {}),
         [d.to_json() for d in DEVICES],
-        lambda: DeviceList.encode(DEVICES),
+        lambda: DeviceList.encode(DEVICES, {}),
     ],
     ids=["text", "parsed", "fetched"],
 )
@@ -32,7 +32,7 @@ def test_a_device_list_is_the_tuple_it_decodes_to(raw: object) -> None:
     assert devices == DEVICES and DEVICES == devices and hash(devices) == hash(DEVICES)
     assert list(devices) == list(DEVICES) and devices[1] == DEVICES[1] and len(devices) == 2
     assert pickle.loads(pickle.dumps(devices)) == DEVICES
-    assert DeviceList.encode(devices) == DeviceList.encode(DEVICES)
+    assert DeviceList.encode(devices, {}) == DeviceList.encode(DEVICES, {})
 
 
 def test_field_stats_decode_typed_by_the_schema() -> None:

@@ -35,6 +35,7 @@ from tsfile_catalog.metadata.parts import (
     DeviceStats,
     FieldStats,
     PartFile,
+    SeriesStats,
     tag_stats_from_devices,
 )
 from tsfile_catalog.metadata.schema import (
@@ -209,6 +210,89 @@ def _stat_min_max(type_: DataType, stat: Any) -> tuple[Any, Any]:
     return None, None
 
 
+# A sum TsFile accumulated in a double is exact while no partial sum leaves +-2**53.
+_EXACT_DOUBLE_INT = 2**53
+
+
+def series_stats(type_: DataType, stat: Any) -> SeriesStats:
+    """One device's statistics of one FIELD, keeping only what is exact under Spark's
+    semantics (see :class:`~tsfile_catalog.metadata.parts.SeriesStats`)."""
+    count = int(stat.row_count)
+    if count == 0:
+        return SeriesStats(0)
+    first_time, last_time = int(stat.start_time), int(stat.end_time)
+    if type_ is DataType.BOOLEAN and hasattr(stat, "first_bool"):
+        # TsFile keeps the number of true values as the sum: min/max follow from it.
+        trues = float(stat.sum)
+        return SeriesStats(
+            count,
+            min=trues == count,
+            max=trues > 0,
+            first=bool(stat.first_bool),
+            first_time=first_time,
+            last=bool(stat.last_bool),
+            last_time=last_time,
+        )
+    if type_ in (DataType.INT32, DataType.INT64, DataType.TIMESTAMP) and hasattr(
+        stat, "first_int64"
+    ):
+        lo, hi = int(stat.min_int64), int(stat.max_int64)
+        total = float(stat.sum)
+        exact = count * max(abs(lo), abs(hi)) <= _EXACT_DOUBLE_INT and math.isfinite(total)
+        return SeriesStats(
+            count,
+            sum=int(total) if exact else None,
+            min=lo,
+            max=hi,
+            first=int(stat.first_int64),
+            first_time=first_time,
+            last=int(stat.last_int64),
+            last_time=last_time,
+        )
+    if type_ is DataType.DATE and hasattr(stat, "first_int64"):
+        try:
+            return SeriesStats(
+                count,
+                min=_yyyymmdd(stat.min_int64),
+                max=_yyyymmdd(stat.max_int64),
+                first=_yyyymmdd(stat.first_int64),
+                first_time=first_time,
+                last=_yyyymmdd(stat.last_int64),
+                last_time=last_time,
+            )
+        except ValueError:
+            return SeriesStats(count)
+    if type_ in (DataType.FLOAT, DataType.DOUBLE) and hasattr(stat, "first_float64"):
+        low, high = float(stat.min_float64), float(stat.max_float64)
+        # TsFile's min/max skip a NaN unless it came first, and Spark orders NaN above every
+        # number: min/max are exact only when no value is NaN, which a non-NaN sum proves (a
+        # NaN propagates through the sum; an inf - inf NaN only makes this conservative). The
+        # sum itself is never kept: Spark's depends on the order of additions.
+        no_nan = not (math.isnan(float(stat.sum)) or math.isnan(low) or math.isnan(high))
+        first, last = float(stat.first_float64), float(stat.last_float64)
+        return SeriesStats(
+            count,
+            min=low if no_nan else None,
+            max=high if no_nan else None,
+            first=None if math.isnan(first) else first,
+            first_time=None if math.isnan(first) else first_time,
+            last=None if math.isnan(last) else last,
+            last_time=None if math.isnan(last) else last_time,
+        )
+    if type_ in (DataType.STRING, DataType.TEXT) and hasattr(stat, "str_first"):
+        has_range = type_ is DataType.STRING and getattr(stat, "str_min", None) is not None
+        return SeriesStats(
+            count,
+            min=stat.str_min if has_range else None,
+            max=stat.str_max if has_range else None,
+            first=stat.str_first,
+            first_time=first_time,
+            last=stat.str_last,
+            last_time=last_time,
+        )
+    return SeriesStats(count)
+
+
 def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
@@ -248,11 +332,7 @@ def part_and_devices(
             continue
         timeline = group.timeseries[0].timeline_statistic
         rows = int(timeline.row_count)
-        devices.append(
-            DeviceStats(
-                tuple(group.segments[1:]), rows, int(timeline.start_time), int(timeline.end_time)
-            )
-        )
+        series: dict[str, SeriesStats] = {}
         for ts in group.timeseries:
             name = str(ts.measurement_name).lower()
             if name not in types:
@@ -261,6 +341,7 @@ def part_and_devices(
             if not getattr(stat, "has_statistic", False):
                 known[name] = False
                 continue
+            series[name] = series_stats(types[name], stat)
             non_null[name] = non_null.get(name, 0) + int(stat.row_count)
             if int(stat.row_count) == 0:
                 continue  # an all-null chunk carries no meaningful min/max
@@ -273,6 +354,17 @@ def part_and_devices(
             else:
                 mins[name] = lo if name not in mins else min(mins[name], lo)
                 maxs[name] = hi if name not in maxs else max(maxs[name], hi)
+        # A FIELD the device index lists no series for holds no value in this device.
+        absent = {n: SeriesStats(0) for n in types if n not in series and known[n]}
+        devices.append(
+            DeviceStats(
+                tuple(group.segments[1:]),
+                rows,
+                int(timeline.start_time),
+                int(timeline.end_time),
+                fields={**series, **absent},
+            )
+        )
     if timeless:
         devices.extend(_device_stats_from_data(reader, schema, set(timeless)))
     total = sum(d.row_count for d in devices)
@@ -343,7 +435,13 @@ def _device_stats_from_data(
         key = tuple(row[name] for name in tag_names)
         if key in wanted:
             out.append(
-                DeviceStats(key, int(row["time_count"]), int(row["time_min"]), int(row["time_max"]))
+                DeviceStats(
+                    key,
+                    int(row["time_count"]),
+                    int(row["time_min"]),
+                    int(row["time_max"]),
+                    fields={c.name: SeriesStats(0) for c in schema.fields},
+                )
             )
     return out
 

@@ -37,16 +37,43 @@ def _corrupt(what: str, source: str | None, error: Exception) -> CorruptManifest
 class DeviceList(Sequence["DeviceStats"]):
     """The devices of one part, decoded on first use from ``raw``: the JSON text of an array
     of ``DeviceStats.to_json()``, that array already parsed, or a function fetching the text
-    (a Parquet checkpoint reads its device column only when a plan first needs it)."""
+    (a Parquet checkpoint reads its device column only when a plan first needs it).
 
-    __slots__ = ("_decoded", "_raw", "_source")
+    A part whose devices carry per-FIELD statistics (``DeviceStats.fields``) is the object
+    ``{"devices": [...], "device_fields": [...]}`` instead of the bare array (the part JSON's
+    two keys, see ``PartFile.to_json``), typed by ``field_types``.
+    """
+
+    __slots__ = ("_decoded", "_field_types", "_raw", "_source")
 
     def __init__(
-        self, raw: str | list[Any] | Callable[[], str], *, source: str | None = None
+        self,
+        raw: str | list[Any] | dict[str, Any] | Callable[[], str],
+        *,
+        source: str | None = None,
+        field_types: Mapping[str, DataType] | None = None,
     ) -> None:
-        self._raw: str | list[Any] | Callable[[], str] | None = raw
+        self._raw: str | list[Any] | dict[str, Any] | Callable[[], str] | None = raw
         self._source = source
+        self._field_types = field_types or {}
         self._decoded: tuple[DeviceStats, ...] | None = None
+
+    @classmethod
+    def of_json(
+        cls,
+        devices: list[Any],
+        device_fields: list[Any] | None,
+        field_types: Mapping[str, DataType],
+        *,
+        source: str | None = None,
+    ) -> DeviceList:
+        """The lazy list of a part JSON's ``devices`` and optional ``device_fields`` keys."""
+        raw: list[Any] | dict[str, Any] = (
+            list(devices)
+            if device_fields is None
+            else {"devices": devices, "device_fields": device_fields}
+        )
+        return cls(raw, source=source, field_types=field_types)
 
     @property
     def raw_json(self) -> str | None:
@@ -62,14 +89,22 @@ class DeviceList(Sequence["DeviceStats"]):
             raw = self._raw
             assert raw is not None
             # Imported here: parts.py hands out DeviceLists, so it imports this module.
-            from tsfile_catalog.metadata.parts import DeviceStats
+            from tsfile_catalog.metadata.parts import DeviceStats, devices_from_json
 
             try:
                 if callable(raw):
                     raw = raw()
                 parsed = json.loads(raw) if isinstance(raw, str) else raw
-                decoded = tuple(DeviceStats.from_json(d) for d in parsed)
-            except _DECODE_ERRORS as e:
+                if isinstance(parsed, dict):
+                    with_fields = devices_from_json(
+                        parsed["devices"], parsed.get("device_fields"), self._field_types
+                    )
+                    if with_fields is None:
+                        raise ValueError("a part's devices are null")
+                    decoded = with_fields
+                else:
+                    decoded = tuple(DeviceStats.from_json(d) for d in parsed)
+            except (CorruptManifestError, *_DECODE_ERRORS) as e:
                 # Only checked when first read: the file stays the one to blame.
                 raise _corrupt("a part's device list", self._source, e) from e
             self._decoded, self._raw = decoded, None
@@ -109,11 +144,17 @@ class DeviceList(Sequence["DeviceStats"]):
         return (tuple, (self._devices(),))
 
     @staticmethod
-    def encode(devices: Sequence[DeviceStats]) -> str:
-        """The JSON text of ``devices``, reusing a still-undecoded list's text."""
+    def encode(devices: Sequence[DeviceStats], field_types: Mapping[str, DataType]) -> str:
+        """The JSON text of ``devices`` (with their FIELD statistics when any has some),
+        reusing a still-undecoded list's text."""
         if isinstance(devices, DeviceList) and devices.raw_json is not None:
             return devices.raw_json
-        return json.dumps([d.to_json() for d in devices], separators=(",", ":"))
+        from tsfile_catalog.metadata.parts import device_fields_json
+
+        listed = [d.to_json() for d in devices]
+        fields = device_fields_json(devices, field_types)
+        body: list[Any] | dict[str, Any] = {"devices": listed, **fields} if fields else listed
+        return json.dumps(body, separators=(",", ":"))
 
 
 class FieldStatsMap(Mapping[str, "FieldStats"]):

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_DEVICES",
     "MAX_TAG_VALUES",
     "DeviceStats",
+    "SeriesStats",
     "TagStats",
     "FieldStats",
     "PartFile",
@@ -41,13 +42,70 @@ StatValue: TypeAlias = bool | int | float | str | dt.date
 
 
 @dataclass(frozen=True, slots=True)
+class SeriesStats:
+    """One FIELD of one device inside one part: what aggregates need, each value exact.
+
+    ``count`` is the number of non-null values. Every other statistic is None when it is
+    unknown or would not be exact under Spark's semantics (a FLOAT/DOUBLE sum depends on the
+    order of additions; an INT sum TsFile accumulated in a double is kept only while no partial
+    sum can leave the 2**53 range; a min/max that a NaN may hide), and a reader falls back to the
+    rows then. ``first``/``last`` are the values at ``first_time``/``last_time``, the times of
+    the first and last non-null values.
+    """
+
+    count: int
+    sum: int | None = None
+    min: StatValue | None = None
+    max: StatValue | None = None
+    first: StatValue | None = None
+    first_time: int | None = None
+    last: StatValue | None = None
+    last_time: int | None = None
+
+    def to_json(self, type_: DataType) -> dict[str, Any]:
+        # Compact: a key is written only when its statistic is known.
+        out: dict[str, Any] = {"count": self.count}
+        for key in ("sum", "min", "max", "first", "first_time", "last", "last_time"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value if key in _PLAIN_SERIES_KEYS else _stat_to_json(value, type_)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any], type_: DataType) -> SeriesStats:
+        def plain(key: str) -> int | None:
+            value = obj.get(key)
+            return None if value is None else int(value)
+
+        return cls(
+            count=int(obj["count"]),
+            sum=plain("sum"),
+            min=_stat_from_json(obj.get("min"), type_),
+            max=_stat_from_json(obj.get("max"), type_),
+            first=_stat_from_json(obj.get("first"), type_),
+            first_time=plain("first_time"),
+            last=_stat_from_json(obj.get("last"), type_),
+            last_time=plain("last_time"),
+        )
+
+
+# Keys of SeriesStats that are plain integers whatever the column's type.
+_PLAIN_SERIES_KEYS = frozenset({"sum", "first_time", "last_time"})
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceStats:
-    """One device (its TAG values, in TAG order; None = null TAG) inside one part."""
+    """One device (its TAG values, in TAG order; None = null TAG) inside one part.
+
+    ``fields`` holds :class:`SeriesStats` by FIELD name, or is None when the part was recorded
+    without them (older commits, external parts); a FIELD missing from it is unknown too.
+    """
 
     tags: tuple[str | None, ...]
     row_count: int
     min_time: int
     max_time: int
+    fields: Mapping[str, SeriesStats] | None = None
 
     def to_json(self) -> list[Any]:
         return [list(self.tags), self.row_count, self.min_time, self.max_time]
@@ -237,6 +295,7 @@ class PartFile:
             "min_time": self.min_time,
             "max_time": self.max_time,
             "devices": None if self.devices is None else [d.to_json() for d in self.devices],
+            **device_fields_json(self.devices, field_types),
             "tags": {k: v.to_json() for k, v in self.tags.items()},
             "fields": {
                 k: v.to_json(field_types.get(k, DataType.STRING)) for k, v in self.fields.items()
@@ -263,7 +322,9 @@ class PartFile:
             min_time=obj.get("min_time"),
             max_time=obj.get("max_time"),
             # Decoded when first read: a plan reads the devices of the parts it keeps only.
-            devices=None if devices is None else DeviceList(list(devices)),
+            devices=None
+            if devices is None
+            else DeviceList.of_json(devices, obj.get("device_fields"), field_types),
             tags={k: TagStats.from_json(v) for k, v in (obj.get("tags") or {}).items()},
             fields={
                 k: FieldStats.from_json(v, field_types.get(k, DataType.STRING))
@@ -272,3 +333,51 @@ class PartFile:
             schema_id=int(obj.get("schema_id", 0)),
             added_version=int(obj.get("added_version", -1)),
         )
+
+
+def device_fields_json(
+    devices: Sequence[DeviceStats] | None, field_types: Mapping[str, DataType]
+) -> dict[str, Any]:
+    """The optional ``device_fields`` key: per device (aligned with ``devices``) its
+    :class:`SeriesStats` by FIELD, or null. A separate key, not a fifth item of each device's
+    list, so a release that does not know it ignores it (no ``format_version`` bump); absent
+    when no device has any, so such parts keep their bytes."""
+    if devices is None or all(d.fields is None for d in devices):
+        return {}
+    return {
+        "device_fields": [
+            None
+            if d.fields is None
+            else {
+                name: stats.to_json(field_types.get(name, DataType.STRING))
+                for name, stats in d.fields.items()
+            }
+            for d in devices
+        ]
+    }
+
+
+def devices_from_json(
+    devices: list[Any] | None, device_fields: list[Any] | None, field_types: Mapping[str, DataType]
+) -> tuple[DeviceStats, ...] | None:
+    if devices is None:
+        return None
+    out = tuple(DeviceStats.from_json(d) for d in devices)
+    if device_fields is None:
+        return out
+    if len(device_fields) != len(out):
+        raise CorruptManifestError(
+            f"a part lists {len(out)} devices but {len(device_fields)} device_fields entries"
+        )
+    return tuple(
+        device
+        if fields is None
+        else replace(
+            device,
+            fields={
+                name: SeriesStats.from_json(stats, field_types.get(name, DataType.STRING))
+                for name, stats in fields.items()
+            },
+        )
+        for device, fields in zip(out, device_fields, strict=True)
+    )

@@ -33,7 +33,14 @@ from tsfile_catalog.sql.dialect import TsFileSpark
 from tsfile_catalog.sql.parse import table_url_from_sqlglot, time_travel_from_sqlglot
 from tsfile_catalog.sql.statements import URL_FUNCTION, TableName, TableUrl, TimeTravel
 
-__all__ = ["TableRef", "table_refs", "rewrite_table_refs", "as_metadata_count", "projection"]
+__all__ = [
+    "TableRef",
+    "table_refs",
+    "rewrite_table_refs",
+    "as_metadata_count",
+    "single_table_ref",
+    "projection",
+]
 
 _DIALECT = TsFileSpark()
 
@@ -493,3 +500,30 @@ def _is_count_star(node: exp.Expr) -> bool:
         and not any(value for key, value in node.args.items() if key not in ("this", "big_int"))
         and not any(node.this.args.values())
     )
+
+
+def single_table_ref(query: exp.Expr, clauses: frozenset[str]) -> TableRef | None:
+    """The reference of ``SELECT ... FROM <table> [WHERE <pushable conjuncts>] ...`` when the
+    query reads exactly that one table, uses no SELECT clause outside ``clauses`` (sqlglot
+    argument names, e.g. ``group``) and its scan evaluates every WHERE conjunct; else None.
+
+    The statistics-answered aggregates (:mod:`tsfile_catalog.sql.stats_aggregates`) build on
+    it, as :func:`as_metadata_count` does for ``count(*)``.
+    """
+    if not isinstance(query, exp.Select):
+        return None
+    if any(value for key, value in query.args.items() if key not in clauses):
+        return None
+    from_ = query.args.get("from_")
+    if from_ is None or not isinstance(from_.this, exp.Table):
+        return None
+    if any(value for key, value in from_.this.args.items() if key not in _COUNTABLE_TABLE_ARGS):
+        return None
+    found = _analyze(_normalized(query))
+    if len(found) != 1:
+        return None
+    where = query.args.get("where")
+    conjuncts = list(_conjuncts(where.this)) if where is not None else []
+    if found[0].pushed_count != len(conjuncts):
+        return None
+    return found[0].ref

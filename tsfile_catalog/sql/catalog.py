@@ -47,7 +47,7 @@ from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark_types import tsfile_type_of_sql
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import ddl, dml, table_options
+from tsfile_catalog.sql import ddl, dml, stats_aggregates, table_options
 from tsfile_catalog.sql.analysis import (
     TableRef,
     as_metadata_count,
@@ -500,7 +500,26 @@ class Catalog:
         count = self._metadata_count(query)
         if count is not None:
             return count
+        answered = self._stats_aggregates(query)
+        if answered is not None:
+            return answered
         return self._query(query)
+
+    def _stats_aggregates(self, query: exp.Query) -> DataFrame | None:
+        """Aggregates answered from statistics (:mod:`tsfile_catalog.sql.stats_aggregates`)."""
+        found = stats_aggregates.recognize(query)
+        entry = self._entry(found.ref.table) if found is not None else None
+        if found is None or entry is None:
+            return None
+        scan = self._resolve(entry, found.ref.time_travel)
+        plan = self._plan(entry, scan, found.ref.where)
+        if plan is None:
+            return None
+        io = scan.io if isinstance(scan, Table) else FileIO(scan.base, self._storage(entry))
+        timestamp_as = table_options.timestamp_as(entry)
+        return stats_aggregates.answer(
+            self._spark, query, found, scan, plan, io, timestamp_as=timestamp_as
+        )
 
     def _metadata_count(self, query: exp.Query) -> DataFrame | None:
         found = as_metadata_count(query)

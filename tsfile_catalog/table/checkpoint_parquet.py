@@ -149,7 +149,7 @@ def part_row(part: PartFile, types: Mapping[str, DataType]) -> dict[str, Any]:
         row["tags"], extra["tags"] = [], tags
     row["fields"] = lazy_fields if lazy_fields is not None else _compact(body["fields"])
     row["has_devices"] = part.devices is not None
-    row["devices"] = None if part.devices is None else DeviceList.encode(part.devices)
+    row["devices"] = None if part.devices is None else DeviceList.encode(part.devices, types)
     row["extra"] = _compact(extra) if extra else None
     return row
 
@@ -266,7 +266,9 @@ def _parts(
     out = []
     for i in range(table.num_rows):
         part_devices = (
-            DeviceList(partial(devices.text, i), source=source) if has_devices[i] else None
+            DeviceList(partial(devices.text, i), source=source, field_types=types)
+            if has_devices[i]
+            else None
         )
         extra = cols["extra"][i]
         if extra is not None:

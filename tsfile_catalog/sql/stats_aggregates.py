@@ -1,0 +1,193 @@
+"""Aggregate queries answered from part statistics, reading only the rows they cannot tell.
+
+``Catalog.sql`` hands every SELECT to :func:`recognize` first. A query over one catalog table
+(or URL reference, with optional time travel) whose SELECT list holds only aggregates
+(``count(*)``, ``count(c)``, ``sum``, ``avg``, ``min``, ``max``, ``max_by(c, time)``,
+``min_by(c, time)``, optionally aliased) and the ``GROUP BY`` TAG columns, and whose WHERE is
+time ranges and TAG predicates, is answered by :func:`answer`: the planner
+(:func:`~tsfile_catalog.metadata.aggregates.plan_aggregates`) takes every (part, device)
+entirely inside the WHERE from the manifest; the devices straddling a time bound are read
+through the shared read path and summarised in the driver
+(:func:`~tsfile_catalog.table.aggregates.read_device_stats`); the result is a local DataFrame
+with the schema Spark itself gives the query (names such as ``count(1)``, ``sum(v)``; types
+such as BIGINT for a sum of INT). Whatever is not provably exact returns None and Spark
+evaluates the query as usual: HAVING, ORDER BY, LIMIT, DISTINCT, FIELD predicates, float
+sums, possible BIGINT overflow, max_by ties...
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+from sqlglot import exp
+
+from tsfile_catalog.datasource.types import TimestampAs, spark_schema
+from tsfile_catalog.discovery import ResolvedScan
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.aggregates import (
+    Aggregate,
+    AggregateFunction,
+    finish_aggregates,
+    plan_aggregates,
+)
+from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.sql.analysis import TableRef, rewrite_table_refs, single_table_ref
+from tsfile_catalog.table import Table
+from tsfile_catalog.table.aggregates import read_device_stats
+
+__all__ = ["AggregateQuery", "recognize", "answer"]
+
+_CLAUSES = frozenset({"expressions", "from_", "where", "group"})
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateQuery:
+    """A recognised query: its table reference, the aggregates and GROUP BY columns (lower
+    case), and for each SELECT item, the index of its aggregate or (negative: ``-1 - i``) of
+    its GROUP BY column."""
+
+    ref: TableRef
+    aggregates: tuple[Aggregate, ...]
+    group_by: tuple[str, ...]
+    items: tuple[int, ...]
+
+
+def recognize(query: exp.Expr) -> AggregateQuery | None:
+    """The aggregate query ``query`` is, when statistics may answer it; else None."""
+    ref = single_table_ref(query, _CLAUSES)
+    if ref is None:
+        return None
+    assert isinstance(query, exp.Select)
+    group_by: list[str] = []
+    group = query.args.get("group")
+    if group is not None:
+        if any(value for key, value in group.args.items() if key != "expressions"):
+            return None  # ROLLUP, CUBE, GROUPING SETS, ALL
+        for node in group.expressions:
+            name = _column(node, ref)
+            if name is None or name in group_by:
+                return None
+            group_by.append(name)
+    aggregates: list[Aggregate] = []
+    items: list[int] = []
+    for projection in query.expressions:
+        node = projection.unalias()
+        name = _column(node, ref)
+        if name is not None:
+            if name not in group_by:
+                return None
+            items.append(-1 - group_by.index(name))
+            continue
+        aggregate = _aggregate(node, ref)
+        if aggregate is None:
+            return None
+        items.append(len(aggregates))
+        aggregates.append(aggregate)
+    if not aggregates:
+        return None
+    return AggregateQuery(ref, tuple(aggregates), tuple(group_by), tuple(items))
+
+
+def _column(node: exp.Expr, ref: TableRef) -> str | None:
+    """The lower-case name of a column reference to ``ref`` (unqualified or qualified by its
+    name in the query), else None."""
+    if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
+        return None
+    if node.args.get("db") or node.args.get("catalog"):
+        return None
+    qualifier = node.table
+    if qualifier and qualifier.lower() != ref.name_in_query:
+        return None
+    return node.name.lower()
+
+
+def _aggregate(node: exp.Expr, ref: TableRef) -> Aggregate | None:
+    if isinstance(node, exp.Count):
+        inner = node.this
+        if node.expressions:
+            return None
+        if (isinstance(inner, exp.Star) and not any(inner.args.values())) or (
+            isinstance(inner, exp.Literal) and not inner.is_string
+        ):
+            return Aggregate("count")  # count(*), count(1): every row
+        column = _column(inner, ref) if inner is not None else None
+        return Aggregate("count", column) if column is not None else None
+    simple: dict[type[exp.Expr], AggregateFunction] = {
+        exp.Sum: "sum",
+        exp.Avg: "avg",
+        exp.Min: "min",
+        exp.Max: "max",
+    }
+    for kind, function in simple.items():
+        if type(node) is kind:
+            if node.expressions:
+                return None  # min/max with several arguments is not the aggregate
+            column = _column(node.this, ref)
+            return Aggregate(function, column) if column is not None else None
+    if isinstance(node, exp.ArgMax | exp.ArgMin):
+        if _column(node.expression, ref) != TIME_COLUMN or node.args.get("count"):
+            return None
+        column = _column(node.this, ref)
+        if column is None:
+            return None
+        return Aggregate("max_by" if isinstance(node, exp.ArgMax) else "min_by", column)
+    return None
+
+
+def answer(
+    spark: SparkSession,
+    query: exp.Expr,
+    found: AggregateQuery,
+    scan: Table | ResolvedScan,
+    plan: ScanPlan,
+    io: FileIO,
+    *,
+    timestamp_as: TimestampAs,
+) -> DataFrame | None:
+    """The query's result from statistics and the straddling rows, or None (not exact)."""
+    schema = plan.schema
+    if any(schema.column(name) is None or name not in schema.tag_names for name in found.group_by):
+        return None  # GROUP BY a FIELD or time: not what device statistics group by
+    planned = plan_aggregates(plan, found.aggregates)
+    if planned is None:
+        return None
+    devices = list(planned.known)
+    if planned.reads:
+        resolved = (
+            scan
+            if isinstance(scan, ResolvedScan)
+            else ResolvedScan(scan.location, scan.schema, tuple(scan.parts()), scan.version)
+        )
+        wanted = {a.column for a in found.aggregates}
+        columns = [c.name for c in schema.fields if c.name in wanted]
+        devices += read_device_stats(io, resolved, planned.reads, plan.pushdown, columns)
+    rows = finish_aggregates(schema, devices, found.aggregates, found.group_by)
+    if rows is None:
+        return None
+    result_schema = _result_schema(spark, query, schema, timestamp_as)
+    if result_schema is None:
+        return None
+    out = [tuple(key[-1 - i] if i < 0 else values[i] for i in found.items) for key, values in rows]
+    return spark.createDataFrame(out, result_schema)
+
+
+def _result_schema(
+    spark: SparkSession, query: exp.Expr, schema: TableSchema, timestamp_as: TimestampAs
+) -> T.StructType | None:
+    """The schema Spark gives ``query`` (column names, types, nullability), from analysing it
+    over an empty relation of the table's columns: no job runs. None when Spark rejects it
+    (then the usual path reports Spark's own error)."""
+    empty = spark.createDataFrame([], spark_schema(schema, schema.names, timestamp_as))
+    view = f"__tsfc_stats_{uuid.uuid4().hex}"
+    empty.createOrReplaceTempView(view)
+    try:
+        return spark.sql(rewrite_table_refs(query, lambda ref: view)).schema
+    except AnalysisException:
+        return None
+    finally:
+        spark.catalog.dropTempView(view)
