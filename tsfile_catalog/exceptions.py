@@ -20,6 +20,7 @@ __all__ = [
     "SqlError",
     "SqlParseError",
     "LocationError",
+    "ChangeCommitError",
 ]
 
 
@@ -88,3 +89,8 @@ class LocationError(TsFileCatalogError, ValueError):
     """A table location that could make a table share files with something it does not own:
     a file-system root, a folder inside another table or the catalog's registry, the
     warehouse root, or a non-empty folder for a new empty table."""
+
+
+class ChangeCommitError(TsFileCatalogError):
+    """A stream reached a commit that removed data (overwrite, DELETE, DROP PART, ...), which
+    an append-only stream cannot express; ``skipChangeCommits=true`` skips such commits."""

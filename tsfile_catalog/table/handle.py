@@ -28,6 +28,7 @@ from tsfile_catalog.metadata.expressions import (
     TimeUnit,
     parse_iso_datetime,
 )
+from tsfile_catalog.metadata.completeness import completeness
 from tsfile_catalog.metadata.literals import instant_micros, parse_zone
 from tsfile_catalog.metadata.manifest import (
     CommitInfo,
@@ -405,6 +406,13 @@ class Table:
             time_zone=time_zone,
             progress=progress,
         )
+
+    def complete_until(self) -> int | None:
+        """The table's completeness as of this version: every row with time < the result
+        (raw time units) is committed, as writers declared (``watermark.interval`` or
+        ``completeUntil``, see docs/streaming.md); None when none declared anything. Versions
+        expired by EXPIRE SNAPSHOTS no longer count."""
+        return completeness(self.history())
 
 
 def open_table(
