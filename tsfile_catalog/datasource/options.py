@@ -396,7 +396,9 @@ def parse_stream_options(stream: Mapping[str, str], read: ReadOptions) -> Stream
         starting = _int(stream, "startingVersion", None, 0)
     timestamp = str(stream.get("startingTimestamp", "")).strip() or None
     if starting is not None and timestamp is not None:
-        raise OptionError("options 'startingVersion' and 'startingTimestamp' are mutually exclusive")
+        raise OptionError(
+            "options 'startingVersion' and 'startingTimestamp' are mutually exclusive"
+        )
     part_watermark = _bool(stream, "partWatermark", False)
     if part_watermark and read.timestamp_as != "timestamp":
         raise OptionError(

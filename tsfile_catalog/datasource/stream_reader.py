@@ -48,9 +48,11 @@ from tsfile_catalog.metadata.changes import (
 )
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.slices import FileSlice
 from tsfile_catalog.table.changes import current_version, starting_offset, stream_segments
 
 __all__ = ["TsFileStreamReader"]
+
 
 class TsFileStreamPartition(InputPartition):
     """One task of a micro-batch: slices of the batch's parts, or one marker row."""
@@ -59,7 +61,7 @@ class TsFileStreamPartition(InputPartition):
         self,
         index: int,
         scan: ResolvedScan | None,
-        slices: Sequence[object] = (),
+        slices: Sequence[FileSlice] = (),
         marker: int | None = None,
     ) -> None:
         super().__init__(index)

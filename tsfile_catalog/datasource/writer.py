@@ -401,8 +401,10 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         if self._plan.table_uuid is not None and lows and highs:
             table = open_table(options.path, storage_options=options.storage_options)
             interval = watermark_interval(table.properties, options.precision)
-            bound = None if interval is None else interval_complete_until(
-                min(lows), max(highs), interval
+            bound = (
+                None
+                if interval is None
+                else interval_complete_until(min(lows), max(highs), interval)
             )
             if bound is not None:
                 declared.append(bound)

@@ -58,9 +58,7 @@ class StreamOffset:
             version, index, snapshot = obj["version"], obj["index"], obj["snapshot"]
         except (KeyError, TypeError) as e:
             raise OptionError(f"stream offset {obj!r} is not a tsfile offset") from e
-        if not (
-            _is_int(version) and _is_int(index) and isinstance(snapshot, bool) and index >= 0
-        ):
+        if not (_is_int(version) and _is_int(index) and isinstance(snapshot, bool) and index >= 0):
             raise OptionError(f"stream offset {obj!r} is not a tsfile offset")
         return cls(version, index, snapshot)
 

@@ -59,7 +59,9 @@ def starting_offset(
     if not listing.commits:
         raise no_table(io, location)
     if starting_version is not None and starting_timestamp is not None:
-        raise OptionError("options 'startingVersion' and 'startingTimestamp' are mutually exclusive")
+        raise OptionError(
+            "options 'startingVersion' and 'startingTimestamp' are mutually exclusive"
+        )
     if starting_version == "latest":
         return StreamOffset(listing.latest + 1)
     if isinstance(starting_version, int):

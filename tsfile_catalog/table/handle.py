@@ -21,6 +21,7 @@ from tsfile_catalog.exceptions import (
     VersionNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.completeness import completeness
 from tsfile_catalog.metadata.expressions import (
     BindContext,
     Expr,
@@ -28,7 +29,6 @@ from tsfile_catalog.metadata.expressions import (
     TimeUnit,
     parse_iso_datetime,
 )
-from tsfile_catalog.metadata.completeness import completeness
 from tsfile_catalog.metadata.literals import instant_micros, parse_zone
 from tsfile_catalog.metadata.manifest import (
     CommitInfo,
