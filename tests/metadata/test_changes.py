@@ -37,9 +37,7 @@ def _commit(version: int, *actions: AddPart | RemovePart, data_change: bool = Tr
     return Commit(CommitInfo(version, version, op, data_change=data_change), tuple(actions))
 
 
-def _batches(
-    segments: list[Segment], start: StreamOffset, **limits: int
-) -> list[list[str]]:
+def _batches(segments: list[Segment], start: StreamOffset, **limits: int) -> list[list[str]]:
     """Every batch a stream reads from ``start`` until nothing is new, as part paths."""
     out = []
     while True:
