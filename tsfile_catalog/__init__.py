@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import (
     AlreadyCommittedError,
+    ChangeCommitError,
     CommitConflictError,
     CorruptManifestError,
     DataError,
@@ -37,6 +38,7 @@ from tsfile_catalog.table import Table, create_table, open_table, purge, vacuum
 
 if TYPE_CHECKING:
     from tsfile_catalog.adopt import adopt_table
+    from tsfile_catalog.datasource.watermark import with_source_watermark
     from tsfile_catalog.sql.catalog import Catalog
 
 __all__ = [
@@ -50,6 +52,8 @@ __all__ = [
     "register",
     "vacuum",
     "AlreadyCommittedError",
+    "with_source_watermark",
+    "ChangeCommitError",
     "CommitConflictError",
     "CorruptManifestError",
     "DataError",
@@ -81,4 +85,8 @@ def __getattr__(name: str) -> Any:
         from tsfile_catalog.sql.catalog import Catalog
 
         return Catalog
+    if name == "with_source_watermark":
+        from tsfile_catalog.datasource.watermark import with_source_watermark
+
+        return with_source_watermark
     raise AttributeError(f"module 'tsfile_catalog' has no attribute {name!r}")

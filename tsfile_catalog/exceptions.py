@@ -22,6 +22,7 @@ __all__ = [
     "SqlParseError",
     "LocationError",
     "StorageError",
+    "ChangeCommitError",
 ]
 
 
@@ -102,3 +103,8 @@ class StorageError(TsFileCatalogError, OSError):
     the store refused or lost). The message names the operation and the file; the store's
     own error is the ``__cause__``. An :class:`OSError`, so code that tolerates storage
     failures (a checkpoint that could not be written) still does."""
+
+
+class ChangeCommitError(TsFileCatalogError):
+    """A stream reached a commit that removed data (overwrite, DELETE, DROP PART, ...), which
+    an append-only stream cannot express; ``skipChangeCommits=true`` skips such commits."""

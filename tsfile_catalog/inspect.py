@@ -232,6 +232,8 @@ def describe_detail(
         sum(p.size_bytes for p in parts),
         lo,
         hi,
+        # Streaming's part watermark: rows with time < this are all committed (raw time).
+        table.complete_until(),
         _num_devices(parts),
         list(table.schema.tag_names),
         _ddl(table.schema, timestamp_as),
@@ -243,7 +245,7 @@ def describe_detail(
         "format string, name string, tsfile_table string, location string, table_uuid string, "
         "format_version int, version bigint, last_modified timestamp, num_parts bigint, "
         "num_rows bigint, size_in_bytes bigint, min_time bigint, max_time bigint, "
-        "num_devices bigint, tag_columns array<string>, schema string, "
+        "complete_until bigint, num_devices bigint, tag_columns array<string>, schema string, "
         "properties map<string,string>, options map<string,string>, "
         "parts_by_format map<string,bigint>",
         [row],

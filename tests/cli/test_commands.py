@@ -17,7 +17,7 @@ from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.sql.registry import Registry, parse_table_name
-from tsfile_catalog.table import open_table
+from tsfile_catalog.table import append_parts, open_table
 
 
 def run(runner: CliRunner, *args: str) -> Result:
@@ -149,3 +149,13 @@ def test_catalog_names_resolve_through_the_registry(
     gone = run(runner, "detail", "ops.weather2", "--warehouse", str(warehouse))
     assert gone.exit_code == 1
     assert "'ops.weather2' is registered at" in gone.stderr
+
+
+def test_detail_shows_the_declared_completeness(runner: CliRunner, table_dir: Path) -> None:
+    (before,) = run_json(runner, "detail", str(table_dir))
+    assert before["complete_until"] is None  # nothing declared yet
+    schema = open_table(str(table_dir)).schema
+    append_parts(str(table_dir), [], schema, complete_until=T0 + 15 * MINUTE)
+    (after,) = run_json(runner, "detail", str(table_dir))
+    assert after["complete_until"] == T0 + 15 * MINUTE
+    assert "complete_until" in run(runner, "detail", str(table_dir)).stdout

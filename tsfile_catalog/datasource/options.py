@@ -12,6 +12,7 @@ from typing import Any, Literal, cast
 
 from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
+from tsfile_catalog.metadata.completeness import parse_complete_until
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.literals import parse_interval_ns, parse_zone
 from tsfile_catalog.metadata.schema import TIME_COLUMN
@@ -25,6 +26,9 @@ __all__ = [
     "check_tag_columns",
     "StreamWriteOptions",
     "parse_stream_write_options",
+    "StreamOptions",
+    "split_stream_options",
+    "parse_stream_options",
 ]
 
 
@@ -62,6 +66,7 @@ _WRITE_KEYS = (
     "mergeSchema",
     "replaceWhere",
     "timeZone",
+    "completeUntil",
 )
 
 
@@ -272,6 +277,9 @@ class WriteOptions:
     replace_where: str | None = None
     # The zone ``replaceWhere`` binds in when Spark does not pass the session's to the commit.
     time_zone: str | None = None
+    # The writer declares every row with time < this committed (docs/streaming.md): raw time
+    # or ISO-8601, resolved at commit time, when the session time zone is known.
+    complete_until: str | None = None
 
     def settings(self) -> WriteSettings:
         """What the TsFile writer needs of these options."""
@@ -320,6 +328,92 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         storage_options=storage_options_from(opts),
         replace_where=(opts.get("replaceWhere") or "").strip() or None,
         time_zone=_time_zone(opts),
+        complete_until=_complete_until(opts),
+    )
+
+
+def _complete_until(opts: Mapping[str, str]) -> str | None:
+    """The ``completeUntil`` text, its syntax checked now (the zone only matters later)."""
+    text = (opts.get("completeUntil") or "").strip()
+    if not text:
+        return None
+    parse_complete_until(text, "ms", "UTC")
+    return text
+
+
+# -- streaming reads (spark.readStream) -------------------------------------------------------
+
+_STREAM_KEYS = (
+    "startingVersion",
+    "startingTimestamp",
+    "maxPartsPerTrigger",
+    "maxRowsPerTrigger",
+    "skipChangeCommits",
+    "partWatermark",
+)
+
+
+@dataclass(frozen=True)
+class StreamOptions:
+    """The options only ``spark.readStream`` takes (docs/streaming.md); the batch options
+    it shares with ``spark.read`` stay in :class:`ReadOptions`."""
+
+    starting_version: int | Literal["latest"] | None = None
+    starting_timestamp: str | None = None
+    max_parts: int | None = None
+    max_rows: int | None = None
+    skip_change_commits: bool = False
+    part_watermark: bool = False
+
+    @property
+    def limited(self) -> bool:
+        return self.max_parts is not None or self.max_rows is not None
+
+
+def split_stream_options(options: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(the batch read options, the streaming-only ones), names matched case-insensitively."""
+    canonical = {k.lower(): k for k in _STREAM_KEYS}
+    batch: dict[str, str] = {}
+    stream: dict[str, str] = {}
+    for key, value in options.items():
+        if key.lower() in canonical:
+            stream[canonical[key.lower()]] = value
+        else:
+            batch[key] = value
+    return batch, stream
+
+
+def parse_stream_options(stream: Mapping[str, str], read: ReadOptions) -> StreamOptions:
+    """The streaming-only options (as :func:`split_stream_options` splits them), checked
+    against the batch ones they must agree with.
+
+    Raises:
+        OptionError: naming the option at fault.
+    """
+    starting: int | Literal["latest"] | None = None
+    text = str(stream.get("startingVersion", "")).strip()
+    if text.lower() == "latest":
+        starting = "latest"
+    elif text:
+        starting = _int(stream, "startingVersion", None, 0)
+    timestamp = str(stream.get("startingTimestamp", "")).strip() or None
+    if starting is not None and timestamp is not None:
+        raise OptionError(
+            "options 'startingVersion' and 'startingTimestamp' are mutually exclusive"
+        )
+    part_watermark = _bool(stream, "partWatermark", False)
+    if part_watermark and read.timestamp_as != "timestamp":
+        raise OptionError(
+            "option 'partWatermark' needs timestampAs=timestamp: Spark's event-time watermark "
+            "(withWatermark) works on timestamp columns only"
+        )
+    return StreamOptions(
+        starting_version=starting,
+        starting_timestamp=timestamp,
+        max_parts=_int(stream, "maxPartsPerTrigger", None, 1),
+        max_rows=_int(stream, "maxRowsPerTrigger", None, 1),
+        skip_change_commits=_bool(stream, "skipChangeCommits", False),
+        part_watermark=part_watermark,
     )
 
 

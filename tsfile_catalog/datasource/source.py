@@ -12,6 +12,7 @@ from functools import cached_property
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
+    DataSourceStreamReader,
     DataSourceStreamWriter,
     DataSourceWriter,
 )
@@ -20,15 +21,19 @@ from pyspark.sql.types import StructType
 from tsfile_catalog.datasource.discovery import resolve
 from tsfile_catalog.datasource.options import (
     ReadOptions,
+    StreamOptions,
     parse_read_options,
+    parse_stream_options,
     parse_stream_write_options,
     parse_write_options,
+    split_stream_options,
 )
 from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
 from tsfile_catalog.datasource.types import spark_schema
+from tsfile_catalog.datasource.watermark import stream_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.discovery import ResolvedScan
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.table.scan import resolve_columns
@@ -44,6 +49,30 @@ USER_SCHEMA_MESSAGE = (
 )
 
 
+# Admission control (latestOffset(start, limit), getDefaultReadLimit) and
+# Trigger.AvailableNow for Python sources arrived in Spark 4.2 (measured on 4.3; 4.1 has
+# neither, and its streaming reader API differs).
+STREAMING_MIN_SPARK = (4, 2)
+
+
+def check_streaming_support(version: str | None = None) -> None:
+    """Refuse ``spark.readStream`` on a PySpark older than 4.2, naming the version.
+
+    Raises:
+        TsFileCatalogError: the running PySpark is too old.
+    """
+    if version is None:
+        import pyspark
+
+        version = pyspark.__version__
+    numbers = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if numbers < STREAMING_MIN_SPARK:
+        raise TsFileCatalogError(
+            f"spark.readStream.format('tsfile') needs PySpark 4.2 or later (admission control "
+            f"and Trigger.AvailableNow for Python sources); this is PySpark {version}"
+        )
+
+
 class TsFileDataSource(DataSource):
     """Reads and writes TsFile table-model data; see docs/options.md for every option."""
 
@@ -52,8 +81,16 @@ class TsFileDataSource(DataSource):
         return SHORT_NAME
 
     @cached_property
+    def _split_options(self) -> tuple[dict[str, str], dict[str, str]]:
+        return split_stream_options(self.options)
+
+    @cached_property
     def _read_options(self) -> ReadOptions:
-        return parse_read_options(self.options)
+        return parse_read_options(self._split_options[0])
+
+    @cached_property
+    def _stream_options(self) -> StreamOptions:
+        return parse_stream_options(self._split_options[1], self._read_options)
 
     @cached_property
     def _scan(self) -> ResolvedScan:
@@ -77,22 +114,56 @@ class TsFileDataSource(DataSource):
         bind(expr, self._scan.schema, self._read_options.bind_context())
         return expr
 
+    def _batch_schema(self) -> StructType:
+        return spark_schema(self._scan.schema, self._columns, self._read_options.timestamp_as)
+
     def schema(self) -> StructType:
         # Resolve everything that can fail now, at load(), so errors surface before any job.
         _ = self._where
-        return spark_schema(self._scan.schema, self._columns, self._read_options.timestamp_as)
+        # load() does not tell a batch read from a stream: streaming options shape the schema
+        # here, and the batch reader refuses them.
+        return stream_schema(self._batch_schema(), self._stream_options)
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        streaming = sorted(self._split_options[1])
+        if streaming:
+            raise OptionError(
+                f"option '{streaming[0]}' applies to spark.readStream only (see "
+                "docs/streaming.md); drop it from this batch read"
+            )
         expected = self.schema()
         # Spark never asks the source at load() when a schema is given (measured on 4.3), so
         # this, when the first query is planned and before any task, is the first chance. Even
         # the table's own schema typed out differs (``time`` is NOT NULL), and Spark would
         # then refuse every batch: any user-specified schema is refused here.
-        given = [(f.name.lower(), f.dataType, f.nullable) for f in schema.fields]
-        if given != [(f.name, f.dataType, f.nullable) for f in expected.fields]:
-            raise OptionError(USER_SCHEMA_MESSAGE)
+        _check_schema(schema, expected)
         cls = TsFilePushFiltersReader if self._read_options.push_filters else TsFileScanReader
         return cls(self._scan, self._read_options, self._columns, expected, self._where)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        check_streaming_support()
+        # Imported here: the module needs Spark 4.2's streaming API, checked just above.
+        from tsfile_catalog.datasource.stream_reader import TsFileStreamReader
+
+        if self._read_options.version_as_of is not None or self._read_options.timestamp_as_of:
+            raise OptionError(
+                "options 'versionAsOf'/'timestampAsOf' pin one version, which a stream never "
+                "does; use 'startingVersion' or 'startingTimestamp'"
+            )
+        if self._scan.version is None:
+            raise OptionError(
+                f"spark.readStream needs a table with a manifest: {self._read_options.path} is "
+                "plain TsFiles without versions (adopt it with tsfile_catalog.adopt_table)"
+            )
+        _check_schema(schema, self.schema())
+        return TsFileStreamReader(
+            self._scan,
+            self._read_options,
+            self._stream_options,
+            self._columns,
+            self._batch_schema(),
+            self._where,
+        )
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = parse_write_options(self.options)
@@ -109,3 +180,9 @@ class TsFileDataSource(DataSource):
             raise OptionError(COMPLETE_MODE_MESSAGE)
         options = parse_stream_write_options(self.options)
         return TsFileStreamWriter(plan_write(schema, options.write), options)
+
+
+def _check_schema(given: StructType, expected: StructType) -> None:
+    names = [(f.name.lower(), f.dataType, f.nullable) for f in given.fields]
+    if names != [(f.name, f.dataType, f.nullable) for f in expected.fields]:
+        raise OptionError(USER_SCHEMA_MESSAGE)

@@ -10,7 +10,7 @@ visible to readers before the commit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -40,6 +40,11 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.formats.tsfile import validate_encoding
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.completeness import (
+    interval_complete_until,
+    parse_complete_until,
+    watermark_interval,
+)
 from tsfile_catalog.metadata.expressions import (
     BindContext,
     Expr,
@@ -215,6 +220,12 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         self._options = options
         self._overwrite = overwrite
         self._job = new_job_id()
+        if options.replace_where is not None and options.complete_until is not None:
+            raise OptionError(
+                f"option 'completeUntil' = {options.complete_until!r} cannot be combined with "
+                "'replaceWhere': such an overwrite removes rows, which no stream reads as an "
+                "append; declare completeness with a later append"
+            )
         if options.replace_where is not None and not overwrite:
             raise OptionError(
                 f"option 'replaceWhere' = {options.replace_where!r} replaces the rows matching "
@@ -298,7 +309,35 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             },
             storage_options=self._options.storage_options,
             expected_table_uuid=self._plan.table_uuid,
+            complete_until=self._complete_until(parts, messages),
         )
+
+    def _complete_until(
+        self, parts: Sequence[PartFile], messages: list[WriterCommitMessage | None]
+    ) -> int | None:
+        """What this commit declares complete (docs/streaming.md): the ``completeUntil``
+        option, and under the table property ``watermark.interval`` the interval all the
+        written rows fall into; the larger when both."""
+        options = self._options
+        declared: list[int] = []
+        if options.complete_until is not None:
+            zones = [m.time_zone for m in messages if isinstance(m, TsFileCommitMessage)]
+            zone = options.time_zone or next((z for z in zones if z), None)
+            declared.append(parse_complete_until(options.complete_until, options.precision, zone))
+        lows = [p.min_time for p in parts if p.min_time is not None]
+        highs = [p.max_time for p in parts if p.max_time is not None]
+        # Only an existing table has properties (a write that creates one sets none).
+        if self._plan.table_uuid is not None and lows and highs:
+            table = open_table(options.path, storage_options=options.storage_options)
+            interval = watermark_interval(table.properties, options.precision)
+            bound = (
+                None
+                if interval is None
+                else interval_complete_until(min(lows), max(highs), interval)
+            )
+            if bound is not None:
+                declared.append(bound)
+        return max(declared) if declared else None
 
     def _commit_replace(
         self, io: FileIO, parts: list[PartFile], messages: list[WriterCommitMessage | None]

@@ -27,6 +27,7 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.completeness import check_table_properties
 from tsfile_catalog.metadata.manifest import (
     Action,
     AddPart,
@@ -332,6 +333,7 @@ def append_parts(
             or the table is not ``expected_table_uuid`` any more.
         InvalidCommitError: a part path is invalid or already in the table.
     """
+    check_table_properties(properties or {})
     for part in parts:
         try:
             validate_relative_path(part.path)
@@ -405,6 +407,7 @@ def create_table(
             it unchanged, whatever its schema).
         LocationError: ``url`` is a file-system root, inside another table, or not empty.
     """
+    check_table_properties(properties or {})
     io = FileIO(url, storage_options)
     location = io.normalize(url)
     if list_log(io, location).commits:

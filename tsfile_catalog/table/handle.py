@@ -21,6 +21,7 @@ from tsfile_catalog.exceptions import (
     VersionNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.completeness import completeness
 from tsfile_catalog.metadata.expressions import (
     BindContext,
     Expr,
@@ -411,6 +412,13 @@ class Table:
             time_zone=time_zone,
             progress=progress,
         )
+
+    def complete_until(self) -> int | None:
+        """The table's completeness as of this version: every row with time < the result
+        (raw time units) is committed, as writers declared (``watermark.interval`` or
+        ``completeUntil``, see docs/streaming.md); None when none declared anything. Versions
+        expired by EXPIRE SNAPSHOTS no longer count."""
+        return completeness(self.history())
 
 
 def open_table(

@@ -1,0 +1,80 @@
+"""What streams read from a real table log (Spark-free): starting offsets, segments, the
+table's completeness, and the watermark.interval property check."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.table.helpers import SCHEMA, part
+from tsfile_catalog.exceptions import ChangeCommitError, OptionError, VersionNotFoundError
+from tsfile_catalog.metadata.changes import StreamOffset, batch_parts, plan_batch
+from tsfile_catalog.metadata.manifest import Operation, RemovePart
+from tsfile_catalog.table import append_parts, commit, open_table
+from tsfile_catalog.table.changes import current_version, starting_offset, stream_segments
+
+
+def _table(tmp_path: Path, versions: int) -> str:
+    url = str(tmp_path / "t")
+    for v in range(versions):
+        append_parts(url, [part(f"p{v}.tsfile", start=v * 10)], SCHEMA)
+    return url
+
+
+def _read_all(url: str, start: StreamOffset, *, skip: bool = False) -> list[str]:
+    segments = stream_segments(url, start, current_version(url), skip_change_commits=skip)
+    return [p.path for p in batch_parts(segments, start, plan_batch(segments, start))]
+
+
+def test_starting_offsets_follow_deltas_options(tmp_path: Path) -> None:
+    url = _table(tmp_path, 3)
+    assert starting_offset(url) == StreamOffset(2, 0, snapshot=True)
+    assert _read_all(url, starting_offset(url)) == ["p0.tsfile", "p1.tsfile", "p2.tsfile"]
+    assert _read_all(url, starting_offset(url, starting_version=1)) == ["p1.tsfile", "p2.tsfile"]
+    assert _read_all(url, starting_offset(url, starting_version="latest")) == []
+    with pytest.raises(VersionNotFoundError, match="'startingVersion' = 7.*versions 0..2"):
+        starting_offset(url, starting_version=7)
+    # startingTimestamp: the first commit at or after the instant.
+    at = open_table(url, version=1).timestamp_ms
+    assert starting_offset(url, starting_timestamp=str(at)) == StreamOffset(1)
+    assert starting_offset(url, starting_timestamp=str(at + 1)) == StreamOffset(2)
+    assert starting_offset(url, starting_timestamp="1970-01-01T00:00:00Z") == StreamOffset(0)
+    later = str(int(time.time() * 1000) + 3_600_000)
+    assert starting_offset(url, starting_timestamp=later) == StreamOffset(3)
+
+
+def test_a_removal_stops_the_stream_naming_it_unless_skipped(tmp_path: Path) -> None:
+    url = _table(tmp_path, 2)
+    table = open_table(url)
+    commit(
+        table.io,
+        table.location,
+        [RemovePart("p0.tsfile", 10)],
+        read=table.snapshot,
+        operation=Operation.DELETE,
+    )
+    append_parts(url, [part("p3.tsfile", start=30)], SCHEMA)
+    with pytest.raises(ChangeCommitError, match=r"version 2 \(DELETE\)"):
+        _read_all(url, StreamOffset(2))
+    assert _read_all(url, StreamOffset(1)) == ["p1.tsfile"]  # stops before it
+    assert _read_all(url, StreamOffset(1), skip=True) == ["p1.tsfile", "p3.tsfile"]
+
+
+def test_completeness_is_recorded_per_commit_and_shown_by_the_table(tmp_path: Path) -> None:
+    url = _table(tmp_path, 1)
+    assert open_table(url).complete_until() is None
+    append_parts(url, [part("p1.tsfile", start=10)], SCHEMA, complete_until=500)
+    append_parts(url, [part("p2.tsfile", start=20)], SCHEMA, complete_until=300)
+    assert open_table(url).complete_until() == 500
+    assert open_table(url, version=0).complete_until() is None
+
+
+def test_an_invalid_watermark_interval_is_refused_and_nothing_committed(tmp_path: Path) -> None:
+    url = _table(tmp_path, 1)
+    with pytest.raises(OptionError, match="'watermark.interval' = 'hourly'"):
+        append_parts(url, [], SCHEMA, properties={"watermark.interval": "hourly"})
+    assert open_table(url).version == 0
+    append_parts(url, [], SCHEMA, properties={"watermark.interval": "1 hour"})
+    assert open_table(url).properties["watermark.interval"] == "1 hour"

@@ -1,0 +1,116 @@
+"""The parts a table's commits added between two versions: what streams (and incremental
+reads) consume. Spark-free; the decisions are pure (:mod:`tsfile_catalog.metadata.changes`),
+this module reads the log they decide on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tsfile_catalog.exceptions import OptionError, VersionNotFoundError
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.changes import Segment, StreamOffset, commit_segment
+from tsfile_catalog.metadata.completeness import completeness
+from tsfile_catalog.table.handle import Table, _version_at, load_snapshot, time_travel_ms
+from tsfile_catalog.table.log import list_log, no_table, read_commits
+
+__all__ = ["current_version", "starting_offset", "stream_segments"]
+
+
+def _location(url: str, storage_options: Mapping[str, Any] | None) -> tuple[FileIO, str]:
+    io = FileIO(url, storage_options)
+    return io, io.normalize(url)
+
+
+def current_version(url: str, *, storage_options: Mapping[str, Any] | None = None) -> int:
+    """The latest committed version of the table at ``url`` (what ``Trigger.AvailableNow``
+    stops at)."""
+    io, location = _location(url, storage_options)
+    listing = list_log(io, location)
+    if not listing.commits:
+        raise no_table(io, location)
+    return listing.latest
+
+
+def starting_offset(
+    url: str,
+    *,
+    starting_version: int | str | None = None,
+    starting_timestamp: str | None = None,
+    time_zone: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> StreamOffset:
+    """Where a new stream starts (Delta's options and meanings).
+
+    Args:
+        starting_version: read the commits from this version on (inclusive); ``"latest"``:
+            only commits after the current one. None (and no ``starting_timestamp``): the
+            whole table as of now, then every later commit.
+        starting_timestamp: read the commits made at or after this instant (epoch ms or
+            ISO-8601, naive in ``time_zone``, else UTC).
+
+    Raises:
+        VersionNotFoundError: ``starting_version`` does not exist (any more).
+        OptionError: both options, or an unreadable timestamp.
+    """
+    io, location = _location(url, storage_options)
+    listing = list_log(io, location)
+    if not listing.commits:
+        raise no_table(io, location)
+    if starting_version is not None and starting_timestamp is not None:
+        raise OptionError(
+            "options 'startingVersion' and 'startingTimestamp' are mutually exclusive"
+        )
+    if starting_version == "latest":
+        return StreamOffset(listing.latest + 1)
+    if isinstance(starting_version, int):
+        if starting_version not in set(listing.commits):
+            raise VersionNotFoundError(
+                f"option 'startingVersion' = {starting_version}: table {location} has versions "
+                f"{listing.commits[0]}..{listing.latest}"
+            )
+        return StreamOffset(starting_version)
+    if starting_timestamp is not None:
+        at = time_travel_ms(starting_timestamp, time_zone=time_zone)
+        try:
+            before = _version_at(io, location, listing, at, use_cache=True)
+        except VersionNotFoundError:
+            return StreamOffset(listing.commits[0])
+        exact = load_snapshot(io, location, listing, before, use_cache=True).timestamp_ms == at
+        return StreamOffset(before if exact else before + 1)
+    return StreamOffset(listing.latest, 0, snapshot=True)
+
+
+def stream_segments(
+    url: str,
+    start: StreamOffset,
+    stop: int,
+    *,
+    skip_change_commits: bool,
+    storage_options: Mapping[str, Any] | None = None,
+) -> list[Segment]:
+    """The segments from ``start`` through version ``stop``: the snapshot segment when
+    ``start`` is in one, then one per commit (see :func:`~tsfile_catalog.metadata.changes.
+    commit_segment`; a commit that removed data becomes a segment that stops the stream)."""
+    io, location = _location(url, storage_options)
+    listing = list_log(io, location)
+    if not listing.commits:
+        raise no_table(io, location)
+    segments: list[Segment] = []
+    first = start.version
+    if start.snapshot:
+        snapshot = load_snapshot(io, location, listing, start.version, use_cache=True)
+        table = Table(io, location, snapshot, use_cache=True)
+        segments.append(
+            Segment(snapshot.version, snapshot.parts, completeness(table.history()), True)
+        )
+        first += 1
+    if first > stop:
+        return segments
+    before = None if first == 0 else load_snapshot(io, location, listing, first - 1, use_cache=True)
+    commits = read_commits(
+        io, location, listing, first, stop, None if before is None else before.schema
+    )
+    segments.extend(commit_segment(c, skip_change_commits=skip_change_commits) for c in commits)
+    return segments
