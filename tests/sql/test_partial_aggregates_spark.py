@@ -84,9 +84,14 @@ def _pre_aggregated(df: DataFrame) -> bool:
     return "__tsfc_p" in df._jdf.queryExecution().analyzed().toString()
 
 
+def _from_metadata(df: DataFrame) -> bool:
+    return "LocalRelation" in df._jdf.queryExecution().analyzed().toString()
+
+
 def _same(query: str, catalog: Catalog, spark: SparkSession, name: str) -> None:
     got = catalog.sql(query.format(t=name))
-    assert _pre_aggregated(got), query
+    # A count(*) the manifest answers exactly never reaches the scan.
+    assert _pre_aggregated(got) or _from_metadata(got), query
     _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
 
 

@@ -150,3 +150,9 @@ def test_spec_json_round_trip_and_validation() -> None:
         parse_partial_spec("{not json", _SCHEMA)
     with pytest.raises(OptionError, match="date_trunc needs a unit"):
         TimeBucket("date_trunc", "b", unit="FORTNIGHT", time_zone="UTC")
+
+
+def test_count_star_alone_counts_rows() -> None:
+    table = pa.table({"time": pa.array([1, 2], pa.int64()), "city": ["a", "b"]})
+    spec = PartialSpec((), None, (PartialState("count_all", None, "c"),))
+    assert partial_aggregate(table, spec, "ms").to_pylist() == [{"c": 2}]

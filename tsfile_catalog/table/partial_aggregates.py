@@ -51,7 +51,10 @@ def partial_aggregate(table: pa.Table, spec: PartialSpec, unit: TimeUnit) -> pa.
     if spec.time_ordered:
         table = table.sort_by([(TIME_COLUMN, "ascending")])
     keys = list(spec.keys)
-    columns: dict[str, Any] = {key: table.column(key) for key in keys}
+    # time always rides along: without keys or input columns (count(*)) the table to group
+    # would otherwise have no column, hence no rows.
+    columns: dict[str, Any] = {TIME_COLUMN: table.column(TIME_COLUMN)}
+    columns.update((key, table.column(key)) for key in keys)
     if spec.bucket is not None:
         columns[spec.bucket.name] = bucket_raw(table.column(TIME_COLUMN), spec.bucket, unit)
         keys.append(spec.bucket.name)
