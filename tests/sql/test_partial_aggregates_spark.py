@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -85,7 +84,7 @@ def _pre_aggregated(df: DataFrame) -> bool:
 
 
 def _from_metadata(df: DataFrame) -> bool:
-    return "LocalRelation" in df._jdf.queryExecution().analyzed().toString()
+    return "tsfile" not in df._jdf.queryExecution().executedPlan().toString()
 
 
 def _same(query: str, catalog: Catalog, spark: SparkSession, name: str) -> None:
@@ -269,18 +268,30 @@ def test_rewritten_equals_spark(
     _same(query, catalog, spark, name)
 
 
-def test_catalog_scans_plan_one_partition_per_core(
-    catalog: Catalog, spark: SparkSession, tmp_path: Path
-) -> None:
-    big = [(i * 1000, "a", f"d{i % 40}", float(i), i, None) for i in range(140_000)]
+def test_catalog_scans_plan_one_partition_per_core(catalog: Catalog, spark: SparkSession) -> None:
     name = f"t{next(_counter)}"
     catalog.sql(
         f"CREATE TABLE {name} ({_SCHEMA.format(time='bigint')}) USING tsfile "
         "OPTIONS (tagColumns 'city,dev')"
     )
-    spark.createDataFrame(big, _SCHEMA.format(time="bigint")).createOrReplaceTempView("big_src")
+    spark.range(140_000).selectExpr(
+        "id * 1000 AS time",
+        "'a' AS city",
+        "concat('d', CAST(id % 40 AS STRING)) AS dev",
+        "CAST(id AS DOUBLE) AS v",
+        "CAST(id AS INT) AS n",
+        "CAST(NULL AS STRING) AS s",
+    ).createOrReplaceTempView("big_src")
     catalog.sql(f"INSERT INTO {name} SELECT * FROM big_src")
     scan = catalog.sql(f"SELECT * FROM {name}")
-    # One part of 140,000 rows, split by device groups over defaultParallelism (2) cores.
+    # 140,000 rows over defaultParallelism (2) cores: two partitions of about 70,000 rows (the
+    # former default, 1,000,000 rows each, packed them into one).
     assert spark.sparkContext.defaultParallelism == 2
     assert scan.rdd.getNumPartitions() == 2
+
+
+def test_local_session_talks_to_workers_over_unix_sockets(spark: SparkSession) -> None:
+    from tsfile_catalog.session import UNIX_SOCKET_CONF
+
+    # Every Spark test of the suite runs Python workers through it; this pins that it is on.
+    assert spark.conf.get(UNIX_SOCKET_CONF) == "true"
