@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,9 @@ from tsfile_catalog.exceptions import TsFileCatalogError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["register", "local_session"]
+__all__ = ["register", "local_session", "UNIX_SOCKET_CONF"]
+
+UNIX_SOCKET_CONF = "spark.python.unix.domain.socket.enabled"
 
 
 def register(spark: SparkSession) -> None:
@@ -63,6 +66,12 @@ def local_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
     )
+    if hasattr(socket, "AF_UNIX"):
+        # Python workers and the driver talk over Unix domain sockets instead of TCP on
+        # loopback: about 10% off the fixed cost of every query on a Python source (measured,
+        # issue 12). Where the platform has none, Spark's default TCP stays; ``config`` may
+        # turn it off too.
+        builder = builder.config(UNIX_SOCKET_CONF, "true")
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

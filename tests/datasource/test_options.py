@@ -50,6 +50,8 @@ def test_unknown_option_lists_valid_ones() -> None:
         ({"versionAsOf": "x"}, "versionAsOf"),
         ({"versionAsOf": "1", "timestampAsOf": "2024-01-01"}, "mutually exclusive"),
         ({"rowsPerPartition": "0"}, "rowsPerPartition"),
+        ({"partitions": "0"}, "partitions"),
+        ({"partitions": "many"}, "partitions"),
         ({"model": "tree"}, "model"),
         ({"columns": "a,,b"}, "columns"),
     ],

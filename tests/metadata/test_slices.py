@@ -43,3 +43,18 @@ def test_pushed_tags_skip_parts_and_shrink_estimates() -> None:
     pushdown = ScanPushdown(tag_values=(("city", frozenset({"a"})),))
     groups = plan_slices(parts, pushdown, ["city"], target_rows=600)
     assert [[s.path for s in g] for g in groups] == [["p0"]]
+
+
+def test_default_partitioning_spreads_rows_over_the_cores() -> None:
+    from tsfile_catalog.metadata.slices import MIN_PARTITION_ROWS, rows_per_partition
+
+    big = _part("big", [(f"c{i}", 100_000) for i in range(8)])
+    target = rows_per_partition([big], ScanPushdown(), ["city"], partitions=4)
+    assert target == 200_000
+    assert len(plan_slices([big], ScanPushdown(), ["city"], target)) == 4
+    # A TAG filter keeps two devices: two partitions' worth is one per core of two.
+    pushdown = ScanPushdown(tag_values=(("city", frozenset({"c0", "c1"})),))
+    assert rows_per_partition([big], pushdown, ["city"], partitions=2) == 100_000
+    # Small scans stay in one partition whatever the core count.
+    small = _part("small", None, rows=1_000)
+    assert rows_per_partition([small], ScanPushdown(), ["city"], 8) == MIN_PARTITION_ROWS

@@ -49,6 +49,8 @@ _READ_KEYS = (
     "tableUuid",
     "rowsPerPartition",
     "useMetadataCache",
+    "partitions",
+    "partialAggregate",
 )
 _WRITE_KEYS = (
     "path",
@@ -207,9 +209,13 @@ class ReadOptions:
     version_as_of: int | None = None
     timestamp_as_of: str | None = None
     table_uuid: str | None = None
-    rows_per_partition: int = 1_000_000
+    rows_per_partition: int | None = None
     use_metadata_cache: bool = True
     storage_options: Mapping[str, Any] = field(default_factory=dict)
+    # About how many partitions a scan plans (one per core); rowsPerPartition overrides it.
+    partitions: int | None = None
+    # JSON of a metadata.partial_aggregates.PartialSpec: the scan returns partial aggregates.
+    partial_aggregate: str | None = None
 
     def bind_context(self, session_time_zone: str | None = None) -> BindContext:
         """How the ``where`` predicate binds: the ``timeZone`` option, else the session time
@@ -253,9 +259,11 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         version_as_of=version,
         timestamp_as_of=timestamp,
         table_uuid=(opts.get("tableUuid") or "").strip() or None,
-        rows_per_partition=cast(int, _int(opts, "rowsPerPartition", 1_000_000, 1)),
+        rows_per_partition=_int(opts, "rowsPerPartition", None, 1),
         use_metadata_cache=_bool(opts, "useMetadataCache", True),
         storage_options=storage_options_from(opts),
+        partitions=_int(opts, "partitions", None, 1),
+        partial_aggregate=(opts.get("partialAggregate") or "").strip() or None,
     )
 
 

@@ -14,6 +14,7 @@ property of every SQL job) and filters rows exactly.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
@@ -40,7 +41,7 @@ from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
-from tsfile_catalog.metadata.slices import FileSlice, plan_slices
+from tsfile_catalog.metadata.slices import FileSlice, plan_slices, rows_per_partition
 from tsfile_catalog.table.reading import read_slices
 
 __all__ = ["TsFilePartition", "TsFileScanReader", "TsFilePushFiltersReader", "plan_scan_slices"]
@@ -67,7 +68,18 @@ def plan_scan_slices(
     else:
         plan = plan_bound(scan.schema, scan.parts, predicate)
         pushdown, parts = plan.pushdown, plan.parts
-    return pushdown, plan_slices(parts, pushdown, scan.schema.tag_names, options.rows_per_partition)
+    target = options.rows_per_partition
+    if target is None:
+        partitions = options.partitions or default_partitions()
+        target = rows_per_partition(parts, pushdown, scan.schema.tag_names, partitions)
+    return pushdown, plan_slices(parts, pushdown, scan.schema.tag_names, target)
+
+
+def default_partitions() -> int:
+    """The cores this process may use: the planning worker runs next to the driver, so in
+    local mode these are the cores the tasks share (a catalog scan passes Spark's own
+    ``defaultParallelism`` in the ``partitions`` option instead)."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
 _SESSION_TIME_ZONE = "spark.sql.session.timeZone"
@@ -139,6 +151,12 @@ class TsFileScanReader(DataSourceReader):
 
     def _read_tables(self, partition: TsFilePartition) -> Iterator[pa.Table]:
         scan, options = self._scan, self._options
+        for table in self._read_raw(partition):
+            yield to_output(table, scan.schema, self._out_schema, options.precision)
+
+    def _read_raw(self, partition: TsFilePartition) -> Iterator[pa.Table]:
+        """The partition's rows of ``self._columns``, exactly filtered, in the raw domain."""
+        scan, options = self._scan, self._options
         predicate = self._predicate(_session_time_zone())
         if ex.needs_time_zone(predicate):
             raise PredicateError(
@@ -152,10 +170,9 @@ class TsFileScanReader(DataSourceReader):
             else ScanPushdown(residual=predicate)
         )
         io = FileIO(scan.base or options.path, options.storage_options)
-        for table in read_slices(
+        yield from read_slices(
             io, scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
-        ):
-            yield to_output(table, scan.schema, self._out_schema, options.precision)
+        )
 
 
 _SPARK_OPS: dict[type, ex.CompareOp] = {

@@ -28,6 +28,7 @@ from tsfile_catalog.datasource.options import (
     parse_write_options,
     split_stream_options,
 )
+from tsfile_catalog.datasource.partial import TsFilePartialReader, partial_schema
 from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
 from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.datasource.watermark import stream_schema
@@ -35,6 +36,7 @@ from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
 from tsfile_catalog.metadata.expressions import Expr, bind
+from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.table.scan import resolve_columns
 
@@ -114,7 +116,14 @@ class TsFileDataSource(DataSource):
         bind(expr, self._scan.schema, self._read_options.bind_context())
         return expr
 
+    @cached_property
+    def _partial(self) -> PartialSpec | None:
+        text = self._read_options.partial_aggregate
+        return None if text is None else parse_partial_spec(text, self._scan.schema)
+
     def _batch_schema(self) -> StructType:
+        if self._partial is not None:
+            return partial_schema(self._partial, self._scan.schema, self._read_options.timestamp_as)
         return spark_schema(self._scan.schema, self._columns, self._read_options.timestamp_as)
 
     def schema(self) -> StructType:
@@ -137,6 +146,10 @@ class TsFileDataSource(DataSource):
         # the table's own schema typed out differs (``time`` is NOT NULL), and Spark would
         # then refuse every batch: any user-specified schema is refused here.
         _check_schema(schema, expected)
+        if self._partial is not None:
+            return TsFilePartialReader(
+                self._scan, self._read_options, self._partial, expected, self._where
+            )
         cls = TsFilePushFiltersReader if self._read_options.push_filters else TsFileScanReader
         return cls(self._scan, self._read_options, self._columns, expected, self._where)
 

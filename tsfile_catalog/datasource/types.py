@@ -20,6 +20,7 @@ from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.table.time_buckets import floor_divide
 
 __all__ = [
     "spark_schema",
@@ -100,16 +101,6 @@ def _raw_to_micros(array: pa.ChunkedArray | pa.Array, unit: TimeUnit) -> pa.Arra
     elif div != 1:
         array = floor_divide(array, div)
     return array
-
-
-def floor_divide(array: pa.Array | pa.ChunkedArray, divisor: int) -> pa.Array:
-    """Integer floor division, so a pre-epoch value lands in the unit that contains it
-    (Arrow's integer divide truncates toward zero; float division loses int64 precision)."""
-    quotient = pc.divide(array, divisor)
-    inexact_negative = pc.and_(
-        pc.less(array, 0), pc.not_equal(pc.multiply(quotient, divisor), array)
-    )
-    return pc.if_else(inexact_negative, pc.subtract(quotient, 1), quotient)
 
 
 def to_output(

@@ -15,7 +15,18 @@ from dataclasses import dataclass
 from tsfile_catalog.metadata.expressions import ScanPushdown
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 
-__all__ = ["FileSlice", "plan_slices", "estimated_rows", "matching_devices"]
+__all__ = [
+    "FileSlice",
+    "plan_slices",
+    "estimated_rows",
+    "matching_devices",
+    "rows_per_partition",
+    "MIN_PARTITION_ROWS",
+]
+
+# Below this many rows a partition costs more (a task, a Python worker hand-off) than it
+# saves: small scans stay in one partition whatever the core count.
+MIN_PARTITION_ROWS = 65_536
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,3 +112,16 @@ def plan_slices(
     if pending:
         out.append(pending)
     return out
+
+
+def rows_per_partition(
+    parts: Sequence[PartFile],
+    pushdown: ScanPushdown,
+    tag_names: Sequence[str],
+    partitions: int,
+    minimum: int = MIN_PARTITION_ROWS,
+) -> int:
+    """The ``target_rows`` that spreads the rows ``pushdown`` keeps of ``parts`` over about
+    ``partitions`` partitions (one per core), but never below ``minimum`` rows each."""
+    total = sum(estimated_rows(p, matching_devices(p, pushdown, tag_names)) for p in parts)
+    return max(minimum, math.ceil(total / max(1, partitions)))

@@ -39,6 +39,7 @@ __all__ = [
     "rewrite_table_refs",
     "as_metadata_count",
     "single_table_ref",
+    "as_single_table_scan",
     "projection",
 ]
 
@@ -168,6 +169,26 @@ def as_metadata_count(query: exp.Expr) -> tuple[TableRef, str | None] | None:
     if found[0].pushed_count != len(conjuncts):
         return None
     return found[0].ref, found[0].ref.where
+
+
+def as_single_table_scan(query: exp.Expr) -> TableRef | None:
+    """The table reference of a query that reads exactly one table, in its own FROM, whose
+    every WHERE conjunct that reference's scan evaluates (its ``where``); None otherwise.
+
+    Such a query may be answered from that one scan alone, its WHERE dropped (the partial
+    aggregates of ``tsfile_catalog.sql.partial_aggregates``).
+    """
+    if not isinstance(query, exp.Select) or query.args.get("joins") or query.args.get("with_"):
+        return None
+    found = _analyze(_normalized(query))
+    from_ = query.args.get("from_")
+    if len(found) != 1 or from_ is None or not isinstance(from_.this, exp.Table):
+        return None
+    where = query.args.get("where")
+    conjuncts = list(_conjuncts(where.this)) if where is not None else []
+    if found[0].pushed_count != len(conjuncts):
+        return None
+    return found[0].ref
 
 
 @dataclass(eq=False)

@@ -43,6 +43,7 @@ from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.expressions import needs_time_zone
 from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.manifest import Operation
+from tsfile_catalog.metadata.partial_aggregates import PartialSpec
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark_types import tsfile_type_of_sql
@@ -51,11 +52,13 @@ from tsfile_catalog.sql import ddl, dml, stats_aggregates, table_options
 from tsfile_catalog.sql.analysis import (
     TableRef,
     as_metadata_count,
+    as_single_table_scan,
     projection,
     rewrite_table_refs,
     table_refs,
 )
 from tsfile_catalog.sql.parse import parse_statement
+from tsfile_catalog.sql.partial_aggregates import plan_partial_aggregate
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.registry import parse_table_name as _table_name
 from tsfile_catalog.sql.statements import (
@@ -399,8 +402,12 @@ class Catalog:
         columns: Sequence[str] | None = None,
         where: str | None = None,
         time_travel: TimeTravel | None = None,
+        partial: PartialSpec | None = None,
     ) -> DataFrame:
         options = self._source_options(entry, table_options.read_options(entry))
+        options.update(self._parallelism())
+        if partial is not None:
+            options["partialAggregate"] = partial.to_json()
         if columns is not None:
             options["columns"] = ",".join(columns)
         if where is not None:
@@ -417,6 +424,15 @@ class Catalog:
             # Resolved here: the source's workers do not know the session time zone.
             options["timestampAsOf"] = str(self._as_of_ms(time_travel))
         return self._spark.read.format("tsfile").options(**options).load()
+
+    def _parallelism(self) -> dict[str, str]:
+        """The ``partitions`` option: Spark's ``defaultParallelism``, which only the driver
+        knows (the source plans in a worker process); nothing where it is not available."""
+        try:
+            return {"partitions": str(self._spark.sparkContext.defaultParallelism)}
+        except Exception as e:  # noqa: BLE001 - Spark Connect has no SparkContext
+            _log.debug("no defaultParallelism: %s", e)
+            return {}
 
     def _session_time_zone(self) -> str | None:
         """``spark.sql.session.timeZone`` when this package can resolve it, else None."""
@@ -503,6 +519,9 @@ class Catalog:
         answered = self._stats_aggregates(query)
         if answered is not None:
             return answered
+        partial = self._partial_aggregate(query)
+        if partial is not None:
+            return partial
         return self._query(query)
 
     def _stats_aggregates(self, query: exp.Query) -> DataFrame | None:
@@ -520,6 +539,43 @@ class Catalog:
         return stats_aggregates.answer(
             self._spark, query, found, scan, plan, io, timestamp_as=timestamp_as
         )
+
+    def _partial_aggregate(self, query: exp.Query) -> DataFrame | None:
+        """``query`` with its aggregation started inside the scan (partial aggregates merged
+        by Spark), or None when its shape is not one :mod:`~tsfile_catalog.sql.
+        partial_aggregates` rewrites. Spark's analysis of the original query names the
+        columns and is the check: a rewrite whose types differ is not used."""
+        ref = as_single_table_scan(query)
+        entry = self._entry(ref.table) if ref is not None else None
+        if ref is None or entry is None:
+            return None
+        table = self._resolve(entry, ref.time_travel)
+        rewrite = plan_partial_aggregate(
+            query,
+            ref,
+            table.schema,
+            timestamp_as=table_options.timestamp_as(entry),
+            time_zone=self._session_time_zone(),
+        )
+        if rewrite is None:
+            return None
+        if ref.where is not None and self._plan(entry, table, ref.where) is None:
+            return None  # a WHERE the scan cannot evaluate exactly: Spark must see it
+        travel = ref.time_travel
+        if travel is None and table.version is not None:
+            travel = VersionAsOf(table.version)
+        original = self._query(query)
+        scan = self._scan(entry, where=ref.where, time_travel=travel, partial=rewrite.spec)
+        name = self._view_name()
+        scan.createOrReplaceTempView(name)
+        try:
+            result = self._spark.sql(rewrite_table_refs(rewrite.outer, lambda _: name))
+        finally:
+            self._spark.catalog.dropTempView(name)
+        if [f.dataType for f in result.schema] != [f.dataType for f in original.schema]:
+            _log.debug("partial aggregates of %s change its types; not used", query.sql())
+            return original
+        return result.toDF(*original.columns)
 
     def _metadata_count(self, query: exp.Query) -> DataFrame | None:
         found = as_metadata_count(query)

@@ -1,0 +1,297 @@
+"""Aggregate queries pre-aggregated inside the scan equal Spark's own evaluation.
+
+Each table is also loaded into a plain Spark view (``createDataFrame`` of the same rows), and
+the original query over that view is the oracle. Sums and averages of DOUBLE values are
+compared with a relative tolerance: Spark's own result for them depends on the order rows
+are added in (partitions, shuffles), so no exact answer exists; every other value (counts,
+integer sums, min/max, min_by/max_by, buckets, NULL and NaN) must be identical, as must the
+column names and types.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from tsfile_catalog import Catalog
+
+pytestmark = pytest.mark.spark
+
+_ZONES = ["UTC", "America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe"]
+# Around the 2024 DST changes of the zones above, so buckets straddle gaps and overlaps.
+_ANCHORS_MS = [
+    int(dt.datetime(2024, 3, 10, 5, 0, tzinfo=dt.timezone.utc).timestamp() * 1000),
+    int(dt.datetime(2024, 3, 31, 0, 0, tzinfo=dt.timezone.utc).timestamp() * 1000),
+    int(dt.datetime(2024, 4, 6, 14, 0, tzinfo=dt.timezone.utc).timestamp() * 1000),
+    int(dt.datetime(2024, 11, 3, 5, 0, tzinfo=dt.timezone.utc).timestamp() * 1000),
+]
+_SCHEMA = "time {time}, city string, dev string, v double, n int, s string"
+_TOLERANT = ("sum(v)", "avg(v)")
+
+
+@pytest.fixture(scope="module")
+def catalog(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
+    from tsfile_catalog import Catalog
+
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    yield Catalog(spark, str(tmp_path_factory.mktemp("wh")), register_views=False)
+    spark.conf.set("spark.sql.session.timeZone", str(zone))
+
+
+_counter = iter(range(1_000_000))
+
+
+def _load(
+    catalog: Catalog, spark: SparkSession, parts: list[list[tuple[Any, ...]]], form: str
+) -> str:
+    """A catalog table holding ``parts`` (one INSERT each), and the same rows as the plain
+    Spark view ``<name>_oracle``; returns the table name."""
+    name = f"t{next(_counter)}"
+    time_type = "timestamp" if form == "timestamp" else "bigint"
+    # rowsPerPartition 5: several partitions, so Spark merges partials from several tasks.
+    catalog.sql(
+        f"CREATE TABLE {name} ({_SCHEMA.format(time=time_type)}) USING tsfile "
+        f"OPTIONS (tagColumns 'city,dev', timestampAs '{form}', rowsPerPartition '5')"
+    )
+    schema = _SCHEMA.format(time=time_type)
+    everything = []
+    for rows in parts:
+        converted = [(_time(r[0], form), *r[1:]) for r in rows]
+        everything.extend(converted)
+        spark.createDataFrame(converted, schema).createOrReplaceTempView("partial_source")
+        catalog.sql(f"INSERT INTO {name} SELECT * FROM partial_source")
+    spark.createDataFrame(everything, schema).createOrReplaceTempView(f"{name}_oracle")
+    return name
+
+
+def _time(ms: int, form: str) -> Any:
+    if form == "long":
+        return ms
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+
+
+def _pre_aggregated(df: DataFrame) -> bool:
+    return "__tsfc_p" in df._jdf.queryExecution().analyzed().toString()
+
+
+def _from_metadata(df: DataFrame) -> bool:
+    return "tsfile" not in df._jdf.queryExecution().executedPlan().toString()
+
+
+def _same(query: str, catalog: Catalog, spark: SparkSession, name: str) -> None:
+    got = catalog.sql(query.format(t=name))
+    # A count(*) the manifest answers exactly never reaches the scan.
+    assert _pre_aggregated(got) or _from_metadata(got), query
+    _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
+
+
+def _compare(got: DataFrame, want: DataFrame, query: str) -> None:
+    assert [(f.name, f.dataType) for f in got.schema] == [
+        (f.name, f.dataType) for f in want.schema
+    ], query
+    tolerant = [f.name in _TOLERANT for f in want.schema]
+    got_rows, want_rows = _sorted(got.collect()), _sorted(want.collect())
+    assert len(got_rows) == len(want_rows), query
+    for g, w in zip(got_rows, want_rows, strict=True):
+        for a, b, loose in zip(g, w, tolerant, strict=True):
+            assert _equal(a, b, loose), (query, g, w)
+
+
+def _sorted(rows: list[Any]) -> list[tuple[Any, ...]]:
+    return sorted((tuple(r) for r in rows), key=lambda r: repr([_key(v) for v in r]))
+
+
+def _key(value: Any) -> Any:
+    # Sort by the exact columns; a float sum may differ in its last bits.
+    return round(value, 6) if isinstance(value, float) and math.isfinite(value) else value
+
+
+def _equal(a: Any, b: Any, loose: bool) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) if loose else a == b
+    return bool(a == b)
+
+
+_FIXED = [
+    [
+        (_ANCHORS_MS[0] + 0, "a", "x", 1.5, 1, "q"),
+        (_ANCHORS_MS[0] + 3_600_000, "a", "x", None, None, None),
+        (_ANCHORS_MS[0] + 7_000_000, "a", "y", float("nan"), 3, "b"),
+        (_ANCHORS_MS[0] + 9_000_000, "b", "x", -2.0, -4, "z"),
+    ],
+    [
+        (_ANCHORS_MS[0] + 1_000, "a", "x", 2.5, 5, "c"),
+        (_ANCHORS_MS[0] + 90_000_000, "b", "y", 0.25, 7, None),
+    ],
+]
+
+
+def test_hourly_average_per_device_and_friends(catalog: Catalog, spark: SparkSession) -> None:
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    name = _load(catalog, spark, _FIXED, "timestamp")
+    for query in [
+        "SELECT city, dev, date_trunc('HOUR', time) AS hour, avg(v), count(*), count(v), "
+        "sum(n), min(v), max(v), min(s), max(s), max_by(v, time), min_by(n, time) "
+        "FROM {t} GROUP BY city, dev, date_trunc('HOUR', time)",
+        "SELECT city, avg(n) AS a FROM {t} WHERE v > 0 GROUP BY 1 HAVING count(*) > 0 "
+        "ORDER BY a DESC LIMIT 5",
+        "SELECT date_trunc('DAY', time), count(*), max(time) FROM {t} "
+        "WHERE city = 'a' AND time >= TIMESTAMP'2024-03-10 00:00:00' GROUP BY 1",
+        "SELECT sum(v), avg(v), count(*) FROM {t} WHERE n > 100",
+    ]:
+        _same(query, catalog, spark, name)
+
+
+def test_long_time_floor_buckets(catalog: Catalog, spark: SparkSession) -> None:
+    name = _load(catalog, spark, _FIXED, "long")
+    _same(
+        "SELECT dev, floor(time / 3600000) * 3600000 AS b, avg(v), max_by(s, time), sum(n) "
+        "FROM {t} WHERE time < 1710100000000 GROUP BY dev, floor(time / 3600000) * 3600000",
+        catalog,
+        spark,
+        name,
+    )
+
+
+def test_unsupported_shapes_run_unchanged(catalog: Catalog, spark: SparkSession) -> None:
+    name = _load(catalog, spark, _FIXED[:1], "long")
+    for query in [
+        "SELECT city, count(DISTINCT v) FROM {t} GROUP BY city",
+        "SELECT v, count(*) FROM {t} GROUP BY v",
+        "SELECT city, sum(n) FILTER (WHERE n > 1) FROM {t} GROUP BY city",
+        "SELECT city, count(*) FROM {t} WHERE n > 0 OR v > 0 GROUP BY city",
+    ]:
+        got = catalog.sql(query.format(t=name))
+        assert not _pre_aggregated(got)
+        _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
+
+
+# -- the differential property test -----------------------------------------------------------
+
+_values = st.one_of(
+    st.none(), st.just(float("nan")), st.floats(-1e6, 1e6, allow_nan=False).map(lambda x: x or 0.0)
+)
+_rows = st.lists(
+    st.tuples(
+        st.integers(-40_000, 40_000),  # seconds around an anchor (distinct: no max_by ties)
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["x", "y", "z"]),
+        _values,
+        st.one_of(st.none(), st.integers(-1000, 1000)),
+        st.one_of(st.none(), st.sampled_from(["p", "q", "r"])),
+    ),
+    min_size=1,
+    max_size=30,
+    unique_by=lambda r: r[0],
+)
+_aggregates = st.lists(
+    st.sampled_from(
+        [
+            "count(*)",
+            "count(v)",
+            "sum(n)",
+            "sum(v)",
+            "avg(v)",
+            "avg(n)",
+            "min(v)",
+            "max(v)",
+            "max(s)",
+            "min(n)",
+            "max_by(v, time)",
+            "min_by(s, time)",
+        ]
+    ),
+    min_size=1,
+    max_size=4,
+    unique=True,
+)
+_UNITS = ["MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR", "SECOND"]
+
+
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=_rows,
+    split=st.integers(0, 30),
+    anchor=st.sampled_from(_ANCHORS_MS),
+    zone=st.sampled_from(_ZONES),
+    form=st.sampled_from(["timestamp", "long"]),
+    keys=st.sampled_from([(), ("city",), ("city", "dev"), ("dev",)]),
+    bucket=st.one_of(st.none(), st.sampled_from(_UNITS), st.sampled_from([60_000, 3_600_000])),
+    aggregates=_aggregates,
+    where=st.sampled_from([None, "v > 0", "city = 'a'", "n IS NOT NULL", "s >= 'q'"]),
+)
+def test_rewritten_equals_spark(
+    catalog: Catalog,
+    spark: SparkSession,
+    rows: list[tuple[Any, ...]],
+    split: int,
+    anchor: int,
+    zone: str,
+    form: str,
+    keys: tuple[str, ...],
+    bucket: str | int | None,
+    aggregates: list[str],
+    where: str | None,
+) -> None:
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    data = [(anchor + r[0] * 1000, *r[1:]) for r in rows]
+    name = _load(catalog, spark, [p for p in (data[:split], data[split:]) if p], form)
+    group = list(keys)
+    if bucket is not None:
+        if form == "timestamp":
+            unit = bucket if isinstance(bucket, str) else "HOUR"
+            group.append(f"date_trunc('{unit}', time)")
+        else:
+            width = bucket if isinstance(bucket, int) else 3_600_000
+            group.append(f"floor(time / {width}) * {width}")
+    select = ", ".join([*group, *aggregates])
+    query = f"SELECT {select} FROM {{t}}"
+    if where is not None:
+        query += f" WHERE {where}"
+    if group:
+        query += " GROUP BY " + ", ".join(group)
+    _same(query, catalog, spark, name)
+
+
+def test_catalog_scans_plan_one_partition_per_core(catalog: Catalog, spark: SparkSession) -> None:
+    name = f"t{next(_counter)}"
+    catalog.sql(
+        f"CREATE TABLE {name} ({_SCHEMA.format(time='bigint')}) USING tsfile "
+        "OPTIONS (tagColumns 'city,dev')"
+    )
+    spark.range(140_000).selectExpr(
+        "id * 1000 AS time",
+        "'a' AS city",
+        "concat('d', CAST(id % 40 AS STRING)) AS dev",
+        "CAST(id AS DOUBLE) AS v",
+        "CAST(id AS INT) AS n",
+        "CAST(NULL AS STRING) AS s",
+    ).createOrReplaceTempView("big_src")
+    catalog.sql(f"INSERT INTO {name} SELECT * FROM big_src")
+    scan = catalog.sql(f"SELECT * FROM {name}")
+    # 140,000 rows over defaultParallelism (2) cores: two partitions of about 70,000 rows (the
+    # former default, 1,000,000 rows each, packed them into one).
+    assert spark.sparkContext.defaultParallelism == 2
+    assert scan.rdd.getNumPartitions() == 2
+
+
+def test_local_session_talks_to_workers_over_unix_sockets(spark: SparkSession) -> None:
+    from tsfile_catalog.session import UNIX_SOCKET_CONF
+
+    # Every Spark test of the suite runs Python workers through it; this pins that it is on.
+    assert spark.conf.get(UNIX_SOCKET_CONF) == "true"
