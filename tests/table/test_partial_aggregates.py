@@ -156,3 +156,19 @@ def test_count_star_alone_counts_rows() -> None:
     table = pa.table({"time": pa.array([1, 2], pa.int64()), "city": ["a", "b"]})
     spec = PartialSpec((), None, (PartialState("count_all", None, "c"),))
     assert partial_aggregate(table, spec, "ms").to_pylist() == [{"c": 2}]
+
+
+def test_a_bigint_sum_that_overflows_fails_like_sparks_ansi_sum() -> None:
+    # Arrow's integer sum wraps (2**62 + 2**62 is -2**63); Spark's ANSI sum fails instead.
+    spec = PartialSpec(("city",), None, (PartialState("sum", "n", "sn"),))
+    big = pa.table(
+        {
+            "time": pa.array([1, 2], pa.int64()),
+            "city": ["a", "a"],
+            "n": pa.array([2**62, 2**62], pa.int64()),
+        }
+    )
+    with pytest.raises(ArithmeticError, match=r"sum\(n\) overflows BIGINT"):
+        partial_aggregate(big, spec, "ms")
+    fits = big.set_column(2, "n", pa.array([2**62, 2**61], pa.int64()))
+    assert partial_aggregate(fits, spec, "ms").column("sn").to_pylist() == [2**62 + 2**61]

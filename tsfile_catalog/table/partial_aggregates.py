@@ -61,6 +61,7 @@ def partial_aggregate(table: pa.Table, spec: PartialSpec, unit: TimeUnit) -> pa.
     aggregations: list[tuple[Any, ...]] = []
     outputs: dict[str, str] = {}
     nan_flags: dict[str, str] = {}
+    overflow_checks: dict[str, tuple[str, str]] = {}
     for index, state in enumerate(spec.states):
         if state.function == "count_all":
             aggregations.append(([], "count_all"))
@@ -69,13 +70,20 @@ def partial_aggregate(table: pa.Table, spec: PartialSpec, unit: TimeUnit) -> pa.
         assert state.column is not None
         values = table.column(state.column)
         if state.function == "sum_double":
-            values = pc.cast(values, pa.float64())
+            values = pc.cast(values, pa.float64(), safe=False)  # Spark rounds too
         source = f"__in{index}"
         columns[source] = values
         function = _ARROW_FUNCTION[state.function]
         options = _KEEP_NULLS if state.function in ("first", "last") else None
         aggregations.append((source, function, options) if options else (source, function))
         outputs[state.name] = f"{source}_{function}"
+        if state.function == "sum" and pa.types.is_integer(values.type):
+            # Arrow's integer sum wraps on overflow where Spark (ANSI, 4.x's default) fails:
+            # the same sum in doubles tells a group whose exact sum leaves BIGINT.
+            check = f"__ovf{index}"
+            columns[check] = pc.cast(values, pa.float64(), safe=False)
+            aggregations.append((check, "sum"))
+            overflow_checks[state.name] = (f"{check}_sum", state.column)
         if state.function == "max" and pa.types.is_floating(values.type):
             # Spark orders NaN above every number, so one NaN makes the max NaN; Arrow's max
             # skips NaN (its min already agrees: NaN only when every value is NaN).
@@ -85,6 +93,8 @@ def partial_aggregate(table: pa.Table, spec: PartialSpec, unit: TimeUnit) -> pa.
             nan_flags[state.name] = f"{flag}_any"
     grouped = pa.table(columns).group_by(keys, use_threads=not spec.time_ordered)
     result = grouped.aggregate(aggregations)
+    for check, column in overflow_checks.values():
+        _check_bigint_sum(result.column(check), column)
     arrays = [result.column(key) for key in keys]
     for state in spec.states:
         array = result.column(outputs[state.name])
@@ -93,6 +103,21 @@ def partial_aggregate(table: pa.Table, spec: PartialSpec, unit: TimeUnit) -> pa.
             array = pc.if_else(has_nan, pa.scalar(float("nan"), array.type), array)
         arrays.append(array)
     return pa.Table.from_arrays(arrays, names=list(spec.output_names))
+
+
+# Below 2**63 by more than a double sum's rounding over any realistic row count: a partial
+# sum past it overflows BIGINT (a sum just under the limit is refused too, which Spark may
+# still have computed; that edge fails loudly rather than wrapping).
+_BIGINT_SUM_LIMIT = float(2**63) * (1 - 1e-9)
+
+
+def _check_bigint_sum(sums: pa.ChunkedArray, column: str) -> None:
+    largest = pc.max(pc.abs(sums)).as_py()
+    if largest is not None and largest >= _BIGINT_SUM_LIMIT:
+        raise ArithmeticError(
+            f"[ARITHMETIC_OVERFLOW] sum({column}) overflows BIGINT (as Spark's ANSI sum "
+            "fails); cast the column to DECIMAL to sum it"
+        )
 
 
 def state_type(state: PartialState, input_type: pa.DataType) -> pa.DataType:
