@@ -23,6 +23,44 @@ FAKE_AWS_ENV = {
 }
 
 
+CLUSTER_MARKER = "cluster"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{CLUSTER_MARKER}: runs on local-cluster[2,1,1024] (tests/cluster/); one SparkContext "
+        f"per process, so these run only in their own pytest run: -m {CLUSTER_MARKER}",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the cluster tests out unless ``-m`` names them, and refuse a run that would
+    need both the local[2] and the local-cluster session: a process holds one SparkContext,
+    and whichever started first would silently serve both."""
+    if CLUSTER_MARKER not in (config.option.markexpr or ""):
+        kept = [i for i in items if i.get_closest_marker(CLUSTER_MARKER) is None]
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(
+                items=[i for i in items if i.get_closest_marker(CLUSTER_MARKER) is not None]
+            )
+            items[:] = kept
+        return
+    on_cluster = any(i.get_closest_marker(CLUSTER_MARKER) is not None for i in items)
+    local = [
+        i.nodeid
+        for i in items
+        if i.get_closest_marker(CLUSTER_MARKER) is None
+        and "spark" in getattr(i, "fixturenames", ())
+    ]
+    if on_cluster and local:
+        raise pytest.UsageError(
+            f"the {CLUSTER_MARKER} tests need a process of their own (one SparkContext per "
+            f"process), but this run also selects local[2] Spark tests such as {local[0]}; "
+            f"run them separately: -m {CLUSTER_MARKER}"
+        )
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
