@@ -34,6 +34,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(trylast=True)  # after ``-m`` deselected what it does not select
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave the cluster tests out unless ``-m`` names them, and refuse a run that would
     need both the local[2] and the local-cluster session: a process holds one SparkContext,

@@ -12,10 +12,10 @@ below), so every S3 access on them works only through what the project sends: th
 options inside the pickled source, reader, partitions and writer.
 
 Streaming (issues 11a/11b, branches ssrc/ssink) plugs in here after they merge: a module
-``tests/cluster/test_cluster_streaming.py`` with ``pytestmark = CLUSTER_TESTS`` whose tests
-take ``cluster_spark`` and ``cluster_table`` (checkpoints under ``cluster_table.url``), e.g. a
-``readStream`` of an appended-to table and a ``writeStream`` with ``trigger(availableNow=True)``
-into another, on both storages.
+``tests/cluster/test_cluster_streaming.py`` with ``pytestmark = CLUSTER_TESTS`` (from
+tests/cluster/helpers.py) whose tests take ``cluster_spark`` and ``cluster_table``
+(checkpoints under ``cluster_table.url(...)``), e.g. a ``readStream`` of an appended-to table
+and a ``writeStream`` with ``trigger(availableNow=True)`` into another, on both storages.
 """
 
 from __future__ import annotations
@@ -26,20 +26,15 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.cluster.helpers import CLUSTER_MASTER, EXECUTORS, ClusterTable
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-CLUSTER_MASTER = "local-cluster[2,1,1024]"
-EXECUTORS = 2
-
-CLUSTER_TESTS = [pytest.mark.spark, pytest.mark.cluster]
-"""The marks of every cluster test module (``pytestmark = CLUSTER_TESTS``)."""
 
 # What must not reach the executors through the environment: credentials, and fsspec's own
 # configuration variables (FSSPEC_S3_KEY, ...), which would hand them over just as silently.
@@ -115,22 +110,6 @@ def cluster_spark() -> Iterator[SparkSession]:
         shutil.rmtree(work / app_id, ignore_errors=True)
         if work.is_dir() and not any(work.iterdir()):
             work.rmdir()
-
-
-@dataclass(frozen=True)
-class ClusterTable:
-    """Where a cluster test keeps its data: a root URL, and how to reach it."""
-
-    root: str  # a local directory or s3://bucket/prefix, without a trailing slash
-    storage_options: dict[str, Any]  # fsspec's, for the driver-side checks in the test
-
-    @property
-    def fs_options(self) -> dict[str, str]:
-        """The same settings as the source's ``fs.*`` options: how executors get them."""
-        return {f"fs.{k}": str(v) for k, v in self.storage_options.items()}
-
-    def url(self, name: str) -> str:
-        return f"{self.root}/{name}"
 
 
 @pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])

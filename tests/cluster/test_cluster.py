@@ -18,7 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 import tsfile_catalog
-from tests.cluster.conftest import CLUSTER_MASTER, CLUSTER_TESTS, EXECUTORS, ClusterTable
+from tests.cluster.helpers import CLUSTER_MASTER, CLUSTER_TESTS, EXECUTORS, ClusterTable
 from tests.datasource.helpers import write_rows
 from tests.factories import weather_schema
 from tsfile_catalog import Catalog, open_table
