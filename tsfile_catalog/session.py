@@ -43,6 +43,9 @@ def register(spark: SparkSession) -> None:
 
     Installed packages are discovered by Spark without this call (the ``pyspark_tsfile``
     module); registering explicitly helps when the package is only on ``sys.path``.
+
+    Raises:
+        TsFileCatalogError: the session's PySpark is older than :data:`MIN_PYSPARK`.
     """
     import pyspark
 
