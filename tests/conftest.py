@@ -23,6 +23,7 @@ FAKE_AWS_ENV = {
 }
 
 
+CLUSTER_MARKER = "cluster"
 LONG = "long"
 
 
@@ -40,9 +41,20 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{LONG}: minutes-long tests (8 writers x 25 commits); run with --run-long or -m {LONG}",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{CLUSTER_MARKER}: runs on local-cluster[2,1,1024] (tests/cluster/); one SparkContext "
+        f"per process, so these run only in their own pytest run: -m {CLUSTER_MARKER}",
+    )
 
 
+@pytest.hookimpl(trylast=True)  # after ``-m`` deselected what it does not select
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _leave_out_cluster_tests(config, items)
+    _leave_out_long_tests(config, items)
+
+
+def _leave_out_long_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Leave the long tests out of the default run (deselected, not skipped), unless asked
     for with ``--run-long`` or a ``-m`` expression naming them."""
     if config.getoption("--run-long") or LONG in (config.getoption("-m") or ""):
@@ -51,6 +63,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if long:
         config.hook.pytest_deselected(items=long)
         items[:] = [item for item in items if item.get_closest_marker(LONG) is None]
+
+
+def _leave_out_cluster_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the cluster tests out unless ``-m`` names them, and refuse a run that would
+    need both the local[2] and the local-cluster session: a process holds one SparkContext,
+    and whichever started first would silently serve both."""
+    if CLUSTER_MARKER not in (config.option.markexpr or ""):
+        kept = [i for i in items if i.get_closest_marker(CLUSTER_MARKER) is None]
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(
+                items=[i for i in items if i.get_closest_marker(CLUSTER_MARKER) is not None]
+            )
+            items[:] = kept
+        return
+    on_cluster = any(i.get_closest_marker(CLUSTER_MARKER) is not None for i in items)
+    local = [
+        i.nodeid
+        for i in items
+        if i.get_closest_marker(CLUSTER_MARKER) is None
+        and "spark" in getattr(i, "fixturenames", ())
+    ]
+    if on_cluster and local:
+        raise pytest.UsageError(
+            f"the {CLUSTER_MARKER} tests need a process of their own (one SparkContext per "
+            f"process), but this run also selects local[2] Spark tests such as {local[0]}; "
+            f"run them separately: -m {CLUSTER_MARKER}"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,7 @@ from tsfile_catalog.datasource.options import (
     parse_write_options,
     split_stream_options,
 )
-from tsfile_catalog.datasource.source import check_streaming_support
-from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
+from tsfile_catalog.exceptions import OptionError
 
 
 def _parse(**options: str) -> StreamOptions:
@@ -54,10 +53,3 @@ def test_complete_until_write_option_is_checked_when_parsed() -> None:
     assert parse_write_options({"path": "/t", "completeUntil": "3600000"}).complete_until
     with pytest.raises(OptionError, match="'completeUntil' = 'tomorrow'"):
         parse_write_options({"path": "/t", "completeUntil": "tomorrow"})
-
-
-def test_streaming_needs_pyspark_4_2() -> None:
-    check_streaming_support("4.2.0")
-    check_streaming_support("4.3.0")
-    with pytest.raises(TsFileCatalogError, match="PySpark 4.2 or later.*this is PySpark 4.1.1"):
-        check_streaming_support("4.1.1")

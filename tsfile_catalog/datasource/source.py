@@ -34,10 +34,11 @@ from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.datasource.watermark import stream_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.discovery import ResolvedScan
-from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
+from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.session import check_pyspark_version
 from tsfile_catalog.table.scan import resolve_columns
 
 __all__ = ["TsFileDataSource", "SHORT_NAME"]
@@ -49,30 +50,6 @@ USER_SCHEMA_MESSAGE = (
     "the schema comes from the table; drop .schema(...) and choose columns with the "
     "'columns' option"
 )
-
-
-# Admission control (latestOffset(start, limit), getDefaultReadLimit) and
-# Trigger.AvailableNow for Python sources arrived in Spark 4.2 (measured on 4.3; 4.1 has
-# neither, and its streaming reader API differs).
-STREAMING_MIN_SPARK = (4, 2)
-
-
-def check_streaming_support(version: str | None = None) -> None:
-    """Refuse ``spark.readStream`` on a PySpark older than 4.2, naming the version.
-
-    Raises:
-        TsFileCatalogError: the running PySpark is too old.
-    """
-    if version is None:
-        import pyspark
-
-        version = pyspark.__version__
-    numbers = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
-    if numbers < STREAMING_MIN_SPARK:
-        raise TsFileCatalogError(
-            f"spark.readStream.format('tsfile') needs PySpark 4.2 or later (admission control "
-            f"and Trigger.AvailableNow for Python sources); this is PySpark {version}"
-        )
 
 
 class TsFileDataSource(DataSource):
@@ -154,7 +131,12 @@ class TsFileDataSource(DataSource):
         return cls(self._scan, self._read_options, self._columns, expected, self._where)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        check_streaming_support()
+        # Admission control (latestOffset(start, limit), getDefaultReadLimit) and
+        # Trigger.AvailableNow for Python sources arrived in 4.2, the package's floor: checked
+        # again here because the source is found by Spark's discovery without register().
+        import pyspark
+
+        check_pyspark_version(pyspark.__version__)
         # Imported here: the module needs Spark 4.2's streaming API, checked just above.
         from tsfile_catalog.datasource.stream_reader import TsFileStreamReader
 
