@@ -155,6 +155,9 @@ class TsFileScanReader(DataSourceReader):
         for table in read_slices(
             io, scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
         ):
+            # Positional: read_slices returns ``columns`` in order, and a user-specified
+            # schema (a projection) may spell the names in another case.
+            table = table.rename_columns(self._out_schema.names)
             yield to_output(table, scan.schema, self._out_schema, options.precision)
 
 

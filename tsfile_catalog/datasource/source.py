@@ -7,6 +7,7 @@ the one current at ``load()`` (snapshot semantics).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter
@@ -19,10 +20,10 @@ from tsfile_catalog.datasource.options import (
     parse_write_options,
 )
 from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
-from tsfile_catalog.datasource.types import spark_schema
+from tsfile_catalog.datasource.types import project_user_schema, spark_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.discovery import ResolvedScan
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import SchemaMismatchError
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.table.scan import resolve_columns
@@ -30,13 +31,6 @@ from tsfile_catalog.table.scan import resolve_columns
 __all__ = ["TsFileDataSource", "SHORT_NAME"]
 
 SHORT_NAME = "tsfile"
-
-USER_SCHEMA_MESSAGE = (
-    "a user-specified schema (.schema(...) on read) is not supported by the tsfile source: "
-    "the schema comes from the table; drop .schema(...) and choose columns with the "
-    "'columns' option"
-)
-
 
 class TsFileDataSource(DataSource):
     """Reads and writes TsFile table-model data; see docs/options.md for every option."""
@@ -78,15 +72,24 @@ class TsFileDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         expected = self.schema()
-        # Spark never asks the source at load() when a schema is given (measured on 4.3), so
-        # this, when the first query is planned and before any task, is the first chance. Even
-        # the table's own schema typed out differs (``time`` is NOT NULL), and Spark would
-        # then refuse every batch: any user-specified schema is refused here.
-        given = [(f.name.lower(), f.dataType, f.nullable) for f in schema.fields]
-        if given != [(f.name, f.dataType, f.nullable) for f in expected.fields]:
-            raise OptionError(USER_SCHEMA_MESSAGE)
+        columns: Sequence[str] = self._columns
+        if schema != expected:
+            # A user-specified schema (``.schema("time long, city string")``) is a projection.
+            # Spark never asks the source at load() when a schema is given (measured on 4.3:
+            # neither the constructor nor schema() runs, nor on explain()), so this, when the
+            # first query is planned and before any task, is the first chance to check it.
+            columns = project_user_schema(
+                self._scan.schema, schema, self._read_options.timestamp_as
+            )
+            outside = [c for c in columns if c not in self._columns]
+            if outside:
+                raise SchemaMismatchError(
+                    f"the read schema names column '{outside[0]}', which option 'columns' "
+                    f"leaves out ({', '.join(self._columns)})"
+                )
+            expected = schema
         cls = TsFilePushFiltersReader if self._read_options.push_filters else TsFileScanReader
-        return cls(self._scan, self._read_options, self._columns, expected, self._where)
+        return cls(self._scan, self._read_options, columns, expected, self._where)
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         options = parse_write_options(self.options)
