@@ -39,8 +39,9 @@ SMALL_SCAN_CONF = "spark.tsfile.smallScanRows"
 """Session setting for the threshold (a ``Catalog(small_scan_rows=...)`` argument wins)."""
 
 DEFAULT_SMALL_SCAN_ROWS = 100_000
-"""Chosen from ``python -m bench.smallscan`` (docs/benchmarks-smallscan.md): below it the
-driver read plus ``createDataFrame`` beats the data source's job on the same query."""
+"""Chosen from ``python -m bench.smallscan`` (docs/benchmarks-smallscan.md): the largest
+measured scan for which the driver read plus ``createDataFrame`` still beat the data source's
+job on the same query (the next, twice as large, was clearly slower)."""
 
 
 def small_scan_rows(spark: SparkSession, configured: int | None) -> int:
