@@ -16,7 +16,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Scale", "T0_MS", "STEP_MS", "TABLE", "TAG_COLUMNS", "FIELD_COLUMNS", "build_frame"]
+__all__ = [
+    "Scale",
+    "T0_MS",
+    "STEP_MS",
+    "TABLE",
+    "TAG_COLUMNS",
+    "FIELD_COLUMNS",
+    "REALISTIC_TABLE",
+    "REALISTIC_TAGS",
+    "REALISTIC_FIELDS",
+    "build_frame",
+    "realistic_arrow",
+    "write_tsfile",
+    "write_parquet",
+]
 
 T0_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 STEP_MS = 1_000
@@ -38,6 +52,9 @@ class Scale:
     planning_parts: tuple[int, ...]
     planning_devices_per_part: int
     warmup: bool = True  # an untimed run per query (and a tiny write per engine) first
+    # The realistic data set (realistic_arrow): devices x seconds, for bytes and writes.
+    realistic_devices: int = 100
+    realistic_seconds: int = 20_000
 
     @property
     def devices(self) -> int:
@@ -86,6 +103,8 @@ class Scale:
             planning_parts=(100, 1_000),
             planning_devices_per_part=20,
             warmup=False,
+            realistic_devices=10,
+            realistic_seconds=1_000,
         )
 
 
@@ -119,21 +138,71 @@ def build_frame(spark: SparkSession, scale: Scale) -> DataFrame:
     )
 
 
-def write_tsfile(frame: DataFrame, path: str) -> None:
+def write_tsfile(frame: DataFrame, path: str, table: str = TABLE) -> None:
     (
         frame.write.format("tsfile")
-        .option("table", TABLE)
+        .option("table", table)
         .option("tagColumns", ",".join(TAG_COLUMNS))
         .mode("append")
         .save(path)
     )
 
 
-def write_parquet(frame: DataFrame, path: str) -> None:
-    """Snappy Parquet, each file sorted by device then time (the order TsFile stores)."""
+def write_parquet(frame: DataFrame, path: str, compression: str = "snappy") -> None:
+    """Parquet (snappy unless told), each file sorted by device then time (the order TsFile
+    stores)."""
     (
         frame.sortWithinPartitions(*TAG_COLUMNS, "time")
-        .write.option("compression", "snappy")
+        .write.option("compression", compression)
         .mode("overwrite")
         .parquet(path)
+    )
+
+
+# -- the realistic data set (issue 12): values shaped like real sensor readings ---------------
+
+REALISTIC_TABLE = "readings"
+REALISTIC_TAGS = ("region", "device")
+REALISTIC_FIELDS = ("temperature", "pressure", "energy", "door_open", "mode")
+_MODES = ("auto", "eco", "manual", "off")
+
+
+def realistic_arrow(devices: int = 100, seconds: int = 20_000, *, seed: int = 12) -> Any:
+    """Sensor readings as a pyarrow table, one row per device per second, device-major.
+
+    Unlike :func:`build_frame`'s hash noise, the values compress the way real telemetry does:
+    ``temperature`` (DOUBLE) and ``pressure`` (FLOAT) are random walks at sensor precision,
+    ``energy`` (BIGINT) a monotonic counter with small steps, ``door_open`` (BOOLEAN) flips
+    rarely (long runs), ``mode`` (STRING) holds one of four values for minutes at a time. A
+    seeded generator makes every run store the same rows.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    dev = np.repeat(np.arange(devices), seconds)
+    width = max(2, math.ceil(math.log10(devices + 1)))
+    device_names = np.array([f"d{i:0{width}d}" for i in range(devices)], dtype=object)
+    region_names = np.array([f"r{i // 10:02d}" for i in range(devices)], dtype=object)
+    time = T0_MS + np.tile(np.arange(seconds, dtype=np.int64), devices) * STEP_MS
+    walk = rng.normal(0.0, 0.05, (devices, seconds)).cumsum(axis=1)
+    temperature = np.round(20.0 + rng.uniform(-5, 5, (devices, 1)) + walk, 2).ravel()
+    pressure = np.round(
+        1013.0 + rng.normal(0.0, 0.02, (devices, seconds)).cumsum(axis=1), 1
+    ).astype(np.float32).ravel()
+    energy = rng.poisson(3, (devices, seconds)).cumsum(axis=1).astype(np.int64).ravel()
+    # A state changes with probability p each second: runs of ~1/p seconds.
+    door = (rng.random((devices, seconds)) < 0.002).cumsum(axis=1) % 2 == 1
+    mode_index = (rng.random((devices, seconds)) < 0.005).cumsum(axis=1) % len(_MODES)
+    return pa.table(
+        {
+            "time": pa.array(time, pa.int64()),
+            "region": pa.array(region_names[dev], pa.string()),
+            "device": pa.array(device_names[dev], pa.string()),
+            "temperature": pa.array(temperature, pa.float64()),
+            "pressure": pa.array(pressure, pa.float32()),
+            "energy": pa.array(energy, pa.int64()),
+            "door_open": pa.array(door.ravel(), pa.bool_()),
+            "mode": pa.array(np.array(_MODES, dtype=object)[mode_index.ravel()], pa.string()),
+        }
     )

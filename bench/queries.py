@@ -1,10 +1,12 @@
-"""The six benchmark queries, expressed once and run on both engines.
+"""The benchmark queries, expressed once and run on every engine.
 
-Every query ends in a small aggregate so the timing measures the scan and not ``collect()``
-of millions of rows, and so the two engines' answers can be compared exactly. tsfile gets
-its filter and projection through the ``where`` / ``columns`` options (the only way a Python
-data source sees them); Parquet gets the same SQL predicate as a DataFrame filter, which
-Spark pushes into the Parquet reader natively.
+Every query ends in a small aggregate (Q7/Q8 grouped per device) so the timing measures the
+scan and not ``collect()`` of millions of rows, and so the engines' answers can be compared
+exactly. Four engines: tsfile through the DataFrame API (filter and projection through the
+``where`` / ``columns`` options, the only way a Python data source sees them), tsfile through
+``Catalog.sql`` (the same query as SQL text, which the catalog plans: pruning, small scans in
+the driver, and whatever aggregate pushdown it knows), and Spark on Parquet written with snappy
+and with zstd (the predicate as a DataFrame filter, pushed into the Parquet reader natively).
 """
 
 from __future__ import annotations
@@ -19,20 +21,35 @@ from bench.datagen import STEP_MS, T0_MS, Scale
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Engine", "Query", "ENGINES", "build_queries", "run_query", "same_answer"]
+    from tsfile_catalog import Catalog
 
-Engine = Literal["tsfile", "parquet"]
-ENGINES: tuple[Engine, Engine] = ("tsfile", "parquet")
+__all__ = [
+    "Engine",
+    "Query",
+    "ENGINES",
+    "SQL_TABLE",
+    "build_queries",
+    "run_query",
+    "same_answer",
+    "same_rows",
+    "sql_text",
+]
+
+Engine = Literal["tsfile", "tsfile_sql", "parquet", "parquet_zstd"]
+ENGINES: tuple[Engine, ...] = ("tsfile", "tsfile_sql", "parquet", "parquet_zstd")
+SQL_TABLE = "sensors"  # the catalog name the tsfile_sql engine queries
+HOUR_MS = 3_600_000
 
 
 @dataclass(frozen=True)
 class Query:
     id: str
     title: str
-    kind: Literal["full", "selective", "field"]
+    kind: Literal["full", "selective", "field", "grouped"]
     where: str | None
     columns: tuple[str, ...]  # what the aggregate reads (tsfile ``columns`` option)
     aggregates: tuple[str, ...]  # Spark SQL aggregate expressions
+    group_by: tuple[tuple[str, str], ...] = ()  # (expression, output name)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +59,7 @@ class Query:
             "where": self.where,
             "columns": list(self.columns),
             "aggregates": list(self.aggregates),
+            "group_by": [expr for expr, _ in self.group_by],
         }
 
 
@@ -84,30 +102,72 @@ def build_queries(scale: Scale) -> list[Query]:
             "Q6", "project f_double WHERE f_double > 29", "field", "f_double > 29",
             ("f_double",), ("count(*) AS n", "sum(f_double) AS total"),
         ),
+        Query(
+            "Q7", "hourly average per device over a day", "grouped",
+            _first_day(scale), ("time", "device", "f_double"),
+            ("avg(f_double) AS avg", "count(*) AS n"),
+            (("device", "device"), (f"floor(time / {HOUR_MS})", "hour")),
+        ),
+        Query(
+            "Q8", "last value per device", "grouped", None, ("time", "device", "f_double"),
+            ("max_by(f_double, time) AS last", "max(time) AS at"),
+            (("device", "device"),),
+        ),
     ]
 
 
-def frame(spark: SparkSession, engine: Engine, path: str, query: Query) -> DataFrame:
-    """The query as a DataFrame on ``engine`` (not yet executed)."""
+def _first_day(scale: Scale) -> str:
+    """The first day of data (all of it when the data spans less)."""
+    return f"time >= {T0_MS} AND time < {T0_MS + 24 * HOUR_MS}"
+
+
+def sql_text(query: Query, table: str = SQL_TABLE) -> str:
+    """The query as one SQL statement on catalog table ``table``."""
+    select = [f"{expr} AS {name}" for expr, name in query.group_by] + list(query.aggregates)
+    text = f"SELECT {', '.join(select)} FROM {table}"
+    if query.where:
+        text += f" WHERE {query.where}"
+    if query.group_by:
+        text += " GROUP BY " + ", ".join(expr for expr, _ in query.group_by)
+    return text
+
+
+def frame(
+    spark: SparkSession, engine: Engine, path: str, query: Query, catalog: Catalog | None = None
+) -> DataFrame:
+    """The query as a DataFrame on ``engine`` (not yet executed); ``tsfile_sql`` runs
+    :func:`sql_text` through ``catalog``, where ``path`` is registered as :data:`SQL_TABLE`."""
     from pyspark.sql import functions as F
 
     aggregates = [F.expr(a) for a in query.aggregates]
+    groups = [F.expr(expr).alias(name) for expr, name in query.group_by]
+    if engine == "tsfile_sql":
+        assert catalog is not None, "the tsfile_sql engine needs a catalog"
+        return catalog.sql(sql_text(query))
     if engine == "tsfile":
         reader = spark.read.format("tsfile").option("columns", ",".join(query.columns))
         if query.where:
             reader = reader.option("where", query.where)
-        return reader.load(path).agg(*aggregates)
-    df = spark.read.parquet(path)
-    if query.where:
-        df = df.where(query.where)
-    return df.agg(*aggregates)
+        df = reader.load(path)
+    else:
+        df = spark.read.parquet(path)
+        if query.where:
+            df = df.where(query.where)
+    return df.groupBy(*groups).agg(*aggregates) if groups else df.agg(*aggregates)
 
 
-def run_query(spark: SparkSession, engine: Engine, path: str, query: Query) -> list[Any]:
-    """Execute and return the single result row as a list."""
-    rows = frame(spark, engine, path, query).collect()
-    assert len(rows) == 1
-    return list(rows[0])
+def run_query(
+    spark: SparkSession, engine: Engine, path: str, query: Query, catalog: Catalog | None = None
+) -> list[list[Any]]:
+    """Execute and return the result rows as lists, sorted (grouped queries have several)."""
+    rows = frame(spark, engine, path, query, catalog).collect()
+    assert rows, f"{query.id} on {engine} returned no rows"
+    return sorted((list(r) for r in rows), key=lambda r: [str(v) for v in r])
+
+
+def same_rows(a: Sequence[Sequence[Any]], b: Sequence[Sequence[Any]]) -> bool:
+    """Equal row lists (both sorted), floats compared as :func:`same_answer` does."""
+    return len(a) == len(b) and all(same_answer(x, y) for x, y in zip(a, b, strict=True))
 
 
 def same_answer(a: Sequence[Any], b: Sequence[Any], rel_tol: float = 1e-9) -> bool:

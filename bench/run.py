@@ -29,13 +29,24 @@ from typing import TYPE_CHECKING, Any
 
 from bench.datagen import (
     FIELD_COLUMNS,
+    REALISTIC_TABLE,
     TAG_COLUMNS,
     Scale,
     build_frame,
+    realistic_arrow,
     write_parquet,
     write_tsfile,
 )
-from bench.queries import ENGINES, Query, build_queries, run_query, same_answer
+from bench.queries import (
+    ENGINES,
+    SQL_TABLE,
+    Engine,
+    Query,
+    build_queries,
+    run_query,
+    same_rows,
+    sql_text,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -141,12 +152,26 @@ def _bench_writes(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str,
     tsfile_s, _ = _timed(lambda: write_tsfile(frame, tsfile_path))
     _log(f"  tsfile write {tsfile_s:.1f}s; writing the same frame as Parquet")
     parquet_s, _ = _timed(lambda: write_parquet(frame, parquet_path))
-    _log(f"  parquet write {parquet_s:.1f}s")
+    _log(f"  parquet write {parquet_s:.1f}s; again with zstd")
+    zstd_path = os.path.join(data_dir, "parquet_zstd")
+    zstd_s, _ = _timed(lambda: write_parquet(frame, zstd_path, "zstd"))
     ts_files, ts_bytes = _files_bytes(tsfile_path, ".tsfile")
     pq_files, pq_bytes = _files_bytes(parquet_path, ".parquet")
+    zstd_files, zstd_bytes = _files_bytes(zstd_path, ".parquet")
     return {
-        "paths": {"tsfile": tsfile_path, "parquet": parquet_path},
+        "paths": {
+            "tsfile": tsfile_path,
+            "tsfile_sql": tsfile_path,
+            "parquet": parquet_path,
+            "parquet_zstd": zstd_path,
+        },
         "rows": scale.rows,
+        "parquet_zstd": {
+            "seconds": zstd_s,
+            "rows_per_s": scale.rows / zstd_s,
+            "files": zstd_files,
+            "data_bytes": zstd_bytes,
+        },
         "tsfile": {
             "seconds": tsfile_s,
             "rows_per_s": scale.rows / tsfile_s,
@@ -163,6 +188,37 @@ def _bench_writes(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str,
     }
 
 
+def _bench_realistic(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str, Any]:
+    """Write the realistic data set as tsfile and as Parquet snappy and zstd: seconds, rows/s,
+    bytes, and a read-back count per engine (all must hold every row)."""
+    frame = spark.createDataFrame(
+        realistic_arrow(scale.realistic_devices, scale.realistic_seconds)
+    ).cache()
+    rows = frame.count()  # materialised once, so each write times the writer alone
+    out: dict[str, Any] = {"rows": rows}
+    writers: dict[str, Callable[[str], None]] = {
+        "tsfile": lambda path: write_tsfile(frame, path, REALISTIC_TABLE),
+        "parquet": lambda path: write_parquet(frame, path),
+        "parquet_zstd": lambda path: write_parquet(frame, path, "zstd"),
+    }
+    for engine, write in writers.items():
+        path = os.path.join(data_dir, f"realistic_{engine}")
+        seconds, _ = _timed(lambda w=write, p=path: w(p))  # type: ignore[misc]
+        suffix = ".tsfile" if engine == "tsfile" else ".parquet"
+        files, size = _files_bytes(path, suffix)
+        reader = spark.read.format("tsfile") if engine == "tsfile" else spark.read.format("parquet")
+        out[engine] = {
+            "seconds": seconds,
+            "rows_per_s": rows / seconds,
+            "files": files,
+            "data_bytes": size,
+            "rows_read_back": reader.load(path).count(),
+        }
+        _log(f"  realistic {engine}: {seconds:.1f}s, {size:,} bytes")
+    frame.unpersist()
+    return out
+
+
 def _bench_queries(
     spark: SparkSession,
     paths: dict[str, str],
@@ -171,15 +227,26 @@ def _bench_queries(
     warmup: bool,
 ) -> list[dict[str, Any]]:
     """Median times per query and engine; the first run's answers are compared."""
+    from tsfile_catalog import Catalog
     from tsfile_catalog.table import open_table
 
     table = open_table(paths["tsfile"])
+    # The tsfile_sql engine: the same table registered in a catalog, queried with SQL text.
+    catalog = Catalog(
+        spark, os.path.join(os.path.dirname(paths["tsfile"]), "warehouse"), register_views=False
+    )
+    catalog.sql(f"CREATE TABLE {SQL_TABLE} USING tsfile LOCATION '{paths['tsfile']}'")
+
+    def execute(engine: Engine, query: Query) -> list[list[Any]]:
+        return run_query(spark, engine, paths[engine], query, catalog)
+
     out: dict[str, dict[str, Any]] = {}
-    answers: dict[str, dict[str, Any]] = {q.id: {} for q in queries}
+    answers: dict[str, dict[str, list[list[Any]]]] = {q.id: {} for q in queries}
     for query in queries:
         plan = table.plan(where=query.where)
         out[query.id] = {
             **query.to_json(),
+            "sql": sql_text(query),
             "parts_opened": len(plan.parts),
             "parts_total": len(plan.parts) + len(plan.pruned),
             "rows_in_opened_parts": sum(p.row_count for p in plan.parts),
@@ -187,13 +254,13 @@ def _bench_queries(
         }
         if warmup:  # untimed
             for engine in ENGINES:
-                answers[query.id][engine] = run_query(spark, engine, paths[engine], query)
+                answers[query.id][engine] = execute(engine, query)
     for rep in range(repetitions):
         for query in queries:
             order = ENGINES if rep % 2 == 0 else ENGINES[::-1]
             for engine in order:
                 seconds, answer = _timed(
-                    lambda e=engine, q=query: run_query(spark, e, paths[e], q)  # type: ignore[misc]
+                    lambda e=engine, q=query: execute(e, q)  # type: ignore[misc]
                 )
                 out[query.id]["times"][engine].append(seconds)
                 answers[query.id].setdefault(engine, answer)
@@ -202,16 +269,25 @@ def _bench_queries(
     for query in queries:
         entry = out[query.id]
         got = answers[query.id]
-        entry["answers"] = got
-        entry["same_answer"] = same_answer(got["tsfile"], got["parquet"])
-        if not entry["same_answer"]:
-            _log(f"  {query.id}: ANSWERS DIFFER tsfile={got['tsfile']} parquet={got['parquet']}")
+        # The first row per engine (grouped queries: the first group) and the row count.
+        entry["answers"] = {engine: rows[0] for engine, rows in got.items()}
+        entry["result_rows"] = len(got["parquet"])
+        differ = [e for e in ENGINES if not same_rows(got[e], got["parquet"])]
+        entry["same_answer"] = not differ
+        if differ:
+            _log(f"  {query.id}: ANSWERS DIFFER from Parquet on {', '.join(differ)}: "
+                 f"{ {e: got[e][:3] for e in ENGINES} }")
         medians = {e: statistics.median(entry["times"][e]) for e in ENGINES}
         entry["median_s"] = medians
         entry["ratio"] = medians["tsfile"] / medians["parquet"]
+        entry["ratios"] = {
+            f"{ours}/{peer}": medians[ours] / medians[peer]
+            for ours in ("tsfile", "tsfile_sql")
+            for peer in ("parquet", "parquet_zstd")
+        }
         results.append(entry)
-        _log(f"  {query.id}: tsfile {medians['tsfile']:.3f}s parquet {medians['parquet']:.3f}s "
-             f"ratio {entry['ratio']:.2f} parts {entry['parts_opened']}/{entry['parts_total']}")
+        _log(f"  {query.id}: " + ", ".join(f"{e} {medians[e]:.3f}s" for e in ENGINES)
+             + f"; parts {entry['parts_opened']}/{entry['parts_total']}")
     return results
 
 
@@ -311,6 +387,9 @@ def run(
              f"{scale.parts} parts")
         writes = _bench_writes(spark, scale, str(data))
         results["write"] = writes
+        _log(f"realistic data set: {scale.realistic_devices} devices x "
+             f"{scale.realistic_seconds:,} s, tsfile and Parquet snappy/zstd")
+        results["realistic"] = _bench_realistic(spark, scale, str(data))
         queries = build_queries(scale)
         _log(f"queries: {scale.repetitions} repetitions, alternating engine order")
         results["queries"] = _bench_queries(
@@ -349,9 +428,10 @@ def run(
             results["profile"] = _profile(writes["paths"]["tsfile"], slowest, out)
         results["load_average"]["end"] = os.getloadavg()
         results["elapsed_s"] = time.perf_counter() - started
-        from bench.report import evaluate_targets
+        from bench.report import evaluate_sql_targets, evaluate_targets
 
         results["targets"] = evaluate_targets(results)
+        results["sql_targets"] = evaluate_sql_targets(results)
         (out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
         if docs_path is not None:
             from bench.report import write_report

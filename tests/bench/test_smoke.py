@@ -31,20 +31,34 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     )
 
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert [q["id"] for q in results["queries"]] == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
+    ids = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8"]
+    assert [q["id"] for q in results["queries"]] == ids
+    assert set(ENGINES) == {"tsfile", "tsfile_sql", "parquet", "parquet_zstd"}
     for query in results["queries"]:
         for engine in ENGINES:
             assert query["times"][engine], (query["id"], engine)
             assert all(t > 0 for t in query["times"][engine]), (query["id"], engine)
             assert query["median_s"][engine] > 0
+        # Every engine (both tsfile paths, both Parquet codecs) gave Parquet's rows.
         assert query["same_answer"], (query["id"], query["answers"])
-        assert query["answers"]["tsfile"][0] > 0, f"{query['id']} matched no rows"
+        assert query["result_rows"] > 0, f"{query['id']} matched no rows"
+    by_id = {q["id"]: q for q in results["queries"]}
+    assert by_id["Q7"]["result_rows"] > 1 and by_id["Q8"]["result_rows"] == 20  # per device
+    assert "GROUP BY device" in by_id["Q8"]["sql"]
+    # The realistic set: every engine wrote and read back every row.
+    realistic = results["realistic"]
+    for engine in ("tsfile", "parquet", "parquet_zstd"):
+        assert realistic[engine]["rows_read_back"] == realistic["rows"] == 10_000
+        assert realistic[engine]["data_bytes"] > 0
+    sql_targets = {t["key"]: t for t in results["sql_targets"]}
+    assert set(sql_targets) == {"Q1", "Q2", "Q7", "Q8", "Q3_Q5", "Q6", "bytes", "write"}
+    assert all(t["met"] in (True, False) for t in sql_targets.values())
+    assert "## Targets of issue 12" in docs.read_text()
     assert results["write"]["tsfile"]["rows_per_s"] > 0
     assert results["write"]["parquet"]["data_bytes"] > 0
     targets = {t["key"]: t for t in results["targets"]}
     assert targets["selective"]["value"] > 0 and targets["planning"]["met"] is None
     # Selective queries must actually prune parts, or they measure nothing selective.
-    by_id = {q["id"]: q for q in results["queries"]}
     assert by_id["Q3"]["parts_opened"] < by_id["Q3"]["parts_total"]
     assert by_id["Q5"]["parts_opened"] < by_id["Q5"]["parts_total"]
     assert docs.exists() and "| Q6 |" in docs.read_text()

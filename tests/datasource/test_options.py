@@ -81,7 +81,7 @@ def test_write_options_defaults_and_values() -> None:
     assert opts.tag_columns == ("city", "device")
     assert opts.compression == "ZSTD" and opts.encoding == "GORILLA"
     assert opts.on_duplicate == "last" and opts.max_rows_per_file == 10
-    assert parse_write_options({"path": "/t"}).compression == "LZ4"
+    assert parse_write_options({"path": "/t"}).compression == "ZSTD"
 
 
 @pytest.mark.parametrize(

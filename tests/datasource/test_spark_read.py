@@ -96,6 +96,22 @@ def test_columns_option_projects_and_orders(spark: SparkSession, weather_dir: Pa
     assert sorted((r.time, r.hum) for r in df.collect()) == [(t, t) for t in range(5, 10)]
 
 
+def test_a_user_schema_is_a_projection(spark: SparkSession, weather_dir: Path) -> None:
+    # .schema() selects and orders columns like the 'columns' option (names case-insensitive,
+    # nullability may be looser), with the table's types.
+    df = (
+        spark.read.format("tsfile")
+        .schema("HUM int, time bigint, City string")
+        .option("where", "device = 'd1' AND temp > 6")
+        .load(str(weather_dir))
+    )
+    assert df.columns == ["HUM", "time", "City"]
+    projected = spark.read.format("tsfile").option("columns", "hum,time,city")
+    expected = projected.option("where", "device = 'd1' AND temp > 6").load(str(weather_dir))
+    assertDataFrameEqual(df, expected.toDF("HUM", "time", "City"))
+    assert sorted(r.time for r in df.collect()) == list(range(5, 10))
+
+
 def test_time_and_tag_only_projection_has_one_row_per_device_time(
     spark: SparkSession, weather_dir: Path
 ) -> None:

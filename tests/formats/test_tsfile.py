@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -258,8 +259,8 @@ def test_the_adapter_reads_what_it_wrote_through_the_format_protocol(tmp_path: P
     assert rows == [{"time": 5, "temp": None}, {"time": 7, "temp": 3.0}]
 
 
-# Writes the same rows three times in one fresh process: with the settings under test, again
-# with them, then with ZSTD; prints the three file sizes.
+# Writes the same rows three times in one fresh process: with the settings under test (JSON
+# WriteSettings fields), again with them, then with the other settings; prints the sizes.
 FIRST_WRITES = """
 import json, os, sys
 import pyarrow as pa
@@ -267,18 +268,22 @@ from tests.factories import table_schema
 from tsfile_catalog.formats.tsfile import WriteSettings, write_file
 from tsfile_catalog.metadata.schema import DataType
 
-out, compression, encoding = sys.argv[1:]
+def settings(text):
+    given = json.loads(text)
+    pairs = tuple(tuple(p) for p in given.pop("column_encodings", []))
+    return WriteSettings(**given, column_encodings=pairs)
+
+out, chosen, other = sys.argv[1], settings(sys.argv[2]), settings(sys.argv[3])
 schema = table_schema("weather", fields=[("temp", DataType.DOUBLE), ("note", DataType.STRING)])
 n = 5000
 data = pa.table({
     "time": pa.array(range(n), pa.int64()),
     "city": pa.array(["a"] * n),
-    "temp": pa.array([float(i % 7) for i in range(n)], pa.float64()),
+    "temp": pa.array([float(i % 7) + i / 1000 for i in range(n)], pa.float64()),
     "note": pa.array(["the same note"] * n),
 })
-chosen = WriteSettings(compression=compression, encoding=encoding)
 sizes = []
-for i, settings in enumerate([chosen, chosen, WriteSettings(compression="ZSTD")]):
+for i, settings in enumerate([chosen, chosen, other]):
     path = os.path.join(out, f"{i}.tsfile")
     write_file(path, data, schema, settings)
     sizes.append(os.path.getsize(path))
@@ -286,11 +291,9 @@ print(json.dumps(sizes))
 """
 
 
-def test_the_first_file_a_fresh_process_writes_uses_the_chosen_settings(tmp_path: Path) -> None:
-    # The native library resets its configuration when it initialises, lazily, in the first
-    # writer a process creates; only a fresh process (like a new Spark Python worker) shows it.
+def _first_writes(tmp_path: Path, chosen: dict[str, Any], other: dict[str, Any]) -> list[int]:
     done = subprocess.run(
-        [sys.executable, "-c", FIRST_WRITES, str(tmp_path), "UNCOMPRESSED", "PLAIN"],
+        [sys.executable, "-c", FIRST_WRITES, str(tmp_path), json.dumps(chosen), json.dumps(other)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -298,7 +301,31 @@ def test_the_first_file_a_fresh_process_writes_uses_the_chosen_settings(tmp_path
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    first, second, zstd = json.loads(done.stdout)
+    return list(json.loads(done.stdout))
+
+
+def test_the_first_file_a_fresh_process_writes_uses_the_chosen_settings(tmp_path: Path) -> None:
+    # The native library resets its configuration when it initialises, lazily, in the first
+    # writer a process creates; only a fresh process (like a new Spark Python worker) shows it.
+    first, second, zstd = _first_writes(
+        tmp_path, {"compression": "UNCOMPRESSED", "encoding": "PLAIN"}, {"compression": "ZSTD"}
+    )
     # The settings visibly change the file, so equal sizes below are not a coincidence.
     assert second > 10 * zstd
     assert first == second, "the first file ignored compression/encoding (native defaults)"
+
+
+@pytest.mark.parametrize(
+    ("chosen", "other"),
+    [
+        # The per-type defaults (PLAIN for DOUBLE) against a GORILLA override, both ways.
+        ({}, {"column_encodings": [["temp", "GORILLA"]]}),
+        ({"column_encodings": [["temp", "GORILLA"]]}, {}),
+    ],
+)
+def test_the_first_file_honours_defaults_and_column_encodings(
+    tmp_path: Path, chosen: dict[str, Any], other: dict[str, Any]
+) -> None:
+    first, second, different = _first_writes(tmp_path, chosen, other)
+    assert second != different, "the settings under test do not change the file"
+    assert first == second, "the first file of a fresh process ignored the encodings"

@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from tsfile_catalog.exceptions import OptionError, PredicateError
-from tsfile_catalog.formats.tsfile import COMPRESSIONS, ENCODINGS, WriteSettings
+from tsfile_catalog.formats.tsfile import (
+    COMPRESSIONS,
+    DEFAULT_COMPRESSION,
+    ENCODINGS,
+    WriteSettings,
+)
 from tsfile_catalog.metadata.completeness import parse_complete_until
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.literals import parse_interval_ns, parse_zone
@@ -23,6 +28,7 @@ __all__ = [
     "WriteOptions",
     "parse_read_options",
     "parse_write_options",
+    "ENCODING_PREFIX",
     "check_tag_columns",
     "StreamWriteOptions",
     "parse_stream_write_options",
@@ -275,8 +281,10 @@ class WriteOptions:
     tag_columns: tuple[str, ...] | None = None
     field_columns: tuple[str, ...] | None = None
     precision: TimeUnit = "ms"
-    compression: str = "LZ4"
+    compression: str = DEFAULT_COMPRESSION
     encoding: str | None = None
+    # ``encoding.<column>`` overrides: sorted (column, ENCODING) pairs.
+    column_encodings: tuple[tuple[str, str], ...] = ()
     max_rows_per_file: int = 5_000_000
     on_duplicate: Literal["error", "last"] = "error"
     merge_schema: bool = False
@@ -295,13 +303,45 @@ class WriteOptions:
             compression=self.compression,
             encoding=self.encoding,
             on_duplicate=self.on_duplicate,
+            column_encodings=self.column_encodings,
         )
 
 
+ENCODING_PREFIX = "encoding."
+
+
+def _column_encodings(options: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The ``encoding.<column>`` options as sorted (lower-case column, ENCODING) pairs; names
+    no type accepts are refused here, the column and its type by ``validate_encoding``."""
+    known = sorted({name for names in ENCODINGS.values() for name in names})
+    out: dict[str, str] = {}
+    for key, value in options.items():
+        if not key.lower().startswith(ENCODING_PREFIX):
+            continue
+        column = key[len(ENCODING_PREFIX) :].strip().lower()
+        if not column:
+            raise OptionError(f"option '{key}' names no column; use 'encoding.<column>'")
+        encoding = str(value).strip().upper()
+        if encoding not in known:
+            raise OptionError(
+                f"option '{key}' = {value!r} is not a TsFile encoding; use one of "
+                f"{', '.join(known)}"
+            )
+        if column in out and out[column] != encoding:
+            raise OptionError(f"option 'encoding.{column}' is given twice, differently")
+        out[column] = encoding
+    return tuple(sorted(out.items()))
+
+
 def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
-    opts = _normalize(options, _WRITE_KEYS, "write")
+    column_encodings = _column_encodings(options)
+    opts = _normalize(
+        {k: v for k, v in options.items() if not k.lower().startswith(ENCODING_PREFIX)},
+        _WRITE_KEYS,
+        "write",
+    )
     _choice(opts, "nullTagPolicy", "error", ("error",))
-    compression = str(opts.get("compression", "LZ4")).strip().upper()
+    compression = str(opts.get("compression", DEFAULT_COMPRESSION)).strip().upper()
     if compression not in COMPRESSIONS:
         raise OptionError(
             f"option 'compression' = {opts['compression']!r} is not supported; use one of "
@@ -328,6 +368,7 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
         compression=compression,
         encoding=encoding.strip().upper() if encoding else None,
+        column_encodings=column_encodings,
         max_rows_per_file=cast(int, _int(opts, "maxRowsPerFile", 5_000_000, 1)),
         on_duplicate=cast(
             Literal["error", "last"], _choice(opts, "onDuplicate", "error", ("error", "last"))

@@ -152,6 +152,9 @@ class TsFileScanReader(DataSourceReader):
     def _read_tables(self, partition: TsFilePartition) -> Iterator[pa.Table]:
         scan, options = self._scan, self._options
         for table in self._read_raw(partition):
+            # Positional: read_slices returns ``columns`` in order, and a user-specified
+            # schema (a projection) may spell the names in another case.
+            table = table.rename_columns(self._out_schema.names)
             yield to_output(table, scan.schema, self._out_schema, options.precision)
 
     def _read_raw(self, partition: TsFilePartition) -> Iterator[pa.Table]:

@@ -7,6 +7,7 @@ the one current at ``load()`` (snapshot semantics).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 
 from pyspark.sql.datasource import (
@@ -30,11 +31,11 @@ from tsfile_catalog.datasource.options import (
 )
 from tsfile_catalog.datasource.partial import TsFilePartialReader, partial_schema
 from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
-from tsfile_catalog.datasource.types import spark_schema
+from tsfile_catalog.datasource.types import project_user_schema, spark_schema
 from tsfile_catalog.datasource.watermark import stream_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.discovery import ResolvedScan
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import OptionError, SchemaMismatchError
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
@@ -44,12 +45,6 @@ from tsfile_catalog.table.scan import resolve_columns
 __all__ = ["TsFileDataSource", "SHORT_NAME"]
 
 SHORT_NAME = "tsfile"
-
-USER_SCHEMA_MESSAGE = (
-    "a user-specified schema (.schema(...) on read) is not supported by the tsfile source: "
-    "the schema comes from the table; drop .schema(...) and choose columns with the "
-    "'columns' option"
-)
 
 
 class TsFileDataSource(DataSource):
@@ -118,17 +113,30 @@ class TsFileDataSource(DataSource):
                 "docs/streaming.md); drop it from this batch read"
             )
         expected = self.schema()
-        # Spark never asks the source at load() when a schema is given (measured on 4.3), so
-        # this, when the first query is planned and before any task, is the first chance. Even
-        # the table's own schema typed out differs (``time`` is NOT NULL), and Spark would
-        # then refuse every batch: any user-specified schema is refused here.
-        _check_schema(schema, expected)
         if self._partial is not None:
+            # An internal scan (Catalog.sql's partial aggregation): never a user's schema.
+            _check_schema(schema, expected)
             return TsFilePartialReader(
                 self._scan, self._read_options, self._partial, expected, self._where
             )
+        columns: Sequence[str] = self._columns
+        if schema != expected:
+            # A user-specified schema (``.schema("time long, city string")``) is a projection.
+            # Spark never asks the source at load() when a schema is given (measured on 4.3:
+            # neither the constructor nor schema() runs, nor on explain()), so this, when the
+            # first query is planned and before any task, is the first chance to check it.
+            columns = project_user_schema(
+                self._scan.schema, schema, self._read_options.timestamp_as
+            )
+            outside = [c for c in columns if c not in self._columns]
+            if outside:
+                raise SchemaMismatchError(
+                    f"the read schema names column '{outside[0]}', which option 'columns' "
+                    f"leaves out ({', '.join(self._columns)})"
+                )
+            expected = schema
         cls = TsFilePushFiltersReader if self._read_options.push_filters else TsFileScanReader
-        return cls(self._scan, self._read_options, self._columns, expected, self._where)
+        return cls(self._scan, self._read_options, columns, expected, self._where)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         # Admission control (latestOffset(start, limit), getDefaultReadLimit) and
@@ -178,6 +186,12 @@ class TsFileDataSource(DataSource):
 
 
 def _check_schema(given: StructType, expected: StructType) -> None:
+    """A stream (and the catalog's internal partial scans) read the table's own schema: a
+    projection is the ``columns`` option there."""
     names = [(f.name.lower(), f.dataType, f.nullable) for f in given.fields]
     if names != [(f.name, f.dataType, f.nullable) for f in expected.fields]:
-        raise OptionError(USER_SCHEMA_MESSAGE)
+        raise OptionError(
+            "a user-specified schema (.schema(...)) is not supported by spark.readStream on "
+            "the tsfile source: the schema comes from the table; choose columns with the "
+            "'columns' option"
+        )

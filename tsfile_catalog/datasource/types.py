@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import types as T
 
-from tsfile_catalog.exceptions import DataError, UnsupportedTypeError
+from tsfile_catalog.exceptions import DataError, SchemaMismatchError, UnsupportedTypeError
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
@@ -24,6 +24,7 @@ from tsfile_catalog.table.time_buckets import floor_divide
 
 __all__ = [
     "spark_schema",
+    "project_user_schema",
     "arrow_schema",
     "to_output",
     "tsfile_type_of",
@@ -67,6 +68,51 @@ def spark_schema(
         assert col is not None
         fields.append(T.StructField(col.name, _spark_type(col.type, timestamp_as), True))
     return T.StructType(fields)
+
+
+def project_user_schema(
+    schema: TableSchema, given: T.StructType, timestamp_as: TimestampAs
+) -> list[str]:
+    """The table columns a user-specified read schema selects, in its order.
+
+    ``.schema("time long, city string")`` on a read is a projection: each field must name a
+    column of ``schema`` (case-insensitively, once) with the Spark type the scan gives it
+    under ``timestamp_as``; a field may be declared nullable, but a column holding nulls may
+    not be declared NOT NULL.
+
+    Raises:
+        SchemaMismatchError: naming the field and both types (or the table's columns).
+    """
+    if not given.fields:
+        raise SchemaMismatchError("the read schema has no columns; name at least one")
+    table = spark_schema(schema, schema.names, timestamp_as)
+    by_name = {f.name: f for f in table.fields}
+    out: list[str] = []
+    for field in given.fields:
+        name = field.name.lower()
+        column = by_name.get(name)
+        if column is None:
+            raise SchemaMismatchError(
+                f"the read schema's column '{field.name}' is not a column of table "
+                f"'{schema.table}' (columns: {', '.join(schema.names)}); a user-specified "
+                "schema selects a subset of the table's columns"
+            )
+        if name in out:
+            raise SchemaMismatchError(f"the read schema names column '{field.name}' twice")
+        if field.dataType != column.dataType:
+            raise SchemaMismatchError(
+                f"the read schema gives column '{field.name}' type "
+                f"{field.dataType.simpleString()}, but table '{schema.table}' reads it as "
+                f"{column.dataType.simpleString()} (timestampAs = '{timestamp_as}'); a "
+                "user-specified schema must use the table's types"
+            )
+        if not field.nullable and column.nullable:
+            raise SchemaMismatchError(
+                f"the read schema declares column '{field.name}' NOT NULL, but it may hold "
+                f"nulls in table '{schema.table}'"
+            )
+        out.append(name)
+    return out
 
 
 def _arrow_of_spark(type_: T.DataType) -> pa.DataType:

@@ -50,7 +50,10 @@ __all__ = [
     "ENCODINGS",
     "COMPRESSIONS",
     "DEFAULT_ENCODINGS",
+    "DEFAULT_COMPRESSION",
     "WriteSettings",
+    "native_encodings",
+    "validate_encoding",
     "read_table_schema",
     "part_from_reader",
     "part_and_devices",
@@ -79,18 +82,24 @@ ENCODINGS: Mapping[DataType, tuple[str, ...]] = {
     DataType.STRING: ("PLAIN", "DICTIONARY"),
     DataType.BLOB: ("PLAIN",),
 }
+# Per-type defaults and the ZSTD default are the smallest lossless choices measured on the
+# realistic sensor data set (``python -m bench.encodings`` -> docs/benchmarks-encodings.md):
+# PLAIN beats GORILLA on random-walk FLOAT/DOUBLE once ZSTD compresses the bytes; TS_2DIFF is
+# smallest for counters and times; DICTIONARY for low-cardinality strings. TEXT/STRING share
+# one native setting with BLOB, which cannot use DICTIONARY (see native_encodings).
 DEFAULT_ENCODINGS: Mapping[DataType, str] = {
     DataType.BOOLEAN: "PLAIN",
     DataType.INT32: "TS_2DIFF",
     DataType.INT64: "TS_2DIFF",
     DataType.DATE: "TS_2DIFF",
     DataType.TIMESTAMP: "TS_2DIFF",
-    DataType.FLOAT: "GORILLA",
-    DataType.DOUBLE: "GORILLA",
-    DataType.TEXT: "PLAIN",
-    DataType.STRING: "PLAIN",
+    DataType.FLOAT: "PLAIN",
+    DataType.DOUBLE: "PLAIN",
+    DataType.TEXT: "DICTIONARY",
+    DataType.STRING: "DICTIONARY",
     DataType.BLOB: "PLAIN",
 }
+DEFAULT_COMPRESSION = "ZSTD"
 COMPRESSIONS = ("UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "LZ4", "ZSTD", "LZMA2")
 
 # The native config is keyed by physical type, so DATE shares INT32's encoding and TIMESTAMP
@@ -529,29 +538,97 @@ def _within(batch: pa.Table, time_min: int, time_max: int) -> pa.Table:
 
 @dataclass(frozen=True)
 class WriteSettings:
-    compression: str = "LZ4"
+    compression: str = DEFAULT_COMPRESSION
     encoding: str | None = None
     on_duplicate: str = "error"
+    # ``encoding.<column>`` overrides as sorted (column, ENCODING) pairs: hashable, and in
+    # the same order however the options were spelled.
+    column_encodings: tuple[tuple[str, str], ...] = ()
 
     def encoding_for(self, type_: DataType) -> str:
         return self.encoding or DEFAULT_ENCODINGS[type_]
 
 
 def validate_encoding(schema: TableSchema, settings: WriteSettings) -> None:
-    """Refuse encodings a column's type cannot use, or would store lossily.
+    """Refuse encodings a column's type cannot use, or would store lossily, and per-column
+    overrides the native writer cannot honour.
 
     Unknown compression and encoding names are refused earlier, by ``parse_write_options``.
     """
-    if settings.encoding is None:
-        return
-    for col in schema.fields:
-        allowed = ENCODINGS[col.type]
-        if settings.encoding not in allowed:
+    native_encodings(schema, settings)
+
+
+def native_encodings(schema: TableSchema, settings: WriteSettings) -> dict[str, str]:
+    """The encoding per native config key (``double_encoding_type_``, ...) for ``schema``'s
+    FIELD columns under ``settings``.
+
+    TsFile 2.5 takes encodings per *physical type*, not per column, so an ``encoding.<c>``
+    override sets the encoding of every FIELD column sharing ``c``'s physical type (DATE
+    shares INT32's, TIMESTAMP INT64's, the string types one): two overrides that disagree on
+    one physical type, or an override another column of that physical type cannot use, are
+    refused rather than silently ignored.
+
+    Raises:
+        OptionError: naming the option, the column(s) and their types.
+    """
+    overrides = dict(settings.column_encodings)
+    fields = {col.name: col for col in schema.fields}
+    for name in overrides:
+        if name not in fields:
+            kind = "a TAG column" if schema.column(name) is not None else "no column"
             raise OptionError(
-                f"option 'encoding' = {settings.encoding!r} cannot be used for column "
-                f"'{col.name}' of type {col.type.value} (it is unsupported or lossy there); "
-                f"{col.type.value} allows {', '.join(allowed)}"
+                f"option 'encoding.{name}' names {kind} of table '{schema.table}'; per-column "
+                f"encodings apply to FIELD columns: {', '.join(fields) or '(none)'}"
             )
+    # The explicit choice per config key, and the column that made it.
+    chosen: dict[str, tuple[str, str]] = {}
+    for name, encoding in overrides.items():
+        col = fields[name]
+        _check_allowed(col, encoding, f"encoding.{name}")
+        key = _CONFIG_KEY[col.type]
+        if key in chosen and chosen[key][1] != encoding:
+            other = chosen[key][0]
+            raise OptionError(
+                f"option 'encoding.{name}' = {encoding!r} conflicts with 'encoding.{other}' = "
+                f"{chosen[key][1]!r}: TsFile 2.5 sets one encoding per physical type, and "
+                f"columns '{name}' ({col.type.value}) and '{other}' ({fields[other].type.value}) "
+                "share one; give them the same encoding"
+            )
+        chosen[key] = (name, encoding)
+    out: dict[str, str] = {}
+    for col in schema.fields:
+        key = _CONFIG_KEY[col.type]
+        if key in chosen:
+            source, encoding = chosen[key]
+            if source != col.name:
+                _check_allowed(
+                    col,
+                    encoding,
+                    f"encoding.{source}",
+                    why=f" (it also applies to '{col.name}', which shares the physical type of "
+                    f"'{source}' in TsFile 2.5)",
+                )
+        elif settings.encoding is not None:
+            encoding = settings.encoding
+            _check_allowed(col, encoding, "encoding")
+        else:
+            # Per-type defaults of types sharing a key may differ (DICTIONARY for strings,
+            # which BLOB cannot use): then every column of that key gets PLAIN, which all allow.
+            encoding = DEFAULT_ENCODINGS[col.type]
+            if out.get(key, encoding) != encoding:
+                encoding = "PLAIN"
+        out[key] = encoding
+    return out
+
+
+def _check_allowed(col: Column, encoding: str, option: str, why: str = "") -> None:
+    allowed = ENCODINGS[col.type]
+    if encoding not in allowed:
+        raise OptionError(
+            f"option '{option}' = {encoding!r} cannot be used for column '{col.name}' of type "
+            f"{col.type.value} (it is unsupported or lossy there){why}; {col.type.value} allows "
+            f"{', '.join(allowed)}"
+        )
 
 
 def _init_native() -> None:
@@ -582,8 +659,8 @@ def _configure(schema: TableSchema, settings: WriteSettings) -> None:
     # Reset every key so a previous task's choice never leaks into this file.
     for type_, key in _CONFIG_KEY.items():
         config.setdefault(key, TSEncoding[DEFAULT_ENCODINGS[type_]])
-    for col in schema.fields:
-        config[_CONFIG_KEY[col.type]] = TSEncoding[settings.encoding_for(col.type)]
+    for key, encoding in native_encodings(schema, settings).items():
+        config[key] = TSEncoding[encoding]
     tsfile.set_tsfile_config(config)
 
 

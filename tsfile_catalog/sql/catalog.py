@@ -48,7 +48,7 @@ from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark_types import tsfile_type_of_sql
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import ddl, dml, stats_aggregates, table_options
+from tsfile_catalog.sql import ddl, dml, small_scan, stats_aggregates, table_options
 from tsfile_catalog.sql.analysis import (
     TableRef,
     as_metadata_count,
@@ -115,6 +115,7 @@ from tsfile_catalog.table import (
 )
 from tsfile_catalog.table.handle import time_travel_ms
 from tsfile_catalog.table.ownership import check_empty, check_location
+from tsfile_catalog.table.scan import resolve_columns
 
 __all__ = ["Catalog"]
 
@@ -152,6 +153,10 @@ class Catalog:
             not provide: they are used in this process (and its Spark tasks) only, never
             stored in the registry.
         register_views: register the per-table convenience views for plain ``spark.sql``.
+        small_scan_rows: a table reference whose pruned parts hold at most this many rows
+            is read in the driver and handed to Spark as a local relation (no Spark job for
+            the scan); 0 turns it off. Default: the session's ``spark.tsfile.smallScanRows``,
+            else ``sql.small_scan.DEFAULT_SMALL_SCAN_ROWS``.
     """
 
     def __init__(
@@ -161,8 +166,15 @@ class Catalog:
         *,
         storage_options: Mapping[str, Any] | None = None,
         register_views: bool = True,
+        small_scan_rows: int | None = None,
     ) -> None:
+        if small_scan_rows is not None and small_scan_rows < 0:
+            raise OptionError(
+                f"small_scan_rows = {small_scan_rows} must be a row count (0 turns the "
+                "driver-side read of small scans off)"
+            )
         register(spark)
+        self._small_scan_rows = small_scan_rows
         self._spark = spark
         self._registry = Registry(warehouse, storage_options)
         self._storage_options = dict(storage_options or {})
@@ -485,8 +497,39 @@ class Catalog:
             table = self._resolve(entry, travel)
         columns = projection(table.schema, ref.columns)
         plan = self._plan(entry, table, ref.where)
+        local = self._small_scan(entry, table, plan, columns)
+        if local is not None:
+            return local
         where = ref.where if plan is not None else None
         return self._scan(entry, columns=columns, where=where, time_travel=travel)
+
+    def _small_scan(
+        self,
+        entry: TableEntry,
+        table: Table | ResolvedScan,
+        plan: ScanPlan | None,
+        columns: Sequence[str] | None,
+    ) -> DataFrame | None:
+        """The reference read in the driver when its plan reads at most ``smallScanRows``
+        rows (see :mod:`~tsfile_catalog.sql.small_scan`), else None (the data source reads
+        it). A WHERE that could not be pushed is still applied by Spark to the rows."""
+        limit = small_scan.small_scan_rows(self._spark, self._small_scan_rows)
+        if limit == 0:
+            return None
+        unit, timestamp_as = table_options.precision(entry), table_options.timestamp_as(entry)
+        if plan is None:
+            plan = table.plan(None, unit=unit, timestamp_as=timestamp_as)
+        if small_scan.planned_rows(plan) > limit:
+            return None
+        if isinstance(table, Table):
+            scan = ResolvedScan(table.location, table.schema, tuple(table.parts()), table.version)
+            io = table.io
+        else:
+            scan, io = table, FileIO(table.base or entry.location, self._storage(entry))
+        wanted = resolve_columns(table.schema, columns, what="the query's columns")
+        return small_scan.local_scan(
+            self._spark, scan, io, plan, wanted, timestamp_as=timestamp_as, unit=unit
+        )
 
     def _view_name(self) -> str:
         return f"{_VIEW_PREFIX}{next(self._counter)}_{self._session_id}{uuid.uuid4().hex[:8]}"

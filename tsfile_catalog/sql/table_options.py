@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from tsfile_catalog.datasource.options import parse_read_options, parse_write_options
+from tsfile_catalog.datasource.options import (
+    ENCODING_PREFIX,
+    parse_read_options,
+    parse_write_options,
+)
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import WriteSettings, validate_encoding
 from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
@@ -72,6 +76,10 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
             out[STORAGE_PREFIX + key[len(STORAGE_PREFIX) :]] = value
         elif lowered in canonical:
             out[canonical[lowered]] = value
+        elif lowered.startswith(ENCODING_PREFIX):
+            # A per-column encoding, stored as the write option it is (column lower-cased,
+            # as TsFile stores names); checked against the schema by check_encoding.
+            out[ENCODING_PREFIX + lowered[len(ENCODING_PREFIX) :].strip()] = value
         elif lowered in managed:
             raise OptionError(
                 f"table option {key!r} cannot be stored with a table: it is a per-query option, "
@@ -81,7 +89,8 @@ def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
         else:
             raise OptionError(
                 f"unknown table option {key!r}; valid options are: {', '.join(TABLE_OPTIONS)} "
-                f"(and '{STORAGE_PREFIX}<name>' for file-system settings)"
+                f"(and '{STORAGE_PREFIX}<name>' for file-system settings, "
+                f"'{ENCODING_PREFIX}<column>' for one column's encoding)"
             )
     # Values are checked by the data source's own parsers, as every later scan and write will
     # check them: a table must never be created holding options that fail all its queries.
@@ -104,7 +113,15 @@ def check_encoding(options: Mapping[str, str], schema: TableSchema) -> None:
 
 def _select(options: Mapping[str, str], keys: Iterable[str]) -> dict[str, str]:
     wanted = set(keys)
-    return {k: v for k, v in options.items() if k in wanted or k.startswith(STORAGE_PREFIX)}
+    # ``encoding.<column>`` travels with ``encoding``: both are write options.
+    per_column = "encoding" in wanted
+    return {
+        k: v
+        for k, v in options.items()
+        if k in wanted
+        or k.startswith(STORAGE_PREFIX)
+        or (per_column and k.startswith(ENCODING_PREFIX))
+    }
 
 
 def read_options(entry: TableEntry) -> dict[str, str]:

@@ -694,7 +694,7 @@ def optimize(
             still rewritten whole.
         target_file_size: bytes; default the table property ``targetFileSize``, else 128 MiB.
         settings: the TsFile writer's compression and encoding (a catalog table passes its
-            stored write options); default LZ4 and the per-type default encodings.
+            stored write options); default ZSTD and the per-type default encodings.
         unit, timestamp_as, time_zone: how ``where`` binds (see :meth:`Table.plan`).
         progress: called as ``progress(done, total)`` after each new part is written.
 
