@@ -596,3 +596,18 @@ def test_create_table_statement_spells_out_tags_and_time() -> None:
         "`at` TIMESTAMP) USING tsfile OPTIONS ('tagColumns' = 'city,device', "
         "'timestampAs' = 'long') LOCATION '/data/w' TBLPROPERTIES ('o' = 'p')"
     )
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT WINDOW(time, '1 hour') AS w, AVG(v) FROM t GROUP BY WINDOW(time, '1 hour')",
+        "SELECT city, COUNT(*) FROM t GROUP BY city, WINDOW(time, '10 minutes') LIMIT 3",
+        # The named-window clause after GROUP BY still is one.
+        "SELECT city, AVG(v) OVER w FROM t GROUP BY city, v WINDOW w AS (PARTITION BY city)",
+    ],
+)
+def test_group_by_spark_window_function_parses(sql: str) -> None:
+    # sqlglot stopped GROUP BY at the WINDOW keyword, so Spark's window() grouping (the
+    # tumbling-window aggregation of every time-series query) did not parse at all.
+    assert parse_statement(sql).to_sql() == sql

@@ -177,6 +177,19 @@ def test_unsupported_shapes_run_unchanged(catalog: Catalog, spark: SparkSession)
         _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
 
 
+def test_window_groupings_run_in_spark(catalog: Catalog, spark: SparkSession) -> None:
+    # window(time, ...) parses (GROUP BY no longer stops at the WINDOW keyword) and runs as
+    # Spark's own evaluation over a fresh scan: the scan does not pre-aggregate it yet.
+    name = _load(catalog, spark, _FIXED[:1], "timestamp")
+    query = (
+        "SELECT city, window(time, '1 hour') AS w, count(*), avg(v) FROM {t} "
+        "GROUP BY city, window(time, '1 hour')"
+    )
+    got = catalog.sql(query.format(t=name))
+    assert not _pre_aggregated(got)
+    _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
+
+
 # -- the differential property test -----------------------------------------------------------
 
 _values = st.one_of(

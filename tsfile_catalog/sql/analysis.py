@@ -149,26 +149,13 @@ def as_metadata_count(query: exp.Expr) -> tuple[TableRef, str | None] | None:
     (joins, GROUP BY, HAVING, DISTINCT, LIMIT, ORDER BY, CTEs, any conjunct that cannot be
     pushed, ...).
     """
-    if not isinstance(query, exp.Select):
-        return None
-    if any(value for key, value in query.args.items() if key not in _COUNT_SELECT_ARGS):
+    ref = single_table_ref(query, _COUNT_SELECT_ARGS)
+    if ref is None:
         return None
     projections = query.expressions
     if len(projections) != 1 or not _is_count_star(projections[0].unalias()):
         return None
-    from_ = query.args.get("from_")
-    if from_ is None or not isinstance(from_.this, exp.Table):
-        return None
-    if any(value for key, value in from_.this.args.items() if key not in _COUNTABLE_TABLE_ARGS):
-        return None
-    found = _analyze(_normalized(query))
-    if len(found) != 1:
-        return None
-    where = query.args.get("where")
-    conjuncts = list(_conjuncts(where.this)) if where is not None else []
-    if found[0].pushed_count != len(conjuncts):
-        return None
-    return found[0].ref, found[0].ref.where
+    return ref, ref.where
 
 
 def as_single_table_scan(query: exp.Expr) -> TableRef | None:
@@ -178,17 +165,7 @@ def as_single_table_scan(query: exp.Expr) -> TableRef | None:
     Such a query may be answered from that one scan alone, its WHERE dropped (the partial
     aggregates of ``tsfile_catalog.sql.partial_aggregates``).
     """
-    if not isinstance(query, exp.Select) or query.args.get("joins") or query.args.get("with_"):
-        return None
-    found = _analyze(_normalized(query))
-    from_ = query.args.get("from_")
-    if len(found) != 1 or from_ is None or not isinstance(from_.this, exp.Table):
-        return None
-    where = query.args.get("where")
-    conjuncts = list(_conjuncts(where.this)) if where is not None else []
-    if found[0].pushed_count != len(conjuncts):
-        return None
-    return found[0].ref
+    return single_table_ref(query, None)
 
 
 @dataclass(eq=False)
@@ -523,17 +500,21 @@ def _is_count_star(node: exp.Expr) -> bool:
     )
 
 
-def single_table_ref(query: exp.Expr, clauses: frozenset[str]) -> TableRef | None:
+def single_table_ref(query: exp.Expr, clauses: frozenset[str] | None) -> TableRef | None:
     """The reference of ``SELECT ... FROM <table> [WHERE <pushable conjuncts>] ...`` when the
     query reads exactly that one table, uses no SELECT clause outside ``clauses`` (sqlglot
-    argument names, e.g. ``group``) and its scan evaluates every WHERE conjunct; else None.
+    argument names, e.g. ``group``; None: any clause but joins and CTEs) and its scan
+    evaluates every WHERE conjunct; else None.
 
     The statistics-answered aggregates (:mod:`tsfile_catalog.sql.stats_aggregates`) build on
     it, as :func:`as_metadata_count` does for ``count(*)``.
     """
     if not isinstance(query, exp.Select):
         return None
-    if any(value for key, value in query.args.items() if key not in clauses):
+    if clauses is None:
+        if query.args.get("joins") or query.args.get("with_"):
+            return None
+    elif any(value for key, value in query.args.items() if key not in clauses):
         return None
     from_ = query.args.get("from_")
     if from_ is None or not isinstance(from_.this, exp.Table):

@@ -131,6 +131,29 @@ class _Parser(SparkLiteralParser):
 
     DESCRIBE_STYLES = {*SparkLiteralParser.DESCRIBE_STYLES, "DETAIL"}
 
+    def _parse_group(self, skip_group_by_token: bool = False) -> exp.Group | None:
+        # sqlglot's GROUP BY stops at any token that starts a query modifier, WINDOW among them
+        # (the named-window clause), so Spark's ``GROUP BY window(time, '1 hour')`` failed to
+        # parse. A WINDOW clause names its windows (``WINDOW w AS (...)``): a WINDOW followed
+        # by "(" is always the function, so it is parsed as one here.
+        self._window_is_function = True
+        try:
+            return super()._parse_group(skip_group_by_token)
+        finally:
+            self._window_is_function = False
+
+    def _match_set(self, types: t.Any, advance: bool = True) -> bool | None:
+        if (
+            getattr(self, "_window_is_function", False)
+            and types is self.QUERY_MODIFIER_TOKENS
+            and self._curr is not None
+            and self._curr.token_type == TokenType.WINDOW
+            and self._next is not None
+            and self._next.token_type == TokenType.L_PAREN
+        ):
+            return None
+        return super()._match_set(types, advance)
+
     # EXPLAIN and VACUUM reach the parser as plain words (see the tokenizer below), so they
     # are dispatched here rather than through STATEMENT_PARSERS, which is keyed by token type.
     WORD_STATEMENT_PARSERS: t.ClassVar[dict[str, t.Callable[[_Parser], exp.Expr]]] = {
