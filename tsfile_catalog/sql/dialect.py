@@ -142,7 +142,7 @@ class _Parser(SparkLiteralParser):
         finally:
             self._window_is_function = False
 
-    def _match_set(self, types: t.Any, advance: bool = True) -> bool | None:
+    def _match_set(self, types: t.Collection[TokenType], advance: bool = True) -> bool:
         if (
             getattr(self, "_window_is_function", False)
             and types is self.QUERY_MODIFIER_TOKENS
@@ -151,7 +151,7 @@ class _Parser(SparkLiteralParser):
             and self._next is not None
             and self._next.token_type == TokenType.L_PAREN
         ):
-            return None
+            return False
         return super()._match_set(types, advance)
 
     # EXPLAIN and VACUUM reach the parser as plain words (see the tokenizer below), so they
