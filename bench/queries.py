@@ -106,7 +106,7 @@ def build_queries(scale: Scale) -> list[Query]:
             "Q7", "hourly average per device over a day", "grouped",
             _first_day(scale), ("time", "device", "f_double"),
             ("avg(f_double) AS avg", "count(*) AS n"),
-            (("device", "device"), (f"floor(time / {HOUR_MS})", "hour")),
+            (("device", "device"), (f"floor(time / {HOUR_MS}) * {HOUR_MS}", "hour")),
         ),
         Query(
             "Q8", "last value per device", "grouped", None, ("time", "device", "f_double"),

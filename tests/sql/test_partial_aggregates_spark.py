@@ -43,7 +43,11 @@ def catalog(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> It
     from tsfile_catalog import Catalog
 
     zone = spark.conf.get("spark.sql.session.timeZone")
-    yield Catalog(spark, str(tmp_path_factory.mktemp("wh")), register_views=False)
+    # small_scan_rows=0: these tables are tiny, and a small scan is read in the driver
+    # instead of being pre-aggregated in the data source (which is what is tested here).
+    yield Catalog(
+        spark, str(tmp_path_factory.mktemp("wh")), register_views=False, small_scan_rows=0
+    )
     spark.conf.set("spark.sql.session.timeZone", str(zone))
 
 

@@ -513,14 +513,10 @@ class Catalog:
         """The reference read in the driver when its plan reads at most ``smallScanRows``
         rows (see :mod:`~tsfile_catalog.sql.small_scan`), else None (the data source reads
         it). A WHERE that could not be pushed is still applied by Spark to the rows."""
-        limit = small_scan.small_scan_rows(self._spark, self._small_scan_rows)
-        if limit == 0:
+        plan = self._planned_small(entry, table, plan)
+        if plan is None:
             return None
         unit, timestamp_as = table_options.precision(entry), table_options.timestamp_as(entry)
-        if plan is None:
-            plan = table.plan(None, unit=unit, timestamp_as=timestamp_as)
-        if small_scan.planned_rows(plan) > limit:
-            return None
         if isinstance(table, Table):
             scan = ResolvedScan(table.location, table.schema, tuple(table.parts()), table.version)
             io = table.io
@@ -530,6 +526,22 @@ class Catalog:
         return small_scan.local_scan(
             self._spark, scan, io, plan, wanted, timestamp_as=timestamp_as, unit=unit
         )
+
+    def _planned_small(
+        self, entry: TableEntry, table: Table | ResolvedScan, plan: ScanPlan | None
+    ) -> ScanPlan | None:
+        """The reference's plan (``plan``, or the whole table's) when it reads at most
+        ``smallScanRows`` rows, else None."""
+        limit = small_scan.small_scan_rows(self._spark, self._small_scan_rows)
+        if limit == 0:
+            return None
+        if plan is None:
+            plan = table.plan(
+                None,
+                unit=table_options.precision(entry),
+                timestamp_as=table_options.timestamp_as(entry),
+            )
+        return plan if small_scan.planned_rows(plan) <= limit else None
 
     def _view_name(self) -> str:
         return f"{_VIEW_PREFIX}{next(self._counter)}_{self._session_id}{uuid.uuid4().hex[:8]}"
@@ -602,8 +614,11 @@ class Catalog:
         )
         if rewrite is None:
             return None
-        if ref.where is not None and self._plan(entry, table, ref.where) is None:
+        plan = self._plan(entry, table, ref.where)
+        if ref.where is not None and plan is None:
             return None  # a WHERE the scan cannot evaluate exactly: Spark must see it
+        if self._planned_small(entry, table, plan) is not None:
+            return None  # read in the driver instead (a small scan): no Spark job to feed
         travel = ref.time_travel
         if travel is None and table.version is not None:
             travel = VersionAsOf(table.version)
