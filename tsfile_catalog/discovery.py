@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import fsspec
@@ -45,6 +45,22 @@ class ResolvedScan:
     schema: TableSchema
     parts: tuple[PartFile, ...]
     version: int | None = None
+    # Set by for_reading(): the parts are no longer all there, so this scan cannot plan.
+    read_only: bool = False
+
+    def for_reading(self) -> ResolvedScan:
+        """This scan as read tasks need it, once planned: the schema, the base and the
+        external parts (each read through its own adapter). Internal TsFile parts are read by
+        the path their slice names, so they and their statistics, which pickle to megabytes
+        at a hundred parts with FIELD statistics and went to every task, are dropped."""
+        if self.read_only:
+            return self
+        external = tuple(p for p in self.parts if p.format != TSFILE.name)
+        return replace(self, parts=external, read_only=True)
+
+    def check_plannable(self) -> None:
+        if self.read_only:
+            raise AssertionError("a scan reduced by for_reading() cannot be planned again")
 
     def url_of(self, path: str) -> str:
         # External parts record their absolute URL; internal paths never look absolute.
@@ -63,6 +79,7 @@ class ResolvedScan:
         """The parts a scan with ``where`` must read, exactly as
         :meth:`~tsfile_catalog.table.Table.plan` plans a table's (same arguments): a plain
         path's parts carry the statistics its footers hold."""
+        self.check_plannable()
         context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
         return plan_scan(self.schema, self.parts, where, context)
 

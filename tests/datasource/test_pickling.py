@@ -120,3 +120,34 @@ def test_sources_readers_partitions_writers_and_messages_cross_to_a_fresh_proces
     rows = table.scan(where="device = 'd2'").to_arrow().to_pylist()
     assert sorted(tuple(r.values()) for r in rows) == second
     assert not io.exists(f"{url}/_staging")
+
+
+def test_a_query_pickles_options_and_slices_not_the_snapshot(tmp_path: Path) -> None:
+    """Spark pickles the source per query and the reader per task: with part statistics in
+    them that was megabytes and seconds per query at a hundred parts. The source carries the
+    version it resolved (reopened there, so a later commit stays invisible) and the reader
+    only what reading its slices needs."""
+    url = str(tmp_path / "weather")
+    rows = [(t, ["bj", "sh"][t % 2], f"d{t % 7}", t * 0.5) for t in range(400)]
+    seed = TsFileDataSource(
+        {"path": url, "table": "weather", "tagColumns": "city,device", "maxRowsPerFile": "10"}
+    ).writer(SPARK_SCHEMA, overwrite=False)
+    seed.commit([seed.write(iter([_batch(rows)]))])
+    assert len(open_table(url).parts()) == 40
+
+    source = TsFileDataSource({"path": url, "where": "time >= 100"})
+    read_schema = source.schema()
+    pickled = SERIALIZER.dumps(source)
+    assert len(pickled) < 4_000  # options and a version, whatever the number of parts
+
+    more = TsFileDataSource({"path": url}).writer(SPARK_SCHEMA, overwrite=False)
+    more.commit([more.write(iter([_batch([(1_000, "bj", "d9", 1.0)])]))])
+
+    reader = SERIALIZER.loads(pickled).reader(read_schema)
+    partitions = reader.partitions()
+    task_reader = _round_trip(reader)
+    assert len(SERIALIZER.dumps(task_reader)) < 4_000
+    read = [r for p in partitions for b in task_reader.read(p) for r in b.to_pylist()]
+    assert sorted(tuple(r.values()) for r in read) == [r for r in rows if r[0] >= 100]
+    with pytest.raises(AssertionError, match="cannot be planned"):
+        task_reader.partitions()

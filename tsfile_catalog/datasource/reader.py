@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -62,6 +63,7 @@ def plan_scan_slices(
 ) -> tuple[ScanPushdown, list[list[FileSlice]]]:
     """Prune the scan's parts by ``predicate`` (the same ``plan_scan`` as ``Table.plan``) and
     group the survivors into partitions."""
+    scan.check_plannable()
     if not options.pushdown:
         pushdown = ScanPushdown(residual=predicate)
         parts: Sequence[PartFile] = scan.parts
@@ -125,6 +127,13 @@ class TsFileScanReader(DataSourceReader):
         self._out_schema = arrow_schema(schema)
         self._where = where
         self._pushed: list[Expr] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark pickles the reader once planned, for every task: tasks read their slices by
+        # path and need no part statistics (see ResolvedScan.for_reading).
+        state = dict(self.__dict__)
+        state["_scan"] = self._scan.for_reading()
+        return state
 
     def _predicate(self, session_time_zone: str | None) -> Expr | None:
         """``where`` bound for this scan, AND the filters Spark pushed (already bound)."""

@@ -22,6 +22,7 @@ event-time watermark and removes them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -89,6 +90,13 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # Trigger.AvailableNow: the version current when the query started (never beyond).
         self._target: int | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Tasks get the reader pickled: they read what their partition names and need none
+        # of the table's part statistics (see ResolvedScan.for_reading).
+        state = dict(self.__dict__)
+        state["_scan"] = self._scan.for_reading()
+        return state
+
     # -- planning (one process per query) -------------------------------------------------
 
     def initialOffset(self) -> dict:
@@ -146,7 +154,7 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             scan = ResolvedScan(self._scan.base, self._scan.schema, tuple(parts), last)
             for planned in self._batch_reader(scan).partitions():
                 assert isinstance(planned, TsFilePartition)
-                out.append(TsFileStreamPartition(len(out), scan, planned.slices))
+                out.append(TsFileStreamPartition(len(out), scan.for_reading(), planned.slices))
         if self._stream.part_watermark:
             bound = batch_complete_until(segments, begin, finish)
             if bound is not None:
