@@ -167,6 +167,11 @@ def series_stats(draw: st.DrawFn, column: str) -> SeriesStats:
         first_time=draw(times),
         last=draw(values),
         last_time=draw(times),
+        sum_double=(
+            draw(st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False)))
+            if column == "f_double"
+            else None
+        ),
     )
 
 

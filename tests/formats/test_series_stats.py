@@ -24,6 +24,8 @@ TYPES = {
     "f": (DataType.FLOAT, pa.float32()),  # a NaN after the first value
     "d": (DataType.DOUBLE, pa.float64()),  # a NaN first
     "e": (DataType.DOUBLE, pa.float64()),  # no NaN
+    "g": (DataType.FLOAT, pa.float32()),  # finite
+    "inf": (DataType.DOUBLE, pa.float64()),  # an infinity: order decides Spark's sum
     "s": (DataType.STRING, pa.string()),
     "t": (DataType.TEXT, pa.string()),
     "day": (DataType.DATE, pa.date32()),
@@ -40,6 +42,8 @@ VALUES: dict[str, list[Any]] = {
     "f": [1.5, None, NAN, -2.0, 3.0],
     "d": [NAN, 1.0, None, -1.0, 2.5],
     "e": [0.5, None, -1.25, 4.0, None],
+    "g": [0.5, 0.25, None, 3e7, -1.0],  # sums exactly in a double, not in a float
+    "inf": [1.0, math.inf, None, None, -1.0],
     "s": ["m", None, "b", "zz", "é"],
     "t": ["x", "y", None, "a", None],
     "day": [dt.date(2024, 3, 1), None, dt.date(2023, 1, 2), None, dt.date(2024, 1, 1)],
@@ -72,7 +76,9 @@ def _present(name: str) -> list[tuple[int, Any]]:
     return [(t, v) for t, v in zip(TIMES, VALUES[name], strict=True) if v is not None]
 
 
-def _full(name: str, *, with_sum: bool = False, with_range: bool = True) -> SeriesStats:
+def _full(
+    name: str, *, with_sum: bool = False, with_range: bool = True, with_double_sum: bool = False
+) -> SeriesStats:
     """What Spark would compute from the rows: count, sum, min, max, first/last non-null."""
     pairs = _present(name)
     values = [v for _, v in pairs]
@@ -85,6 +91,7 @@ def _full(name: str, *, with_sum: bool = False, with_range: bool = True) -> Seri
         first_time=pairs[0][0],
         last=pairs[-1][1],
         last_time=pairs[-1][0],
+        sum_double=math.fsum(values) if with_double_sum else None,
     )
 
 
@@ -93,7 +100,8 @@ def test_exact_statistics_are_kept(tmp_path: Path) -> None:
     assert stats["i"] == _full("i", with_sum=True)
     assert stats["l"] == _full("l", with_sum=True)
     assert stats["b"] == _full("b")  # min/max from the number of true values
-    assert stats["e"] == _full("e")  # no sum: Spark's double sum depends on the order
+    # A double sum (Spark's own depends on the order of additions; these are exact in any).
+    assert stats["e"] == _full("e", with_double_sum=True)
     assert stats["s"] == _full("s")
     assert stats["day"] == _full("day")
     assert stats["t"] == _full("t", with_range=False)  # TsFile keeps no TEXT min/max
@@ -110,4 +118,8 @@ def test_what_is_not_exact_is_dropped(tmp_path: Path) -> None:
     assert (d.last, d.last_time) == (2.5, 5)
     assert stats["huge"].sum is None and stats["huge"].max == 2**62
     assert stats["bin"] == SeriesStats(2)  # counted only
+    # FLOAT values summed as doubles, as Spark's sum(float) does; no sum with a NaN or an inf.
+    g = stats["g"]
+    assert g.sum_double == 29_999_999.75
+    assert (stats["f"].sum_double, stats["d"].sum_double, stats["inf"].sum_double) == (None,) * 3
     assert stats["none"] == SeriesStats(0)

@@ -51,6 +51,12 @@ class SeriesStats:
     sum can leave the 2**53 range; a min/max that a NaN may hide), and a reader falls back to the
     rows then. ``first``/``last`` are the values at ``first_time``/``last_time``, the times of
     the first and last non-null values.
+
+    ``sum_double`` is a FLOAT/DOUBLE column's sum as TsFile accumulated it in a double, kept
+    only when every value is finite and no partial sum in any order can overflow. It is exact
+    up to the order of additions, which Spark's own double sums do not fix either (its result
+    depends on partitioning): readers that use it hold the same contract as the partial
+    aggregates Spark merges (docs/sql.md).
     """
 
     count: int
@@ -61,6 +67,7 @@ class SeriesStats:
     first_time: int | None = None
     last: StatValue | None = None
     last_time: int | None = None
+    sum_double: float | None = None
 
     def to_json(self, type_: DataType) -> dict[str, Any]:
         # Compact: a key is written only when its statistic is known.
@@ -69,6 +76,8 @@ class SeriesStats:
             value = getattr(self, key)
             if value is not None:
                 out[key] = value if key in _PLAIN_SERIES_KEYS else _stat_to_json(value, type_)
+        if self.sum_double is not None:
+            out["sum_double"] = self.sum_double
         return out
 
     @classmethod
@@ -86,6 +95,7 @@ class SeriesStats:
             first_time=plain("first_time"),
             last=_stat_from_json(obj.get("last"), type_),
             last_time=plain("last_time"),
+            sum_double=None if obj.get("sum_double") is None else float(obj["sum_double"]),
         )
 
 
