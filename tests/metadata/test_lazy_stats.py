@@ -10,9 +10,9 @@ import pytest
 
 from tests.factories import weather_schema
 from tsfile_catalog.exceptions import CorruptManifestError
-from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap
+from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap, SeriesStatsMap
 from tsfile_catalog.metadata.manifest import AddPart, decode_commit
-from tsfile_catalog.metadata.parts import DeviceStats, FieldStats
+from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, SeriesStats
 from tsfile_catalog.metadata.schema import DataType
 
 DEVICES = (DeviceStats(("paris", "a"), 3, 0, 9), DeviceStats(("oslo", None), 1, 5, 5))
@@ -74,3 +74,40 @@ def test_a_commit_with_a_damaged_device_list_fails_when_the_devices_are_read() -
     assert isinstance(action, AddPart) and action.part.devices is not None
     with pytest.raises(CorruptManifestError, match="device list"):
         tuple(action.part.devices)
+
+
+_SERIES_TYPES = {"v": DataType.INT64, "d": DataType.DATE}
+WITH_SERIES = (
+    DeviceStats(("paris", "a"), 3, 0, 9, {"v": SeriesStats(2, sum=7, min=1, max=6)}),
+    DeviceStats(("oslo", None), 1, 5, 5),
+)
+
+
+def test_device_series_statistics_equal_their_decoded_values_and_pickle_plain() -> None:
+    devices = DeviceList(DeviceList.encode(WITH_SERIES, _SERIES_TYPES), field_types=_SERIES_TYPES)
+    assert tuple(devices) == WITH_SERIES and devices == WITH_SERIES
+    first = devices[0].fields
+    assert isinstance(first, SeriesStatsMap) and first == WITH_SERIES[0].fields
+    assert devices[1].fields is None
+    restored = pickle.loads(pickle.dumps(devices))
+    assert restored == WITH_SERIES and type(restored[0].fields) is dict
+    assert DeviceList.encode(devices, _SERIES_TYPES) == DeviceList.encode(
+        WITH_SERIES, _SERIES_TYPES
+    )
+
+
+def test_damaged_device_series_statistics_fail_only_when_read_naming_the_file() -> None:
+    # Planning reads a device's TAGs, time range and rows; those stay readable.
+    raw = json.dumps(
+        {"devices": [[["paris"], 2, 0, 1]], "device_fields": [{"d": {"count": 1, "min": "x"}}]}
+    )
+    devices = DeviceList(raw, source="c.json", field_types=_SERIES_TYPES)
+    assert (devices[0].tags, devices[0].row_count, devices[0].max_time) == (("paris",), 2, 1)
+    fields = devices[0].fields
+    assert fields is not None
+    with pytest.raises(CorruptManifestError, match="FIELD statistics in file c.json"):
+        fields["d"]
+    # An entry that is no JSON object at all is damage in the device list itself.
+    not_object = json.dumps({"devices": [[["paris"], 2, 0, 1]], "device_fields": [[1]]})
+    with pytest.raises(CorruptManifestError, match="device list in file c.json"):
+        len(DeviceList(not_object, source="c.json", field_types=_SERIES_TYPES))

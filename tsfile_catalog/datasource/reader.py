@@ -36,6 +36,7 @@ from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import PredicateError
+from tsfile_catalog.formats.base import coalesce_tables
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
@@ -98,18 +99,11 @@ def _session_time_zone() -> str | None:
 
 
 def _coalesce(tables: Iterable[pa.Table]) -> Iterator[pa.RecordBatch]:
-    """Re-chunk into batches of about ``_OUTPUT_ROWS`` rows: the native reader hands out
-    one small block per device, and every batch crossing into Spark has a fixed cost."""
-    pending: list[pa.Table] = []
-    rows = 0
-    for table in tables:
-        pending.append(table)
-        rows += table.num_rows
-        if rows >= _OUTPUT_ROWS:
-            yield from pa.concat_tables(pending).combine_chunks().to_batches()
-            pending, rows = [], 0
-    if rows:
-        yield from pa.concat_tables(pending).combine_chunks().to_batches()
+    """Re-chunk into batches of about ``_OUTPUT_ROWS`` rows: every batch crossing into Spark
+    has a fixed cost. Scans already hand out tables of that size in one chunk, which pass
+    through uncopied; only what a filter thinned out is concatenated."""
+    for table in coalesce_tables(tables, _OUTPUT_ROWS):
+        yield from table.to_batches()
 
 
 class TsFileScanReader(DataSourceReader):

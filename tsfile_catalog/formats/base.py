@@ -12,7 +12,7 @@ format's native reader.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -23,7 +23,7 @@ from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 
-__all__ = ["FileFormat", "NORMALIZED_ARROW", "ScanSlice"]
+__all__ = ["FileFormat", "NORMALIZED_ARROW", "ScanSlice", "coalesce_tables"]
 
 # The Arrow type each TsFile type is read as on every scan path (TIMESTAMP as its raw int64);
 # formats convert their own types to these.
@@ -98,3 +98,33 @@ class FileFormat(Protocol[SettingsT_contra]):
     ) -> None:
         """Write ``data`` to a new local file; nothing is left behind on failure."""
         ...
+
+
+def coalesce_tables(tables: Iterable[pa.Table], rows: int) -> Iterator[pa.Table]:
+    """``tables`` re-cut into tables of at least ``rows`` rows (the last may hold fewer), each
+    column one contiguous chunk; empty tables are dropped.
+
+    The native TsFile reader hands out one block per device (about a thousand rows in a
+    typical part), and every Arrow call on a block has a fixed cost (a filter through Acero
+    about a millisecond): work is done per coalesced table instead. A table that is already
+    large enough and contiguous passes through without a copy.
+    """
+    pending: list[pa.Table] = []
+    count = 0
+    for table in tables:
+        if not table.num_rows:
+            continue
+        pending.append(table)
+        count += table.num_rows
+        if count >= rows:
+            yield _contiguous(pending)
+            pending, count = [], 0
+    if pending:
+        yield _contiguous(pending)
+
+
+def _contiguous(tables: list[pa.Table]) -> pa.Table:
+    if len(tables) == 1 and all(c.num_chunks == 1 for c in tables[0].columns):
+        return tables[0]
+    # A block whose column is all null may come typed ``null``: unify such types.
+    return pa.concat_tables(tables, promote_options="default").combine_chunks()

@@ -27,7 +27,7 @@ from tsfile_catalog.exceptions import (
     TsFileCatalogError,
     UnsupportedTypeError,
 )
-from tsfile_catalog.formats.base import FileFormat, ScanSlice
+from tsfile_catalog.formats.base import FileFormat, ScanSlice, coalesce_tables
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.parts import (
@@ -520,12 +520,15 @@ def scan_file(
         tag_filter=_tag_filter(tag_values, device_group, tag_names),
         batch_size=batch_rows,
     )
+
+    def blocks() -> Iterator[pa.Table]:
+        while (batch := result.read_arrow_batch()) is not None:
+            yield batch
+
     try:
-        while True:
-            batch = result.read_arrow_batch()
-            if batch is None:
-                return
-            if bounded and batch.num_rows:
+        # The time range is re-applied per ``batch_rows`` rows, not per native block.
+        for batch in coalesce_tables(blocks(), batch_rows):
+            if bounded:
                 batch = _within(batch, time_min, time_max)
             if batch.num_rows:
                 yield batch

@@ -9,7 +9,9 @@ immutable sequence equal to the tuple it decodes to. The decoded tuple is memois
 race: two threads decode the same value). A list that does not decode raises
 :class:`CorruptManifestError` when first read, naming the file when the caller gave it.
 A Parquet checkpoint's FIELD statistics are a :class:`FieldStatsMap` the same way: a plan
-whose predicate names no FIELD never decodes them.
+whose predicate names no FIELD never decodes them. A device's per-FIELD statistics are a
+:class:`SeriesStatsMap`: planning reads every kept part's devices (TAGs, time range, row
+count), and only aggregates read those statistics.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from typing import TYPE_CHECKING, Any, overload
 from tsfile_catalog.exceptions import CorruptManifestError
 
 if TYPE_CHECKING:
-    from tsfile_catalog.metadata.parts import DeviceStats, FieldStats
+    from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, SeriesStats
     from tsfile_catalog.metadata.schema import DataType
 
-__all__ = ["DeviceList", "FieldStatsMap"]
+__all__ = ["DeviceList", "FieldStatsMap", "SeriesStatsMap"]
 
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
 
@@ -97,7 +99,10 @@ class DeviceList(Sequence["DeviceStats"]):
                 parsed = json.loads(raw) if isinstance(raw, str) else raw
                 if isinstance(parsed, dict):
                     with_fields = devices_from_json(
-                        parsed["devices"], parsed.get("device_fields"), self._field_types
+                        parsed["devices"],
+                        parsed.get("device_fields"),
+                        self._field_types,
+                        source=self._source,
                     )
                     if with_fields is None:
                         raise ValueError("a part's devices are null")
@@ -206,3 +211,55 @@ class FieldStatsMap(Mapping[str, "FieldStats"]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (self._fields(),))
+
+
+class SeriesStatsMap(Mapping[str, "SeriesStats"]):
+    """One device's per-FIELD statistics (name -> :class:`SeriesStats`), decoded on first use
+    from the parsed JSON object of its part's ``device_fields`` entry, typed by ``types``.
+
+    Decoding them all cost most of a cold plan (5 FIELDs x 100 devices x 20 parts: 0.6 s)
+    although planning reads only a device's TAGs, time range and row count.
+    """
+
+    __slots__ = ("_decoded", "_raw", "_source", "_types")
+
+    def __init__(
+        self, raw: dict[str, Any], types: Mapping[str, DataType], *, source: str | None
+    ) -> None:
+        self._raw: dict[str, Any] | None = raw
+        self._types = types
+        self._source = source
+        self._decoded: dict[str, SeriesStats] | None = None
+
+    def _series(self) -> dict[str, SeriesStats]:
+        decoded = self._decoded
+        if decoded is None:
+            from tsfile_catalog.metadata.parts import SeriesStats
+            from tsfile_catalog.metadata.schema import DataType
+
+            raw = self._raw
+            assert raw is not None
+            try:
+                decoded = {
+                    name: SeriesStats.from_json(stats, self._types.get(name, DataType.STRING))
+                    for name, stats in raw.items()
+                }
+            except (CorruptManifestError, *_DECODE_ERRORS) as e:
+                raise _corrupt("a device's FIELD statistics", self._source, e) from e
+            self._decoded, self._raw = decoded, None
+        return decoded
+
+    def __getitem__(self, key: str) -> SeriesStats:
+        return self._series()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._series())
+
+    def __len__(self) -> int:
+        return len(self._series())
+
+    def __repr__(self) -> str:
+        return repr(self._series())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self._series(),))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import CorruptManifestError
-from tsfile_catalog.metadata.lazy_stats import DeviceList
+from tsfile_catalog.metadata.lazy_stats import DeviceList, SeriesStatsMap
 from tsfile_catalog.metadata.schema import DataType
 
 __all__ = [
@@ -368,7 +368,11 @@ def device_fields_json(
 
 
 def devices_from_json(
-    devices: list[Any] | None, device_fields: list[Any] | None, field_types: Mapping[str, DataType]
+    devices: list[Any] | None,
+    device_fields: list[Any] | None,
+    field_types: Mapping[str, DataType],
+    *,
+    source: str | None = None,
 ) -> tuple[DeviceStats, ...] | None:
     if devices is None:
         return None
@@ -379,15 +383,22 @@ def devices_from_json(
         raise CorruptManifestError(
             f"a part lists {len(out)} devices but {len(device_fields)} device_fields entries"
         )
+    # Each device's statistics decode when first read (aggregates); planning never reads them.
     return tuple(
         device
         if fields is None
-        else replace(
-            device,
-            fields={
-                name: SeriesStats.from_json(stats, field_types.get(name, DataType.STRING))
-                for name, stats in fields.items()
-            },
+        else DeviceStats(
+            device.tags,
+            device.row_count,
+            device.min_time,
+            device.max_time,
+            SeriesStatsMap(_json_object(fields), field_types, source=source),
         )
         for device, fields in zip(out, device_fields, strict=True)
     )
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a JSON object, found {type(value).__name__}")
+    return value

@@ -32,7 +32,7 @@ from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.progress import Progress
-from tsfile_catalog.table.arrow_filter import to_arrow_expression
+from tsfile_catalog.table.arrow_filter import predicate_mask
 from tsfile_catalog.table.commits import commit
 from tsfile_catalog.table.handle import Table
 from tsfile_catalog.table.reading import read_slices
@@ -115,11 +115,8 @@ def without_matching(rows: pa.Table, predicate: Expr) -> pa.Table:
     DELETE's WHERE deletes only rows it holds for)."""
     if rows.num_rows == 0:
         return rows
-    types = {f.name: f.type for f in rows.schema}
-    is_true = pc.Expression._call(
-        "coalesce", [to_arrow_expression(predicate, types), pc.scalar(False)]
-    )
-    return rows.filter(~is_true)
+    is_true = pc.fill_null(predicate_mask(rows, predicate), False)
+    return rows.filter(pc.invert(is_true))
 
 
 def to_writer_types(rows: pa.Table, schema: TableSchema) -> pa.Table:
