@@ -11,7 +11,6 @@ from typing import Any
 from tsfile_catalog.exceptions import OptionError, VersionNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.changes import Segment, StreamOffset, commit_segment
-from tsfile_catalog.metadata.completeness import completeness
 from tsfile_catalog.table.handle import Table, _version_at, load_snapshot, time_travel_ms
 from tsfile_catalog.table.log import list_log, no_table, read_commits
 
@@ -102,9 +101,7 @@ def stream_segments(
     if start.snapshot:
         snapshot = load_snapshot(io, location, listing, start.version, use_cache=True)
         table = Table(io, location, snapshot, use_cache=True)
-        segments.append(
-            Segment(snapshot.version, snapshot.parts, completeness(table.history()), True)
-        )
+        segments.append(Segment(snapshot.version, snapshot.parts, table.complete_until(), True))
         first += 1
     if first > stop:
         return segments
