@@ -3,6 +3,7 @@ table's completeness, and the watermark.interval property check."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -10,11 +11,21 @@ from pathlib import Path
 import pytest
 
 from tests.table.helpers import SCHEMA, part
-from tsfile_catalog.exceptions import ChangeCommitError, OptionError, VersionNotFoundError
+from tsfile_catalog.exceptions import (
+    ChangeCommitError,
+    OptionError,
+    TableNotFoundError,
+    VersionNotFoundError,
+)
 from tsfile_catalog.metadata.changes import StreamOffset, batch_parts, plan_batch
 from tsfile_catalog.metadata.manifest import Operation, RemovePart
 from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, commit, open_table
-from tsfile_catalog.table.changes import current_version, starting_offset, stream_segments
+from tsfile_catalog.table.changes import (
+    current_table,
+    current_version,
+    starting_offset,
+    stream_segments,
+)
 from tsfile_catalog.table.checkpoint_parquet import (
     decode_parquet_snapshot,
     encode_parquet_snapshot,
@@ -66,6 +77,29 @@ def test_a_removal_stops_the_stream_naming_it_unless_skipped(tmp_path: Path) -> 
         _read_all(url, StreamOffset(2))
     assert _read_all(url, StreamOffset(1)) == ["p1.tsfile"]  # stops before it
     assert _read_all(url, StreamOffset(1), skip=True) == ["p1.tsfile", "p3.tsfile"]
+
+
+def test_a_stream_position_in_a_dropped_table_is_refused_in_the_recreated_one(
+    tmp_path: Path,
+) -> None:
+    url = _table(tmp_path, 2)
+    old = open_table(url).table_uuid
+    segments = stream_segments(url, StreamOffset(0), 1, skip_change_commits=False)
+    position = replace(plan_batch(segments, StreamOffset(0)), table=old)
+    assert position == StreamOffset(2, 0, False, old)
+    shutil.rmtree(url)  # dropped (DROP TABLE ... PURGE deletes the same log)
+    for v in range(3):  # another table whose versions reach past the old position
+        append_parts(url, [part(f"new{v}.tsfile", start=v * 10)], SCHEMA)
+    new = open_table(url).table_uuid
+    message = f"the stream read table {old} at {url}, which now holds table {new}"
+    with pytest.raises(TableNotFoundError, match=message):
+        stream_segments(url, position, 2, skip_change_commits=False)
+    with pytest.raises(TableNotFoundError, match=message):
+        current_table(url, table_uuid=old)
+    assert current_table(url, table_uuid=new) == (2, new)
+    # An offset written before offsets recorded the table is not checked (nothing to check).
+    legacy = replace(position, table=None)
+    assert _read_all(url, legacy) == ["new2.tsfile"]
 
 
 def test_completeness_is_recorded_per_commit_and_shown_by_the_table(tmp_path: Path) -> None:
