@@ -118,6 +118,7 @@ STRATEGY_FIELDS = {
             "properties",
             "table_uuid",
             "transactions",
+            "complete_until",
         }
     ),
 }
@@ -245,4 +246,5 @@ def snapshots(draw: st.DrawFn, max_parts: int = 6) -> Snapshot:
             app: StreamTxn(app, draw(_count), draw(st.one_of(st.none(), _int64)))
             for app in draw(st.sets(st.text(min_size=1, max_size=6), max_size=2))
         },
+        complete_until=draw(st.one_of(st.none(), _int64)),
     )

@@ -52,10 +52,31 @@ def register(spark: SparkSession) -> None:
     """
     import pyspark
 
+    from tsfile_catalog.datasource.options import DRIVER_CWD_ENV
     from tsfile_catalog.datasource.source import TsFileDataSource
 
     check_pyspark_version(pyspark.__version__)
+    cwd = _driver_working_dir(spark)
+    if cwd is not None:
+        # Registration pickles the source with the context's environment, which Spark gives
+        # every Python worker that plans or runs it (planner and tasks alike), so it must be
+        # set first.
+        spark.sparkContext.environment[DRIVER_CWD_ENV] = cwd
     spark.dataSource.register(TsFileDataSource)
+
+
+def _driver_working_dir(spark: SparkSession) -> str | None:
+    """The driver JVM's working directory (``user.dir``): what Spark's file sources resolve a
+    relative local path against (Hadoop's local file system starts there). Not this Python
+    process's, which ``os.chdir`` may have moved since the JVM started. None when the session
+    has no JVM here (Spark Connect)."""
+    try:
+        jvm = spark.sparkContext._jvm
+    except (AttributeError, NotImplementedError):  # Spark Connect: no SparkContext at all
+        return None
+    if jvm is None:
+        return None
+    return str(jvm.java.lang.System.getProperty("user.dir"))
 
 
 def _check_java() -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tsfile_catalog.datasource.options import (
+    DRIVER_CWD_ENV,
     check_tag_columns,
     parse_read_options,
     parse_stream_write_options,
     parse_write_options,
+    qualify_local_path,
 )
 from tsfile_catalog.exceptions import OptionError
 
@@ -169,3 +173,28 @@ def test_stream_write_options_are_the_batch_writers_plus_the_streams_own() -> No
 def test_bad_stream_write_options_are_named(options: dict[str, str], message: str) -> None:
     with pytest.raises(OptionError, match=message):
         parse_stream_write_options({"path": "/t", **options})
+
+
+def test_relative_local_paths_are_relative_to_the_driver_not_the_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A Python worker (here: this process) in its own working directory, and the driver's
+    # handed over by register(): a relative path means the driver's, as for df.write.parquet.
+    worker, driver = tmp_path / "worker", tmp_path / "driver"
+    worker.mkdir()
+    monkeypatch.chdir(worker)
+    monkeypatch.setenv(DRIVER_CWD_ENV, str(driver))
+    assert qualify_local_path("rel/t") == str(driver / "rel" / "t")
+    assert qualify_local_path("./t/../u") == str(driver / "u")
+    for unchanged in ("/abs/t", "s3://bucket/rel", "memory://rel/t"):
+        assert qualify_local_path(unchanged) == unchanged
+
+
+def test_a_relative_path_without_the_drivers_directory_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(DRIVER_CWD_ENV, raising=False)
+    with pytest.raises(OptionError, match=r"path 'rel/t' is relative.*tsfile_catalog.register"):
+        qualify_local_path("rel/t")
+    assert qualify_local_path(str(tmp_path / "t")) == str(tmp_path / "t")

@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from tests.table.helpers import SCHEMA, append_rows
-from tsfile_catalog import with_source_watermark
+from tsfile_catalog import purge, with_source_watermark
 from tsfile_catalog.table import append_parts, open_table
 
 pytestmark = pytest.mark.spark
@@ -156,3 +156,22 @@ def test_complete_until_closes_the_window_it_declares(spark: SparkSession, tmp_p
     assert open_table(url).complete_until() == 11 * HOUR
     got = [row for batch in _hourly_windows(spark, url, tmp_path / "ck") for row in batch]
     assert [(r[0].hour, r[1], r[2]) for r in got] == [(10, *_expected(spark, url)[10])]
+
+
+def test_a_stream_fails_on_a_table_dropped_and_recreated_at_its_path(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    url = str(tmp_path / "t")
+    for v in range(2):
+        append_rows(url, _rows(v * 100_000, 2), SCHEMA)
+    ck = tmp_path / "ck"
+    first = _run(spark.readStream.format("tsfile").load(url).select("time"), ck)
+    assert sorted(r for b in first for r in b) == [(0,), (1000,), (100_000,), (101_000,)]
+    old = open_table(url).table_uuid
+    purge(url)
+    for v in range(3):  # another table, whose versions 0..2 reach past the stream's offset
+        append_rows(url, _rows(v * 1_000_000, 1), SCHEMA)
+    new = open_table(url).table_uuid
+    restarted = spark.readStream.format("tsfile").load(url).select("time")
+    with pytest.raises(Exception, match=rf"(?s)read table {old} at .*now holds table {new}"):
+        _run(restarted, ck)

@@ -3,6 +3,7 @@ its tasks stage them: what one micro-batch commits, and what a replayed one does
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,7 +14,7 @@ from tsfile_catalog.datasource.options import StreamWriteOptions, parse_stream_w
 from tsfile_catalog.datasource.staging import TsFileCommitMessage, stage_task
 from tsfile_catalog.datasource.stream_writer import TsFileStreamWriter
 from tsfile_catalog.datasource.writer import plan_write
-from tsfile_catalog.exceptions import TsFileCatalogError
+from tsfile_catalog.exceptions import CommitConflictError, TsFileCatalogError
 from tsfile_catalog.metadata.manifest import Operation, StreamTxn
 from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id
 from tsfile_catalog.table import open_table
@@ -115,6 +116,30 @@ def test_messages_of_another_batch_are_refused_and_cleaned_up(tmp_path: Path) ->
     assert not (root / "_tsfile_manifest").exists()
     assert not (root / STAGING_DIR).exists()
     assert part_files(root) == []
+
+
+def test_a_sink_planned_against_a_dropped_table_commits_nothing_to_its_successor(
+    tmp_path: Path,
+) -> None:
+    # The sink's exactly-once record lives in the table's own snapshot, and every batch
+    # commit names the table the query planned against: a table recreated at the path can
+    # neither make the running query skip a batch nor receive one meant for the old table.
+    root = tmp_path / "t"
+    options = sink(root)._options
+    sink(root).commit([staged(root, options, [1], 0)], 0)
+    old = open_table(str(root)).table_uuid
+    running = sink(root)  # the query's sink, planned against the table of batch 0
+    shutil.rmtree(root)
+    sink(root).commit([staged(root, options, [5], 0, query="another")], 0)
+    recreated = open_table(str(root))
+    batch = staged(root, options, [2], 1)
+    with pytest.raises(CommitConflictError, match=f"{old}.*dropped and recreated"):
+        running.commit([batch], 1)
+    after = open_table(str(root), use_cache=False)
+    assert (after.table_uuid, after.version) == (recreated.table_uuid, 0)
+    assert after.parts() == recreated.parts() and QUERY not in after.snapshot.transactions
+    assert not (root / STAGING_DIR).exists()
+    assert len(part_files(root)) == 1
 
 
 def test_write_outside_a_streaming_task_fails_clearly(tmp_path: Path) -> None:

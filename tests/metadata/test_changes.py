@@ -76,6 +76,21 @@ def test_an_offset_has_one_spelling_and_round_trips_as_stable_json() -> None:
             StreamOffset.from_json(bad)  # type: ignore[arg-type]
 
 
+def test_an_offset_records_its_table_last_and_offsets_without_it_still_read() -> None:
+    uuid = "5f0c9a3e-8d1b-4c2e-9a57-2b6f1e0d4c3a"
+    offset = StreamOffset(3, 1, False, uuid)
+    text = json.dumps(offset.to_json())
+    assert text == f'{{"version": 3, "index": 1, "snapshot": false, "table": "{uuid}"}}'
+    assert StreamOffset.from_json(json.loads(text)) == offset
+    # Written before offsets recorded the table: the same position, no table to check.
+    earlier = StreamOffset.from_json({"version": 3, "index": 1, "snapshot": False})
+    assert earlier.table is None and earlier.same_position(offset) and earlier != offset
+    assert not earlier.same_position(StreamOffset(3, 2, False, uuid))
+    for bad in ("", 7):
+        with pytest.raises(OptionError, match="not a tsfile offset"):
+            StreamOffset.from_json({**offset.to_json(), "table": bad})
+
+
 def test_optimize_is_skipped_and_a_removal_stops_the_stream_unless_skipped() -> None:
     a, b = part_file("a.tsfile", row_count=3), part_file("b.tsfile", row_count=3)
     optimize = _commit(2, RemovePart("a.tsfile", 3), AddPart(b), data_change=False)

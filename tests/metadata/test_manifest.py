@@ -482,6 +482,41 @@ def test_complete_until_is_an_optional_key_that_round_trips() -> None:
         CommitInfo.from_json({**declared.to_json(), "complete_until": "soon"})
 
 
+def declared(base: Snapshot, path: str, complete_until: int | None) -> Commit:
+    return prepare_commit(
+        [AddPart(part(path))],
+        base=base,
+        timestamp_ms=1_000,
+        operation=Operation.WRITE,
+        complete_until=complete_until,
+    )
+
+
+def test_snapshot_carries_the_largest_declaration_so_checkpoints_keep_it() -> None:
+    v0 = created()
+    assert v0.complete_until is None
+    assert "complete_until" not in v0.to_json()  # checkpoints without declarations unchanged
+    v1 = apply(v0, declared(v0, "a", 500))
+    v2 = apply(v1, declared(v1, "b", 300))  # a smaller declaration never lowers it
+    v3 = apply(v2, declared(v2, "c", None))
+    assert (v1.complete_until, v2.complete_until, v3.complete_until) == (500, 500, 500)
+    assert v3.to_json()["complete_until"] == 500
+    assert decode_snapshot(encode_snapshot(v3), source="cp") == v3
+    # A checkpoint replay continues from: later commits extend what it carries.
+    assert apply(v3, declared(v3, "d", 900)).complete_until == 900
+
+
+def test_checkpoints_of_earlier_releases_without_completeness_still_decode() -> None:
+    v0 = created()
+    v1 = apply(v0, declared(v0, "a", 500))
+    earlier = {k: v for k, v in v1.to_json().items() if k != "complete_until"}
+    decoded = decode_snapshot(json.dumps(earlier).encode(), source="cp")
+    assert decoded.complete_until is None
+    assert decoded == replace(v1, complete_until=None)
+    with pytest.raises(CorruptManifestError, match="complete_until"):
+        decode_snapshot(json.dumps({**earlier, "complete_until": "soon"}).encode(), source="cp")
+
+
 # -- issue 11: the streaming sink's exactly-once record (StreamTxn) ---------------------------
 
 

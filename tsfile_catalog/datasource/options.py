@@ -6,9 +6,12 @@ valid ones, because a misspelt option silently ignored is a wrong result waiting
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
+
+from fsspec.core import split_protocol
 
 from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.formats.tsfile import (
@@ -17,6 +20,7 @@ from tsfile_catalog.formats.tsfile import (
     ENCODINGS,
     WriteSettings,
 )
+from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import parse_complete_until
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.literals import parse_interval_ns, parse_zone
@@ -35,6 +39,8 @@ __all__ = [
     "StreamOptions",
     "split_stream_options",
     "parse_stream_options",
+    "DRIVER_CWD_ENV",
+    "qualify_local_path",
 ]
 
 
@@ -198,6 +204,40 @@ def _path(opts: Mapping[str, str]) -> str:
             f"{CATALOG_TABLE_HINT})"
         )
     return str(path)
+
+
+DRIVER_CWD_ENV = "TSFILE_CATALOG_DRIVER_CWD"
+"""The environment variable :func:`tsfile_catalog.register` hands Spark's Python workers: the
+driver JVM's working directory, which relative local paths are relative to."""
+
+
+def qualify_local_path(path: str) -> str:
+    """``path`` with a relative local path made absolute against the driver's working
+    directory, as Spark's own file sources qualify one (``df.write.parquet("rel")`` writes
+    under the driver JVM's ``user.dir``). This code runs in Python workers, whose working
+    directory is their own (on a cluster, an executor's), so the driver's comes from
+    :data:`DRIVER_CWD_ENV`; URLs and absolute paths are returned unchanged.
+
+    Raises:
+        OptionError: the path is relative and the driver's working directory is unknown
+            (the source was not registered with :func:`tsfile_catalog.register`).
+    """
+    if not FileIO(path).is_local:
+        return path
+    local = os.path.expanduser(split_protocol(path)[1])
+    if os.path.isabs(local):
+        return path
+    base = os.environ.get(DRIVER_CWD_ENV)
+    if not base:
+        raise OptionError(
+            f"path {path!r} is relative, and the tsfile data source cannot tell to what: it "
+            "runs in Spark's Python workers, whose working directory is not the driver's. "
+            "Give an absolute path or a URL, or register the source with "
+            "tsfile_catalog.register(spark) (tsfile_catalog.local_session() does), which "
+            "makes relative paths relative to the driver's working directory like Spark's "
+            "own file sources"
+        )
+    return os.path.normpath(os.path.join(base, local))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ while the planning process reopens the version from its metadata cache in millis
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import MutableMapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import Any
@@ -31,6 +32,7 @@ from tsfile_catalog.datasource.options import (
     parse_stream_options,
     parse_stream_write_options,
     parse_write_options,
+    qualify_local_path,
     split_stream_options,
 )
 from tsfile_catalog.datasource.partial import TsFilePartialReader, partial_schema
@@ -69,8 +71,21 @@ class TsFileDataSource(DataSource):
         return state
 
     @cached_property
+    def _options(self) -> MutableMapping[str, str]:
+        """Spark's options with a relative local ``path`` made absolute as Spark's own file
+        sources would (:func:`~tsfile_catalog.datasource.options.qualify_local_path`): this
+        runs in a Python worker, whose working directory is not the driver's."""
+        path = self.options.get("path")
+        if not path:
+            return self.options
+        # A copy of Spark's case-insensitive mapping, of the same kind.
+        options = copy.copy(self.options)
+        options["path"] = qualify_local_path(str(path))
+        return options
+
+    @cached_property
     def _split_options(self) -> tuple[dict[str, str], dict[str, str]]:
-        return split_stream_options(self.options)
+        return split_stream_options(self._options)
 
     @cached_property
     def _read_options(self) -> ReadOptions:
@@ -188,7 +203,7 @@ class TsFileDataSource(DataSource):
         )
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        options = parse_write_options(self.options)
+        options = parse_write_options(self._options)
         return TsFileBatchWriter(plan_write(schema, options), options, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
@@ -200,7 +215,7 @@ class TsFileDataSource(DataSource):
 
         if overwrite:  # Spark asks for overwrite exactly in output mode complete
             raise OptionError(COMPLETE_MODE_MESSAGE)
-        options = parse_stream_write_options(self.options)
+        options = parse_stream_write_options(self._options)
         return TsFileStreamWriter(plan_write(schema, options.write), options)
 
 

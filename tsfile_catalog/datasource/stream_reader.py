@@ -22,6 +22,7 @@ event-time watermark and removes them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -50,7 +51,12 @@ from tsfile_catalog.metadata.changes import (
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.slices import FileSlice
-from tsfile_catalog.table.changes import current_version, starting_offset, stream_segments
+from tsfile_catalog.table.changes import (
+    current_table,
+    current_version,
+    starting_offset,
+    stream_segments,
+)
 
 __all__ = ["TsFileStreamReader"]
 
@@ -101,13 +107,16 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def initialOffset(self) -> dict:
         stream = self._stream
-        return starting_offset(
+        _, table = self._current(None)
+        start = starting_offset(
             self._scan.base,
             starting_version=stream.starting_version,
             starting_timestamp=stream.starting_timestamp,
             time_zone=self._read.time_zone,
             storage_options=self._read.storage_options,
-        ).to_json()
+        )
+        # Every offset records the table it is a position of: see _current.
+        return replace(start, table=table).to_json()
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._target = self._latest()
@@ -122,12 +131,17 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         begin = StreamOffset.from_json(start)
-        stop = self._target if self._target is not None else self._latest()
+        latest, table = self._current(begin.table)
+        stop = self._target if self._target is not None else latest
         if begin.version > stop:
             return start
         max_parts, max_rows = self._limits(limit)
         segments = self._segments(begin, stop)
-        return plan_batch(segments, begin, max_parts=max_parts, max_rows=max_rows).to_json()
+        end = plan_batch(segments, begin, max_parts=max_parts, max_rows=max_rows)
+        if end.same_position(begin):
+            return start  # nothing new: the same text, so Spark runs no batch
+        # An offset from before offsets recorded the table gets it from here on.
+        return replace(end, table=table).to_json()
 
     def _limits(self, limit: ReadLimit) -> tuple[int | None, int | None]:
         """Spark's ``ReadAllAvailable`` overrides the options (its contract); any other
@@ -143,8 +157,10 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         begin, finish = StreamOffset.from_json(start), StreamOffset.from_json(end)
-        if begin == finish:
+        if begin.same_position(finish):
             return []
+        # A batch replayed from the checkpoint after a restart is checked like a new one.
+        begin = replace(begin, table=begin.table or finish.table)
         # The last version the batch touches: a batch ending mid-version reads part of it.
         last = finish.version if finish.index > 0 else finish.version - 1
         segments = self._segments(begin, last)
@@ -163,6 +179,15 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _latest(self) -> int:
         return current_version(self._scan.base, storage_options=self._read.storage_options)
+
+    def _current(self, table: str | None) -> tuple[int, str]:
+        """The latest version and UUID of the table at the path, refusing (TableNotFoundError,
+        naming the path and both UUIDs) another table than ``table``, the one the stream's
+        offsets were positions of: a table dropped and recreated there restarts its versions,
+        which would otherwise pass for the old table's."""
+        return current_table(
+            self._scan.base, table_uuid=table, storage_options=self._read.storage_options
+        )
 
     def _segments(self, begin: StreamOffset, stop: int) -> list[Segment]:
         return stream_segments(

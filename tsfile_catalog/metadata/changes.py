@@ -40,15 +40,28 @@ class StreamOffset:
     a stream without ``startingVersion``) rather than the parts commit ``version`` added.
     A fully read segment is always written as the next version at index 0, so one position
     has one spelling: Spark compares offsets as JSON strings.
+
+    ``table`` is the UUID of the table the versions belong to: a table dropped and recreated
+    at the stream's path restarts its versions, which must not pass for the old table's.
+    Offsets written before it was recorded have none (and are not checked).
     """
 
     version: int
     index: int = 0
     snapshot: bool = False
+    table: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        # Fixed key order: Spark compares offsets by their JSON text.
-        return {"version": self.version, "index": self.index, "snapshot": self.snapshot}
+        # Fixed key order: Spark compares offsets by their JSON text. ``table`` comes last and
+        # only when known, so an offset without it keeps the spelling earlier releases wrote.
+        out: dict[str, Any] = {
+            "version": self.version,
+            "index": self.index,
+            "snapshot": self.snapshot,
+        }
+        if self.table is not None:
+            out["table"] = self.table
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> StreamOffset:
@@ -56,11 +69,23 @@ class StreamOffset:
         of another source, or a hand-edited one)."""
         try:
             version, index, snapshot = obj["version"], obj["index"], obj["snapshot"]
-        except (KeyError, TypeError) as e:
+            table = obj.get("table")
+        except (KeyError, TypeError, AttributeError) as e:
             raise OptionError(f"stream offset {obj!r} is not a tsfile offset") from e
         if not (_is_int(version) and _is_int(index) and isinstance(snapshot, bool) and index >= 0):
             raise OptionError(f"stream offset {obj!r} is not a tsfile offset")
-        return cls(version, index, snapshot)
+        if table is not None and not (isinstance(table, str) and table):
+            raise OptionError(f"stream offset {obj!r} is not a tsfile offset")
+        return cls(version, index, snapshot, table)
+
+    def same_position(self, other: StreamOffset) -> bool:
+        """Whether both offsets point at the same place in the log, whatever they record of
+        the table (an offset from before ``table`` was recorded and its successor)."""
+        return (self.version, self.index, self.snapshot) == (
+            other.version,
+            other.index,
+            other.snapshot,
+        )
 
 
 def _is_int(value: object) -> bool:

@@ -402,6 +402,10 @@ class Snapshot:
     # The latest StreamTxn of each streaming query that wrote the table, by query id: how a
     # sink knows a replayed micro-batch is already in (kept by checkpoints too).
     transactions: Mapping[str, StreamTxn] = field(default_factory=dict)
+    # The table's completeness as of this version: the largest ``complete_until`` any commit
+    # up to it declared (raw time units), None when none did. Carried here, and so by
+    # checkpoints, so that EXPIRE SNAPSHOTS deleting the declaring commits does not lose it.
+    complete_until: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         types = _field_types(self.schema)
@@ -419,6 +423,10 @@ class Snapshot:
         # stay byte-identical to earlier releases').
         if self.transactions:
             out["transactions"] = [t.to_json() for t in self.transactions.values()]
+        # Optional like ``transactions``: an earlier reader ignores it and falls back on the
+        # commits it still has (no bump); absent when nothing was declared.
+        if self.complete_until is not None:
+            out["complete_until"] = self.complete_until
         return out
 
     @classmethod
@@ -439,6 +447,7 @@ class Snapshot:
             properties={str(k): str(v) for k, v in obj["properties"].items()},
             table_uuid=recorded,
             transactions=_transactions(obj.get("transactions") or ()),
+            complete_until=_optional_int_key(obj, "complete_until"),
         )
 
 
@@ -484,6 +493,7 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
     timestamp_ms = 0 if previous is None else previous.timestamp_ms
     table_uuid = None if previous is None else previous.table_uuid
     transactions = {} if previous is None else dict(previous.transactions)
+    complete_until = None if previous is None else previous.complete_until
     for commit in commits:
         if commit.version != version + 1:
             raise CorruptManifestError(
@@ -505,6 +515,7 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         version, timestamp_ms = commit.version, commit.info.timestamp_ms
         if commit.info.txn is not None:
             transactions[commit.info.txn.app_id] = commit.info.txn
+        complete_until = _later_declaration(complete_until, commit.info.complete_until)
         for action in commit.actions:
             if isinstance(action, AddPart):
                 path = action.part.path
@@ -536,7 +547,15 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         properties=properties,
         table_uuid=table_uuid,
         transactions=transactions,
+        complete_until=complete_until,
     )
+
+
+def _later_declaration(held: int | None, declared: int | None) -> int | None:
+    """Completeness only grows: the larger of two declarations (None: none made)."""
+    if declared is None:
+        return held
+    return declared if held is None else max(held, declared)
 
 
 def prepare_commit(

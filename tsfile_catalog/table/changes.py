@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tsfile_catalog.exceptions import OptionError, VersionNotFoundError
+from tsfile_catalog.exceptions import OptionError, TableNotFoundError, VersionNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.changes import Segment, StreamOffset, commit_segment
-from tsfile_catalog.metadata.completeness import completeness
+from tsfile_catalog.table.cache import identify
 from tsfile_catalog.table.handle import Table, _version_at, load_snapshot, time_travel_ms
-from tsfile_catalog.table.log import list_log, no_table, read_commits
+from tsfile_catalog.table.log import Listing, list_log, no_table, read_commits
 
-__all__ = ["current_version", "starting_offset", "stream_segments"]
+__all__ = ["current_table", "current_version", "starting_offset", "stream_segments"]
 
 
 def _location(url: str, storage_options: Mapping[str, Any] | None) -> tuple[FileIO, str]:
@@ -26,11 +26,37 @@ def _location(url: str, storage_options: Mapping[str, Any] | None) -> tuple[File
 def current_version(url: str, *, storage_options: Mapping[str, Any] | None = None) -> int:
     """The latest committed version of the table at ``url`` (what ``Trigger.AvailableNow``
     stops at)."""
+    return current_table(url, storage_options=storage_options)[0]
+
+
+def current_table(
+    url: str, *, table_uuid: str | None = None, storage_options: Mapping[str, Any] | None = None
+) -> tuple[int, str]:
+    """The latest committed version of the table at ``url`` and the table's UUID.
+
+    Raises:
+        TableNotFoundError: no table at ``url``, or (``table_uuid`` given) another table than
+            the one a stream read so far: it was dropped and recreated.
+    """
     io, location = _location(url, storage_options)
     listing = list_log(io, location)
+    return listing.latest, _identity(io, location, listing, table_uuid)
+
+
+def _identity(io: FileIO, location: str, listing: Listing, expected: str | None) -> str:
+    """The UUID of the table ``listing`` shows, checked against the one a stream's offsets
+    record (None: an offset written before they recorded it, not checked)."""
     if not listing.commits:
         raise no_table(io, location)
-    return listing.latest
+    current = identify(io, location, listing, use_cache=True)
+    if expected is not None and current != expected:
+        raise TableNotFoundError(
+            f"the stream read table {expected} at {location}, which now holds table {current}: "
+            "the table was dropped and recreated, and the new table's versions do not continue "
+            "the stream's; nothing of it was read. Start a new stream (a new checkpoint "
+            "location) to read the new table"
+        )
+    return current
 
 
 def starting_offset(
@@ -92,19 +118,20 @@ def stream_segments(
 ) -> list[Segment]:
     """The segments from ``start`` through version ``stop``: the snapshot segment when
     ``start`` is in one, then one per commit (see :func:`~tsfile_catalog.metadata.changes.
-    commit_segment`; a commit that removed data becomes a segment that stops the stream)."""
+    commit_segment`; a commit that removed data becomes a segment that stops the stream).
+
+    Raises:
+        TableNotFoundError: ``start`` records another table than the one at ``url`` now.
+    """
     io, location = _location(url, storage_options)
     listing = list_log(io, location)
-    if not listing.commits:
-        raise no_table(io, location)
+    _identity(io, location, listing, start.table)
     segments: list[Segment] = []
     first = start.version
     if start.snapshot:
         snapshot = load_snapshot(io, location, listing, start.version, use_cache=True)
         table = Table(io, location, snapshot, use_cache=True)
-        segments.append(
-            Segment(snapshot.version, snapshot.parts, completeness(table.history()), True)
-        )
+        segments.append(Segment(snapshot.version, snapshot.parts, table.complete_until(), True))
         first += 1
     if first > stop:
         return segments

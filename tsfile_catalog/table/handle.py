@@ -416,9 +416,15 @@ class Table:
     def complete_until(self) -> int | None:
         """The table's completeness as of this version: every row with time < the result
         (raw time units) is committed, as writers declared (``watermark.interval`` or
-        ``completeUntil``, see docs/streaming.md); None when none declared anything. Versions
-        expired by EXPIRE SNAPSHOTS no longer count."""
-        return completeness(self.history())
+        ``completeUntil``, see docs/streaming.md); None when none declared anything.
+
+        The snapshot carries it (so do checkpoints), so it survives EXPIRE SNAPSHOTS; the
+        commits still in the log count too, for a snapshot loaded from a checkpoint an
+        earlier release wrote without it."""
+        declared = [
+            c for c in (self.snapshot.complete_until, completeness(self.history())) if c is not None
+        ]
+        return max(declared) if declared else None
 
 
 def open_table(
