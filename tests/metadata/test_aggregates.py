@@ -2,7 +2,8 @@
 
 Each rule here is one Spark semantic the answer must keep (checked against Spark itself in
 tests/sql/test_stats_aggregates.py): result types, empty groups, NULL without values, BIGINT
-overflow, the 2**53 limit of avg's double sum, max_by ties and NaN ordering.
+overflow, the 2**53 limit of avg's double sum, max_by ties, NaN ordering, FLOAT/DOUBLE sums
+from ``sum_double`` and ``time``'s min/max/count from device time ranges.
 """
 
 from __future__ import annotations
@@ -165,6 +166,57 @@ def test_nan_is_the_largest_value() -> None:
     assert low == -1.0 and isinstance(high, float) and math.isnan(high)
 
 
+def _doubles(values: list[float], lo: int) -> SeriesStats:
+    """A DOUBLE series' statistics with its double sum, as a writer keeps it."""
+    return SeriesStats(len(values), min=min(values), max=max(values), sum_double=sum(values))
+
+
+def test_double_sum_and_avg_from_sum_double() -> None:
+    one = _device("bj", "x", 0, 9, 3, d=_doubles([0.5, 1.25, -3.0], 0))
+    two = _device("bj", "y", 10, 19, 1, d=_doubles([4.0], 10))
+    empty = _device("sh", "x", 20, 29, 2, d=SeriesStats(0))
+    parts = [_part("a.tsfile", one, two), _part("b.tsfile", empty)]
+    plan = plan_scan(SCHEMA, parts, None)
+    aggregates = [Aggregate("sum", "d"), Aggregate("avg", "d"), Aggregate("count", "d")]
+    planned = plan_aggregates(plan, aggregates)
+    assert planned is not None and planned.reads == ()
+    rows = finish_aggregates(SCHEMA, planned.known, aggregates, ("city",))
+    # Spark: sum and avg are DOUBLE; NULL for a group with no value (sh).
+    assert sorted(rows or []) == [(("bj",), (2.75, 2.75 / 4, 4)), (("sh",), (None, None, 0))]
+
+
+def test_a_double_sum_without_sum_double_is_read_or_refused() -> None:
+    # No sum_double (a NaN or inf, or an overflow possible): the device is read...
+    unknown = _device("bj", "x", 0, 9, 2, d=SeriesStats(2, min=1.0, max=2.0))
+    planned = plan_aggregates(
+        plan_scan(SCHEMA, [_part("a.tsfile", unknown)], None), [Aggregate("sum", "d")]
+    )
+    assert planned is not None and planned.known == ()
+    assert [(r.path, r.devices) for r in planned.reads] == [("a.tsfile", (("bj", "x"),))]
+    # ... and when the rows read have none either, Spark evaluates the query.
+    nan = _device("bj", "x", 0, 1, 2, d=SeriesStats(2, min=1.0, max=math.nan))
+    assert finish_aggregates(SCHEMA, [nan], [Aggregate("avg", "d")], ()) is None
+
+
+def test_time_min_max_count_from_device_ranges() -> None:
+    aggregates = [Aggregate("min", "time"), Aggregate("max", "time"), Aggregate("count", "time")]
+    # No FIELD statistics needed: a device recorded without them is not read.
+    old = DeviceStats(("sz", "z"), 4, 40, 47)
+    plan = plan_scan(SCHEMA, [*PARTS, _part("c.tsfile", old)], None)
+    planned = plan_aggregates(plan, aggregates)
+    assert planned is not None and planned.reads == ()
+    rows = finish_aggregates(SCHEMA, planned.known, aggregates, ("city",))
+    assert sorted(rows or []) == [
+        (("bj",), (0, 19, 5)),
+        (("sh",), (20, 29, 2)),
+        (("sz",), (40, 47, 4)),
+    ]
+    # A bound cutting bj/x (0..9): it is read; nothing matches -> NULL, NULL, 0.
+    cut = plan_aggregates(plan_scan(SCHEMA, PARTS, "time >= 5"), aggregates)
+    assert cut is not None and [r.devices for r in cut.reads] == [(("bj", "x"),)]
+    assert _answer("time > 100", aggregates) == [((), (None, None, 0))]
+
+
 def test_straddling_and_unknown_devices_are_read() -> None:
     old = DeviceStats(("bj", "z"), 1, 0, 0)  # recorded before FIELD statistics existed
     parts = [*PARTS, _part("c.tsfile", old)]
@@ -195,8 +247,13 @@ def test_parts_without_device_lists_are_read_whole() -> None:
         (Aggregate("count"), True),
         (Aggregate("count", "city"), True),
         (Aggregate("sum", "v"), True),
-        (Aggregate("sum", "d"), False),  # Spark's double sum depends on the order
-        (Aggregate("avg", "d"), False),
+        (Aggregate("sum", "d"), True),  # from sum_double, up to the order of additions
+        (Aggregate("avg", "d"), True),
+        (Aggregate("min", "time"), True),  # the devices' time ranges
+        (Aggregate("max", "time"), True),
+        (Aggregate("count", "time"), True),
+        (Aggregate("sum", "time"), False),
+        (Aggregate("max_by", "time"), False),
         (Aggregate("min", "d"), True),
         (Aggregate("max", "city"), False),  # TAG min/max: left to Spark
         (Aggregate("max_by", "s"), True),

@@ -36,6 +36,7 @@ from tsfile_catalog.metadata.parts import (
     FieldStats,
     PartFile,
     SeriesStats,
+    kept_double_sum,
     tag_stats_from_devices,
 )
 from tsfile_catalog.metadata.schema import (
@@ -221,8 +222,6 @@ def _stat_min_max(type_: DataType, stat: Any) -> tuple[Any, Any]:
 
 # A sum TsFile accumulated in a double is exact while no partial sum leaves +-2**53.
 _EXACT_DOUBLE_INT = 2**53
-# No partial sum of values whose count x largest magnitude stays below this can overflow.
-_DOUBLE_SUM_BOUND = 1e300
 
 
 def series_stats(type_: DataType, stat: Any) -> SeriesStats:
@@ -283,8 +282,6 @@ def series_stats(type_: DataType, stat: Any) -> SeriesStats:
         first, last = float(stat.first_float64), float(stat.last_float64)
         # The sum (see SeriesStats.sum_double) only when no value is infinite or NaN and no
         # order of additions can overflow: then it differs from Spark's by rounding alone.
-        finite = math.isfinite(total) and math.isfinite(low) and math.isfinite(high)
-        bounded = finite and count * max(abs(low), abs(high)) < _DOUBLE_SUM_BOUND
         return SeriesStats(
             count,
             min=low if no_nan else None,
@@ -293,7 +290,7 @@ def series_stats(type_: DataType, stat: Any) -> SeriesStats:
             first_time=None if math.isnan(first) else first_time,
             last=None if math.isnan(last) else last,
             last_time=None if math.isnan(last) else last_time,
-            sum_double=total if bounded else None,
+            sum_double=kept_double_sum(count, total, low, high),
         )
     if type_ in (DataType.STRING, DataType.TEXT) and hasattr(stat, "str_first"):
         has_range = type_ is DataType.STRING and getattr(stat, "str_min", None) is not None

@@ -41,8 +41,12 @@ AggregateFunction = Literal["count", "sum", "avg", "min", "max", "max_by", "min_
 # the result is exact (order-free) only while every partial sum stays within +-2**53.
 _EXACT_DOUBLE_INT = 2**53
 
-# The FIELD types each function is answered for. sum/avg of FLOAT/DOUBLE never are: Spark's
-# result depends on the order of additions. TIMESTAMP and BLOB values are only counted.
+# The FIELD types each function is answered for. sum/avg of FLOAT/DOUBLE use the double sum
+# (SeriesStats.sum_double): Spark's own result depends on the order of additions (partitions,
+# shuffles), so it equals Spark's up to that rounding, the contract of partial aggregation
+# (docs/sql.md). TIMESTAMP and BLOB values are only counted. ``time`` itself: count, min and max
+# from the devices' time ranges (supported_aggregate).
+_FLOATS = frozenset({DataType.FLOAT, DataType.DOUBLE})
 _ORDERED = frozenset(
     {
         DataType.BOOLEAN,
@@ -56,8 +60,8 @@ _ORDERED = frozenset(
     }
 )
 _SUPPORTED: Mapping[str, frozenset[DataType]] = {
-    "sum": frozenset({DataType.INT32, DataType.INT64}),
-    "avg": frozenset({DataType.INT32, DataType.INT64}),
+    "sum": frozenset({DataType.INT32, DataType.INT64, DataType.FLOAT, DataType.DOUBLE}),
+    "avg": frozenset({DataType.INT32, DataType.INT64, DataType.FLOAT, DataType.DOUBLE}),
     "min": _ORDERED,
     "max": _ORDERED,
     "max_by": _ORDERED,
@@ -128,9 +132,13 @@ def _inside(part_min: int | None, part_max: int | None, lo: int, hi: int) -> boo
 
 def supported_aggregate(schema: TableSchema, aggregate: Aggregate) -> bool:
     """Whether :func:`finish_aggregates` answers ``aggregate`` over ``schema`` exactly:
-    ``count`` of anything; the others of a FIELD whose type they are exact for."""
+    ``count`` of anything; ``min``/``max`` of ``time`` (the devices' time ranges); the others
+    of a FIELD whose type they are exact for."""
     if aggregate.function == "count":
-        return aggregate.column is None or schema.column(aggregate.column) is not None
+        name = aggregate.column
+        return name is None or name == TIME_COLUMN or schema.column(name) is not None
+    if aggregate.column == TIME_COLUMN:
+        return aggregate.function in ("min", "max")
     column = schema.column(aggregate.column) if aggregate.column is not None else None
     return (
         column is not None
@@ -195,11 +203,15 @@ def _answers(
             column is None or column == TIME_COLUMN or column in tag_index
         ):
             continue  # rows, or rows whose TAG value (the device's) is not null
+        if column == TIME_COLUMN:
+            continue  # min/max: the device's time range
         stats = device.fields.get(column) if device.fields is not None and column else None
         if stats is None:
             return False
         if stats.count == 0 or aggregate.function == "count":
             continue
+        if aggregate.function in ("sum", "avg") and stats.sum_double is not None:
+            continue  # a FLOAT/DOUBLE sum; an INT column never has one
         if aggregate.function in ("sum", "avg"):
             needed: tuple[object, ...] = (stats.sum, stats.min, stats.max)
         elif aggregate.function in ("min", "max"):
@@ -262,6 +274,13 @@ def _aggregate(
         if column in tag_index:
             return sum(d.row_count for d in devices if d.tags[tag_index[column]] is not None)
     assert column is not None
+    if column == TIME_COLUMN:
+        # min/max (supported_aggregate): every device here has a row; none -> NULL.
+        if not devices:
+            return None
+        if aggregate.function == "max":
+            return max(d.max_time for d in devices)
+        return min(d.min_time for d in devices)
     series = [_series(d, column) for d in devices]
     if aggregate.function == "count":
         return sum(s.count for s in series)
@@ -273,7 +292,11 @@ def _aggregate(
     if aggregate.function in ("min", "max"):
         largest = aggregate.function == "max"
         return _spark_extreme([s.max if largest else s.min for s in present], largest=largest)
-    return _sum_or_avg(present, average=aggregate.function == "avg")
+    average = aggregate.function == "avg"
+    typed = schema.column(column)
+    if typed is not None and typed.type in _FLOATS:
+        return _double_sum_or_avg(present, average=average)
+    return _sum_or_avg(present, average=average)
 
 
 def _series(device: DeviceStats, column: str) -> SeriesStats:
@@ -295,6 +318,15 @@ def _sum_or_avg(present: Sequence[SeriesStats], *, average: bool) -> object:
     if high > INT64_MAX or low < INT64_MIN:
         raise _Ambiguous  # Spark fails (ANSI, the default) or wraps: let it say which
     return total
+
+
+def _double_sum_or_avg(present: Sequence[SeriesStats], *, average: bool) -> float:
+    """Spark's sum/avg of FLOAT/DOUBLE (both DOUBLE) up to the order of additions."""
+    sums = [s.sum_double for s in present]
+    if any(value is None for value in sums):
+        raise _Ambiguous  # a NaN/inf or an overflow possible among the rows read: Spark says
+    total = math.fsum(value for value in sums if value is not None)
+    return total / sum(s.count for s in present) if average else total
 
 
 def _int(value: StatValue | None) -> int:

@@ -10,6 +10,7 @@ ranges and equalities outside them.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ __all__ = [
     "validate_external_url",
     "is_absolute_url",
     "tag_stats_from_devices",
+    "kept_double_sum",
 ]
 
 MAX_DEVICES = 1_000
@@ -402,3 +404,17 @@ def _json_object(value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise TypeError(f"expected a JSON object, found {type(value).__name__}")
     return value
+
+
+# No partial sum of values whose count x largest magnitude stays below this can overflow.
+_DOUBLE_SUM_BOUND = 1e300
+
+
+def kept_double_sum(count: int, total: float, low: float, high: float) -> float | None:
+    """``total`` as a :attr:`SeriesStats.sum_double` of ``count`` values between ``low`` and
+    ``high``, or None when it is not kept: a value (or the sum) is infinite or NaN, or some
+    order of additions could overflow. One rule for statistics from TsFile footers and from
+    rows read, so both differ from Spark's sum by the order of additions alone."""
+    finite = math.isfinite(total) and math.isfinite(low) and math.isfinite(high)
+    bounded = finite and count * max(abs(low), abs(high)) < _DOUBLE_SUM_BOUND
+    return total if bounded else None

@@ -592,7 +592,14 @@ class Catalog:
         io = scan.io if isinstance(scan, Table) else FileIO(scan.base, self._storage(entry))
         timestamp_as = table_options.timestamp_as(entry)
         return stats_aggregates.answer(
-            self._spark, query, found, scan, plan, io, timestamp_as=timestamp_as
+            self._spark,
+            query,
+            found,
+            scan,
+            plan,
+            io,
+            timestamp_as=timestamp_as,
+            unit=table_options.precision(entry),
         )
 
     def _partial_aggregate(self, query: exp.Query) -> DataFrame | None:

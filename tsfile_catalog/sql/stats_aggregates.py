@@ -4,29 +4,36 @@
 (or URL reference, with optional time travel) whose SELECT list holds only aggregates
 (``count(*)``, ``count(c)``, ``sum``, ``avg``, ``min``, ``max``, ``max_by(c, time)``,
 ``min_by(c, time)``, optionally aliased) and the ``GROUP BY`` TAG columns, and whose WHERE is
-time ranges and TAG predicates, is answered by :func:`answer`: the planner
+time ranges and TAG predicates, is answered by :func:`answer` (``count``/``min``/``max`` of
+``time`` too, from the devices' time ranges, as ``bigint`` or ``timestamp`` per
+``timestampAs``): the planner
 (:func:`~tsfile_catalog.metadata.aggregates.plan_aggregates`) takes every (part, device)
 entirely inside the WHERE from the manifest; the devices straddling a time bound are read
 through the shared read path and summarised in the driver
 (:func:`~tsfile_catalog.table.aggregates.read_device_stats`); the result is a local DataFrame
 with the schema Spark itself gives the query (names such as ``count(1)``, ``sum(v)``; types
 such as BIGINT for a sum of INT). Whatever is not provably exact returns None and Spark
-evaluates the query as usual: HAVING, ORDER BY, LIMIT, DISTINCT, FIELD predicates, float
-sums, possible BIGINT overflow, max_by ties...
+evaluates the query as usual: HAVING, ORDER BY, LIMIT, DISTINCT, FIELD predicates, a NaN or
+infinity under a float sum, possible BIGINT overflow, max_by ties... A FLOAT/DOUBLE sum or avg
+equals Spark's up to the order of additions, which Spark's own does not fix either (the
+partial-aggregation contract, docs/sql.md).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from tsfile_catalog.datasource.types import TimestampAs, spark_schema
+from tsfile_catalog.datasource.types import TimestampAs, spark_schema, to_output
 from tsfile_catalog.discovery import ResolvedScan
+from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import (
     Aggregate,
@@ -34,6 +41,7 @@ from tsfile_catalog.metadata.aggregates import (
     finish_aggregates,
     plan_aggregates,
 )
+from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql.analysis import TableRef, rewrite_table_refs, single_table_ref
@@ -148,8 +156,11 @@ def answer(
     io: FileIO,
     *,
     timestamp_as: TimestampAs,
+    unit: TimeUnit,
 ) -> DataFrame | None:
-    """The query's result from statistics and the straddling rows, or None (not exact)."""
+    """The query's result from statistics and the straddling rows, or None (not exact).
+    ``unit`` is the table's ``timestampPrecision``: raw ``min``/``max(time)`` become Spark
+    timestamps with it under ``timestampAs = timestamp``."""
     schema = plan.schema
     if any(schema.column(name) is None or name not in schema.tag_names for name in found.group_by):
         return None  # GROUP BY a FIELD or time: not what device statistics group by
@@ -173,7 +184,30 @@ def answer(
     if result_schema is None:
         return None
     out = [tuple(key[-1 - i] if i < 0 else values[i] for i in found.items) for key, values in rows]
+    for position, (i, field) in enumerate(zip(found.items, result_schema.fields, strict=True)):
+        if i >= 0 and found.aggregates[i].column == TIME_COLUMN and _is_timestamp(field):
+            converted = _timestamps([row[position] for row in out], schema, unit)
+            if converted is None:
+                return None
+            out = [
+                (*r[:position], v, *r[position + 1 :]) for r, v in zip(out, converted, strict=True)
+            ]
     return spark.createDataFrame(out, result_schema)
+
+
+def _is_timestamp(field: T.StructField) -> bool:
+    return isinstance(field.dataType, T.TimestampType)
+
+
+def _timestamps(raw: Sequence[object], schema: TableSchema, unit: TimeUnit) -> list[object] | None:
+    """Raw times as the Spark timestamps a scan returns (the reader's own conversion), or
+    None when one lies outside Spark's range (the usual path then reports it)."""
+    arrow = pa.table({TIME_COLUMN: pa.array(raw, pa.int64())})
+    out_schema = pa.schema([pa.field(TIME_COLUMN, pa.timestamp("us", tz="UTC"))])
+    try:
+        return to_output(arrow, schema, out_schema, unit).column(0).to_pylist()
+    except DataError:
+        return None
 
 
 def _result_schema(

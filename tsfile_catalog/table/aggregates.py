@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, ScanPushdown
-from tsfile_catalog.metadata.parts import DeviceStats, SeriesStats
+from tsfile_catalog.metadata.parts import DeviceStats, SeriesStats, kept_double_sum
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice
 from tsfile_catalog.table.reading import read_slices
@@ -56,7 +56,8 @@ def device_stats_of(
 ) -> list[DeviceStats]:
     """Per device (TAG values) of ``rows`` (``time``, the TAG columns and ``columns``, raw
     domain), its row count, time range and, per column, a :class:`SeriesStats` with every
-    statistic (sum only while it cannot overflow BIGINT)."""
+    statistic (an INT sum only while it cannot overflow BIGINT; a FLOAT/DOUBLE one, added as
+    doubles, under :func:`~tsfile_catalog.metadata.parts.kept_double_sum`'s rule)."""
     tags = list(schema.tag_names)
     keys = tags or [_KEY]
     data: dict[str, pa.ChunkedArray | pa.Array] = {
@@ -84,6 +85,9 @@ def device_stats_of(
             data[f"x{i}"] = pc.if_else(nan, pa.scalar(None, values.type), values)
             data[f"n{i}"] = pc.cast(nan, pa.int64())
             aggregations += [(f"x{i}", "min"), (f"x{i}", "max"), (f"n{i}", "sum")]
+            # Spark adds FLOAT values as doubles (float32 -> float64 is exact).
+            data[f"d{i}"] = pc.cast(values, pa.float64())
+            aggregations.append((f"d{i}", "sum"))
         elif column.type is not DataType.BLOB:
             aggregations += [(f"v{i}", "min"), (f"v{i}", "max")]
         if column.type in _INTS:
@@ -111,6 +115,7 @@ def _series(row: Mapping[str, Any], i: int, type_: DataType) -> SeriesStats:
     count = int(row[f"v{i}_count"])
     if count == 0:
         return SeriesStats(0)
+    sum_double = None
     if type_ in _FLOATS:
         nans = int(row[f"n{i}_sum"] or 0)
         low, high = row[f"x{i}_min"], row[f"x{i}_max"]
@@ -118,6 +123,8 @@ def _series(row: Mapping[str, Any], i: int, type_: DataType) -> SeriesStats:
             # Spark orders NaN above every number.
             high = math.nan
             low = math.nan if low is None else low
+        else:
+            sum_double = kept_double_sum(count, float(row[f"d{i}_sum"]), low, high)
     else:
         low, high = row.get(f"v{i}_min"), row.get(f"v{i}_max")
     total = row.get(f"v{i}_sum")
@@ -133,4 +140,5 @@ def _series(row: Mapping[str, Any], i: int, type_: DataType) -> SeriesStats:
         first_time=row[f"t{i}_min"],
         last=row[f"v{i}_last"],
         last_time=row[f"t{i}_max"],
+        sum_double=sum_double,
     )
