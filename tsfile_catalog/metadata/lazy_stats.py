@@ -123,7 +123,47 @@ class DeviceList(Sequence["DeviceStats"]):
         return self._devices()[index]
 
     def __iter__(self) -> Iterator[DeviceStats]:
-        return iter(self._devices())
+        if self._decoded is not None:
+            return iter(self._decoded)
+        parsed = self._parsed()
+        if not isinstance(parsed, list):
+            # Devices with FIELD statistics (decoded together), a list decoded meanwhile by
+            # another thread, or JSON that is no list: the full decode (which names errors).
+            return iter(self._devices())
+        return self._iter_parsed(parsed)
+
+    def _parsed(self) -> list[Any] | dict[str, Any] | None:
+        """The parsed JSON (kept as parsed, so a later decode does not parse it again)."""
+        raw = self._raw
+        if raw is None:
+            return None
+        try:
+            if callable(raw):
+                raw = raw()
+            parsed = json.loads(raw) if isinstance(raw, str) else raw
+        except (CorruptManifestError, *_DECODE_ERRORS) as e:
+            raise _corrupt("a part's device list", self._source, e) from e
+        if not isinstance(parsed, (list, dict)):
+            return None
+        self._raw = parsed
+        return parsed
+
+    def _iter_parsed(self, parsed: list[Any]) -> Iterator[DeviceStats]:
+        """Devices built one at a time: pruning stops at the first device that may match, so
+        a part whose first device matches costs one DeviceStats, not one per device. A
+        complete pass memoises the tuple, as a full decode does."""
+        from tsfile_catalog.metadata.parts import DeviceStats
+
+        built = []
+        for item in parsed:
+            try:
+                device = DeviceStats.from_json(item)
+            except _DECODE_ERRORS as e:
+                raise _corrupt("a part's device list", self._source, e) from e
+            built.append(device)
+            yield device
+        if self._decoded is None:
+            self._decoded, self._raw = tuple(built), None
 
     def __eq__(self, other: object) -> bool:
         # Equal to the tuple it stands for (tuple.__eq__ defers to this for a DeviceList).
