@@ -133,7 +133,8 @@ def test_a_table_plans_the_same_cold_warm_and_by_the_visitor(
     for n, (kind, start, rows, city) in enumerate(operations):
         action: AddPart | RemovePart
         if kind == "checkpoint":
-            if read.version not in checkpointed:
+            # Every 10th version the commit loop wrote one already.
+            if read.version not in checkpointed and read.version % 10:
                 write_checkpoint(io, io.normalize(url), read)
                 checkpointed.add(read.version)
             continue

@@ -94,12 +94,15 @@ def plan_bound(
     pushdown = split_pushdown(bound, schema)
     if pushdown.empty:
         return ScanPlan((), tuple(parts), pushdown, schema, bound)
-    if candidates is None or bound is None:
+    window = time_window(bound)
+    if candidates is None or window == _UNBOUNDED:
+        # Without a time bound the pre-filter would only drop empty parts, which the visitor
+        # drops as cheaply (and the index, pyarrow, is not built for nothing).
         kept, pruned = prune(parts, bound, schema)
         return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
     listed = parts if isinstance(parts, Sequence) else tuple(parts)
     evaluator = PartEvaluator(bound, schema)
-    kept_at = [i for i in candidates(time_window(bound)) if evaluator.might_match(listed[i])]
+    kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
     keep = set(kept_at)
     return ScanPlan(
         tuple(listed[i] for i in kept_at),

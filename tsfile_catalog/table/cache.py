@@ -12,11 +12,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import CommitInfo, Snapshot, commit_table_uuid
 from tsfile_catalog.table.log import Listing, commit_url, list_log, read_log_file
-from tsfile_catalog.table.part_index import PartIndex
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.part_index import PartIndex
 
 __all__ = ["CACHE", "MetadataCache", "clear_cache", "current_identity", "identify"]
 
@@ -122,6 +125,9 @@ class MetadataCache:
             found = entry.indexes.get(snapshot.version) if entry is not None and cached else None
         if found is not None:
             return found
+        # Imported here: pyarrow loads only when a plan first has a predicate to pre-filter.
+        from tsfile_catalog.table.part_index import PartIndex
+
         # Built outside the lock (milliseconds per 10,000 parts); two threads may both build.
         index = PartIndex(snapshot.parts)
         if cached:
