@@ -7,10 +7,17 @@ import json
 import pickle
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.factories import weather_schema
 from tsfile_catalog.exceptions import CorruptManifestError
-from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap, SeriesStatsMap
+from tsfile_catalog.metadata.lazy_stats import (
+    DeviceList,
+    FieldStatsMap,
+    SeriesStatsMap,
+    _array_items,
+)
 from tsfile_catalog.metadata.manifest import AddPart, decode_commit
 from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, SeriesStats
 from tsfile_catalog.metadata.schema import DataType
@@ -111,3 +118,47 @@ def test_damaged_device_series_statistics_fail_only_when_read_naming_the_file() 
     not_object = json.dumps({"devices": [[["paris"], 2, 0, 1]], "device_fields": [[1]]})
     with pytest.raises(CorruptManifestError, match="device list in file c.json"):
         len(DeviceList(not_object, source="c.json", field_types=_SERIES_TYPES))
+def test_iterating_builds_devices_one_at_a_time_and_a_full_pass_checks_everything() -> None:
+    # Pruning stops at the first device that may match: the broken third entry is only
+    # reached (and blamed on the file) by a pass that gets that far.
+    good = [d.to_json() for d in DEVICES]
+    devices = DeviceList(json.dumps([*good, {"tags": 5}]), source="cp.parquet")
+    assert next(iter(devices)) == DEVICES[0]
+    assert any(d.tags[0] == "oslo" for d in devices)
+    with pytest.raises(CorruptManifestError, match="cp.parquet"):
+        list(devices)
+    whole = DeviceList(json.dumps(good), source="x")
+    assert list(whole) == list(DEVICES) and whole == DEVICES
+    assert DeviceList.encode(whole, {}) == DeviceList.encode(DEVICES, {})
+
+
+_JSON = st.recursive(
+    st.none() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.builds(
+            lambda v, ws, indent: ws + json.dumps(v, indent=indent) + ws,
+            st.lists(_JSON, max_size=4),
+            st.sampled_from(["", " ", "\n\t"]),
+            st.sampled_from([None, 1]),
+        ),
+        st.text(alphabet='[]{},:"0 1a\n\x0b', max_size=10),
+    )
+)
+def test_the_item_by_item_parse_reads_exactly_what_json_loads_reads(text: str) -> None:
+    try:
+        expected = json.loads(text)
+        valid = isinstance(expected, list)
+    except ValueError:
+        valid = False
+    if valid:
+        assert list(_array_items(text)) == expected
+    else:
+        with pytest.raises(ValueError):
+            list(_array_items(text))

@@ -184,3 +184,17 @@ def test_expiry_writes_and_removes_parquet_checkpoints(tmp_path: Path) -> None:
     assert open_table(url).snapshot == expected
     append_parts(url, [part("late.tsfile")], SCHEMA)
     assert len(open_table(url, use_cache=False).parts()) == 26
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab.-_/:\\\n 0", max_size=8))
+def test_paths_taken_without_a_check_are_ones_the_check_accepts(path: str) -> None:
+    # The decoder skips validate_relative_path for paths its vectorised pattern calls plain.
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from tsfile_catalog.metadata.parts import validate_relative_path
+    from tsfile_catalog.table.checkpoint_parquet import _PLAIN_PATH
+
+    if pc.match_substring_regex(pa.array([path]), _PLAIN_PATH)[0].as_py():
+        assert validate_relative_path(path) == path

@@ -17,7 +17,8 @@ count), and only aggregates read those statistics.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from tsfile_catalog.exceptions import CorruptManifestError
@@ -128,7 +129,57 @@ class DeviceList(Sequence["DeviceStats"]):
         return self._devices()[index]
 
     def __iter__(self) -> Iterator[DeviceStats]:
-        return iter(self._devices())
+        if self._decoded is not None:
+            return iter(self._decoded)
+        raw = self._raw
+        if callable(raw):
+            raw = self._raw = raw()
+        if isinstance(raw, str) and raw.startswith("[", _skip_space(raw, 0)):
+            return self._iter_parsed(_array_items(raw))
+        parsed = self._parsed()
+        if not isinstance(parsed, list):
+            # Devices with FIELD statistics (decoded together), a list decoded meanwhile by
+            # another thread, or JSON that is no list: the full decode (which names errors).
+            return iter(self._devices())
+        return self._iter_parsed(parsed)
+
+    def _parsed(self) -> list[Any] | dict[str, Any] | None:
+        """The parsed JSON (kept as parsed, so a later decode does not parse it again)."""
+        raw = self._raw
+        if raw is None:
+            return None
+        try:
+            if callable(raw):
+                raw = raw()
+            parsed = json.loads(raw) if isinstance(raw, str) else raw
+        except (CorruptManifestError, *_DECODE_ERRORS) as e:
+            raise _corrupt("a part's device list", self._source, e) from e
+        if not isinstance(parsed, (list, dict)):
+            return None
+        self._raw = parsed
+        return parsed
+
+    def _iter_parsed(self, parsed: Iterable[Any]) -> Iterator[DeviceStats]:
+        """Devices parsed and built one at a time: pruning stops at the first device that
+        may match, so a part whose first device matches costs one device's JSON and one
+        DeviceStats, not all of them. A complete pass memoises the tuple, as a full decode
+        does (and so has checked all of the JSON)."""
+        from tsfile_catalog.metadata.parts import DeviceStats
+
+        built = []
+        items = iter(parsed)
+        while True:
+            try:
+                item: Any = next(items, _END)
+                if item is _END:
+                    break
+                device = DeviceStats.from_json(item)
+            except _DECODE_ERRORS as e:
+                raise _corrupt("a part's device list", self._source, e) from e
+            built.append(device)
+            yield device
+        if self._decoded is None:
+            self._decoded, self._raw = tuple(built), None
 
     def __eq__(self, other: object) -> bool:
         # Equal to the tuple it stands for (tuple.__eq__ defers to this for a DeviceList).
@@ -160,6 +211,43 @@ class DeviceList(Sequence["DeviceStats"]):
         fields = device_fields_json(devices, field_types)
         body: list[Any] | dict[str, Any] = {"devices": listed, **fields} if fields else listed
         return json.dumps(body, separators=(",", ":"))
+
+
+_END = object()
+_SPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _skip_space(text: str, at: int) -> int:
+    """The index of the first character at or after ``at`` that is no JSON whitespace."""
+    found = _SPACE.match(text, at)
+    assert found is not None  # the pattern matches the empty string
+    return found.end()
+
+
+def _array_items(text: str) -> Iterator[Any]:
+    """The elements of the JSON array ``text``, each parsed when asked for; anything that is
+    not exactly one array (bad element, separator or trailing text) raises ValueError when
+    the parse reaches it."""
+    at = _skip_space(text, 0)
+    if not text.startswith("[", at):
+        raise ValueError("the device list is not a JSON array")
+    at = _skip_space(text, at + 1)
+    if text.startswith("]", at):
+        at += 1
+    else:
+        while True:
+            item, at = _DECODER.raw_decode(text, at)
+            yield item
+            at = _skip_space(text, at)
+            if text.startswith("]", at):
+                at += 1
+                break
+            if not text.startswith(",", at):
+                raise ValueError(f"expected ',' or ']' at character {at}")
+            at = _skip_space(text, at + 1)
+    if _skip_space(text, at) != len(text):
+        raise ValueError(f"extra data after the device list at character {at}")
 
 
 class FieldStatsMap(Mapping[str, "FieldStats"]):

@@ -6,21 +6,27 @@ plain directory of TsFiles are pruned by exactly the same rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from tsfile_catalog.metadata.expressions import (
+    And,
+    Approx,
     BindContext,
+    Compare,
     Expr,
+    In,
+    Not,
+    Or,
     ScanPushdown,
     bind,
     split_pushdown,
 )
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.pruning import prune
-from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.pruning import PartEvaluator, prune
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 
-__all__ = ["ScanPlan", "plan_scan", "plan_bound"]
+__all__ = ["Candidates", "ScanPlan", "TimeWindow", "plan_scan", "plan_bound", "time_window"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,8 @@ def plan_scan(
     parts: Iterable[PartFile],
     where: str | Expr | None,
     context: BindContext | None = None,
+    *,
+    candidates: Candidates | None = None,
 ) -> ScanPlan:
     """Parse (if SQL text), bind, split and prune.
 
@@ -52,6 +60,7 @@ def plan_scan(
         where: a Spark SQL predicate, an unbound expression, or None.
         context: how Spark sees the columns (raw time unit, ``timestampAs``, session time
             zone); the default is raw ``ms`` longs with the time zone unknown.
+        candidates: a vectorised pre-filter over ``parts`` (see :func:`plan_bound`).
 
     Raises:
         PredicateError: the predicate cannot be parsed or does not fit the schema.
@@ -66,13 +75,135 @@ def plan_scan(
     else:
         expr = where
     bound = None if expr is None else bind(expr, schema, context)
-    return plan_bound(schema, parts, bound)
+    return plan_bound(schema, parts, bound, candidates=candidates)
 
 
-def plan_bound(schema: TableSchema, parts: Iterable[PartFile], bound: Expr | None) -> ScanPlan:
-    """Split and prune for an already bound predicate."""
+def plan_bound(
+    schema: TableSchema,
+    parts: Iterable[PartFile],
+    bound: Expr | None,
+    *,
+    candidates: Candidates | None = None,
+) -> ScanPlan:
+    """Split and prune for an already bound predicate.
+
+    ``candidates`` (a columnar index over ``parts``, in their order) pre-filters them by
+    :func:`time_window` and row count before the exact visitor runs on the survivors only:
+    every part it drops the visitor would drop too, so the plan is the same, only cheaper.
+    """
     pushdown = split_pushdown(bound, schema)
     if pushdown.empty:
         return ScanPlan((), tuple(parts), pushdown, schema, bound)
-    kept, pruned = prune(parts, bound, schema)
-    return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
+    window = time_window(bound)
+    if candidates is None or window == _UNBOUNDED:
+        # Without a time bound the pre-filter would only drop empty parts, which the visitor
+        # drops as cheaply (and the index, pyarrow, is not built for nothing).
+        kept, pruned = prune(parts, bound, schema)
+        return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
+    listed = parts if isinstance(parts, Sequence) else tuple(parts)
+    evaluator = PartEvaluator(bound, schema)
+    kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
+    keep = set(kept_at)
+    return ScanPlan(
+        tuple(listed[i] for i in kept_at),
+        tuple(p for i, p in enumerate(listed) if i not in keep),
+        pushdown,
+        schema,
+        bound,
+    )
+
+
+# -- the time window: what a columnar pre-filter may prune on -----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """A necessary condition for a part to pass a bound predicate's part-level check: its
+    ``max_time >= lo`` and its ``min_time <= hi`` (None: no condition; a part whose time
+    range is unknown always passes). Only a necessary one: ``lo > hi`` is no proof that
+    nothing matches, since the two conditions hold or fail separately for each part."""
+
+    lo: int | None = None
+    hi: int | None = None
+
+
+# Given a window, the indices (ascending) of the parts that have rows and might pass it.
+Candidates = Callable[[TimeWindow], Sequence[int]]
+
+_UNBOUNDED = TimeWindow()
+
+
+def time_window(bound: Expr | None) -> TimeWindow:
+    """The :class:`TimeWindow` implied by ``bound`` (as bound by ``bind``).
+
+    It mirrors the pruning visitor (``metadata/pruning.py``) on the ``time`` column, where a
+    part's statistics are ``lo = min_time``, ``hi = max_time``: ``time < v`` may hold only if
+    ``min_time < v``, ``time >= v`` only if ``max_time >= v``, ``time = v`` (and ``IN``, by
+    its hull) only if both. AND intersects, OR takes the hull, NOT pushes down as the visitor
+    does; anything else (``!=``, doubles, IS NULL, other columns) is unbounded, which is
+    always safe.
+    """
+    return _UNBOUNDED if bound is None else _window(bound, negate=False)
+
+
+_NEGATED_OP = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def _window(expr: Expr, negate: bool) -> TimeWindow:
+    if isinstance(expr, Not):
+        return _window(expr.term, not negate)
+    if isinstance(expr, Approx):
+        bound = expr.tight if negate else expr.loose
+        return _UNBOUNDED if bound is None else _window(bound, negate)
+    if isinstance(expr, (And, Or)):
+        windows = [_window(t, negate) for t in expr.terms]
+        if isinstance(expr, And) != negate:
+            return TimeWindow(
+                _extreme(max, [w.lo for w in windows], absorbing=False),
+                _extreme(min, [w.hi for w in windows], absorbing=False),
+            )
+        return TimeWindow(
+            _extreme(min, [w.lo for w in windows], absorbing=True),
+            _extreme(max, [w.hi for w in windows], absorbing=True),
+        )
+    if getattr(expr, "column", None) != TIME_COLUMN:
+        return _UNBOUNDED
+    if isinstance(expr, Compare) and not expr.as_double and _is_int(expr.value):
+        op = _NEGATED_OP[expr.op] if negate else expr.op
+        value = int(expr.value)  # type: ignore[arg-type]
+        if op == "<":
+            return TimeWindow(hi=value - 1)
+        if op == "<=":
+            return TimeWindow(hi=value)
+        if op == ">":
+            return TimeWindow(lo=value + 1)
+        if op == ">=":
+            return TimeWindow(lo=value)
+        if op == "=":
+            return TimeWindow(value, value)
+        return _UNBOUNDED
+    if (
+        isinstance(expr, In)
+        and not negate
+        and not expr.as_double
+        and expr.values
+        and all(_is_int(v) for v in expr.values)
+    ):
+        values = [int(v) for v in expr.values]  # type: ignore[arg-type]
+        return TimeWindow(min(values), max(values))
+    return _UNBOUNDED
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _extreme(
+    pick: Callable[[Iterable[int]], int], bounds: list[int | None], *, absorbing: bool
+) -> int | None:
+    """``pick`` over the known bounds; an unknown one (None) absorbs the result for a hull
+    (``absorbing``: OR) and is ignored for an intersection (AND)."""
+    known = [b for b in bounds if b is not None]
+    if not known or (absorbing and len(known) < len(bounds)):
+        return None
+    return pick(known)

@@ -12,10 +12,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import CommitInfo, Snapshot, commit_table_uuid
 from tsfile_catalog.table.log import Listing, commit_url, list_log, read_log_file
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.part_index import PartIndex
 
 __all__ = ["CACHE", "MetadataCache", "clear_cache", "current_identity", "identify"]
 
@@ -30,6 +34,8 @@ class _CachedTable:
     vouched: tuple[int, str] | None = None
     snapshots: OrderedDict[int, Snapshot] = field(default_factory=OrderedDict)
     infos: dict[int, CommitInfo] = field(default_factory=dict)
+    # The columnar index of each cached snapshot, built on its first plan (same versions).
+    indexes: dict[int, PartIndex] = field(default_factory=dict)
 
 
 class MetadataCache:
@@ -105,8 +111,31 @@ class MetadataCache:
             assert entry is not None
             entry.snapshots[snapshot.version] = snapshot
             entry.snapshots.move_to_end(snapshot.version)
+            entry.indexes.pop(snapshot.version, None)
             while len(entry.snapshots) > self._per_table:
-                entry.snapshots.popitem(last=False)
+                evicted, _ = entry.snapshots.popitem(last=False)
+                entry.indexes.pop(evicted, None)
+
+    def part_index(self, location: str, snapshot: Snapshot) -> PartIndex:
+        """The :class:`PartIndex` of ``snapshot``: the one built for it before while it is
+        the cached snapshot of its version, else a new one (kept if it is cached)."""
+        with self._lock:
+            entry = self._entry(location, snapshot.table_uuid, create=False)
+            cached = entry is not None and entry.snapshots.get(snapshot.version) is snapshot
+            found = entry.indexes.get(snapshot.version) if entry is not None and cached else None
+        if found is not None:
+            return found
+        # Imported here: pyarrow loads only when a plan first has a predicate to pre-filter.
+        from tsfile_catalog.table.part_index import PartIndex
+
+        # Built outside the lock (milliseconds per 10,000 parts); two threads may both build.
+        index = PartIndex(snapshot.parts)
+        if cached:
+            with self._lock:
+                entry = self._entry(location, snapshot.table_uuid, create=False)
+                if entry is not None and entry.snapshots.get(snapshot.version) is snapshot:
+                    entry.indexes[snapshot.version] = index
+        return index
 
     def info(self, location: str, table_uuid: str, version: int) -> CommitInfo | None:
         with self._lock:

@@ -38,7 +38,7 @@ from tsfile_catalog.metadata.manifest import (
     replay,
 )
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
+from tsfile_catalog.metadata.scan import ScanPlan, TimeWindow, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
 from tsfile_catalog.progress import Progress
@@ -57,6 +57,7 @@ from tsfile_catalog.table.log import (
 if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.maintenance import DeleteResult, Maintenance, OptimizeResult
+    from tsfile_catalog.table.part_index import PartIndex
     from tsfile_catalog.table.scan import TableScan
 
 __all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
@@ -184,6 +185,7 @@ class Table:
         self._location = location
         self._snapshot = snapshot
         self._use_cache = use_cache
+        self._index: PartIndex | None = None
 
     def __repr__(self) -> str:
         return f"Table({self._location!r}, version={self.version})"
@@ -293,7 +295,26 @@ class Table:
             PredicateError: the predicate cannot be parsed or does not fit the schema.
         """
         context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
-        return plan_scan(self.schema, self._snapshot.parts, where, context)
+        return plan_scan(
+            self.schema, self._snapshot.parts, where, context, candidates=self._candidates
+        )
+
+    def _candidates(self, window: TimeWindow) -> Sequence[int]:
+        """The vectorised time/row-count pre-filter over this snapshot's parts (a
+        :data:`~tsfile_catalog.metadata.scan.Candidates`): its columns are cached with the
+        snapshot, so a warm plan only runs the compute, and the visitor on what survives.
+        Built on the first plan with a predicate (pyarrow is imported only then: the CLI's
+        metadata commands never load it)."""
+        index = self._index
+        if index is None:
+            from tsfile_catalog.table.part_index import PartIndex
+
+            if self._use_cache:
+                index = CACHE.part_index(self._location, self._snapshot)
+            else:
+                index = PartIndex(self._snapshot.parts)
+            self._index = index
+        return index.candidates(window)
 
     def scan(
         self,

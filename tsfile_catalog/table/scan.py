@@ -156,7 +156,8 @@ class TableScan:
                 "depends on the time zone; pass time_zone= (e.g. 'UTC' or 'Asia/Shanghai'), "
                 "as Spark uses its session time zone"
             )
-        self._plan = plan_bound(schema, table.parts(), bound)
+        # table.parts() lists the snapshot's parts in order, as the index does.
+        self._plan = plan_bound(schema, table.parts(), bound, candidates=table._candidates)
         if rows_per_task is None:
             share = -(-sum(p.row_count for p in self._plan.parts) // self._workers)
             rows_per_task = max(MIN_ROWS_PER_TASK, min(MAX_ROWS_PER_TASK, share))
