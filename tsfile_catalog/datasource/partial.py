@@ -34,7 +34,7 @@ from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
 from tsfile_catalog.metadata.partial_stats import narrow_slices, split_by_stats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.table.partial_aggregates import partial_aggregates
-from tsfile_catalog.table.time_buckets import bucket_raw
+from tsfile_catalog.table.time_buckets import buckets_of
 
 __all__ = ["partial_schema", "TsFilePartialReader", "TsFileStatsPartition"]
 
@@ -95,19 +95,16 @@ class TsFilePartialReader(TsFileScanReader):
     def partitions(self) -> list[InputPartition]:
         scan, options = self._scan, self._options
         pushdown, parts = prune_scan(scan, self._predicate(None), options)
-        split = split_by_stats(scan.schema, parts, pushdown, self._spec, self._buckets_of)
+        bucket, unit = self._spec.bucket, options.precision
+        # The very function the read path buckets rows with (session zone and DST included).
+        of = buckets_of(bucket, unit) if bucket is not None else None
+        split = split_by_stats(scan.schema, parts, pushdown, self._spec, of)
         groups = partition_slices(scan, pushdown, split.parts, options)
         groups = narrow_slices(groups, split.parts, split.narrowed)
         out: list[InputPartition] = [TsFilePartition(i, g) for i, g in enumerate(groups)]
         if split.rows:
             out.append(TsFileStatsPartition(len(out), split.rows))
         return out
-
-    def _buckets_of(self, times: Sequence[int]) -> list[int]:
-        # The very function the read path buckets rows with (session zone and DST included).
-        assert self._spec.bucket is not None
-        raw = pa.array(times, pa.int64())
-        return bucket_raw(raw, self._spec.bucket, self._options.precision).to_pylist()
 
     def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
         if isinstance(partition, TsFileStatsPartition):

@@ -52,14 +52,19 @@ class _Unknown(Exception):
 
 @dataclass(frozen=True, slots=True)
 class StatsSplit:
-    """``rows``: one partial row per answered (part, device) pair; ``parts``: what is left to
-    read, the parts with their answered devices removed (parts left with none are dropped);
-    ``narrowed``: the paths of the parts that lost devices, whose slices must name the
-    devices they still read (see :func:`narrow_slices`)."""
+    """``rows``: one partial row per answered (part, device) pair, named in ``pairs`` (part
+    path, device TAG values as recorded) at the same index; ``parts``: what is left to read,
+    the parts with their answered devices removed (parts left with none are dropped)."""
 
     rows: tuple[tuple[object, ...], ...]
+    pairs: tuple[tuple[str, Tags], ...]
     parts: tuple[PartFile, ...]
-    narrowed: frozenset[str]
+
+    @property
+    def narrowed(self) -> frozenset[str]:
+        """The paths of the parts that lost devices: their slices must name the devices they
+        still read (see :func:`narrow_slices`)."""
+        return frozenset(path for path, _ in self.pairs)
 
 
 def split_by_stats(
@@ -67,12 +72,12 @@ def split_by_stats(
     parts: Sequence[PartFile],
     pushdown: ScanPushdown,
     spec: PartialSpec,
-    buckets_of: BucketsOf,
+    buckets_of: BucketsOf | None = None,
 ) -> StatsSplit:
     """Split the planned ``parts`` (already pruned by ``pushdown``) into partial rows answered
-    from statistics and the parts still to read. ``buckets_of`` maps raw times to their
-    buckets (used only when the spec has one)."""
-    nothing = StatsSplit((), tuple(parts), frozenset())
+    from statistics and the parts still to read. ``buckets_of`` maps raw times to the spec's
+    buckets (required when it has one)."""
+    nothing = StatsSplit((), (), tuple(parts))
     if pushdown.residual is not None or pushdown.empty:
         return nothing
     candidates: list[tuple[PartFile, DeviceStats, Tags, tuple[object, ...]]] = []
@@ -90,6 +95,7 @@ def split_by_stats(
         return nothing
     bucket_values: Sequence[int | None] = [None] * len(candidates)
     if spec.bucket is not None:
+        assert buckets_of is not None, "a bucketed spec needs its bucket function"
         times = [t for _, d, _, _ in candidates for t in (d.min_time, d.max_time)]
         found = list(buckets_of(times))
         bucket_values = [
@@ -98,14 +104,16 @@ def split_by_stats(
         ]
     index = {name: i for i, name in enumerate(schema.tag_names)}
     rows: list[tuple[object, ...]] = []
+    pairs: list[tuple[str, Tags]] = []
     answered: dict[str, set[Tags]] = {}
     for (part, device, tags, states), bucket in zip(candidates, bucket_values, strict=True):
         if spec.bucket is not None and bucket is None:
             continue  # straddles a bucket boundary: its rows are read and bucketed
         keys = tuple(tags[index[k]] for k in spec.keys)
         rows.append((*keys, *(() if spec.bucket is None else (bucket,)), *states))
+        pairs.append((part.path, device.tags))
         answered.setdefault(part.path, set()).add(device.tags)
-    return StatsSplit(tuple(rows), tuple(_without(parts, answered)), frozenset(answered))
+    return StatsSplit(tuple(rows), tuple(pairs), tuple(_without(parts, answered)))
 
 
 def narrow_slices(
