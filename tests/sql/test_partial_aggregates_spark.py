@@ -194,6 +194,127 @@ def test_window_groupings_run_in_spark(catalog: Catalog, spark: SparkSession) ->
     _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
 
 
+# -- partial rows answered from statistics ----------------------------------------------------
+
+# 2024-03-10 in New York: 02:00 EST jumps to 03:00 EDT at _ANCHORS_MS[0] + 7_200_000.
+_INSIDE_BUCKETS = [
+    [
+        (_ANCHORS_MS[0] + 0, "a", "x", 1.5, 1, "q"),
+        (_ANCHORS_MS[0] + 60_000, "a", "x", None, 2, None),  # last v: NULL at the latest time
+        (_ANCHORS_MS[0] + 120_000, "a", "y", 2.0, None, "b"),
+        (_ANCHORS_MS[0] + 3_500_000, "b", "x", -2.0, -4, "z"),  # straddles an hour: read
+        (_ANCHORS_MS[0] + 3_700_000, "b", "x", 4.0, 6, "p"),
+    ],
+    [
+        (_ANCHORS_MS[0] + 7_300_000, "a", "x", None, None, "r"),  # first v: NULL, after the gap
+        (_ANCHORS_MS[0] + 7_400_000, "a", "x", 3.25, 8, None),
+        (_ANCHORS_MS[0] + 7_350_000, "b", "y", float("nan"), 9, "q"),  # NaN: no min/max stats
+    ],
+]
+
+
+def test_parts_inside_buckets_equal_spark(catalog: Catalog, spark: SparkSession) -> None:
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    name = _load(catalog, spark, _INSIDE_BUCKETS, "timestamp")
+    for query in [
+        "SELECT city, dev, date_trunc('HOUR', time) AS hour, avg(v), count(*), count(v), "
+        "sum(n), avg(n), min(v), max(v), min(s), max(time), max_by(v, time), min_by(v, time), "
+        "min_by(s, time), count(city) FROM {t} GROUP BY city, dev, date_trunc('HOUR', time)",
+        "SELECT city, date_trunc('DAY', time), sum(v), count(*), max_by(n, time) FROM {t} "
+        "WHERE dev IN ('x', 'y') AND time < TIMESTAMP'2024-03-10 03:05:00' GROUP BY 1, 2",
+    ]:
+        _same(query, catalog, spark, name)
+
+
+_HOUR_MS = 3_600_000
+_Q7_WHERE = "time >= 1500000 AND time < 5500000"
+
+
+def test_q7_reads_only_parts_straddling_a_bucket_or_the_where(
+    catalog: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tsfile_catalog.formats.tsfile as tsfile_format
+    from tsfile_catalog.datasource.partial import TsFileStatsPartition
+    from tsfile_catalog.datasource.source import TsFileDataSource
+    from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState, TimeBucket
+    from tsfile_catalog.table import open_table
+
+    # Six parts of 15 minutes each (k * 1,000,000 ms on), four devices: part 0 lies before
+    # the WHERE, parts 1 and 5 cross its bounds, part 3 crosses the hour at 3,600,000.
+    parts = [
+        [
+            (k * 1_000_000 + i * 100_000, "a", f"d{d}", None if i == d else float(i + d), i, None)
+            for d in range(4 if k % 2 else 3)
+            for i in range(10)
+        ]
+        for k in range(6)
+    ]
+    name = _load(catalog, spark, parts, "long")
+    query = (
+        "SELECT dev, floor(time / 3600000) * 3600000 AS hour, avg(v) AS avg, count(*) AS n "
+        f"FROM {{t}} WHERE {_Q7_WHERE} GROUP BY dev, floor(time / 3600000) * 3600000"
+    )
+    _same(query, catalog, spark, name)
+
+    location = catalog.sql(f"DESCRIBE DETAIL {name}").first()["location"]
+    lo, hi = 1_500_000, 5_500_000 - 1
+
+    def read(part: Any) -> bool:
+        """Whether the part holds a device in the WHERE whose rows are not all inside it and
+        inside one hour: statistics cannot answer that one."""
+        return any(
+            not lo <= d.min_time <= d.max_time <= hi
+            or d.min_time // _HOUR_MS != d.max_time // _HOUR_MS
+            for d in part.devices
+            if d.max_time >= lo and d.min_time <= hi
+        )
+
+    table_parts = open_table(location).parts()
+    expected = {p.path.rsplit("/", 1)[-1] for p in table_parts if read(p)}
+    assert 0 < len(expected) < len(table_parts)
+
+    spec = PartialSpec(
+        ("dev",),
+        TimeBucket("floor", "hour", width=_HOUR_MS),
+        (
+            PartialState("count_all", None, "n"),
+            PartialState("sum_double", "v", "sum_v"),
+            PartialState("count", "v", "count_v"),
+        ),
+    )
+    source = TsFileDataSource(
+        {"path": location, "partialAggregate": spec.to_json(), "where": _Q7_WHERE}
+    )
+    reader = source.reader(source.schema())
+    opened: list[str] = []
+    real = tsfile_format.opened
+
+    def counting(io: Any, url: str) -> Any:
+        opened.append(url.rsplit("/", 1)[-1])
+        return real(io, url)
+
+    monkeypatch.setattr(tsfile_format, "opened", counting)
+    partitions = reader.partitions()
+    assert any(isinstance(p, TsFileStatsPartition) for p in partitions)
+    merged: dict[tuple[Any, ...], list[Any]] = {}
+    for partition in partitions:
+        for row in (r for b in reader.read(partition) for r in b.to_pylist()):
+            group = merged.setdefault((row["dev"], row["hour"]), [0, 0.0, 0])
+            group[0] += row["n"]
+            group[1] += row["sum_v"] or 0.0
+            group[2] += row["count_v"]
+    assert set(opened) == expected
+    want = spark.sql(
+        f"SELECT dev, floor(time / 3600000) * 3600000, count(*), sum(v), count(v) "
+        f"FROM {name}_oracle WHERE {_Q7_WHERE} GROUP BY 1, 2"
+    ).collect()
+    assert {k: (v[0], v[2]) for k, v in merged.items()} == {
+        (r[0], r[1]): (r[2], r[4]) for r in want
+    }
+    for r in want:
+        assert math.isclose(merged[(r[0], r[1])][1], r[3] or 0.0, rel_tol=1e-12)
+
+
 # -- the differential property test -----------------------------------------------------------
 
 _values = st.one_of(
@@ -251,6 +372,7 @@ _UNITS = ["MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR", "SECOND"]
     bucket=st.one_of(st.none(), st.sampled_from(_UNITS), st.sampled_from([60_000, 3_600_000])),
     aggregates=_aggregates,
     where=st.sampled_from([None, "v > 0", "city = 'a'", "n IS NOT NULL", "s >= 'q'"]),
+    step=st.sampled_from([20, 1_000]),
 )
 def test_rewritten_equals_spark(
     catalog: Catalog,
@@ -264,9 +386,12 @@ def test_rewritten_equals_spark(
     bucket: str | int | None,
     aggregates: list[str],
     where: str | None,
+    step: int,
 ) -> None:
     spark.conf.set("spark.sql.session.timeZone", zone)
-    data = [(anchor + r[0] * 1000, *r[1:]) for r in rows]
+    # A step of 20 ms keeps a part's devices within +-800 s: mostly inside one bucket, so
+    # their partial rows come from statistics; 1 s spreads them over many buckets (read).
+    data = [(anchor + r[0] * step, *r[1:]) for r in rows]
     name = _load(catalog, spark, [p for p in (data[:split], data[split:]) if p], form)
     group = list(keys)
     if bucket is not None:

@@ -172,3 +172,11 @@ def test_a_bigint_sum_that_overflows_fails_like_sparks_ansi_sum() -> None:
         partial_aggregate(big, spec, "ms")
     fits = big.set_column(2, "n", pa.array([2**62, 2**61], pa.int64()))
     assert partial_aggregate(fits, spec, "ms").column("sn").to_pylist() == [2**62 + 2**61]
+
+
+def test_a_global_last_keeps_the_null_at_the_latest_time() -> None:
+    # Without group keys too (pyarrow's keyless group_by would skip the NULL): Spark's
+    # max_by(v, time) over these rows is NULL, min_by is the earliest row's value.
+    table = pa.table({"time": pa.array([2, 1, 3], pa.int64()), "v": pa.array([5, 4, None])})
+    spec = PartialSpec((), None, (PartialState("last", "v", "l"), PartialState("first", "v", "f")))
+    assert partial_aggregate(table, spec, "ms").to_pylist() == [{"l": None, "f": 4}]

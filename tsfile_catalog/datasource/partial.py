@@ -4,26 +4,39 @@ Set by ``Catalog.sql`` (``tsfile_catalog.sql.partial_aggregates``) when a query'
 can start inside the scan: the source then reports the partial schema and each task returns
 one row per group of each chunk it reads instead of the rows (see
 :mod:`tsfile_catalog.table.partial_aggregates`).
+
+Planning (:meth:`TsFilePartialReader.partitions`, where the snapshot's statistics are) first
+answers the (part, device) pairs whose rows lie wholly inside the WHERE and one time bucket
+from their statistics (:mod:`tsfile_catalog.metadata.partial_stats`): their partial rows ride
+in one small extra partition, and only the rest is sliced and read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import InputPartition
 
 from tsfile_catalog.datasource.options import ReadOptions
-from tsfile_catalog.datasource.reader import TsFilePartition, TsFileScanReader, _coalesce
+from tsfile_catalog.datasource.reader import (
+    TsFilePartition,
+    TsFileScanReader,
+    _coalesce,
+    partition_slices,
+    prune_scan,
+)
 from tsfile_catalog.datasource.types import spark_schema, to_output
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.metadata.expressions import Expr, TimestampAs
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
+from tsfile_catalog.metadata.partial_stats import narrow_slices, split_by_stats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.table.partial_aggregates import partial_aggregates
+from tsfile_catalog.table.time_buckets import buckets_of
 
-__all__ = ["partial_schema", "TsFilePartialReader"]
+__all__ = ["partial_schema", "TsFilePartialReader", "TsFileStatsPartition"]
 
 _INTEGERS = frozenset({DataType.INT32, DataType.INT64})
 
@@ -56,6 +69,15 @@ def partial_schema(
     return T.StructType(fields)
 
 
+class TsFileStatsPartition(InputPartition):
+    """The partial rows planning answered from statistics (raw domain, in the spec's output
+    order): a few values per answered (part, device) pair, never the statistics."""
+
+    def __init__(self, index: int, rows: Sequence[tuple[object, ...]]) -> None:
+        super().__init__(index)
+        self.rows = tuple(rows)
+
+
 class TsFilePartialReader(TsFileScanReader):
     """Reads like the plain scan (same partitions, same exact rows), then pre-aggregates."""
 
@@ -70,10 +92,37 @@ class TsFilePartialReader(TsFileScanReader):
         super().__init__(scan, options, spec.input_columns(scan.schema), schema, where)
         self._spec = spec
 
+    def partitions(self) -> list[InputPartition]:
+        scan, options = self._scan, self._options
+        pushdown, parts = prune_scan(scan, self._predicate(None), options)
+        bucket, unit = self._spec.bucket, options.precision
+        # The very function the read path buckets rows with (session zone and DST included).
+        of = buckets_of(bucket, unit) if bucket is not None else None
+        split = split_by_stats(scan.schema, parts, pushdown, self._spec, of)
+        groups = partition_slices(scan, pushdown, split.parts, options)
+        groups = narrow_slices(groups, split.parts, split.narrowed)
+        out: list[InputPartition] = [TsFilePartition(i, g) for i, g in enumerate(groups)]
+        if split.rows:
+            out.append(TsFileStatsPartition(len(out), split.rows))
+        return out
+
     def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
+        if isinstance(partition, TsFileStatsPartition):
+            return iter(self._stats_rows(partition).to_batches())
         if not isinstance(partition, TsFilePartition):
             return iter(())
         return _coalesce(self._partials(partition))
+
+    def _stats_rows(self, partition: TsFileStatsPartition) -> pa.Table:
+        """The precomputed rows, converted exactly as read rows' partials are: raw times
+        (the bucket, time states, TIMESTAMP values) as int64 for :func:`to_output`."""
+        columns = list(zip(*partition.rows, strict=True))
+        arrays = [
+            pa.array(values, pa.int64() if pa.types.is_timestamp(f.type) else f.type)
+            for f, values in zip(self._out_schema, columns, strict=True)
+        ]
+        raw = pa.Table.from_arrays(arrays, names=self._out_schema.names)
+        return to_output(raw, self._scan.schema, self._out_schema, self._options.precision)
 
     def _partials(self, partition: TsFilePartition) -> Iterator[pa.Table]:
         scan, options = self._scan, self._options

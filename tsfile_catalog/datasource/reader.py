@@ -46,7 +46,14 @@ from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.slices import FileSlice, plan_slices, rows_per_partition
 from tsfile_catalog.table.reading import read_slices
 
-__all__ = ["TsFilePartition", "TsFileScanReader", "TsFilePushFiltersReader", "plan_scan_slices"]
+__all__ = [
+    "TsFilePartition",
+    "TsFileScanReader",
+    "TsFilePushFiltersReader",
+    "plan_scan_slices",
+    "prune_scan",
+    "partition_slices",
+]
 
 _OUTPUT_ROWS = 65_536
 
@@ -64,18 +71,34 @@ def plan_scan_slices(
 ) -> tuple[ScanPushdown, list[list[FileSlice]]]:
     """Prune the scan's parts by ``predicate`` (the same ``plan_scan`` as ``Table.plan``) and
     group the survivors into partitions."""
+    pushdown, parts = prune_scan(scan, predicate, options)
+    return pushdown, partition_slices(scan, pushdown, parts, options)
+
+
+def prune_scan(
+    scan: ResolvedScan, predicate: Expr | None, options: ReadOptions
+) -> tuple[ScanPushdown, Sequence[PartFile]]:
+    """The pushdown of ``predicate`` and the parts it keeps (all of them without pushdown)."""
     scan.check_plannable()
     if not options.pushdown:
-        pushdown = ScanPushdown(residual=predicate)
-        parts: Sequence[PartFile] = scan.parts
-    else:
-        plan = plan_bound(scan.schema, scan.parts, predicate)
-        pushdown, parts = plan.pushdown, plan.parts
+        return ScanPushdown(residual=predicate), scan.parts
+    plan = plan_bound(scan.schema, scan.parts, predicate)
+    return plan.pushdown, plan.parts
+
+
+def partition_slices(
+    scan: ResolvedScan,
+    pushdown: ScanPushdown,
+    parts: Sequence[PartFile],
+    options: ReadOptions,
+) -> list[list[FileSlice]]:
+    """``parts`` grouped into partitions of the ``rowsPerPartition`` option's size, else
+    spread over the ``partitions`` option's (or this process's) cores."""
     target = options.rows_per_partition
     if target is None:
         partitions = options.partitions or default_partitions()
         target = rows_per_partition(parts, pushdown, scan.schema.tag_names, partitions)
-    return pushdown, plan_slices(parts, pushdown, scan.schema.tag_names, target)
+    return plan_slices(parts, pushdown, scan.schema.tag_names, target)
 
 
 def default_partitions() -> int:

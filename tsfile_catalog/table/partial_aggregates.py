@@ -35,6 +35,7 @@ _ARROW_FUNCTION = {
 }
 # first/last keep a NULL value at the earliest/latest time, as min_by/max_by do.
 _KEEP_NULLS = pc.ScalarAggregateOptions(skip_nulls=False)
+_ONE_GROUP = "__one_group"
 
 
 def partial_aggregates(
@@ -91,7 +92,13 @@ def partial_aggregate(table: pa.Table, spec: PartialSpec, unit: TimeUnit) -> pa.
             columns[flag] = pc.is_nan(values)
             aggregations.append((flag, "any"))
             nan_flags[state.name] = f"{flag}_any"
-    grouped = pa.table(columns).group_by(keys, use_threads=not spec.time_ordered)
+    group_keys = keys
+    if not keys:
+        # pyarrow (26) ignores skip_nulls=False in a keyless group_by's first/last, so a NULL
+        # at the latest time would become the last non-NULL value: group by one constant key.
+        columns[_ONE_GROUP] = pa.nulls(table.num_rows, pa.int8())
+        group_keys = [_ONE_GROUP]
+    grouped = pa.table(columns).group_by(group_keys, use_threads=not spec.time_ordered)
     result = grouped.aggregate(aggregations)
     for check, column in overflow_checks.values():
         _check_bigint_sum(result.column(check), column)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,7 +26,7 @@ from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.partial_aggregates import TimeBucket
 
-__all__ = ["floor_divide", "bucket_raw", "RAW_PER_SECOND"]
+__all__ = ["floor_divide", "bucket_raw", "buckets_of", "RAW_PER_SECOND"]
 
 RAW_PER_SECOND: dict[str, int] = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _MICROS: dict[str, int] = {"MICROSECOND": 1, "MILLISECOND": 1_000, "SECOND": 1_000_000}
@@ -64,6 +65,17 @@ def bucket_raw(raw: pa.Array | pa.ChunkedArray, bucket: TimeBucket, unit: TimeUn
     if level in _LOCAL_SECONDS:
         return _truncate_local_time(raw, _LOCAL_SECONDS[level] * per_second, zone, per_second)
     return _truncate_local_date(raw, level, zone, per_second)
+
+
+def buckets_of(bucket: TimeBucket, unit: TimeUnit) -> Callable[[Sequence[int]], list[int]]:
+    """:func:`bucket_raw` over plain ints: what the statistics planner
+    (:func:`~tsfile_catalog.metadata.partial_stats.split_by_stats`) buckets devices' first and
+    last times with, the very function rows are bucketed with."""
+
+    def of(times: Sequence[int]) -> list[int]:
+        return bucket_raw(pa.array(times, pa.int64()), bucket, unit).to_pylist()
+
+    return of
 
 
 def _raw_step(micros: int, per_second: int) -> int:
