@@ -118,6 +118,8 @@ def test_damaged_device_series_statistics_fail_only_when_read_naming_the_file() 
     not_object = json.dumps({"devices": [[["paris"], 2, 0, 1]], "device_fields": [[1]]})
     with pytest.raises(CorruptManifestError, match="device list in file c.json"):
         len(DeviceList(not_object, source="c.json", field_types=_SERIES_TYPES))
+
+
 def test_iterating_builds_devices_one_at_a_time_and_a_full_pass_checks_everything() -> None:
     # Pruning stops at the first device that may match: the broken third entry is only
     # reached (and blamed on the file) by a pass that gets that far.
