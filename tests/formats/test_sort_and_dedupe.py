@@ -41,7 +41,8 @@ def tables(draw: st.DrawFn) -> tuple[pa.Table, tuple[str, ...]]:
     data = pa.table(columns)
     if draw(st.booleans()):
         # Spark hands a task many small batches: a chunked table.
-        data = pa.Table.from_batches(data.to_batches(max_chunksize=draw(st.integers(1, 8))))
+        chunk = draw(st.integers(1, 8))
+        data = pa.Table.from_batches(data.to_batches(max_chunksize=chunk), schema=data.schema)
     if draw(st.booleans()):
         # Input already in order (with its duplicates): the path that skips the sort.
         keys = [(k, "ascending") for k in (*tags, "time")]
