@@ -206,6 +206,9 @@ _AGGREGATES = [
     *DOUBLE_SUMS,
     "min(time)",
     "max(time)",
+    "sum(CAST(b AS INT))",
+    "sum(CAST(b AS BIGINT))",
+    "count_if(b)",
 ]
 
 _query = st.fixed_dictionaries(
@@ -366,7 +369,7 @@ def test_whole_devices_open_no_file(
     _same(df, spark.sql(sql.format(t=oracle["other"])))
 
 
-# Benchmark Q2 and Q8 shapes (bench/queries.py) over whole devices, and the Q3 shape.
+# Benchmark Q2, Q5 and Q8 shapes (bench/queries.py) over whole devices, and the Q3 shape.
 BENCH_SHAPES = [
     ("SELECT count(d) AS n, avg(d) AS avg FROM {t}", {1}),
     (
@@ -379,6 +382,11 @@ BENCH_SHAPES = [
         set(),
     ),
     ("SELECT city, min(time), count(time), max(time) FROM {t} GROUP BY city", set()),
+    (  # Q5: true values counted from a BOOLEAN's statistics
+        "SELECT count(*) AS n, avg(d) AS avg, sum(CAST(b AS INT)) AS n_true, count(s) AS n_str, "
+        "count_if(b) AS n_if FROM {t} WHERE time >= -5 AND time < 200",
+        {1},
+    ),
 ]
 
 

@@ -236,6 +236,7 @@ def series_stats(type_: DataType, stat: Any) -> SeriesStats:
         trues = float(stat.sum)
         return SeriesStats(
             count,
+            sum=int(trues),
             min=trues == count,
             max=trues > 0,
             first=bool(stat.first_bool),

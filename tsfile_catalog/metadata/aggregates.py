@@ -35,7 +35,9 @@ __all__ = [
     "finish_aggregates",
 ]
 
-AggregateFunction = Literal["count", "sum", "avg", "min", "max", "max_by", "min_by"]
+AggregateFunction = Literal[
+    "count", "sum", "avg", "min", "max", "max_by", "min_by", "sum_true", "count_if"
+]
 
 # Spark's avg of INT/BIGINT adds the values as doubles, in an order that depends on the plan:
 # the result is exact (order-free) only while every partial sum stays within +-2**53.
@@ -66,6 +68,10 @@ _SUPPORTED: Mapping[str, frozenset[DataType]] = {
     "max": _ORDERED,
     "max_by": _ORDERED,
     "min_by": _ORDERED,
+    # sum(CAST(b AS <integral>)) (NULL without a value) and count_if(b) (0 without one): the
+    # number of true values, which a BOOLEAN's statistics keep exactly.
+    "sum_true": frozenset({DataType.BOOLEAN}),
+    "count_if": frozenset({DataType.BOOLEAN}),
 }
 
 
@@ -212,8 +218,10 @@ def _answers(
             continue
         if aggregate.function in ("sum", "avg") and stats.sum_double is not None:
             continue  # a FLOAT/DOUBLE sum; an INT column never has one
-        if aggregate.function in ("sum", "avg"):
-            needed: tuple[object, ...] = (stats.sum, stats.min, stats.max)
+        if aggregate.function in ("sum_true", "count_if"):
+            needed: tuple[object, ...] = (stats.sum,)
+        elif aggregate.function in ("sum", "avg"):
+            needed = (stats.sum, stats.min, stats.max)
         elif aggregate.function in ("min", "max"):
             needed = (stats.min, stats.max)
         elif aggregate.function == "max_by":
@@ -287,8 +295,12 @@ def _aggregate(
     if aggregate.function in ("max_by", "min_by"):
         return _value_at_extreme_time(devices, series, last=aggregate.function == "max_by")
     present = [s for s in series if s.count]
+    if aggregate.function == "count_if":
+        return sum(_int(s.sum) for s in present)
     if not present:
         return None
+    if aggregate.function == "sum_true":
+        return sum(_int(s.sum) for s in present)
     if aggregate.function in ("min", "max"):
         largest = aggregate.function == "max"
         return _spark_extreme([s.max if largest else s.min for s in present], largest=largest)

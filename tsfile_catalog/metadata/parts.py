@@ -47,12 +47,13 @@ StatValue: TypeAlias = bool | int | float | str | dt.date
 class SeriesStats:
     """One FIELD of one device inside one part: what aggregates need, each value exact.
 
-    ``count`` is the number of non-null values. Every other statistic is None when it is
-    unknown or would not be exact under Spark's semantics (a FLOAT/DOUBLE sum depends on the
-    order of additions; an INT sum TsFile accumulated in a double is kept only while no partial
-    sum can leave the 2**53 range; a min/max that a NaN may hide), and a reader falls back to the
-    rows then. ``first``/``last`` are the values at ``first_time``/``last_time``, the times of
-    the first and last non-null values.
+    ``count`` is the number of non-null values; a BOOLEAN's ``sum`` is its number of true
+    values (what TsFile keeps, and ``sum(CAST(b AS INT))`` / ``count_if(b)`` answer). Every
+    other statistic is None when it is unknown or would not be exact under Spark's semantics
+    (an INT sum TsFile accumulated in a double is kept only while no partial sum can leave the
+    2**53 range; a min/max that a NaN may hide), and a reader falls back to the rows then.
+    ``first``/``last`` are the values at ``first_time``/``last_time``, the times of the first
+    and last non-null values.
 
     ``sum_double`` is a FLOAT/DOUBLE column's sum as TsFile accumulated it in a double, kept
     only when every value is finite and no partial sum in any order can overflow. It is exact

@@ -114,6 +114,16 @@ def _column(node: exp.Expr, ref: TableRef) -> str | None:
     return node.name.lower()
 
 
+_INTEGRAL = frozenset(
+    {
+        exp.DataType.Type.TINYINT,
+        exp.DataType.Type.SMALLINT,
+        exp.DataType.Type.INT,
+        exp.DataType.Type.BIGINT,
+    }
+)
+
+
 def _aggregate(node: exp.Expr, ref: TableRef) -> Aggregate | None:
     if isinstance(node, exp.Count):
         inner = node.this
@@ -125,6 +135,17 @@ def _aggregate(node: exp.Expr, ref: TableRef) -> Aggregate | None:
             return Aggregate("count")  # count(*), count(1): every row
         column = _column(inner, ref) if inner is not None else None
         return Aggregate("count", column) if column is not None else None
+    if type(node) is exp.CountIf:
+        column = _column(node.this, ref)
+        return Aggregate("count_if", column) if column is not None else None
+    if type(node) is exp.Sum and type(node.this) is exp.Cast and not node.expressions:
+        # sum(CAST(b AS INT)): the number of true values of a BOOLEAN b (supported_aggregate
+        # checks the type; a cast of anything else falls back).
+        cast = node.this
+        if cast.to.this not in _INTEGRAL:
+            return None
+        column = _column(cast.this, ref)
+        return Aggregate("sum_true", column) if column is not None else None
     simple: dict[type[exp.Expr], AggregateFunction] = {
         exp.Sum: "sum",
         exp.Avg: "avg",

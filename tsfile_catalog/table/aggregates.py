@@ -92,6 +92,9 @@ def device_stats_of(
             aggregations += [(f"v{i}", "min"), (f"v{i}", "max")]
         if column.type in _INTS:
             aggregations.append((f"v{i}", "sum"))
+        if column.type is DataType.BOOLEAN:
+            data[f"b{i}"] = pc.cast(values, pa.int64())  # the number of true values
+            aggregations.append((f"b{i}", "sum"))
     table = pa.table(data).sort_by([(k, "ascending") for k in keys] + [(TIME_COLUMN, "ascending")])
     # Ordered (single-threaded) grouping: "first"/"last" follow time order.
     grouped = table.group_by(keys, use_threads=False).aggregate(aggregations).to_pylist()
@@ -128,7 +131,9 @@ def _series(row: Mapping[str, Any], i: int, type_: DataType) -> SeriesStats:
     else:
         low, high = row.get(f"v{i}_min"), row.get(f"v{i}_max")
     total = row.get(f"v{i}_sum")
-    if total is not None:
+    if type_ is DataType.BOOLEAN:
+        total = int(row[f"b{i}_sum"])
+    elif total is not None:
         bound = count * max(abs(low), abs(high))
         total = total if bound <= INT64_MAX else None
     return SeriesStats(
