@@ -138,9 +138,10 @@ def _aggregate(node: exp.Expr, ref: TableRef) -> Aggregate | None:
     if type(node) is exp.CountIf:
         column = _column(node.this, ref)
         return Aggregate("count_if", column) if column is not None else None
-    if type(node) is exp.Sum and type(node.this) is exp.Cast and not node.expressions:
+    if type(node) is exp.Sum and isinstance(node.this, exp.Cast) and not node.expressions:
         # sum(CAST(b AS INT)): the number of true values of a BOOLEAN b (supported_aggregate
-        # checks the type; a cast of anything else falls back).
+        # checks the type; a cast of anything else falls back). The Spark dialect reads CAST as
+        # TryCast, the same for a BOOLEAN, which every integral type holds.
         cast = node.this
         if cast.to.this not in _INTEGRAL:
             return None
