@@ -45,7 +45,8 @@ QUERIES = (
     "SELECT time, d, bin, at FROM everything "
     "WHERE city IN ('bj', 'gz') AND time >= TIMESTAMP '2024-01-01 00:00:02Z'",
     "SELECT city, l, day FROM everything WHERE i > 0 OR d IS NULL",
-    "SELECT count(*), max(f), min(day) FROM everything VERSION AS OF 1 WHERE city = 'bj'",
+    # count(DISTINCT): no statistic answers it, so the source path does read.
+    "SELECT count(DISTINCT f), max(f), min(day) FROM everything VERSION AS OF 1 WHERE city = 'bj'",
 )
 
 

@@ -366,6 +366,8 @@ def test_whole_devices_open_no_file(
     df = stats_catalog.sql(sql.format(t=f"tsfile.`{tables['other']}`"))
     assert answered == [True]
     assert opened == []
+    # A local relation: collecting the answer runs no Spark job.
+    assert "LocalTableScan" in df._jdf.queryExecution().executedPlan().toString()
     _same(df, spark.sql(sql.format(t=oracle["other"])))
 
 

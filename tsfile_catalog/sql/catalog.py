@@ -28,6 +28,7 @@ from sqlglot import exp
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.datasource.options import parse_write_options
+from tsfile_catalog.datasource.types import local_relation
 from tsfile_catalog.discovery import ResolvedScan, open_location
 from tsfile_catalog.exceptions import (
     OptionError,
@@ -93,7 +94,6 @@ from tsfile_catalog.sql.statements import (
     Vacuum,
     VersionAsOf,
     create_table_statement,
-    quote_identifier,
 )
 from tsfile_catalog.sql.urls import UrlEntry, url_entry
 from tsfile_catalog.storage_options import STORAGE_PREFIX
@@ -656,7 +656,8 @@ class Catalog:
             return None
         projection = query.expressions[0]
         name = projection.alias if isinstance(projection, exp.Alias) else "count(1)"
-        return self._spark.createDataFrame([(rows,)], f"{quote_identifier(name)} bigint")
+        schema = T.StructType([T.StructField(name, T.LongType(), nullable=False)])
+        return local_relation(self._spark, [(rows,)], schema)
 
     def _explain_parts(self, query: exp.Query) -> DataFrame:
         rows: list[tuple[Any, ...]] = []

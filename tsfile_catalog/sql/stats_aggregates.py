@@ -31,7 +31,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
 
-from tsfile_catalog.datasource.types import TimestampAs, spark_schema, to_output
+from tsfile_catalog.datasource.types import (
+    TimestampAs,
+    local_relation,
+    spark_schema,
+    to_output,
+)
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.io import FileIO
@@ -214,7 +219,7 @@ def answer(
             out = [
                 (*r[:position], v, *r[position + 1 :]) for r, v in zip(out, converted, strict=True)
             ]
-    return spark.createDataFrame(out, result_schema)
+    return local_relation(spark, out, result_schema)
 
 
 def _is_timestamp(field: T.StructField) -> bool:
