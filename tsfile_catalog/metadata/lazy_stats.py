@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from tsfile_catalog.exceptions import CorruptManifestError
 
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from tsfile_catalog.metadata.schema import DataType
 
 __all__ = ["DeviceList", "FieldStatsMap", "SeriesStatsMap"]
+
+_V = TypeVar("_V")
 
 _DECODE_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
 
@@ -250,104 +252,89 @@ def _array_items(text: str) -> Iterator[Any]:
         raise ValueError(f"extra data after the device list at character {at}")
 
 
-class FieldStatsMap(Mapping[str, "FieldStats"]):
-    """A part's FIELD statistics (name -> :class:`FieldStats`), decoded on first use from
-    the JSON text of ``PartFile.to_json()["fields"]``, typed by ``types``."""
+class _LazyMap(Mapping[str, _V]):
+    """A name -> statistics mapping decoded from ``raw`` on first use, typed by ``types``;
+    anything that does not decode raises :class:`CorruptManifestError` naming ``source``
+    then. Pickles as the plain dict it decodes to."""
 
     __slots__ = ("_decoded", "_raw", "_source", "_types")
+    _what: ClassVar[str]
 
-    def __init__(self, raw: str, types: Mapping[str, DataType], *, source: str | None) -> None:
-        self._raw: str | None = raw
+    def __init__(self, raw: Any, types: Mapping[str, DataType], *, source: str | None) -> None:
+        self._raw: Any = raw
         self._types = types
         self._source = source
-        self._decoded: dict[str, FieldStats] | None = None
+        self._decoded: dict[str, _V] | None = None
+
+    def _decode(self, raw: Any) -> dict[str, _V]:
+        raise NotImplementedError
+
+    def _items(self) -> dict[str, _V]:
+        decoded = self._decoded
+        if decoded is None:
+            assert self._raw is not None
+            try:
+                decoded = self._decode(self._raw)
+            except (CorruptManifestError, *_DECODE_ERRORS) as e:
+                raise _corrupt(self._what, self._source, e) from e
+            self._decoded, self._raw = decoded, None
+        return decoded
+
+    def _type_of(self, name: str) -> DataType:
+        from tsfile_catalog.metadata.schema import DataType
+
+        return self._types.get(name, DataType.STRING)
+
+    def __getitem__(self, key: str) -> _V:
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return repr(self._items())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self._items(),))
+
+
+class FieldStatsMap(_LazyMap["FieldStats"]):
+    """A part's FIELD statistics (name -> :class:`FieldStats`), decoded on first use from
+    the JSON text of ``PartFile.to_json()["fields"]``."""
+
+    __slots__ = ()
+    _what = "a part's FIELD statistics"
 
     @property
     def raw_json(self) -> str | None:
         """The undecoded JSON text (encoders reuse it), None once decoded."""
-        return self._raw
+        return self._raw if isinstance(self._raw, str) else None
 
-    def _fields(self) -> dict[str, FieldStats]:
-        decoded = self._decoded
-        if decoded is None:
-            from tsfile_catalog.metadata.parts import FieldStats
-            from tsfile_catalog.metadata.schema import DataType
+    def _decode(self, raw: Any) -> dict[str, FieldStats]:
+        from tsfile_catalog.metadata.parts import FieldStats
 
-            raw = self._raw
-            assert raw is not None
-            try:
-                decoded = {
-                    str(k): FieldStats.from_json(v, self._types.get(k, DataType.STRING))
-                    for k, v in json.loads(raw).items()
-                }
-            except _DECODE_ERRORS as e:
-                raise _corrupt("a part's FIELD statistics", self._source, e) from e
-            self._decoded, self._raw = decoded, None
-        return decoded
-
-    def __getitem__(self, key: str) -> FieldStats:
-        return self._fields()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._fields())
-
-    def __len__(self) -> int:
-        return len(self._fields())
-
-    def __repr__(self) -> str:
-        return repr(self._fields())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (self._fields(),))
+        return {
+            str(k): FieldStats.from_json(v, self._type_of(k)) for k, v in json.loads(raw).items()
+        }
 
 
-class SeriesStatsMap(Mapping[str, "SeriesStats"]):
+class SeriesStatsMap(_LazyMap["SeriesStats"]):
     """One device's per-FIELD statistics (name -> :class:`SeriesStats`), decoded on first use
-    from the parsed JSON object of its part's ``device_fields`` entry, typed by ``types``.
+    from the parsed JSON object of its part's ``device_fields`` entry.
 
     Decoding them all cost most of a cold plan (5 FIELDs x 100 devices x 20 parts: 0.6 s)
     although planning reads only a device's TAGs, time range and row count.
     """
 
-    __slots__ = ("_decoded", "_raw", "_source", "_types")
+    __slots__ = ()
+    _what = "a device's FIELD statistics"
 
-    def __init__(
-        self, raw: dict[str, Any], types: Mapping[str, DataType], *, source: str | None
-    ) -> None:
-        self._raw: dict[str, Any] | None = raw
-        self._types = types
-        self._source = source
-        self._decoded: dict[str, SeriesStats] | None = None
+    def _decode(self, raw: Any) -> dict[str, SeriesStats]:
+        from tsfile_catalog.metadata.parts import SeriesStats
 
-    def _series(self) -> dict[str, SeriesStats]:
-        decoded = self._decoded
-        if decoded is None:
-            from tsfile_catalog.metadata.parts import SeriesStats
-            from tsfile_catalog.metadata.schema import DataType
-
-            raw = self._raw
-            assert raw is not None
-            try:
-                decoded = {
-                    name: SeriesStats.from_json(stats, self._types.get(name, DataType.STRING))
-                    for name, stats in raw.items()
-                }
-            except (CorruptManifestError, *_DECODE_ERRORS) as e:
-                raise _corrupt("a device's FIELD statistics", self._source, e) from e
-            self._decoded, self._raw = decoded, None
-        return decoded
-
-    def __getitem__(self, key: str) -> SeriesStats:
-        return self._series()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._series())
-
-    def __len__(self) -> int:
-        return len(self._series())
-
-    def __repr__(self) -> str:
-        return repr(self._series())
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (self._series(),))
+        return {
+            name: SeriesStats.from_json(stats, self._type_of(name)) for name, stats in raw.items()
+        }
