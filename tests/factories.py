@@ -60,6 +60,19 @@ def part_file(
     )
 
 
+def part_of_devices(path: str, *devices: DeviceStats) -> PartFile:
+    """A part holding ``devices`` (TAGs ``city``, ``device``), its row count and time range
+    theirs."""
+    return part_file(
+        path,
+        row_count=sum(d.row_count for d in devices),
+        min_time=min(d.min_time for d in devices),
+        max_time=max(d.max_time for d in devices),
+        devices=devices,
+        tag_names=["city", "device"],
+    )
+
+
 def table_schema(
     name: str,
     *,

@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from tests.factories import part_file, weather_schema
+from tests.factories import part_file, part_of_devices, weather_schema
 from tsfile_catalog.metadata.aggregates import (
     Aggregate,
     finish_aggregates,
@@ -51,21 +51,10 @@ def _ints(values: list[int | None], times: list[int]) -> SeriesStats:
     )
 
 
-def _part(path: str, *devices: DeviceStats) -> PartFile:
-    return part_file(
-        path,
-        row_count=sum(d.row_count for d in devices),
-        min_time=min(d.min_time for d in devices),
-        max_time=max(d.max_time for d in devices),
-        devices=devices,
-        tag_names=["city", "device"],
-    )
-
-
 BJ_X = _device("bj", "x", 0, 9, 3, v=_ints([1, None, 5], [0, 4, 9]), s=SeriesStats(0))
 BJ_Y = _device("bj", "y", 10, 19, 2, v=_ints([7, 2], [10, 19]))
 SH_X = _device("sh", "x", 20, 29, 2, v=_ints([None, None], [20, 29]))
-PARTS = [_part("a.tsfile", BJ_X, BJ_Y), _part("b.tsfile", SH_X)]
+PARTS = [part_of_devices("a.tsfile", BJ_X, BJ_Y), part_of_devices("b.tsfile", SH_X)]
 
 
 def _answer(
@@ -175,7 +164,7 @@ def test_double_sum_and_avg_from_sum_double() -> None:
     one = _device("bj", "x", 0, 9, 3, d=_doubles([0.5, 1.25, -3.0], 0))
     two = _device("bj", "y", 10, 19, 1, d=_doubles([4.0], 10))
     empty = _device("sh", "x", 20, 29, 2, d=SeriesStats(0))
-    parts = [_part("a.tsfile", one, two), _part("b.tsfile", empty)]
+    parts = [part_of_devices("a.tsfile", one, two), part_of_devices("b.tsfile", empty)]
     plan = plan_scan(SCHEMA, parts, None)
     aggregates = [Aggregate("sum", "d"), Aggregate("avg", "d"), Aggregate("count", "d")]
     planned = plan_aggregates(plan, aggregates)
@@ -189,7 +178,7 @@ def test_a_double_sum_without_sum_double_is_read_or_refused() -> None:
     # No sum_double (a NaN or inf, or an overflow possible): the device is read...
     unknown = _device("bj", "x", 0, 9, 2, d=SeriesStats(2, min=1.0, max=2.0))
     planned = plan_aggregates(
-        plan_scan(SCHEMA, [_part("a.tsfile", unknown)], None), [Aggregate("sum", "d")]
+        plan_scan(SCHEMA, [part_of_devices("a.tsfile", unknown)], None), [Aggregate("sum", "d")]
     )
     assert planned is not None and planned.known == ()
     assert [(r.path, r.devices) for r in planned.reads] == [("a.tsfile", (("bj", "x"),))]
@@ -202,7 +191,7 @@ def test_time_min_max_count_from_device_ranges() -> None:
     aggregates = [Aggregate("min", "time"), Aggregate("max", "time"), Aggregate("count", "time")]
     # No FIELD statistics needed: a device recorded without them is not read.
     old = DeviceStats(("sz", "z"), 4, 40, 47)
-    plan = plan_scan(SCHEMA, [*PARTS, _part("c.tsfile", old)], None)
+    plan = plan_scan(SCHEMA, [*PARTS, part_of_devices("c.tsfile", old)], None)
     planned = plan_aggregates(plan, aggregates)
     assert planned is not None and planned.reads == ()
     rows = finish_aggregates(SCHEMA, planned.known, aggregates, ("city",))
@@ -219,7 +208,7 @@ def test_time_min_max_count_from_device_ranges() -> None:
 
 def test_straddling_and_unknown_devices_are_read() -> None:
     old = DeviceStats(("bj", "z"), 1, 0, 0)  # recorded before FIELD statistics existed
-    parts = [*PARTS, _part("c.tsfile", old)]
+    parts = [*PARTS, part_of_devices("c.tsfile", old)]
     plan = plan_scan(SCHEMA, parts, "time >= 5")
     planned = plan_aggregates(plan, [Aggregate("sum", "v")])
     assert planned is not None
@@ -270,7 +259,7 @@ def test_residual_predicates_are_not_planned() -> None:
 
 
 def test_series_stats_json_round_trip_and_older_parts() -> None:
-    part = _part("a.tsfile", BJ_X, BJ_Y)
+    part = part_of_devices("a.tsfile", BJ_X, BJ_Y)
     types = {"v": DataType.INT64, "s": DataType.STRING}
     obj = part.to_json(types)
     assert obj["device_fields"][0]["s"] == {"count": 0}  # compact: unknowns are omitted

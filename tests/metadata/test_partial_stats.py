@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tests.factories import part_file, weather_schema
+from tests.factories import part_of_devices, weather_schema
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState, TimeBucket
 from tsfile_catalog.metadata.partial_stats import narrow_slices, split_by_stats
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile, SeriesStats
+from tsfile_catalog.metadata.parts import DeviceStats, SeriesStats
 from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.slices import FileSlice, plan_slices
@@ -35,22 +35,11 @@ def _v(count: int, total: float | None, first_time: int | None = None) -> Series
     return SeriesStats(count, sum_double=total, first=1.0, first_time=first_time)
 
 
-def _part(path: str, *devices: DeviceStats) -> PartFile:
-    return part_file(
-        path,
-        row_count=sum(d.row_count for d in devices),
-        min_time=min(d.min_time for d in devices),
-        max_time=max(d.max_time for d in devices),
-        devices=devices,
-        tag_names=["city", "device"],
-    )
-
-
 INSIDE = DeviceStats(("bj", "x"), 10, 0, 1_000_000, {"v": _v(4, 2.5)})
 ACROSS_HOUR = DeviceStats(("bj", "y"), 10, 3_000_000, 4_000_000, {"v": _v(4, 1.0)})
 NO_SUM = DeviceStats(("sh", "x"), 10, 0, 1_000, {"v": _v(4, None)})  # a NaN, say
 NO_FIELDS = DeviceStats(("sh", "y"), 10, 0, 1_000)
-PART = _part("a.tsfile", INSIDE, ACROSS_HOUR, NO_SUM, NO_FIELDS)
+PART = part_of_devices("a.tsfile", INSIDE, ACROSS_HOUR, NO_SUM, NO_FIELDS)
 
 
 def test_only_devices_inside_one_bucket_with_every_statistic_are_answered() -> None:
@@ -85,7 +74,7 @@ def test_first_value_later_than_the_first_row_is_null() -> None:
     late = DeviceStats(("bj", "x"), 3, 10, 30, {"v": _v(2, 3.0, first_time=20)})
     on_time = DeviceStats(("bj", "y"), 3, 10, 30, {"v": _v(2, 3.0, first_time=10)})
     unknown = DeviceStats(("bj", "z"), 3, 10, 30, {"v": _v(2, 3.0)})
-    part = _part("a.tsfile", late, on_time, unknown)
+    part = part_of_devices("a.tsfile", late, on_time, unknown)
     split = split_by_stats(SCHEMA, [part], plan_scan(SCHEMA, [part], None).pushdown, spec)
     assert split.rows == ((None, 10), (1.0, 10))
     assert [d.tags for d in split.parts[0].devices or ()] == [("bj", "z")]
@@ -93,7 +82,7 @@ def test_first_value_later_than_the_first_row_is_null() -> None:
 
 def test_a_tag_added_later_is_null_for_older_devices() -> None:
     old = DeviceStats(("bj",), 5, 0, 10)  # recorded before 'device' existed
-    part = _part("a.tsfile", old)
+    part = part_of_devices("a.tsfile", old)
     spec = PartialSpec(
         ("device",),
         None,
@@ -104,7 +93,7 @@ def test_a_tag_added_later_is_null_for_older_devices() -> None:
 
 
 def test_slices_of_a_narrowed_part_name_the_devices_left() -> None:
-    other = _part("b.tsfile", ACROSS_HOUR)
+    other = part_of_devices("b.tsfile", ACROSS_HOUR)
     plan = plan_scan(SCHEMA, [PART, other], None)
     split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours)
     groups = plan_slices(split.parts, plan.pushdown, SCHEMA.tag_names, 1_000_000)
