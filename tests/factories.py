@@ -12,7 +12,14 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tsfile_catalog.metadata.manifest import Snapshot, StreamTxn
+from tsfile_catalog.metadata.manifest import (
+    AddPart,
+    Commit,
+    CommitInfo,
+    RemovePart,
+    Snapshot,
+    StreamTxn,
+)
 from tsfile_catalog.metadata.parts import (
     DeviceStats,
     FieldStats,
@@ -261,3 +268,48 @@ def snapshots(draw: st.DrawFn, max_parts: int = 6) -> Snapshot:
         },
         complete_until=draw(st.one_of(st.none(), _int64)),
     )
+
+
+STRATEGY_UUID = "5f0c9a3e-8d1b-4c2e-9a57-2b6f1e0d4c3a"
+
+
+def commit_of(
+    version: int, actions: Sequence[AddPart | RemovePart], table_uuid: str = STRATEGY_UUID
+) -> Commit:
+    """A WRITE commit of ``actions`` at ``version``."""
+    return Commit(CommitInfo(version, version + 1, "WRITE"), tuple(actions), table_uuid)
+
+
+@st.composite
+def commit_histories(
+    draw: st.DrawFn, first_version: int = 1, table_uuid: str = STRATEGY_UUID
+) -> tuple[list[PartFile], list[Commit]]:
+    """Parts of a snapshot and valid commits after it (from ``first_version``): adds of new
+    parts, removes of parts present (from the snapshot or added since), re-adds of removed
+    ones."""
+    base = [draw(part_files(i)) for i in range(draw(st.integers(0, 8)))]
+    known = {p.path: p for p in base}
+    present = [p.path for p in base]
+    gone: list[PartFile] = []
+    commits = []
+    fresh = 100
+    for step in range(draw(st.integers(1, 5))):
+        actions: list[AddPart | RemovePart] = []
+        for _ in range(draw(st.integers(0, 4))):
+            kind = draw(st.sampled_from(["add", "remove", "readd"]))
+            if kind == "remove" and present:
+                path = present.pop(draw(st.integers(0, len(present) - 1)))
+                actions.append(RemovePart(path))
+                gone.append(known[path])
+            elif kind == "readd" and gone:
+                again = gone.pop()
+                present.append(again.path)
+                actions.append(AddPart(again))
+            else:
+                added = draw(part_files(fresh))
+                fresh += 1
+                known[added.path] = added
+                present.append(added.path)
+                actions.append(AddPart(added))
+        commits.append(commit_of(first_version + step, actions, table_uuid))
+    return base, commits

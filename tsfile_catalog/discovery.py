@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import fsspec
@@ -19,8 +19,9 @@ from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
+from tsfile_catalog.metadata.part_list import parts_not_in_format
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url
-from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
+from tsfile_catalog.metadata.scan import Candidates, ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import Category, TableSchema
 from tsfile_catalog.progress import Progress, tracked
 from tsfile_catalog.table import Table, open_table
@@ -43,10 +44,26 @@ class ResolvedScan:
 
     base: str
     schema: TableSchema
-    parts: tuple[PartFile, ...]
+    # A table's parts stay as its snapshot holds them (built on first use from a checkpoint).
+    parts: Sequence[PartFile]
     version: int | None = None
     # Set by for_reading(): the parts are no longer all there, so this scan cannot plan.
     read_only: bool = False
+    # A table's columnar pre-filter over ``parts`` (see Table.candidates): a plan then builds
+    # and checks only the parts a time range keeps. Dropped by for_reading().
+    candidates: Candidates | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of_table(cls, table: Table) -> ResolvedScan:
+        """What a scan of ``table`` reads (its parts, with its pre-filter)."""
+        snapshot = table.snapshot
+        return cls(
+            table.location,
+            snapshot.schema,
+            snapshot.parts,
+            snapshot.version,
+            candidates=table.candidates,
+        )
 
     def for_reading(self) -> ResolvedScan:
         """This scan as read tasks need it, once planned: the schema, the base and the
@@ -55,8 +72,8 @@ class ResolvedScan:
         at a hundred parts with FIELD statistics and went to every task, are dropped."""
         if self.read_only:
             return self
-        external = tuple(p for p in self.parts if p.format != TSFILE.name)
-        return replace(self, parts=external, read_only=True)
+        external = parts_not_in_format(self.parts, TSFILE.name)
+        return replace(self, parts=external, read_only=True, candidates=None)
 
     def check_plannable(self) -> None:
         if self.read_only:
@@ -81,7 +98,7 @@ class ResolvedScan:
         path's parts carry the statistics its footers hold."""
         self.check_plannable()
         context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
-        return plan_scan(self.schema, self.parts, where, context)
+        return plan_scan(self.schema, self.parts, where, context, candidates=self.candidates)
 
 
 def has_manifest(io: FileIO, url: str) -> bool:

@@ -6,16 +6,31 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.factories import STRATEGY_FIELDS, snapshots
+from tests.factories import (
+    STRATEGY_FIELDS,
+    STRATEGY_SCHEMA,
+    STRATEGY_UUID,
+    commit_histories,
+    snapshots,
+)
 from tests.table.helpers import SCHEMA, append_n, log_file, part
 from tsfile_catalog.exceptions import CorruptManifestError
-from tsfile_catalog.metadata.manifest import Snapshot, decode_snapshot, encode_snapshot
+from tsfile_catalog.metadata.manifest import (
+    Commit,
+    Snapshot,
+    decode_snapshot,
+    encode_snapshot,
+    replay,
+)
+from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile, TagStats
 from tsfile_catalog.metadata.scan import plan_scan
 from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, open_table
@@ -121,6 +136,48 @@ def test_lazily_decoded_statistics_equal_pickle_and_plan_like_decoded_ones() -> 
         got = plan_scan(fresh.schema, fresh.parts, where)
         assert [p.path for p in got.parts] == [p.path for p in expected.parts], where
         assert 0 < len(got.parts) < len(parts), where
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(commit_histories(first_version=11), st.integers(min_value=0, max_value=2))
+def test_commits_over_a_checkpoint_read_unbuilt_write_the_checkpoint_of_the_built_parts(
+    history: tuple[list[PartFile], list[Commit]], chunk: int
+) -> None:
+    base, commits = history
+    start = Snapshot(10, 1, STRATEGY_SCHEMA, 0, tuple(base), {"k": "v"}, STRATEGY_UUID)
+    eager = replay(start, commits)
+    read = decode_parquet_snapshot(encode_parquet_snapshot(start), source="cp")
+    # Some parts already built (by a plan), some not: copying rows must not care.
+    for p in read.parts[: chunk * 3]:
+        dict(p.fields)
+    lazy = replay(read, commits)
+    assert isinstance(lazy.parts, PartList) and lazy == eager
+    data = encode_parquet_snapshot(lazy)
+    again = decode_parquet_snapshot(data, source="cp2")
+    assert again == eager
+    assert encode_snapshot(again) == encode_snapshot(eager)
+    # The same bytes as encoding every part anew.
+    assert pq.read_table(pa.BufferReader(data)) == pq.read_table(
+        pa.BufferReader(encode_parquet_snapshot(replace(eager, parts=tuple(eager.parts))))
+    )
+
+
+def test_a_cold_plan_builds_only_the_parts_its_time_range_keeps(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    for i in range(25):
+        append_parts(url, [part(f"p{i}.tsfile", start=i * 100, rows=100)], SCHEMA)
+    clear_cache()
+    table = open_table(url)
+    parts = table.snapshot.parts
+    assert isinstance(parts, PartList) and parts.stored is not None
+    built: list[int] = []
+    stored_part = parts.stored.part
+    parts.stored.part = lambda row: built.append(row) or stored_part(row)  # type: ignore[method-assign]
+    plan = table.plan(where="time >= 1200 AND time < 1400")
+    assert [p.path for p in plan.parts] == ["p12.tsfile", "p13.tsfile"]
+    assert sorted(set(built)) == [12, 13] and len(plan.pruned) == 23
+    # What was pruned is still there, built when read.
+    assert [p.path for p in plan.pruned][:2] == ["p0.tsfile", "p1.tsfile"]
 
 
 def test_commits_write_parquet_checkpoints_and_a_hint_naming_the_form(tmp_path: Path) -> None:

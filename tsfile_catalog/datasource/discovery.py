@@ -27,4 +27,4 @@ def resolve(options: ReadOptions) -> ResolvedScan:
     )
     if isinstance(found, ResolvedScan):
         return found
-    return ResolvedScan(found.location, found.schema, tuple(found.parts()), found.version)
+    return ResolvedScan.of_table(found)

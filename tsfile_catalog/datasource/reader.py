@@ -82,7 +82,7 @@ def prune_scan(
     scan.check_plannable()
     if not options.pushdown:
         return ScanPushdown(residual=predicate), scan.parts
-    plan = plan_bound(scan.schema, scan.parts, predicate)
+    plan = plan_bound(scan.schema, scan.parts, predicate, candidates=scan.candidates)
     return plan.pushdown, plan.parts
 
 

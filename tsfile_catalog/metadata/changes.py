@@ -98,7 +98,8 @@ class Segment:
     its commit declared complete (see :mod:`~tsfile_catalog.metadata.completeness`)."""
 
     version: int
-    parts: tuple[PartFile, ...]
+    # A snapshot's segment keeps its parts as they are (unbuilt when read from a checkpoint).
+    parts: Sequence[PartFile]
     complete_until: int | None = None
     snapshot: bool = False
     # Why a stream cannot pass this commit (it removed data); raised when a batch reaches it.

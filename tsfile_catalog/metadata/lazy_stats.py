@@ -303,7 +303,8 @@ class _LazyMap(Mapping[str, _V]):
 
 class FieldStatsMap(_LazyMap["FieldStats"]):
     """A part's FIELD statistics (name -> :class:`FieldStats`), decoded on first use from
-    the JSON text of ``PartFile.to_json()["fields"]``."""
+    ``PartFile.to_json()["fields"]``: its JSON text (a Parquet checkpoint's column) or that
+    object already parsed (a commit file's)."""
 
     __slots__ = ()
     _what = "a part's FIELD statistics"
@@ -316,9 +317,8 @@ class FieldStatsMap(_LazyMap["FieldStats"]):
     def _decode(self, raw: Any) -> dict[str, FieldStats]:
         from tsfile_catalog.metadata.parts import FieldStats
 
-        return {
-            str(k): FieldStats.from_json(v, self._type_of(k)) for k, v in json.loads(raw).items()
-        }
+        parsed = json.loads(raw) if isinstance(raw, str) else raw
+        return {str(k): FieldStats.from_json(v, self._type_of(k)) for k, v in parsed.items()}
 
 
 class SeriesStatsMap(_LazyMap["SeriesStats"]):

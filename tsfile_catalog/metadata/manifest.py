@@ -12,12 +12,10 @@ on-disk JSON.
 from __future__ import annotations
 
 import enum
-import gc
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
@@ -27,6 +25,8 @@ from tsfile_catalog.exceptions import (
     CorruptManifestError,
     TsFileCatalogError,
 )
+from tsfile_catalog.metadata.gc_pause import gc_paused
+from tsfile_catalog.metadata.part_list import PartList, has_external, part_paths
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 
@@ -68,7 +68,7 @@ BASE_FORMAT_VERSION = 1
 
 def written_format_version(parts: Iterable[PartFile]) -> int:
     """The ``format_version`` a commit or checkpoint recording ``parts`` is written with."""
-    return FORMAT_VERSION if any(p.external for p in parts) else BASE_FORMAT_VERSION
+    return FORMAT_VERSION if has_external(parts) else BASE_FORMAT_VERSION
 
 
 # Names the UUIDs derived for tables written before table UUIDs (see derived_table_uuid).
@@ -396,7 +396,8 @@ class Snapshot:
     timestamp_ms: int
     schema: TableSchema
     schema_id: int
-    parts: tuple[PartFile, ...]
+    # A tuple, or a PartList whose parts are built on first use (read from a checkpoint).
+    parts: Sequence[PartFile]
     properties: Mapping[str, str]
     table_uuid: str
     # The latest StreamTxn of each streaming query that wrote the table, by query id: how a
@@ -485,7 +486,12 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
     mixes two tables' commits (one dropped and recreated while it was being read) is
     corrupt, never merged.
     """
-    parts: dict[str, PartFile] = {} if previous is None else {p.path: p for p in previous.parts}
+    before: Sequence[PartFile] = () if previous is None else previous.parts
+    # Positions of the parts before, by path (read from a checkpoint's columns, so no part
+    # is built), the positions removed since, and the parts added since, in order.
+    position = {path: i for i, path in enumerate(part_paths(before))}
+    removed: set[int] = set()
+    added: dict[str, PartFile] = {}
     schema = None if previous is None else previous.schema
     schema_id = 0 if previous is None else previous.schema_id
     properties = {} if previous is None else dict(previous.properties)
@@ -519,13 +525,19 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         for action in commit.actions:
             if isinstance(action, AddPart):
                 path = action.part.path
-                if path in parts:
+                at = position.get(path)
+                if path in added or (at is not None and at not in removed):
                     raise CorruptManifestError(
                         f"version {version} adds part '{path}', which the table already has"
                     )
-                parts[path] = action.part
+                added[path] = action.part
             elif isinstance(action, RemovePart):
-                if parts.pop(action.path, None) is None:
+                at = position.get(action.path)
+                if action.path in added:
+                    del added[action.path]
+                elif at is not None and at not in removed:
+                    removed.add(at)
+                else:
                     raise CorruptManifestError(
                         f"version {version} removes part '{action.path}', which the table "
                         "does not have"
@@ -543,12 +555,23 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         timestamp_ms=timestamp_ms,
         schema=schema,
         schema_id=schema_id,
-        parts=tuple(parts.values()),
+        parts=_remaining(before, removed, tuple(added.values())),
         properties=properties,
         table_uuid=table_uuid,
         transactions=transactions,
         complete_until=complete_until,
     )
+
+
+def _remaining(
+    before: Sequence[PartFile], removed: set[int], added: tuple[PartFile, ...]
+) -> Sequence[PartFile]:
+    """``before`` without the parts at ``removed``, then ``added``: still unbuilt parts stay
+    so (a :class:`PartList`), plain parts stay a tuple."""
+    if isinstance(before, PartList):
+        return before.without(removed, added)
+    kept = before if not removed else [p for i, p in enumerate(before) if i not in removed]
+    return (*kept, *added)
 
 
 def _later_declaration(held: int | None, declared: int | None) -> int | None:
@@ -788,19 +811,6 @@ def encode_commit(commit: Commit, schema: TableSchema | None) -> bytes:
     return json.dumps(commit.to_json(schema), separators=(",", ":")).encode()
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Decoding allocates only acyclic objects, yet their sheer number (a 10k-part checkpoint
-    is ~200k objects) triggers repeated full collections that more than double load time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def decode_commit(data: bytes, schema: TableSchema | None, *, source: str) -> Commit:
     """Parse a commit file; ``source`` names it in errors.
 
@@ -810,7 +820,7 @@ def decode_commit(data: bytes, schema: TableSchema | None, *, source: str) -> Co
         CorruptManifestError: truncated or invalid JSON, or content violating the format.
     """
     try:
-        with _gc_paused():
+        with gc_paused():
             commit = Commit.from_json(json.loads(data), schema)
     except _DECODE_ERRORS as e:
         raise _corrupt("commit", source, e) from e
@@ -877,7 +887,7 @@ def decode_snapshot(
         CorruptManifestError: truncated or invalid JSON, or content violating the format.
     """
     try:
-        with _gc_paused():
+        with gc_paused():
             obj = json.loads(data)
             _check_format_version(obj)
             recorded = _recorded_uuid(obj)
@@ -888,7 +898,7 @@ def decode_snapshot(
             raise CorruptManifestError(f"checkpoint file {source} records no table_uuid")
         recorded = legacy_table_uuid()
     try:
-        with _gc_paused():
+        with gc_paused():
             return Snapshot.from_json(obj, table_uuid=recorded)
     except _DECODE_ERRORS as e:
         raise _corrupt("checkpoint", source, e) from e

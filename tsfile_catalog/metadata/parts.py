@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import CorruptManifestError
-from tsfile_catalog.metadata.lazy_stats import DeviceList, SeriesStatsMap
+from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap, SeriesStatsMap
 from tsfile_catalog.metadata.schema import DataType
 
 __all__ = [
@@ -339,10 +339,8 @@ class PartFile:
             if devices is None
             else DeviceList.of_json(devices, obj.get("device_fields"), field_types),
             tags={k: TagStats.from_json(v) for k, v in (obj.get("tags") or {}).items()},
-            fields={
-                k: FieldStats.from_json(v, field_types.get(k, DataType.STRING))
-                for k, v in (obj.get("fields") or {}).items()
-            },
+            # Decoded when first read too: only a predicate on a FIELD reads them.
+            fields=FieldStatsMap(_json_object(obj.get("fields") or {}), field_types, source=None),
             schema_id=int(obj.get("schema_id", 0)),
             added_version=int(obj.get("added_version", -1)),
         )

@@ -22,6 +22,8 @@ from tsfile_catalog.metadata.expressions import (
     bind,
     split_pushdown,
 )
+from tsfile_catalog.metadata.gc_pause import gc_paused
+from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.pruning import PartEvaluator, prune
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
@@ -38,7 +40,8 @@ class ScanPlan:
     """
 
     parts: tuple[PartFile, ...]
-    pruned: tuple[PartFile, ...]
+    # Pruned parts read from a checkpoint stay unbuilt (a PartList) until something reads them.
+    pruned: Sequence[PartFile]
     pushdown: ScanPushdown
     schema: TableSchema
     filter: Expr | None
@@ -93,7 +96,8 @@ def plan_bound(
     """
     pushdown = split_pushdown(bound, schema)
     if pushdown.empty:
-        return ScanPlan((), tuple(parts), pushdown, schema, bound)
+        everything = parts if isinstance(parts, PartList) else tuple(parts)
+        return ScanPlan((), everything, pushdown, schema, bound)
     window = time_window(bound)
     if candidates is None or window == _UNBOUNDED:
         # Without a time bound the pre-filter would only drop empty parts, which the visitor
@@ -102,15 +106,16 @@ def plan_bound(
         return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
     listed = parts if isinstance(parts, Sequence) else tuple(parts)
     evaluator = PartEvaluator(bound, schema)
-    kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
+    with gc_paused():  # builds the surviving parts read from a checkpoint
+        kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
     keep = set(kept_at)
-    return ScanPlan(
-        tuple(listed[i] for i in kept_at),
-        tuple(p for i, p in enumerate(listed) if i not in keep),
-        pushdown,
-        schema,
-        bound,
+    pruned_at = [i for i in range(len(listed)) if i not in keep]
+    skipped = (
+        listed.select(pruned_at)
+        if isinstance(listed, PartList)
+        else tuple(listed[i] for i in pruned_at)
     )
+    return ScanPlan(tuple(listed[i] for i in kept_at), skipped, pushdown, schema, bound)
 
 
 # -- the time window: what a columnar pre-filter may prune on -----------------------------------

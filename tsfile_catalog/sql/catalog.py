@@ -518,7 +518,7 @@ class Catalog:
             return None
         unit, timestamp_as = table_options.precision(entry), table_options.timestamp_as(entry)
         if isinstance(table, Table):
-            scan = ResolvedScan(table.location, table.schema, tuple(table.parts()), table.version)
+            scan = ResolvedScan.of_table(table)
             io = table.io
         else:
             scan, io = table, FileIO(table.base or entry.location, self._storage(entry))

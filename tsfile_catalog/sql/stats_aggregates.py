@@ -196,11 +196,7 @@ def answer(
         return None
     devices = list(planned.known)
     if planned.reads:
-        resolved = (
-            scan
-            if isinstance(scan, ResolvedScan)
-            else ResolvedScan(scan.location, scan.schema, tuple(scan.parts()), scan.version)
-        )
+        resolved = scan if isinstance(scan, ResolvedScan) else ResolvedScan.of_table(scan)
         wanted = {a.column for a in found.aggregates}
         columns = [c.name for c in schema.fields if c.name in wanted]
         devices += read_device_stats(io, resolved, planned.reads, plan.pushdown, columns)

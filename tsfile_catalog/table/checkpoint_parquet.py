@@ -26,7 +26,7 @@ from __future__ import annotations
 import io as _io
 import json
 from bisect import bisect_right
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -40,6 +40,7 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap
 from tsfile_catalog.metadata.manifest import Snapshot, decode_snapshot, written_format_version
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
+from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import (
     PartFile,
     TagStats,
@@ -107,6 +108,10 @@ _SEG = r"[A-Za-z0-9_=+-][A-Za-z0-9_.=+-]*"
 _PLAIN_PATH = f"^{_SEG}(/{_SEG})*$"
 # Keys of PartFile.to_json() stored as columns; any other key goes to ``extra``.
 _MODELLED = frozenset((*_SCALARS, "tags", "fields", "devices"))
+# The columns a part is built from besides its TAG statistics and devices.
+_BUILT_FROM = (*_SCALARS, "fields", "has_devices", "extra")
+# Columns every row fills (min/max time, extra and devices may be null).
+_REQUIRED = (*(c for c in _SCALARS if c not in ("min_time", "max_time")), "fields", "has_devices")
 _TAG_KEYS = frozenset(("min", "max", "has_null", "values"))
 
 # What decoding a damaged file can raise besides the project's own errors (MemoryError: a
@@ -164,16 +169,28 @@ def part_row(part: PartFile, types: Mapping[str, DataType]) -> dict[str, Any]:
 def encode_parquet_snapshot(snapshot: Snapshot) -> bytes:
     """The Parquet checkpoint of ``snapshot``."""
     types = {c.name: c.type for c in snapshot.schema.fields}
-    rows = [part_row(p, types) for p in snapshot.parts]
-    columns = {name: [r[name] for r in rows] for name in SCHEMA.names}
+    parts = snapshot.parts
+    if isinstance(parts, PartList) and isinstance(parts.stored, _CheckpointParts):
+        # Parts still in an earlier checkpoint are copied as its rows (what part_row would
+        # write for them: their statistics are kept as read), the rest encoded.
+        table = pa.concat_tables(
+            [parts.stored.rows_table(parts.rows), _rows_table(parts.tail, types)]
+        )
+    else:
+        table = _rows_table(parts, types)
     head = replace(snapshot, parts=()).to_json()
     # format_version follows the parts (external parts need version 2), as for JSON.
-    head["format_version"] = written_format_version(snapshot.parts)
+    head["format_version"] = written_format_version(parts)
     head.pop("parts")
-    table = pa.table(columns, schema=SCHEMA.with_metadata({SNAPSHOT_KEY: _compact(head)}))
+    table = table.replace_schema_metadata({SNAPSHOT_KEY: _compact(head)})
     out = _io.BytesIO()
     pq.write_table(table, out, compression="zstd", row_group_size=ROW_GROUP_PARTS)
     return out.getvalue()
+
+
+def _rows_table(parts: Iterable[PartFile], types: Mapping[str, DataType]) -> pa.Table:
+    rows = [part_row(p, types) for p in parts]
+    return pa.table({name: [r[name] for r in rows] for name in SCHEMA.names}, schema=SCHEMA)
 
 
 def write_checkpoint(io: FileIO, location: str, snapshot: Snapshot, *, hint: bool = True) -> None:
@@ -226,10 +243,13 @@ def decode_parquet_snapshot(
     )
     types = {c.name: c.type for c in empty.schema.fields}
     try:
-        parts = _parts(table, types, _DeviceColumn(data, source, table.num_rows), source)
+        stored = _CheckpointParts(table, types, _DeviceColumn(data, source, table.num_rows), source)
+    except CorruptManifestError as e:
+        raise CorruptManifestError(f"checkpoint file {source} is corrupt: {e}") from e
     except _DECODE_ERRORS as e:
         raise CorruptManifestError(f"checkpoint file {source} is corrupt or truncated: {e}") from e
-    return replace(empty, parts=parts)
+    # Parts are built when first used: a plan builds the few its time range keeps.
+    return replace(empty, parts=PartList.of(stored))
 
 
 class _DeviceColumn:
@@ -267,6 +287,24 @@ class _DeviceColumn:
             self._groups[group] = column
         return self._starts[group], column
 
+    def column(self) -> pa.ChunkedArray:
+        """The whole ``devices`` column (what copying rows into a new checkpoint needs)."""
+        try:
+            read = pq.ParquetFile(pa.BufferReader(self._data)).read(
+                columns=["devices"], use_threads=False
+            )
+        except _DECODE_ERRORS as e:
+            raise CorruptManifestError(
+                f"checkpoint file {self._source} is corrupt or truncated: {e}"
+            ) from e
+        column = read.column("devices")
+        if column.type != pa.string() or len(column) != self._rows:
+            raise CorruptManifestError(
+                f"checkpoint file {self._source} is corrupt: its devices column does not "
+                "match the parts"
+            )
+        return column
+
     def text(self, row: int) -> str:
         try:
             start, column = self._group_of(row)
@@ -282,106 +320,187 @@ class _DeviceColumn:
         return value
 
 
-def _parts(
-    table: pa.Table, types: Mapping[str, DataType], devices: _DeviceColumn, source: str
-) -> tuple[PartFile, ...]:
-    if table.schema.remove_metadata() != _EAGER_SCHEMA:
-        raise ValueError(f"columns {table.schema.names} are not a checkpoint's")
-    cols = {name: table.column(name).to_pylist() for name in _EAGER if name != "tags"}
-    has_devices = table.column("has_devices").to_pylist()
-    # Paths validate_relative_path is sure to accept, found in one vectorised pass; only the
-    # others (rare: a segment starting with a dot, unusual characters) are checked one by one.
-    plain = pc.match_substring_regex(table.column("path"), _PLAIN_PATH).to_pylist()
-    tags = _tag_stats(table.column("tags").combine_chunks())
-    cols["tags"] = tags  # for parts decoded through PartFile.from_json
-    out = []
-    for i in range(table.num_rows):
+class _CheckpointParts:
+    """The parts of one checkpoint (a :class:`~tsfile_catalog.metadata.part_list.StoredParts`):
+    its columns, checked as a whole when read, and each part built the first time something
+    asks for it. Columns become Python values on first use, once for every row; TAG value
+    sets decode per part, through one dictionary of the distinct values."""
+
+    def __init__(
+        self,
+        table: pa.Table,
+        types: Mapping[str, DataType],
+        devices: _DeviceColumn,
+        source: str,
+    ) -> None:
+        if table.schema.remove_metadata() != _EAGER_SCHEMA:
+            raise ValueError(f"columns {table.schema.names} are not a checkpoint's")
+        for name in _REQUIRED:
+            if table.column(name).null_count:
+                raise ValueError(f"the {name} column has nulls")
+        self._table = table
+        self._types = types
+        self._devices = devices
+        self._source = source
+        self._size = table.num_rows
+        self._built: dict[int, PartFile] = {}
+        self._cols: dict[str, list[Any]] = {}
+        self._tags: _TagColumn | None = None
+        paths = table.column("path")
+        # Paths validate_relative_path is sure to accept, found in one vectorised pass; only
+        # the others (rare: a segment starting with a dot, unusual characters) and external
+        # URLs are checked one by one, here, so a bad path fails the read as before.
+        odd = pc.invert(pc.match_substring_regex(paths, _PLAIN_PATH))
+        external = table.column("external")
+        check = pc.or_(odd, external).to_numpy(zero_copy_only=False)
+        if check.any():
+            outside = external.to_numpy(zero_copy_only=False)
+            for row in check.nonzero()[0].tolist():
+                path = paths[row].as_py()
+                if outside[row]:
+                    validate_external_url(path)
+                else:
+                    validate_relative_path(path)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def column(self, name: str) -> pa.Array:
+        """One scalar column, as Arrow (what the part index is built from)."""
+        return self._table.column(name).combine_chunks()
+
+    def values(self, name: str) -> list[Any]:
+        return self._col(name)
+
+    def rows_table(self, rows: Sequence[int]) -> pa.Table:
+        """The checkpoint rows at ``rows``, every column (devices included), as written."""
+        taken = self._table.take(pa.array(rows, pa.int64()))
+        devices = self._devices.column().take(pa.array(rows, pa.int64()))
+        columns = {name: taken.column(name) for name in _EAGER}
+        columns["devices"] = devices
+        return pa.table([columns[name] for name in SCHEMA.names], schema=SCHEMA)
+
+    def _col(self, name: str) -> list[Any]:
+        values = self._cols.get(name)
+        if values is None:
+            values = self._cols[name] = self._table.column(name).to_pylist()
+        return values
+
+    def part(self, row: int) -> PartFile:
+        found = self._built.get(row)
+        if found is None:
+            try:
+                found = self._build(row)
+            except CorruptManifestError:
+                raise
+            except _DECODE_ERRORS as e:
+                raise CorruptManifestError(
+                    f"checkpoint file {self._source} is corrupt or truncated: {e}"
+                ) from e
+            # A benign race: two threads may build the same part; either object serves.
+            self._built[row] = found
+        return found
+
+    def _build(self, row: int) -> PartFile:
+        types, source = self._types, self._source
+        cols = self._columns()
         part_devices = (
-            DeviceList(partial(devices.text, i), source=source, field_types=types)
-            if has_devices[i]
+            DeviceList(partial(self._devices.text, row), source=source, field_types=types)
+            if cols["has_devices"][row]
             else None
         )
-        extra = cols["extra"][i]
+        if self._tags is None:
+            self._tags = _TagColumn(self._table.column("tags").combine_chunks())
+        tags = self._tags.row(row)
+        extra = cols["extra"][row]
         if extra is not None:
-            out.append(_part_from_json(cols, i, json.loads(extra), part_devices, types))
-            continue
-        external = bool(cols["external"][i])
-        path = cols["path"][i]
-        out.append(
-            PartFile(
-                path=(
-                    validate_external_url(path)
-                    if external
-                    else path
-                    if plain[i]
-                    else validate_relative_path(path)
-                ),
-                format=str(cols["format"][i]),
-                external=external,
-                size_bytes=int(cols["size_bytes"][i]),
-                row_count=int(cols["row_count"][i]),
-                min_time=cols["min_time"][i],
-                max_time=cols["max_time"][i],
-                devices=part_devices,
-                tags=dict(tags[i]),
-                fields=FieldStatsMap(cols["fields"][i], types, source=source),
-                schema_id=int(cols["schema_id"][i]),
-                added_version=int(cols["added_version"][i]),
-            )
+            return _part_from_json(cols, row, tags, json.loads(extra), part_devices, types)
+        return PartFile(
+            path=cols["path"][row],
+            format=str(cols["format"][row]),
+            external=bool(cols["external"][row]),
+            size_bytes=int(cols["size_bytes"][row]),
+            row_count=int(cols["row_count"][row]),
+            min_time=cols["min_time"][row],
+            max_time=cols["max_time"][row],
+            devices=part_devices,
+            tags=dict(tags),
+            fields=FieldStatsMap(cols["fields"][row], types, source=source),
+            schema_id=int(cols["schema_id"][row]),
+            added_version=int(cols["added_version"][row]),
         )
-    return tuple(out)
+
+    def _columns(self) -> Mapping[str, list[Any]]:
+        """Every column a part is built from, as Python values (converted once, when the
+        first part is built)."""
+        if len(self._cols) < len(_BUILT_FROM):
+            for name in _BUILT_FROM:
+                self._col(name)
+        return self._cols
 
 
-def _tag_stats(column: pa.ListArray) -> list[list[tuple[str, TagStats]]]:
-    """Per row, its (TAG name, stats) pairs.
+class _TagColumn:
+    """The ``tags`` column, decoded one row at a time into (TAG name, stats) pairs.
 
     Value sets are decoded through a dictionary of the distinct values, and equal statistics
     are one shared (immutable) object: parts of one table mostly hold the same devices, so
     10,000 parts x 100 values decode as a few hundred strings, not a million.
     """
-    entries = column.values
-    names = entries.field("name").to_pylist()
-    mins = entries.field("min").to_pylist()
-    maxs = entries.field("max").to_pylist()
-    has_null = entries.field("has_null").to_pylist()
-    values = entries.field("values")
-    absent = values.is_null().to_pylist()
-    encoded = pc.dictionary_encode(values.values)
-    dictionary = encoded.dictionary.to_pylist()
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    value_offsets = values.offsets.to_numpy()
-    memo: dict[tuple[Any, ...], TagStats] = {}
-    stats = []
-    for e in range(len(entries)):
-        ids = None if absent[e] else indices[value_offsets[e] : value_offsets[e + 1]].tobytes()
-        key = (ids, mins[e], maxs[e], has_null[e])
-        found = memo.get(key)
+
+    def __init__(self, column: pa.ListArray) -> None:
+        entries = column.values
+        self._offsets = column.offsets.to_numpy().tolist()
+        self._names = entries.field("name").to_pylist()
+        self._mins = entries.field("min").to_pylist()
+        self._maxs = entries.field("max").to_pylist()
+        self._has_null = entries.field("has_null").to_pylist()
+        values = entries.field("values")
+        self._absent = values.is_null().to_pylist()
+        encoded = pc.dictionary_encode(values.values)
+        self._dictionary = encoded.dictionary.to_pylist()
+        self._indices = encoded.indices.to_numpy(zero_copy_only=False)
+        self._value_offsets = values.offsets.to_numpy()
+        self._memo: dict[tuple[Any, ...], TagStats] = {}
+
+    def row(self, row: int) -> list[tuple[str, TagStats]]:
+        return [
+            (self._names[e], self._stats(e))
+            for e in range(self._offsets[row], self._offsets[row + 1])
+        ]
+
+    def _stats(self, e: int) -> TagStats:
+        absent = self._absent[e]
+        ids = None
+        if not absent:
+            ids = self._indices[self._value_offsets[e] : self._value_offsets[e + 1]]
+        key = (
+            None if ids is None else ids.tobytes(),
+            self._mins[e],
+            self._maxs[e],
+            self._has_null[e],
+        )
+        found = self._memo.get(key)
         if found is None:
-            found = memo[key] = TagStats(
-                None
-                if absent[e]
-                else frozenset(
-                    dictionary[j] for j in indices[value_offsets[e] : value_offsets[e + 1]].tolist()
-                ),
-                mins[e],
-                maxs[e],
-                bool(has_null[e]),
+            found = self._memo[key] = TagStats(
+                None if ids is None else frozenset(self._dictionary[j] for j in ids.tolist()),
+                self._mins[e],
+                self._maxs[e],
+                bool(self._has_null[e]),
             )
-        stats.append((names[e], found))
-    offsets = column.offsets.to_numpy().tolist()
-    return [stats[offsets[i] : offsets[i + 1]] for i in range(len(column))]
+        return found
 
 
 def _part_from_json(
     cols: Mapping[str, list[Any]],
     i: int,
+    tags: list[tuple[str, TagStats]],
     extra: Mapping[str, Any],
     devices: DeviceList | None,
     types: Mapping[str, DataType],
 ) -> PartFile:
     """A part with keys beyond the columns: rebuilt as its JSON and decoded by PartFile."""
     obj: dict[str, Any] = {k: cols[k][i] for k in _SCALARS}
-    obj["tags"] = {name: stats.to_json() for name, stats in cols["tags"][i]}
+    obj["tags"] = {name: stats.to_json() for name, stats in tags}
     obj["fields"] = json.loads(cols["fields"][i])
     obj["devices"] = None
     obj.update(extra)

@@ -29,6 +29,7 @@ from tsfile_catalog.metadata.expressions import (
     TimeUnit,
     parse_iso_datetime,
 )
+from tsfile_catalog.metadata.gc_pause import gc_paused
 from tsfile_catalog.metadata.literals import instant_micros, parse_zone
 from tsfile_catalog.metadata.manifest import (
     CommitInfo,
@@ -70,6 +71,13 @@ def load_snapshot(
 ) -> Snapshot:
     """The snapshot at ``version``: the best base (a cached snapshot of the table the location
     holds now, or a checkpoint) plus the commits after it."""
+    with gc_paused():
+        return _load_snapshot(io, location, listing, version, use_cache=use_cache)
+
+
+def _load_snapshot(
+    io: FileIO, location: str, listing: Listing, version: int, *, use_cache: bool
+) -> Snapshot:
     identity: str | None = None
     cached: Snapshot | None = None
     if use_cache and CACHE.holds(location):
@@ -296,10 +304,10 @@ class Table:
         """
         context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
         return plan_scan(
-            self.schema, self._snapshot.parts, where, context, candidates=self._candidates
+            self.schema, self._snapshot.parts, where, context, candidates=self.candidates
         )
 
-    def _candidates(self, window: TimeWindow) -> Sequence[int]:
+    def candidates(self, window: TimeWindow) -> Sequence[int]:
         """The vectorised time/row-count pre-filter over this snapshot's parts (a
         :data:`~tsfile_catalog.metadata.scan.Candidates`): its columns are cached with the
         snapshot, so a warm plan only runs the compute, and the visitor on what survives.

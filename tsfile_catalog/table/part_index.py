@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import TimeWindow
 
@@ -32,10 +33,10 @@ class PartIndex:
 
     def __init__(self, parts: Sequence[PartFile]) -> None:
         self._size = len(parts)
-        self._has_rows = pc.greater(pa.array([p.row_count for p in parts], pa.int64()), 0)
+        self._has_rows = pc.greater(_column(parts, "row_count"), 0)
         # A part with no time range (None) passes every window, as the visitor answers.
-        self._min_time = pa.array([p.min_time for p in parts], pa.int64())
-        self._max_time = pa.array([p.max_time for p in parts], pa.int64())
+        self._min_time = _column(parts, "min_time")
+        self._max_time = _column(parts, "max_time")
 
     def __len__(self) -> int:
         return self._size
@@ -55,3 +56,16 @@ class PartIndex:
         mask = keep.to_numpy(zero_copy_only=False)
         indices: list[int] = np.flatnonzero(mask).tolist()
         return indices
+
+
+def _column(parts: Sequence[PartFile], name: str) -> pa.Array:
+    """The int64 attribute ``name`` of every part: taken from a checkpoint's column for the
+    parts still unbuilt (a :class:`PartList` read from one), so no part is built for it."""
+    if isinstance(parts, PartList) and parts.stored is not None:
+        stored = parts.stored.column(name)
+        rows = parts.rows
+        if not (isinstance(rows, range) and rows == range(len(stored))):
+            stored = stored.take(pa.array(rows, pa.int64()))
+        tail = pa.array([getattr(p, name) for p in parts.tail], pa.int64())
+        return pa.concat_arrays([stored.cast(pa.int64()), tail])
+    return pa.array([getattr(p, name) for p in parts], pa.int64())

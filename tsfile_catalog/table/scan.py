@@ -157,7 +157,7 @@ class TableScan:
                 "as Spark uses its session time zone"
             )
         # table.parts() lists the snapshot's parts in order, as the index does.
-        self._plan = plan_bound(schema, table.parts(), bound, candidates=table._candidates)
+        self._plan = plan_bound(schema, table.snapshot.parts, bound, candidates=table.candidates)
         if rows_per_task is None:
             share = -(-sum(p.row_count for p in self._plan.parts) // self._workers)
             rows_per_task = max(MIN_ROWS_PER_TASK, min(MAX_ROWS_PER_TASK, share))
@@ -209,8 +209,8 @@ class TableScan:
         return pa.schema(fields)
 
     def _resolved(self) -> ResolvedScan:
-        table = self._table
-        return ResolvedScan(table.location, table.schema, tuple(table.parts()), table.version)
+        # Reading needs the external parts only (TsFile parts are read by their slice's path).
+        return ResolvedScan.of_table(self._table).for_reading()
 
     def _read(self, columns: Sequence[str]) -> Iterator[list[pa.Table]]:
         """The raw-domain tables of each task, in task order."""

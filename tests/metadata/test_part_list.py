@@ -1,0 +1,124 @@
+"""A snapshot's parts kept unbuilt (PartList over stored columns) behave exactly like the tuple
+of those parts: replaying commits, selecting, equality, pickling and errors."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.factories import STRATEGY_SCHEMA, STRATEGY_UUID, commit_histories, commit_of
+from tsfile_catalog.exceptions import CorruptManifestError
+from tsfile_catalog.metadata.manifest import (
+    AddPart,
+    Commit,
+    RemovePart,
+    Snapshot,
+    replay,
+    written_format_version,
+)
+from tsfile_catalog.metadata.part_list import (
+    PartList,
+    has_external,
+    part_paths,
+    parts_not_in_format,
+)
+from tsfile_catalog.metadata.parts import PartFile
+
+
+class _Store:
+    """Parts kept as a list, counting which rows were built (a stand-in for a checkpoint)."""
+
+    def __init__(self, parts: Sequence[PartFile]) -> None:
+        self._parts = list(parts)
+        self.built: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def part(self, row: int) -> PartFile:
+        self.built.add(row)
+        return self._parts[row]
+
+    def values(self, name: str) -> list[Any]:
+        return [getattr(p, name) for p in self._parts]
+
+    def column(self, name: str) -> Any:
+        raise NotImplementedError
+
+
+def _snapshot(parts: Sequence[PartFile]) -> Snapshot:
+    return Snapshot(0, 1, STRATEGY_SCHEMA, 0, parts, {}, STRATEGY_UUID)
+
+
+def _stub(path: str) -> PartFile:
+    return PartFile(path, "tsfile", 1, 1, 0, 0, None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(commit_histories())
+def test_replay_over_stored_parts_equals_replay_over_the_tuple(
+    history: tuple[list[PartFile], list[Commit]],
+) -> None:
+    base, commits = history
+    store = _Store(base)
+    lazy = replay(_snapshot(PartList.of(store)), commits)
+    eager = replay(_snapshot(tuple(base)), commits)
+    assert isinstance(lazy.parts, PartList)
+    # Replaying reads paths only: no stored part is built for it.
+    assert store.built == set()
+    assert part_paths(lazy.parts) == [p.path for p in eager.parts]
+    assert has_external(lazy.parts) == has_external(eager.parts)
+    assert written_format_version(lazy.parts) == written_format_version(eager.parts)
+    assert parts_not_in_format(lazy.parts, "tsfile") == parts_not_in_format(eager.parts, "tsfile")
+    assert lazy == eager and lazy.parts == tuple(eager.parts) and tuple(eager.parts) == lazy.parts
+    assert pickle.loads(pickle.dumps(lazy.parts)) == tuple(eager.parts)
+    assert type(pickle.loads(pickle.dumps(lazy.parts))) is tuple
+
+
+@settings(max_examples=100, deadline=None)
+@given(commit_histories(), st.data())
+def test_selecting_and_indexing_build_only_the_parts_asked_for(
+    history: tuple[list[PartFile], list[Commit]], data: st.DataObject
+) -> None:
+    base, commits = history
+    store = _Store(base)
+    lazy = replay(_snapshot(PartList.of(store)), commits).parts
+    eager = tuple(replay(_snapshot(tuple(base)), commits).parts)
+    assert isinstance(lazy, PartList) and len(lazy) == len(eager)
+    positions = sorted(data.draw(st.sets(st.integers(0, max(len(eager) - 1, 0)))))
+    positions = [i for i in positions if i < len(eager)]
+    chosen = lazy.select(positions)
+    assert store.built == set()
+    assert tuple(chosen) == tuple(eager[i] for i in positions)
+    assert store.built == {lazy.rows[i] for i in positions if i < len(lazy.rows)}
+    assert lazy[-1:] == eager[-1:] and lazy[::2] == eager[::2]
+    if eager:
+        assert lazy[-1] == eager[-1]
+    with pytest.raises(IndexError):
+        lazy[len(eager)]
+
+
+def test_replay_refuses_a_second_add_and_a_missing_remove_over_stored_parts() -> None:
+    a, b = _stub("a.tsfile"), _stub("b.tsfile")
+    start = _snapshot(PartList.of(_Store([a, b])))
+    with pytest.raises(CorruptManifestError, match="adds part 'a.tsfile'"):
+        replay(start, [commit_of(1, [AddPart(a)])])
+    with pytest.raises(CorruptManifestError, match="removes part 'c.tsfile'"):
+        replay(start, [commit_of(1, [RemovePart("c.tsfile")])])
+    with pytest.raises(CorruptManifestError, match="removes part 'a.tsfile'"):
+        replay(
+            start, [commit_of(1, [RemovePart("a.tsfile")]), commit_of(2, [RemovePart("a.tsfile")])]
+        )
+    # Removed, then added again: it moves to the end, as with a tuple.
+    again = replay(
+        start,
+        [commit_of(1, [RemovePart("a.tsfile")]), commit_of(2, [AddPart(replace(a, size_bytes=2))])],
+    )
+    assert [p.path for p in again.parts] == ["b.tsfile", "a.tsfile"]
+    assert again.parts[1].size_bytes == 2

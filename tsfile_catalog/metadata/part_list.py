@@ -1,0 +1,161 @@
+"""A snapshot's parts as an immutable sequence that builds each :class:`PartFile` on first use.
+
+A cold plan at 100,000 parts spent most of its time building a ``PartFile`` for every part of
+the checkpoint (and collecting the garbage that made), although a time range keeps a few
+percent of them. A Parquet checkpoint therefore hands its parts out as :class:`StoredParts`
+(columns, one part built when asked for), and a snapshot's parts are a :class:`PartList`: the
+stored parts still in the table, in their order, then the parts commits added since. Replaying
+commits, pre-filtering a plan by time (``table/part_index.py``) and listing pruned parts touch
+only paths and columns; the parts a plan keeps are built.
+
+A ``PartList`` equals the tuple of its parts and pickles as that tuple: nothing lazy crosses
+processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol, overload
+
+from tsfile_catalog.metadata.parts import PartFile
+
+__all__ = ["PartList", "StoredParts", "part_paths", "parts_not_in_format", "has_external"]
+
+
+class StoredParts(Protocol):
+    """Parts kept column-wise (a checkpoint), each built (once) when first asked for."""
+
+    def __len__(self) -> int: ...
+
+    def part(self, row: int) -> PartFile:
+        """The part at ``row``; the same object every time."""
+        ...
+
+    def values(self, name: str) -> Sequence[Any]:
+        """Every row's value of the scalar column ``name`` (``path``, ``format``, ...), in row
+        order, without building a part."""
+        ...
+
+    def column(self, name: str) -> Any:
+        """The scalar column ``name`` (``row_count``, ``min_time``, ...) of every row, as an
+        Arrow array (the columnar part index reads it; nothing here imports pyarrow)."""
+        ...
+
+
+class PartList(Sequence[PartFile]):
+    """``stored`` parts at ``rows`` (ascending), then the built parts ``tail``."""
+
+    __slots__ = ("_rows", "_stored", "_tail")
+
+    def __init__(
+        self, stored: StoredParts | None, rows: Sequence[int], tail: Sequence[PartFile] = ()
+    ) -> None:
+        self._stored = stored
+        self._rows = rows if stored is not None else ()
+        self._tail = tuple(tail)
+
+    @classmethod
+    def of(cls, stored: StoredParts) -> PartList:
+        """All of ``stored``, in row order."""
+        return cls(stored, range(len(stored)))
+
+    @property
+    def stored(self) -> StoredParts | None:
+        return self._stored
+
+    @property
+    def rows(self) -> Sequence[int]:
+        """The rows of :attr:`stored` this list holds first (ascending)."""
+        return self._rows
+
+    @property
+    def tail(self) -> tuple[PartFile, ...]:
+        """The built parts after the stored ones."""
+        return self._tail
+
+    def without(self, positions: set[int], added: Sequence[PartFile]) -> PartList:
+        """This list without the parts at ``positions`` (indices into it), then ``added``."""
+        if not positions:
+            return PartList(self._stored, self._rows, self._tail + tuple(added))
+        head = len(self._rows)
+        rows = [r for i, r in enumerate(self._rows) if i not in positions]
+        tail = [p for i, p in enumerate(self._tail, head) if i not in positions]
+        return PartList(self._stored, rows, (*tail, *added))
+
+    def select(self, positions: Sequence[int]) -> PartList:
+        """The parts at ascending ``positions`` (indices into this list), still unbuilt."""
+        head = len(self._rows)
+        rows = [self._rows[i] for i in positions if i < head]
+        tail = [self._tail[i - head] for i in positions if i >= head]
+        return PartList(self._stored, rows, tail)
+
+    def __len__(self) -> int:
+        return len(self._rows) + len(self._tail)
+
+    @overload
+    def __getitem__(self, index: int) -> PartFile: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[PartFile, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> PartFile | tuple[PartFile, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        head = len(self._rows)
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("part index out of range")
+        if index < head:
+            assert self._stored is not None
+            return self._stored.part(self._rows[index])
+        return self._tail[index - head]
+
+    def __iter__(self) -> Iterator[PartFile]:
+        stored = self._stored
+        if stored is not None:
+            for row in self._rows:
+                yield stored.part(row)
+        yield from self._tail
+
+    def __eq__(self, other: object) -> bool:
+        # Equal to the tuple it stands for (tuple.__eq__ defers to this for a PartList).
+        if isinstance(other, (PartList, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PartList({len(self)} parts)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+
+def part_paths(parts: Sequence[PartFile]) -> list[str]:
+    """The paths of ``parts`` in order, read from the stored columns where it can."""
+    if isinstance(parts, PartList) and parts.stored is not None:
+        stored = parts.stored.values("path")
+        return [stored[r] for r in parts.rows] + [p.path for p in parts.tail]
+    return [p.path for p in parts]
+
+
+def parts_not_in_format(parts: Sequence[PartFile], format: str) -> tuple[PartFile, ...]:
+    """The parts of ``parts`` whose format is not ``format``, in order; only those are built."""
+    if isinstance(parts, PartList) and parts.stored is not None:
+        formats = parts.stored.values("format")
+        other = [i for i, r in enumerate(parts.rows) if formats[r] != format]
+        return (*parts.select(other), *(p for p in parts.tail if p.format != format))
+    return tuple(p for p in parts if p.format != format)
+
+
+def has_external(parts: Iterable[PartFile]) -> bool:
+    """Whether any of ``parts`` is external (read from the stored column where it can)."""
+    if isinstance(parts, PartList) and parts.stored is not None:
+        flags = parts.stored.values("external")
+        if any(flags[r] for r in parts.rows):
+            return True
+        return any(p.external for p in parts.tail)
+    return any(p.external for p in parts)
