@@ -1,4 +1,4 @@
-"""The columnar pre-filter (PartIndex + time_window) plans exactly what the visitor alone plans:
+"""The columnar pre-filter (PartIndex + part_window) plans exactly what the visitor alone plans:
 over random parts and predicates, and over random tables (commits, removes, checkpoints,
 external parts) opened cold and warm."""
 
@@ -10,18 +10,24 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.factories import STRATEGY_UUID
 from tests.metadata.test_pruning import SCHEMA as PRUNING_SCHEMA
 from tests.metadata.test_pruning import degraded, part_from_rows, predicates, rows_strategy
 from tests.table.helpers import SCHEMA, part
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import Expr, bind
-from tsfile_catalog.metadata.manifest import AddPart, Operation, RemovePart
+from tsfile_catalog.metadata.manifest import AddPart, Operation, RemovePart, Snapshot
+from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.pruning import might_match
-from tsfile_catalog.metadata.scan import ScanPlan, TimeWindow, plan_bound, time_window
+from tsfile_catalog.metadata.scan import PartWindow, ScanPlan, part_window, plan_bound
 from tsfile_catalog.table import append_parts, clear_cache, open_table
-from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
+from tsfile_catalog.table.checkpoint_parquet import (
+    decode_parquet_snapshot,
+    encode_parquet_snapshot,
+    write_checkpoint,
+)
 from tsfile_catalog.table.commits import commit
 from tsfile_catalog.table.part_index import PartIndex
 
@@ -56,31 +62,68 @@ def test_the_prefilter_plans_exactly_what_the_visitor_plans(
     assert _paths(indexed) == _paths(oracle)
     assert indexed == oracle
     # The window is a necessary condition: every part passing the visitor is a candidate.
-    candidates = set(PartIndex(parts).candidates(time_window(expr)))
+    candidates = set(PartIndex(parts).candidates(part_window(expr, PRUNING_SCHEMA.tag_names)))
     for i, p in enumerate(parts):
         if might_match(expr, p, PRUNING_SCHEMA):
             assert i in candidates
 
 
-def test_time_window_of_common_shapes() -> None:
-    def window(sql: str) -> TimeWindow:
-        return time_window(bind(parse_predicate(sql), SCHEMA))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=_parts(), expr=predicates, built=st.integers(0, 3))
+def test_the_prefilter_over_a_checkpoints_columns_plans_what_the_visitor_plans(
+    parts: list[PartFile], expr: Expr, built: int
+) -> None:
+    snapshot = Snapshot(10, 1, PRUNING_SCHEMA, 0, tuple(parts), {}, STRATEGY_UUID)
+    read = decode_parquet_snapshot(encode_parquet_snapshot(snapshot), source="cp").parts
+    assert isinstance(read, PartList)
+    # A checkpoint's parts, some still stored, some built, some added after it.
+    stored = read.select(range(max(len(parts) - built, 0)))
+    listed = PartList(stored.stored, stored.rows, tuple(parts[len(stored) :]))
+    oracle = plan_bound(PRUNING_SCHEMA, parts, expr)
+    indexed = plan_bound(PRUNING_SCHEMA, listed, expr, candidates=PartIndex(listed).candidates)
+    assert _paths(indexed) == _paths(oracle)
+    candidates = set(PartIndex(listed).candidates(part_window(expr, PRUNING_SCHEMA.tag_names)))
+    assert candidates == set(
+        PartIndex(parts).candidates(part_window(expr, PRUNING_SCHEMA.tag_names))
+    )
 
-    assert window("time >= 10 AND time < 20") == TimeWindow(10, 19)
-    assert window("time > 10 AND time <= 20 AND city = 'paris'") == TimeWindow(11, 20)
-    assert window("time = 7 OR time IN (3, 12)") == TimeWindow(3, 12)
+
+def test_part_window_of_common_shapes() -> None:
+    def window(sql: str) -> PartWindow:
+        return part_window(bind(parse_predicate(sql), SCHEMA), SCHEMA.tag_names)
+
+    paris = (("city", frozenset({"paris"})),)
+    assert window("city = 'paris'") == PartWindow(tags=paris)
+    assert window("NOT (city != 'paris')") == PartWindow(tags=paris)
+    assert window("city IN ('a', 'b') OR city = 'c'") == PartWindow(
+        tags=(("city", frozenset({"a", "b", "c"})),)
+    )
+    # Both conditions must hold: each is kept (their intersection would be wrong for a part
+    # holding both values).
+    assert window("city = 'a' AND city = 'b'") == PartWindow(
+        tags=(("city", frozenset({"a"})), ("city", frozenset({"b"})))
+    )
+    assert window("city = 'a' OR time > 3") == PartWindow()
+    assert window("city != 'a'") == PartWindow()
+    assert window("city NOT IN ('a')") == PartWindow()
+    assert window("temp = 1.5 AND city IS NULL") == PartWindow()
+
+    assert window("time >= 10 AND time < 20") == PartWindow(10, 19)
+    assert window("time > 10 AND time <= 20 AND city = 'paris'") == PartWindow(11, 20, paris)
+    assert window("time = 7 OR time IN (3, 12)") == PartWindow(3, 12)
     # A bound on one side of an OR only: the other side may match any time.
-    assert window("time > 10 OR city = 'paris'") == TimeWindow()
-    assert window("NOT (time < 10 OR time > 20)") == TimeWindow(10, 20)
-    assert window("time != 5") == TimeWindow()
+    assert window("time > 10 OR city = 'paris'") == PartWindow()
+    assert window("time > 10 OR (time = 4 AND city = 'oslo')") == PartWindow(lo=4)
+    assert window("NOT (time < 10 OR time > 20)") == PartWindow(10, 20)
+    assert window("time != 5") == PartWindow()
 
 
 def test_bounds_beyond_int64_are_clamped() -> None:
     parts = [part("a.tsfile", start=0), part("b.tsfile", start=2**62)]
     index = PartIndex(parts)
-    assert index.candidates(TimeWindow(lo=2**63)) == []
-    assert index.candidates(TimeWindow(hi=-(2**63) - 1)) == []
-    assert index.candidates(TimeWindow(lo=2**62 + 5)) == [1]
+    assert index.candidates(PartWindow(lo=2**63)) == []
+    assert index.candidates(PartWindow(hi=-(2**63) - 1)) == []
+    assert index.candidates(PartWindow(lo=2**62 + 5)) == [1]
 
 
 _CITIES = ("paris", "oslo", "rome")
@@ -113,6 +156,13 @@ _WHERE = st.one_of(
     st.builds(lambda a, b: f"time = {a} OR time <= {b}", st.integers(0, 230), st.integers(-5, 100)),
     st.builds(lambda lo: f"NOT (time < {lo}) AND temp > 1.5", st.integers(-10, 230)),
     st.just("time != 3"),
+    st.builds(lambda c: f"city = '{c}'", st.sampled_from(_CITIES)),
+    st.builds(
+        lambda a, b: f"city IN ('{a}', '{b}') OR city = 'nowhere'",
+        st.sampled_from(_CITIES),
+        st.sampled_from(_CITIES),
+    ),
+    st.builds(lambda c: f"NOT (city != '{c}') AND temp > 1.5", st.sampled_from(_CITIES)),
 )
 
 

@@ -253,11 +253,14 @@ def _array_items(text: str) -> Iterator[Any]:
 
 
 class _LazyMap(Mapping[str, _V]):
-    """A name -> statistics mapping decoded from ``raw`` on first use, typed by ``types``;
-    anything that does not decode raises :class:`CorruptManifestError` naming ``source``
-    then. Pickles as the plain dict it decodes to."""
+    """A name -> statistics mapping decoded from ``raw`` (a JSON object, as text or parsed)
+    on first use, typed by ``types``: looking one name up decodes that entry only (a
+    predicate on one FIELD of a 100,000-part table reads one statistic per part, not all of
+    them); iterating decodes them all. Anything that does not decode raises
+    :class:`CorruptManifestError` naming ``source`` then. Pickles as the plain dict it
+    decodes to."""
 
-    __slots__ = ("_decoded", "_raw", "_source", "_types")
+    __slots__ = ("_decoded", "_entries", "_raw", "_some", "_source", "_types")
     _what: ClassVar[str]
 
     def __init__(self, raw: Any, types: Mapping[str, DataType], *, source: str | None) -> None:
@@ -265,28 +268,62 @@ class _LazyMap(Mapping[str, _V]):
         self._types = types
         self._source = source
         self._decoded: dict[str, _V] | None = None
+        # The parsed object, and the entries decoded from it so far (names looked up).
+        self._entries: dict[str, Any] | None = None
+        self._some: dict[str, _V] = {}
 
-    def _decode(self, raw: Any) -> dict[str, _V]:
+    def _decode_one(self, name: str, raw: Any) -> _V:
         raise NotImplementedError
+
+    def _parsed(self) -> dict[str, Any]:
+        entries = self._entries
+        if entries is None:
+            raw = self._raw
+            parsed = json.loads(raw) if isinstance(raw, str) else raw
+            if not isinstance(parsed, dict):
+                raise TypeError(f"expected a JSON object, found {type(parsed).__name__}")
+            entries = self._entries = parsed
+        return entries
 
     def _items(self) -> dict[str, _V]:
         decoded = self._decoded
         if decoded is None:
-            assert self._raw is not None
             try:
-                decoded = self._decode(self._raw)
+                entries = self._parsed()
+                decoded = {
+                    str(k): self._some[k] if k in self._some else self._decode_one(k, v)
+                    for k, v in entries.items()
+                }
             except (CorruptManifestError, *_DECODE_ERRORS) as e:
                 raise _corrupt(self._what, self._source, e) from e
-            self._decoded, self._raw = decoded, None
+            self._decoded, self._raw, self._entries, self._some = decoded, None, None, {}
         return decoded
 
     def _type_of(self, name: str) -> DataType:
-        from tsfile_catalog.metadata.schema import DataType
+        found = self._types.get(name)
+        if found is None:
+            from tsfile_catalog.metadata.schema import DataType
 
-        return self._types.get(name, DataType.STRING)
+            return DataType.STRING
+        return found
 
     def __getitem__(self, key: str) -> _V:
-        return self._items()[key]
+        decoded = self._decoded
+        if decoded is not None:
+            return decoded[key]
+        found = self._some.get(key)
+        if found is not None:
+            return found
+        try:
+            entries = self._parsed()
+            if key not in entries:
+                raise KeyError(key)
+            found = self._some[key] = self._decode_one(key, entries[key])
+        except KeyError:
+            raise
+        except (CorruptManifestError, *_DECODE_ERRORS) as e:
+            raise _corrupt(self._what, self._source, e) from e
+        return found
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items())
@@ -314,11 +351,10 @@ class FieldStatsMap(_LazyMap["FieldStats"]):
         """The undecoded JSON text (encoders reuse it), None once decoded."""
         return self._raw if isinstance(self._raw, str) else None
 
-    def _decode(self, raw: Any) -> dict[str, FieldStats]:
+    def _decode_one(self, name: str, raw: Any) -> FieldStats:
         from tsfile_catalog.metadata.parts import FieldStats
 
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
-        return {str(k): FieldStats.from_json(v, self._type_of(k)) for k, v in parsed.items()}
+        return FieldStats.from_json(raw, self._type_of(name))
 
 
 class SeriesStatsMap(_LazyMap["SeriesStats"]):
@@ -332,9 +368,7 @@ class SeriesStatsMap(_LazyMap["SeriesStats"]):
     __slots__ = ()
     _what = "a device's FIELD statistics"
 
-    def _decode(self, raw: Any) -> dict[str, SeriesStats]:
+    def _decode_one(self, name: str, raw: Any) -> SeriesStats:
         from tsfile_catalog.metadata.parts import SeriesStats
 
-        return {
-            name: SeriesStats.from_json(stats, self._type_of(name)) for name, stats in raw.items()
-        }
+        return SeriesStats.from_json(raw, self._type_of(name))

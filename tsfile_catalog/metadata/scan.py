@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from tsfile_catalog.metadata.expressions import (
     And,
@@ -28,7 +29,15 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.pruning import PartEvaluator, prune
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 
-__all__ = ["Candidates", "ScanPlan", "TimeWindow", "plan_scan", "plan_bound", "time_window"]
+__all__ = [
+    "Candidates",
+    "PartWindow",
+    "ScanPlan",
+    "TagSets",
+    "part_window",
+    "plan_bound",
+    "plan_scan",
+]
 
 
 @dataclass(frozen=True)
@@ -91,23 +100,40 @@ def plan_bound(
     """Split and prune for an already bound predicate.
 
     ``candidates`` (a columnar index over ``parts``, in their order) pre-filters them by
-    :func:`time_window` and row count before the exact visitor runs on the survivors only:
+    :func:`part_window` and row count before the exact visitor runs on the survivors only:
     every part it drops the visitor would drop too, so the plan is the same, only cheaper.
     """
+    # Planning builds parts read from a checkpoint and decodes their statistics: many small
+    # acyclic objects (see gc_pause).
+    with gc_paused():
+        return _plan_bound(schema, parts, bound, candidates)
+
+
+def _plan_bound(
+    schema: TableSchema,
+    parts: Iterable[PartFile],
+    bound: Expr | None,
+    candidates: Candidates | None,
+) -> ScanPlan:
     pushdown = split_pushdown(bound, schema)
     if pushdown.empty:
         everything = parts if isinstance(parts, PartList) else tuple(parts)
         return ScanPlan((), everything, pushdown, schema, bound)
-    window = time_window(bound)
-    if candidates is None or window == _UNBOUNDED:
-        # Without a time bound the pre-filter would only drop empty parts, which the visitor
-        # drops as cheaply (and the index, pyarrow, is not built for nothing).
+    window = part_window(bound, schema.tag_names)
+    stored = isinstance(parts, PartList) and parts.stored is not None
+    if (
+        candidates is None
+        or window == _UNBOUNDED
+        or (window.lo == window.hi is None and not stored)
+    ):
+        # Without a bound the pre-filter would only drop empty parts, which the visitor
+        # drops as cheaply (and the index, pyarrow, is not built for nothing); TAG sets of
+        # parts already built are as cheap to test one by one (a checkpoint's are columns).
         kept, pruned = prune(parts, bound, schema)
         return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
     listed = parts if isinstance(parts, Sequence) else tuple(parts)
     evaluator = PartEvaluator(bound, schema)
-    with gc_paused():  # builds the surviving parts read from a checkpoint
-        kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
+    kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
     keep = set(kept_at)
     pruned_at = [i for i in range(len(listed)) if i not in keep]
     skipped = (
@@ -118,74 +144,95 @@ def plan_bound(
     return ScanPlan(tuple(listed[i] for i in kept_at), skipped, pushdown, schema, bound)
 
 
-# -- the time window: what a columnar pre-filter may prune on -----------------------------------
+# -- the part window: what a columnar pre-filter may prune on ----------------------------------
+
+
+# Conjuncts "the part's TAG ``column`` holds one of ``values``" (see PartWindow.tags).
+TagSets = tuple[tuple[str, frozenset[str]], ...]
 
 
 @dataclass(frozen=True, slots=True)
-class TimeWindow:
-    """A necessary condition for a part to pass a bound predicate's part-level check: its
-    ``max_time >= lo`` and its ``min_time <= hi`` (None: no condition; a part whose time
-    range is unknown always passes). Only a necessary one: ``lo > hi`` is no proof that
-    nothing matches, since the two conditions hold or fail separately for each part."""
+class PartWindow:
+    """Necessary conditions for a part to pass a bound predicate's part-level check:
+
+    * its ``max_time >= lo`` and its ``min_time <= hi`` (None: no condition; a part whose
+      time range is unknown always passes). Only necessary: ``lo > hi`` is no proof that
+      nothing matches, since the two conditions hold or fail separately for each part;
+    * for each ``(column, values)`` of ``tags``, the exact value set the part records for
+      that TAG meets ``values`` (a part recording no set, min/max only, always passes).
+    """
 
     lo: int | None = None
     hi: int | None = None
+    tags: TagSets = ()
 
 
-# Given a window, the indices (ascending) of the parts that have rows and might pass it.
-Candidates = Callable[[TimeWindow], Sequence[int]]
+class Candidates(Protocol):
+    """Given a window, the indices (ascending) of the parts that have rows and might pass it."""
 
-_UNBOUNDED = TimeWindow()
+    def __call__(self, window: PartWindow, /) -> Sequence[int]: ...
 
 
-def time_window(bound: Expr | None) -> TimeWindow:
-    """The :class:`TimeWindow` implied by ``bound`` (as bound by ``bind``).
+_UNBOUNDED = PartWindow()
 
-    It mirrors the pruning visitor (``metadata/pruning.py``) on the ``time`` column, where a
-    part's statistics are ``lo = min_time``, ``hi = max_time``: ``time < v`` may hold only if
+
+def part_window(bound: Expr | None, tag_names: Iterable[str] = ()) -> PartWindow:
+    """The :class:`PartWindow` implied by ``bound`` (as bound by ``bind``) for a table whose
+    TAG columns are ``tag_names``.
+
+    It mirrors the pruning visitor (``metadata/pruning.py``) at part level. On ``time``,
+    whose statistics are ``lo = min_time``, ``hi = max_time``: ``time < v`` may hold only if
     ``min_time < v``, ``time >= v`` only if ``max_time >= v``, ``time = v`` (and ``IN``, by
-    its hull) only if both. AND intersects, OR takes the hull, NOT pushes down as the visitor
-    does; anything else (``!=``, doubles, IS NULL, other columns) is unbounded, which is
-    always safe.
+    its hull) only if both. On a TAG with an exact value set: ``tag = 'v'`` may hold only if
+    the set holds ``v``, ``tag IN (...)`` only if it meets the list. AND keeps every
+    condition (intersecting time bounds), OR keeps the hull of the time bounds and, for a
+    TAG every branch constrains, the union of their values; NOT pushes down as the visitor
+    does; anything else (``!=``, ``NOT IN``, doubles, IS NULL, FIELDs) is unbounded, which
+    is always safe.
     """
-    return _UNBOUNDED if bound is None else _window(bound, negate=False)
+    return _UNBOUNDED if bound is None else _window(bound, False, frozenset(tag_names))
 
 
 _NEGATED_OP = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 
-def _window(expr: Expr, negate: bool) -> TimeWindow:
+def _window(expr: Expr, negate: bool, tags: frozenset[str]) -> PartWindow:
     if isinstance(expr, Not):
-        return _window(expr.term, not negate)
+        return _window(expr.term, not negate, tags)
     if isinstance(expr, Approx):
         bound = expr.tight if negate else expr.loose
-        return _UNBOUNDED if bound is None else _window(bound, negate)
+        return _UNBOUNDED if bound is None else _window(bound, negate, tags)
     if isinstance(expr, (And, Or)):
-        windows = [_window(t, negate) for t in expr.terms]
+        windows = [_window(t, negate, tags) for t in expr.terms]
         if isinstance(expr, And) != negate:
-            return TimeWindow(
+            return PartWindow(
                 _extreme(max, [w.lo for w in windows], absorbing=False),
                 _extreme(min, [w.hi for w in windows], absorbing=False),
+                tuple(c for w in windows for c in w.tags),
             )
-        return TimeWindow(
+        return PartWindow(
             _extreme(min, [w.lo for w in windows], absorbing=True),
             _extreme(max, [w.hi for w in windows], absorbing=True),
+            _union_of_each(windows),
         )
-    if getattr(expr, "column", None) != TIME_COLUMN:
+    column = getattr(expr, "column", None)
+    if column in tags:
+        return _tag_window(expr, negate)
+    if column != TIME_COLUMN:
         return _UNBOUNDED
     if isinstance(expr, Compare) and not expr.as_double and _is_int(expr.value):
         op = _NEGATED_OP[expr.op] if negate else expr.op
         value = int(expr.value)  # type: ignore[arg-type]
         if op == "<":
-            return TimeWindow(hi=value - 1)
+            return PartWindow(hi=value - 1)
         if op == "<=":
-            return TimeWindow(hi=value)
+            return PartWindow(hi=value)
         if op == ">":
-            return TimeWindow(lo=value + 1)
+            return PartWindow(lo=value + 1)
         if op == ">=":
-            return TimeWindow(lo=value)
+            return PartWindow(lo=value)
         if op == "=":
-            return TimeWindow(value, value)
+            return PartWindow(value, value)
         return _UNBOUNDED
     if (
         isinstance(expr, In)
@@ -195,8 +242,42 @@ def _window(expr: Expr, negate: bool) -> TimeWindow:
         and all(_is_int(v) for v in expr.values)
     ):
         values = [int(v) for v in expr.values]  # type: ignore[arg-type]
-        return TimeWindow(min(values), max(values))
+        return PartWindow(min(values), max(values))
     return _UNBOUNDED
+
+
+def _tag_window(expr: Expr, negate: bool) -> PartWindow:
+    """``tag = 'v'`` (or ``NOT tag != 'v'``) and ``tag IN (...)``: the part's value set must
+    meet the literals (string literals only: anything else is left to the visitor)."""
+    if isinstance(expr, Compare) and not expr.as_double and isinstance(expr.value, str):
+        op = _NEGATED_OP[expr.op] if negate else expr.op
+        if op == "=":
+            return PartWindow(tags=((expr.column, frozenset((expr.value,))),))
+    if (
+        isinstance(expr, In)
+        and not negate
+        and not expr.as_double
+        and all(isinstance(v, str) for v in expr.values)
+    ):
+        return PartWindow(tags=((expr.column, frozenset(expr.values)),))  # type: ignore[arg-type]
+    return _UNBOUNDED
+
+
+def _union_of_each(windows: Sequence[PartWindow]) -> TagSets:
+    """For an OR: per TAG that every branch constrains, the union of the values each branch
+    allows for it (a branch with several conditions on it implies each; one is taken)."""
+    if not windows or any(not w.tags for w in windows):
+        return ()
+    first: list[dict[str, frozenset[str]]] = []
+    for w in windows:
+        seen: dict[str, frozenset[str]] = {}
+        for column, values in w.tags:
+            seen.setdefault(column, values)
+        first.append(seen)
+    shared = set(first[0]).intersection(*first[1:])
+    return tuple(
+        (column, frozenset().union(*(f[column] for f in first))) for column in sorted(shared)
+    )
 
 
 def _is_int(value: object) -> bool:

@@ -39,7 +39,7 @@ from tsfile_catalog.metadata.manifest import (
     replay,
 )
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.scan import ScanPlan, TimeWindow, plan_scan
+from tsfile_catalog.metadata.scan import PartWindow, ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
 from tsfile_catalog.progress import Progress
@@ -307,8 +307,8 @@ class Table:
             self.schema, self._snapshot.parts, where, context, candidates=self.candidates
         )
 
-    def candidates(self, window: TimeWindow) -> Sequence[int]:
-        """The vectorised time/row-count pre-filter over this snapshot's parts (a
+    def candidates(self, window: PartWindow) -> Sequence[int]:
+        """The vectorised time/TAG/row-count pre-filter over this snapshot's parts (a
         :data:`~tsfile_catalog.metadata.scan.Candidates`): its columns are cached with the
         snapshot, so a warm plan only runs the compute, and the visitor on what survives.
         Built on the first plan with a predicate (pyarrow is imported only then: the CLI's

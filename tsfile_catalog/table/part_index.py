@@ -4,7 +4,7 @@ The pruning visitor (``metadata/pruning.py``) is Python per part: at 10,000 part
 more than the rest of a warm plan, although a time range usually keeps a few percent of them.
 :class:`PartIndex` holds the columns that decide that cheaply (row count, min and max time),
 built once per snapshot and kept next to it in the metadata cache, and answers which parts
-can pass a :class:`~tsfile_catalog.metadata.scan.TimeWindow`; ``plan_bound`` then runs the
+can pass a :class:`~tsfile_catalog.metadata.scan.PartWindow`; ``plan_bound`` then runs the
 exact visitor on those only.
 """
 
@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.scan import TimeWindow
+from tsfile_catalog.metadata.scan import PartWindow
 
 __all__ = ["PartIndex"]
 
@@ -29,10 +29,12 @@ _INT64_MIN = -(2**63)
 class PartIndex:
     """Row counts and time ranges of ``parts`` (in their order) as Arrow columns."""
 
-    __slots__ = ("_has_rows", "_max_time", "_min_time", "_size")
+    __slots__ = ("_has_rows", "_max_time", "_min_time", "_parts", "_size", "_tag_sets")
 
     def __init__(self, parts: Sequence[PartFile]) -> None:
         self._size = len(parts)
+        self._parts = parts
+        self._tag_sets: _StoredTagSets | None = None
         self._has_rows = pc.greater(_column(parts, "row_count"), 0)
         # A part with no time range (None) passes every window, as the visitor answers.
         self._min_time = _column(parts, "min_time")
@@ -41,7 +43,7 @@ class PartIndex:
     def __len__(self) -> int:
         return self._size
 
-    def candidates(self, window: TimeWindow) -> list[int]:
+    def candidates(self, window: PartWindow) -> list[int]:
         """Ascending indices of the parts holding rows whose time range meets ``window``."""
         keep = self._has_rows
         # Bounds beyond int64 (a literal past the range, plus one) are clamped: weaker, so safe.
@@ -54,8 +56,62 @@ class PartIndex:
             meets = pc.fill_null(pc.less_equal(self._min_time, hi), True)
             keep = pc.and_(keep, meets)
         mask = keep.to_numpy(zero_copy_only=False)
+        for column, values in window.tags:
+            mask = mask & self._holds_one_of(column, values)
         indices: list[int] = np.flatnonzero(mask).tolist()
         return indices
+
+    def _holds_one_of(self, column: str, values: frozenset[str]) -> np.ndarray:
+        """Per part, False only when its exact value set of TAG ``column`` misses all of
+        ``values`` (as the visitor's part-level check finds it)."""
+        parts = self._parts
+        if isinstance(parts, PartList) and parts.stored is not None:
+            if self._tag_sets is None:
+                self._tag_sets = _StoredTagSets(parts.stored.column("tags"))
+            stored = self._tag_sets.holds_one_of(column, values)
+            head = stored if _all_rows(parts) else stored[np.asarray(parts.rows, np.int64)]
+            tail = np.array([_holds(p, column, values) for p in parts.tail], dtype=bool)
+            return np.concatenate([head, tail])
+        return np.array([_holds(p, column, values) for p in parts], dtype=bool)
+
+
+def _all_rows(parts: PartList) -> bool:
+    rows = parts.rows
+    return isinstance(rows, range) and parts.stored is not None and rows == range(len(parts.stored))
+
+
+def _holds(part: PartFile, column: str, values: frozenset[str]) -> bool:
+    stats = part.tags.get(column)
+    return stats is None or stats.values is None or not stats.values.isdisjoint(values)
+
+
+class _StoredTagSets:
+    """A checkpoint's ``tags`` column (per row a list of {name, min, max, has_null,
+    values}) answering "does the row's value set of TAG c miss all of S?" for every row at
+    once."""
+
+    def __init__(self, column: pa.Array) -> None:
+        # Offset-aware compute functions throughout (a column may be a slice).
+        entries = pc.list_flatten(column)
+        self._rows = len(column)
+        self._row_of_entry = pc.list_parent_indices(column).to_numpy()
+        self._names = pc.struct_field(entries, "name")
+        sets = pc.struct_field(entries, "values")
+        self._has_set = sets.is_valid().to_numpy(zero_copy_only=False)
+        self._entry_of_value = pc.list_parent_indices(sets).to_numpy()
+        self._values = pc.list_flatten(sets)
+
+    def holds_one_of(self, column: str, values: frozenset[str]) -> np.ndarray:
+        named = pc.fill_null(pc.equal(self._names, column), False).to_numpy(zero_copy_only=False)
+        wanted = pa.array(sorted(values), pa.string())
+        found = pc.is_in(self._values, value_set=wanted).to_numpy(zero_copy_only=False)
+        meets = np.zeros(len(named), dtype=bool)
+        meets[self._entry_of_value[found]] = True
+        # An entry of this TAG with an exact set that meets none of the values.
+        misses = named & self._has_set & ~meets
+        out = np.ones(self._rows, dtype=bool)
+        out[self._row_of_entry[misses]] = False
+        return out
 
 
 def _column(parts: Sequence[PartFile], name: str) -> pa.Array:
@@ -64,7 +120,7 @@ def _column(parts: Sequence[PartFile], name: str) -> pa.Array:
     if isinstance(parts, PartList) and parts.stored is not None:
         stored = parts.stored.column(name)
         rows = parts.rows
-        if not (isinstance(rows, range) and rows == range(len(stored))):
+        if not _all_rows(parts):
             stored = stored.take(pa.array(rows, pa.int64()))
         tail = pa.array([getattr(p, name) for p in parts.tail], pa.int64())
         return pa.concat_arrays([stored.cast(pa.int64()), tail])
