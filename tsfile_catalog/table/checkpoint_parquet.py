@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io as _io
 import json
+import operator
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -108,8 +109,6 @@ _SEG = r"[A-Za-z0-9_=+-][A-Za-z0-9_.=+-]*"
 _PLAIN_PATH = f"^{_SEG}(/{_SEG})*$"
 # Keys of PartFile.to_json() stored as columns; any other key goes to ``extra``.
 _MODELLED = frozenset((*_SCALARS, "tags", "fields", "devices"))
-# The columns a part is built from besides its TAG statistics and devices.
-_BUILT_FROM = (*_SCALARS, "fields", "has_devices", "extra")
 # Columns every row fills (min/max time, extra and devices may be null).
 _REQUIRED = (*(c for c in _SCALARS if c not in ("min_time", "max_time")), "fields", "has_devices")
 _TAG_KEYS = frozenset(("min", "max", "has_null", "values"))
@@ -338,13 +337,16 @@ class _CheckpointParts:
         for name in _REQUIRED:
             if table.column(name).null_count:
                 raise ValueError(f"the {name} column has nulls")
-        self._table = table
+        # One chunk per column (a read gives one per row group): the columns are then used
+        # in place, by the part index and the per-row cells, instead of each copying them.
+        self._table = table.combine_chunks()
         self._types = types
         self._devices = devices
         self._source = source
         self._size = table.num_rows
         self._built: dict[int, PartFile] = {}
-        self._cols: dict[str, list[Any]] = {}
+        self._cells: dict[str, _Cells] = {}
+        self._paths: list[str] | None = None
         self._tags: _TagColumn | None = None
         paths = table.column("path")
         # Paths validate_relative_path is sure to accept, found in one vectorised pass; only
@@ -367,10 +369,14 @@ class _CheckpointParts:
 
     def column(self, name: str) -> pa.Array:
         """One scalar column, as Arrow (what the part index is built from)."""
-        return self._table.column(name).combine_chunks()
+        return _whole(self._table.column(name))
 
-    def values(self, name: str) -> list[Any]:
-        return self._col(name)
+    def values(self, name: str) -> Sequence[Any]:
+        if name == "path":  # every path is needed (replay indexes them): one list
+            if self._paths is None:
+                self._paths = self._table.column("path").to_pylist()
+            return self._paths
+        return self._cell(name)
 
     def rows_table(self, rows: Sequence[int]) -> pa.Table:
         """The checkpoint rows at ``rows``, every column (devices included), as written."""
@@ -380,11 +386,12 @@ class _CheckpointParts:
         columns["devices"] = devices
         return pa.table([columns[name] for name in SCHEMA.names], schema=SCHEMA)
 
-    def _col(self, name: str) -> list[Any]:
-        values = self._cols.get(name)
-        if values is None:
-            values = self._cols[name] = self._table.column(name).to_pylist()
-        return values
+    def _cell(self, name: str) -> _Cells:
+        cells = self._cells.get(name)
+        if cells is None:
+            column = _whole(self._table.column(name))
+            cells = self._cells[name] = _Cells(column, repeats=name in _REPEATING)
+        return cells
 
     def part(self, row: int) -> PartFile:
         found = self._built.get(row)
@@ -403,40 +410,80 @@ class _CheckpointParts:
 
     def _build(self, row: int) -> PartFile:
         types, source = self._types, self._source
-        cols = self._columns()
+        cell = self._cell
         part_devices = (
             DeviceList(partial(self._devices.text, row), source=source, field_types=types)
-            if cols["has_devices"][row]
+            if cell("has_devices")[row]
             else None
         )
         if self._tags is None:
-            self._tags = _TagColumn(self._table.column("tags").combine_chunks())
+            self._tags = _TagColumn(_whole(self._table.column("tags")))
         tags = self._tags.row(row)
-        extra = cols["extra"][row]
+        extra = cell("extra")[row]
         if extra is not None:
-            return _part_from_json(cols, row, tags, json.loads(extra), part_devices, types)
+            return _part_from_json(cell, row, tags, json.loads(extra), part_devices, types)
         return PartFile(
-            path=cols["path"][row],
-            format=str(cols["format"][row]),
-            external=bool(cols["external"][row]),
-            size_bytes=int(cols["size_bytes"][row]),
-            row_count=int(cols["row_count"][row]),
-            min_time=cols["min_time"][row],
-            max_time=cols["max_time"][row],
+            path=self.values("path")[row],
+            format=str(cell("format")[row]),
+            external=bool(cell("external")[row]),
+            size_bytes=int(cell("size_bytes")[row]),
+            row_count=int(cell("row_count")[row]),
+            min_time=cell("min_time")[row],
+            max_time=cell("max_time")[row],
             devices=part_devices,
             tags=dict(tags),
-            fields=FieldStatsMap(cols["fields"][row], types, source=source),
-            schema_id=int(cols["schema_id"][row]),
-            added_version=int(cols["added_version"][row]),
+            fields=FieldStatsMap(cell("fields")[row], types, source=source),
+            schema_id=int(cell("schema_id")[row]),
+            added_version=int(cell("added_version")[row]),
         )
 
-    def _columns(self) -> Mapping[str, list[Any]]:
-        """Every column a part is built from, as Python values (converted once, when the
-        first part is built)."""
-        if len(self._cols) < len(_BUILT_FROM):
-            for name in _BUILT_FROM:
-                self._col(name)
-        return self._cols
+
+# String columns whose values repeat across parts (decoded through a dictionary).
+_REPEATING = frozenset(("format",))
+
+
+def _whole(column: pa.ChunkedArray) -> pa.Array:
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+class _Cells(Sequence[Any]):
+    """One column's values by row, without a Python object per row up front (converting
+    every column of 100,000 parts to lists held ~60 MB for the few parts a plan builds):
+    numbers as a NumPy array, strings that ``repeats`` (formats, TAG names) from a dictionary
+    when they do, else from the Arrow array one at a time."""
+
+    def __init__(self, array: pa.Array, *, repeats: bool) -> None:
+        self._size = len(array)
+        self._valid = array.is_valid().to_numpy(zero_copy_only=False) if array.null_count else None
+        kind = array.type
+        self._numbers = None
+        self._array: pa.Array | None = None
+        self._dictionary: list[Any] | None = None
+        if pa.types.is_integer(kind) or pa.types.is_boolean(kind):
+            self._numbers = array.fill_null(False if pa.types.is_boolean(kind) else 0).to_numpy(
+                zero_copy_only=False
+            )
+            self._convert: Callable[[Any], Any] = bool if pa.types.is_boolean(kind) else int
+            return
+        encoded = pc.dictionary_encode(array) if repeats else None
+        if encoded is not None and 4 * len(encoded.dictionary) <= len(array):
+            self._dictionary = encoded.dictionary.to_pylist()
+            self._numbers = encoded.indices.fill_null(0).to_numpy(zero_copy_only=False)
+            self._convert = self._dictionary.__getitem__
+        else:
+            self._array = array
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, row: Any) -> Any:
+        row = operator.index(row)  # one row at a time (no slices)
+        if self._valid is not None and not self._valid[row]:
+            return None
+        if self._numbers is not None:
+            return self._convert(self._numbers[row])
+        assert self._array is not None
+        return self._array[row].as_py()
 
 
 class _TagColumn:
@@ -449,13 +496,13 @@ class _TagColumn:
 
     def __init__(self, column: pa.ListArray) -> None:
         entries = column.values
-        self._offsets = column.offsets.to_numpy().tolist()
-        self._names = entries.field("name").to_pylist()
-        self._mins = entries.field("min").to_pylist()
-        self._maxs = entries.field("max").to_pylist()
-        self._has_null = entries.field("has_null").to_pylist()
+        self._offsets = column.offsets.to_numpy()
+        self._names = _Cells(entries.field("name"), repeats=True)
+        self._mins = _Cells(entries.field("min"), repeats=True)
+        self._maxs = _Cells(entries.field("max"), repeats=True)
+        self._has_null = _Cells(entries.field("has_null"), repeats=False)
         values = entries.field("values")
-        self._absent = values.is_null().to_pylist()
+        self._absent = values.is_null().to_numpy(zero_copy_only=False)
         encoded = pc.dictionary_encode(values.values)
         self._dictionary = encoded.dictionary.to_pylist()
         self._indices = encoded.indices.to_numpy(zero_copy_only=False)
@@ -465,7 +512,7 @@ class _TagColumn:
     def row(self, row: int) -> list[tuple[str, TagStats]]:
         return [
             (self._names[e], self._stats(e))
-            for e in range(self._offsets[row], self._offsets[row + 1])
+            for e in range(int(self._offsets[row]), int(self._offsets[row + 1]))
         ]
 
     def _stats(self, e: int) -> TagStats:
@@ -491,7 +538,7 @@ class _TagColumn:
 
 
 def _part_from_json(
-    cols: Mapping[str, list[Any]],
+    cell: Callable[[str], Sequence[Any]],
     i: int,
     tags: list[tuple[str, TagStats]],
     extra: Mapping[str, Any],
@@ -499,9 +546,9 @@ def _part_from_json(
     types: Mapping[str, DataType],
 ) -> PartFile:
     """A part with keys beyond the columns: rebuilt as its JSON and decoded by PartFile."""
-    obj: dict[str, Any] = {k: cols[k][i] for k in _SCALARS}
+    obj: dict[str, Any] = {k: cell(k)[i] for k in _SCALARS}
     obj["tags"] = {name: stats.to_json() for name, stats in tags}
-    obj["fields"] = json.loads(cols["fields"][i])
+    obj["fields"] = json.loads(cell("fields")[i])
     obj["devices"] = None
     obj.update(extra)
     part = PartFile.from_json(obj, types)
