@@ -5,8 +5,8 @@ the checkpoint (and collecting the garbage that made), although a time range kee
 percent of them. A Parquet checkpoint therefore hands its parts out as :class:`StoredParts`
 (columns, one part built when asked for), and a snapshot's parts are a :class:`PartList`: the
 stored parts still in the table, in their order, then the parts commits added since. Replaying
-commits, pre-filtering a plan by time (``table/part_index.py``) and listing pruned parts touch
-only paths and columns; the parts a plan keeps are built.
+commits, pre-filtering a plan by time and TAG values (``table/part_index.py``) and listing
+pruned parts touch only paths and columns; the parts a plan keeps are built.
 
 A ``PartList`` equals the tuple of its parts and pickles as that tuple: nothing lazy crosses
 processes.
