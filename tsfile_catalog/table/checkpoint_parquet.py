@@ -322,8 +322,8 @@ class _DeviceColumn:
 class _CheckpointParts:
     """The parts of one checkpoint (a :class:`~tsfile_catalog.metadata.part_list.StoredParts`):
     its columns, checked as a whole when read, and each part built the first time something
-    asks for it. Columns become Python values on first use, once for every row; TAG value
-    sets decode per part, through one dictionary of the distinct values."""
+    asks for it from its row of the columns (read in place, see :class:`_Cells`; only the
+    paths become one Python list, since replaying commits indexes every path)."""
 
     def __init__(
         self,
