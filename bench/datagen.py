@@ -123,18 +123,21 @@ def build_frame(spark: SparkSession, scale: Scale) -> DataFrame:
     noise = (h % 10_000) / 10_000.0  # [0, 1)
     return spark.range(0, scale.rows, 1, numPartitions=scale.parts).select(
         (F.lit(T0_MS) + tidx * STEP_MS).alias("time"),
-        F.concat(F.lit("r"), F.lpad(F.floor(dev / scale.devices_per_region).cast("string"),
-                                    2, "0")).alias("region"),
+        F.concat(
+            F.lit("r"), F.lpad(F.floor(dev / scale.devices_per_region).cast("string"), 2, "0")
+        ).alias("region"),
         F.concat(F.lit("d"), F.lpad(dev.cast("string"), width, "0")).alias("device"),
         (F.lit(20.0) + F.sin(tidx / 500.0 + dev) * 10.0 + noise).alias("f_double"),
-        F.when(h % 10 < 3, F.lit(None))
-        .otherwise((noise * 100.0).cast("float"))
-        .alias("f_float"),
+        F.when(h % 10 < 3, F.lit(None)).otherwise((noise * 100.0).cast("float")).alias("f_float"),
         (tidx * 10 + h % 7).cast("bigint").alias("f_long"),
         (h % 2 == 0).alias("f_bool"),
-        F.when(h % 10 == 9, F.element_at(F.array(*map(F.lit, ("ok", "warn", "error", "idle"))),
-                                         (F.floor(h / 10) % 4 + 1).cast("int")))
-        .alias("f_str"),
+        F.when(
+            h % 10 == 9,
+            F.element_at(
+                F.array(*map(F.lit, ("ok", "warn", "error", "idle"))),
+                (F.floor(h / 10) % 4 + 1).cast("int"),
+            ),
+        ).alias("f_str"),
     )
 
 
@@ -187,9 +190,11 @@ def realistic_arrow(devices: int = 100, seconds: int = 20_000, *, seed: int = 12
     time = T0_MS + np.tile(np.arange(seconds, dtype=np.int64), devices) * STEP_MS
     walk = rng.normal(0.0, 0.05, (devices, seconds)).cumsum(axis=1)
     temperature = np.round(20.0 + rng.uniform(-5, 5, (devices, 1)) + walk, 2).ravel()
-    pressure = np.round(
-        1013.0 + rng.normal(0.0, 0.02, (devices, seconds)).cumsum(axis=1), 1
-    ).astype(np.float32).ravel()
+    pressure = (
+        np.round(1013.0 + rng.normal(0.0, 0.02, (devices, seconds)).cumsum(axis=1), 1)
+        .astype(np.float32)
+        .ravel()
+    )
     energy = rng.poisson(3, (devices, seconds)).cumsum(axis=1).astype(np.int64).ravel()
     # A state changes with probability p each second: runs of ~1/p seconds.
     door = (rng.random((devices, seconds)) < 0.002).cumsum(axis=1) % 2 == 1

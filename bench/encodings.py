@@ -93,9 +93,7 @@ def measure(devices: int, seconds: int) -> dict[str, Any]:
         for name, type_ in _TYPES.items():
             sizes = {}
             for encoding in ENCODINGS[type_]:
-                settings = WriteSettings(
-                    compression="ZSTD", column_encodings=((name, encoding),)
-                )
+                settings = WriteSettings(compression="ZSTD", column_encodings=((name, encoding),))
                 sizes[encoding] = _write(data, schema, settings, folder)["bytes"]
             per_type[f"{name} ({type_.value})"] = sizes
         out["encodings_zstd"] = per_type

@@ -32,7 +32,10 @@ def native_scan(path: str, columns: Sequence[str]) -> dict[str, Any]:
         reader = tsfile.TsFileReader(os.path.join(table.location, part.path))
         try:
             result = reader.query_table(
-                TABLE, list(columns), start_time=part.min_time, end_time=part.max_time,
+                TABLE,
+                list(columns),
+                start_time=part.min_time,
+                end_time=part.max_time,
                 batch_size=65_536,
             )
             try:
@@ -44,7 +47,10 @@ def native_scan(path: str, columns: Sequence[str]) -> dict[str, Any]:
             reader.close()
     seconds = time.perf_counter() - started
     return {
-        "columns": list(columns), "rows": rows, "seconds": seconds, "rows_per_s": rows / seconds,
+        "columns": list(columns),
+        "rows": rows,
+        "seconds": seconds,
+        "rows_per_s": rows / seconds,
     }
 
 

@@ -50,8 +50,10 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     for key, ids in (("selective", ("Q3", "Q4", "Q5")), ("full_scan", ("Q1", "Q2"))):
         ratios = {qid: _query(results, qid)["ratio"] for qid in ids}
         worst = max(ratios, key=lambda k: ratios[k])
-        measured[key] = (ratios[worst], f"worst {worst}; " + ", ".join(
-            f"{k} {v:.2f}x" for k, v in ratios.items()))
+        measured[key] = (
+            ratios[worst],
+            f"worst {worst}; " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()),
+        )
     measured["write"] = (
         write["tsfile"]["rows_per_s"] / write["parquet"]["rows_per_s"],
         f"{write['tsfile']['rows_per_s']:,.0f} vs {write['parquet']['rows_per_s']:,.0f} rows/s",
@@ -75,8 +77,17 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     for key, description, op, limit in TARGETS:
         value, detail = measured[key]
         met = None if value is None else (value <= limit if op == "<=" else value >= limit)
-        out.append({"key": key, "description": description, "op": op, "limit": limit,
-                    "value": value, "met": met, "detail": detail})
+        out.append(
+            {
+                "key": key,
+                "description": description,
+                "op": op,
+                "limit": limit,
+                "value": value,
+                "met": met,
+                "detail": detail,
+            }
+        )
     return out
 
 
@@ -118,8 +129,16 @@ def evaluate_sql_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             if any(v is None for v in judged)
             else all((v <= limit) if op == "<=" else (v >= limit) for v in judged if v is not None)
         )
-        out.append({"key": key, "description": description, "op": op, "limit": limit,
-                    "vs": values, "met": met})
+        out.append(
+            {
+                "key": key,
+                "description": description,
+                "op": op,
+                "limit": limit,
+                "vs": values,
+                "met": met,
+            }
+        )
     return out
 
 
@@ -137,9 +156,12 @@ def _fmt_bytes(n: float) -> str:
 
 def _load(results: dict[str, Any]) -> str:
     loads = results.get("load_average") or {}
-    return "; ".join(
-        f"{when} {'/'.join(f'{v:.1f}' for v in values)}" for when, values in loads.items()
-    ) or "not recorded"
+    return (
+        "; ".join(
+            f"{when} {'/'.join(f'{v:.1f}' for v in values)}" for when, values in loads.items()
+        )
+        or "not recorded"
+    )
 
 
 def write_plot(results: dict[str, Any], png: Path) -> bool:
@@ -170,8 +192,10 @@ def write_plot(results: dict[str, Any], png: Path) -> bool:
     colors = ["tab:green" if r <= 1 else "tab:red" for r in ratios]
     right.bar(list(x), ratios, color=colors)
     right.axhline(1.0, color="black", linewidth=0.8)
-    for level, color, label in ((0.3, "tab:blue", "selective target 0.3x"),
-                                (1.5, "tab:orange", "full-scan target 1.5x")):
+    for level, color, label in (
+        (0.3, "tab:blue", "selective target 0.3x"),
+        (1.5, "tab:orange", "full-scan target 1.5x"),
+    ):
         right.axhline(level, color=color, linestyle="--", linewidth=0.8, label=label)
     right.set_xticks(list(x), labels)
     right.set_ylabel("tsfile / Parquet time")
@@ -201,8 +225,10 @@ def _sql_sections(results: dict[str, Any]) -> list[str]:
     ]
     for t in results.get("sql_targets") or evaluate_sql_targets(results):
         met = {True: "**met**", False: "**not met**", None: "not run"}[t["met"]]
-        lines.append(f"| {t['description']} | {t['op']} {t['limit']} | "
-                     f"{_ratio(t['vs']['parquet'])} | {_ratio(t['vs']['parquet_zstd'])} | {met} |")
+        lines.append(
+            f"| {t['description']} | {t['op']} {t['limit']} | "
+            f"{_ratio(t['vs']['parquet'])} | {_ratio(t['vs']['parquet_zstd'])} | {met} |"
+        )
     lines += [
         "",
         "## Every query on every engine",
@@ -311,15 +337,15 @@ def render_markdown(results: dict[str, Any], png_name: str | None) -> str:
     for t in results["targets"]:
         value = "n/a" if t["value"] is None else f"{t['value']:.3g}"
         met = {True: "**met**", False: "**not met**", None: "not run"}[t["met"]]
-        lines.append(f"| {t['description']} | {t['op']} {t['limit']} | {value} | {met} | "
-                     f"{t['detail']} |")
+        lines.append(
+            f"| {t['description']} | {t['op']} {t['limit']} | {value} | {met} | {t['detail']} |"
+        )
     lines += _sql_sections(results)
     lines += [
         "",
         "## Queries",
         "",
-        "| Query | What | tsfile | Parquet | tsfile/Parquet | tsfile parts opened | "
-        "Same answer |",
+        "| Query | What | tsfile | Parquet | tsfile/Parquet | tsfile parts opened | Same answer |",
         "|---|---|---|---|---|---|---|",
     ]
     for q in results["queries"]:
@@ -330,9 +356,11 @@ def render_markdown(results: dict[str, Any], png_name: str | None) -> str:
         )
     lines += ["", "Predicates (`where` option for tsfile, DataFrame filter for Parquet):", ""]
     for q in results["queries"]:
-        lines.append(f"- {q['id']}: `{q['where'] or '(none)'}`; aggregates "
-                     f"`{', '.join(q['aggregates'])}`; tsfile `columns` = "
-                     f"`{','.join(q['columns'])}`")
+        lines.append(
+            f"- {q['id']}: `{q['where'] or '(none)'}`; aggregates "
+            f"`{', '.join(q['aggregates'])}`; tsfile `columns` = "
+            f"`{','.join(q['columns'])}`"
+        )
     if png_name:
         lines += ["", f"![per-query times]({png_name})"]
     lines += [
@@ -413,8 +441,9 @@ def render_markdown(results: dict[str, Any], png_name: str | None) -> str:
             ("datasource_f_double", "data source `read()`, `columns=f_double`"),
         ):
             r = inproc[key]
-            lines.append(f"| {label} | {r['rows']:,} | {_fmt_s(r['seconds'])} | "
-                         f"{r['rows_per_s']:,.0f} |")
+            lines.append(
+                f"| {label} | {r['rows']:,} | {_fmt_s(r['seconds'])} | {r['rows_per_s']:,.0f} |"
+            )
         lines.append(
             f"| data source `read()`, {slowest['query']} options | {slowest['rows']:,} | "
             f"{_fmt_s(slowest['seconds'])} | {slowest['rows_per_s']:,.0f} |"
@@ -653,8 +682,9 @@ def render_peers_section(results: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.report")
     parser.add_argument("results", help="results.json written by bench.run")
-    parser.add_argument("--docs", default=str(Path(__file__).resolve().parent.parent / "docs"
-                                              / "benchmarks.md"))
+    parser.add_argument(
+        "--docs", default=str(Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md")
+    )
     args = parser.parse_args(argv)
     results = json.loads(Path(args.results).read_text())
     results["targets"] = evaluate_targets(results)

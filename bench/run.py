@@ -275,8 +275,10 @@ def _bench_queries(
         differ = [e for e in ENGINES if not same_rows(got[e], got["parquet"])]
         entry["same_answer"] = not differ
         if differ:
-            _log(f"  {query.id}: ANSWERS DIFFER from Parquet on {', '.join(differ)}: "
-                 f"{ {e: got[e][:3] for e in ENGINES} }")
+            _log(
+                f"  {query.id}: ANSWERS DIFFER from Parquet on {', '.join(differ)}: "
+                f"{ {e: got[e][:3] for e in ENGINES} }"
+            )
         medians = {e: statistics.median(entry["times"][e]) for e in ENGINES}
         entry["median_s"] = medians
         entry["ratio"] = medians["tsfile"] / medians["parquet"]
@@ -286,8 +288,11 @@ def _bench_queries(
             for peer in ("parquet", "parquet_zstd")
         }
         results.append(entry)
-        _log(f"  {query.id}: " + ", ".join(f"{e} {medians[e]:.3f}s" for e in ENGINES)
-             + f"; parts {entry['parts_opened']}/{entry['parts_total']}")
+        _log(
+            f"  {query.id}: "
+            + ", ".join(f"{e} {medians[e]:.3f}s" for e in ENGINES)
+            + f"; parts {entry['parts_opened']}/{entry['parts_total']}"
+        )
     return results
 
 
@@ -383,12 +388,15 @@ def run(
             # Other work on the machine skews timings: record the load around the phases.
             "load_average": {"start": os.getloadavg()},
         }
-        _log(f"scale {scale.name}: {scale.rows:,} rows, {scale.devices} devices, "
-             f"{scale.parts} parts")
+        _log(
+            f"scale {scale.name}: {scale.rows:,} rows, {scale.devices} devices, {scale.parts} parts"
+        )
         writes = _bench_writes(spark, scale, str(data))
         results["write"] = writes
-        _log(f"realistic data set: {scale.realistic_devices} devices x "
-             f"{scale.realistic_seconds:,} s, tsfile and Parquet snappy/zstd")
+        _log(
+            f"realistic data set: {scale.realistic_devices} devices x "
+            f"{scale.realistic_seconds:,} s, tsfile and Parquet snappy/zstd"
+        )
         results["realistic"] = _bench_realistic(spark, scale, str(data))
         queries = build_queries(scale)
         _log(f"queries: {scale.repetitions} repetitions, alternating engine order")
@@ -401,13 +409,14 @@ def run(
 
         _log("Spark Python data source floor (a source that reads nothing)")
         results["floor"] = bench_floor(
-            spark, scale.rows, _tsfile_partitions(results), scale.repetitions,
+            spark,
+            scale.rows,
+            _tsfile_partitions(results),
+            scale.repetitions,
             warmup=scale.warmup,
         )
         # The fixed cost of any query on a Python data source: one row, one partition.
-        results["floor_fixed"] = bench_floor(
-            spark, 1, 1, scale.repetitions, warmup=scale.warmup
-        )
+        results["floor_fixed"] = bench_floor(spark, 1, 1, scale.repetitions, warmup=scale.warmup)
         results["load_average"]["after_queries"] = os.getloadavg()
         _log("in-process read throughput")
         results["inprocess"] = _bench_inprocess(writes["paths"]["tsfile"], slowest)
@@ -416,7 +425,9 @@ def run(
 
             _log(f"planning on {', '.join(map(str, scale.planning_parts))}-part manifests")
             results["planning"] = bench_planning(
-                str(data), scale.planning_parts, scale.planning_devices_per_part,
+                str(data),
+                scale.planning_parts,
+                scale.planning_devices_per_part,
                 3,
             )
         from bench.vacuum import bench_vacuum
@@ -447,14 +458,17 @@ def run(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--scale", type=float, default=DEFAULT_SCALE_MILLIONS,
+        "--scale",
+        type=float,
+        default=DEFAULT_SCALE_MILLIONS,
         help="millions of rows (100 devices, 10 parts per million rows); default 10",
     )
     parser.add_argument("--smoke", action="store_true", help="tiny data, one repetition (<1 min)")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="results directory")
     parser.add_argument("--data", default=None, help="table directory (default <out>/data)")
     parser.add_argument(
-        "--docs", default=None,
+        "--docs",
+        default=None,
         help="Markdown report path (default docs/benchmarks.md; <out>/benchmarks.md for --smoke)",
     )
     parser.add_argument("--no-profile", action="store_true", help="skip the pyinstrument profile")
@@ -465,8 +479,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(argv) if argv is not None else sys.argv[1:]
     command = shlex.join(["python", "-m", "bench.run", *given])
     results = run(
-        scale=scale, out_dir=args.out, data_dir=args.data, docs_path=docs, command=command,
-        profile=not args.no_profile, planning=not args.no_planning,
+        scale=scale,
+        out_dir=args.out,
+        data_dir=args.data,
+        docs_path=docs,
+        command=command,
+        profile=not args.no_profile,
+        planning=not args.no_planning,
     )
     bad = [q["id"] for q in results["queries"] if not q["same_answer"]]
     if bad:

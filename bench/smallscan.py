@@ -30,8 +30,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def measure(
-    data_dir: str, *, devices: int = 100, seconds: int = 10_000, parts: int = 100,
-    windows: Sequence[int] = (1, 3, 10, 30, 100), repetitions: int = 3,
+    data_dir: str,
+    *,
+    devices: int = 100,
+    seconds: int = 10_000,
+    parts: int = 100,
+    windows: Sequence[int] = (1, 3, 10, 30, 100),
+    repetitions: int = 3,
 ) -> dict[str, Any]:
     from tsfile_catalog import Catalog, local_session
 

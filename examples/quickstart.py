@@ -26,8 +26,9 @@ def main() -> None:
             for i in range(5)
         ]
         df = spark.createDataFrame(
-            rows, "time bigint, city string, device string, temperature double, "
-            "humidity int, status boolean"
+            rows,
+            "time bigint, city string, device string, temperature double, "
+            "humidity int, status boolean",
         )
         print("== writing 15 rows (3 devices) to", path)
         (
@@ -50,15 +51,15 @@ def main() -> None:
         )
 
         print("== SQL over CREATE TEMPORARY VIEW ... USING tsfile")
-        spark.sql(
-            f"CREATE OR REPLACE TEMPORARY VIEW weather USING tsfile OPTIONS (path '{path}')"
-        )
+        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW weather USING tsfile OPTIONS (path '{path}')")
         spark.sql(
             "SELECT time, city, device, temperature FROM weather "
             "WHERE time >= 1704067320000 AND city = 'beijing' ORDER BY device, time"
         ).show()
-        spark.sql("SELECT city, count(*) AS readings, avg(temperature) AS avg_temp "
-                  "FROM weather GROUP BY city ORDER BY city").show()
+        spark.sql(
+            "SELECT city, count(*) AS readings, avg(temperature) AS avg_temp "
+            "FROM weather GROUP BY city ORDER BY city"
+        ).show()
 
         print("== SQL catalog: named tables, time travel, maintenance commands")
         catalog = tsfile_catalog.Catalog(spark, warehouse=str(workdir / "warehouse"))
@@ -77,8 +78,10 @@ def main() -> None:
         table = tsfile_catalog.open_table(path)
         print(f"== table version {table.version}, {len(table.parts())} part(s)")
         plan = table.plan(where="city = 'shanghai'")
-        print(f"   a scan for city = 'shanghai' opens {len(plan.parts)} part(s), "
-              f"prunes {len(plan.pruned)}")
+        print(
+            f"   a scan for city = 'shanghai' opens {len(plan.parts)} part(s), "
+            f"prunes {len(plan.pruned)}"
+        )
     finally:
         spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)

@@ -15,13 +15,20 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+_PATHS = [
+    p
+    for p in ("tsfile_catalog", "pyspark_tsfile", "tests", "examples", "bench")
+    if (ROOT / p).exists()
+]
+
+
 def test_ruff_is_clean() -> None:
-    paths = [
-        p
-        for p in ("tsfile_catalog", "pyspark_tsfile", "tests", "examples", "bench")
-        if (ROOT / p).exists()
-    ]
-    result = _run("ruff", "check", *paths)
+    result = _run("ruff", "check", *_PATHS)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_applied() -> None:
+    result = _run("ruff", "format", "--check", *_PATHS)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
