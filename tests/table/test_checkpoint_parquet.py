@@ -32,12 +32,13 @@ from tsfile_catalog.metadata.manifest import (
 )
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile, TagStats
-from tsfile_catalog.metadata.scan import plan_scan
+from tsfile_catalog.metadata.scan import PartWindow, plan_scan
 from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, open_table
 from tsfile_catalog.table.checkpoint_parquet import (
     decode_parquet_snapshot,
     encode_parquet_snapshot,
 )
+from tsfile_catalog.table.part_index import PartIndex
 
 _FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -111,9 +112,55 @@ def test_damaged_checkpoints_decode_or_fail_naming_the_file(
         if at < len(data):
             data[at] = value
     try:
-        _materialised(decode_parquet_snapshot(bytes(data), source="damaged.parquet"))
+        snapshot = decode_parquet_snapshot(bytes(data), source="damaged.parquet")
+        # Planning first (the columnar pre-filter reads the stored columns as they are),
+        # then every part built.
+        for where in ("city = 'paris' AND time >= 3", "city IN ('oslo', 'x') OR time = 7"):
+            index = PartIndex(snapshot.parts)
+            plan_scan(snapshot.schema, snapshot.parts, where, candidates=index.candidates)
+        _materialised(snapshot)
     except CorruptManifestError as e:
         assert "damaged.parquet" in str(e)
+
+
+_ENTRY = st.fixed_dictionaries(
+    {
+        "name": st.one_of(st.none(), st.sampled_from(["city", "other"])),
+        "min": st.one_of(st.none(), st.sampled_from(["a", "paris"])),
+        "max": st.one_of(st.none(), st.sampled_from(["paris", "z"])),
+        "has_null": st.one_of(st.none(), st.booleans()),
+        "values": st.one_of(
+            st.none(), st.lists(st.one_of(st.none(), st.sampled_from(["paris", "oslo", "x"])))
+        ),
+    }
+)
+
+
+@_FUZZ
+@given(st.lists(st.one_of(st.none(), st.lists(_ENTRY, max_size=3)), min_size=2, max_size=2))
+def test_odd_tag_columns_prefilter_like_the_parts_they_build(
+    tags: list[list[dict[str, object]] | None],
+) -> None:
+    # Well-formed Parquet whose tags column holds nulls at every level: the columnar
+    # pre-filter must agree with the parts built from the same rows (or both fail the same).
+    table = pq.read_table(pa.BufferReader(_SAMPLE))
+    column = pa.array(tags, table.schema.field("tags").type)
+    odd = table.set_column(table.schema.get_field_index("tags"), "tags", column)
+    out = pa.BufferOutputStream()
+    pq.write_table(odd, out)
+    snapshot = decode_parquet_snapshot(out.getvalue().to_pybytes(), source="odd.parquet")
+    windows = (
+        PartWindow(tags=(("city", frozenset({"paris"})),)),
+        PartWindow(lo=0, tags=(("city", frozenset({"oslo", "x"})),)),
+        PartWindow(tags=(("other", frozenset({"x"})), ("city", frozenset({"paris"})))),
+    )
+    try:
+        built = tuple(snapshot.parts)
+    except CorruptManifestError as e:
+        assert "odd.parquet" in str(e)
+        return
+    for window in windows:
+        assert PartIndex(snapshot.parts).candidates(window) == PartIndex(built).candidates(window)
 
 
 def test_lazily_decoded_statistics_equal_pickle_and_plan_like_decoded_ones() -> None:

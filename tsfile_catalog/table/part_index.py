@@ -103,12 +103,20 @@ class _StoredTagSets:
 
     def holds_one_of(self, column: str, values: frozenset[str]) -> np.ndarray:
         named = pc.fill_null(pc.equal(self._names, column), False).to_numpy(zero_copy_only=False)
+        # A row listing the TAG twice (no writer does; a hand-made file might) counts its last
+        # entry, as the part built from it does (a dict keeps the last).
+        entries = np.flatnonzero(named)
+        rows = self._row_of_entry[entries]
+        last = np.ones(len(rows), dtype=bool)
+        last[:-1] = rows[1:] != rows[:-1]
+        entries = entries[last]
         wanted = pa.array(sorted(values), pa.string())
-        found = pc.is_in(self._values, value_set=wanted).to_numpy(zero_copy_only=False)
+        found = pc.is_in(self._values, value_set=wanted)
+        found = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
         meets = np.zeros(len(named), dtype=bool)
         meets[self._entry_of_value[found]] = True
-        # An entry of this TAG with an exact set that meets none of the values.
-        misses = named & self._has_set & ~meets
+        # The row's entry of this TAG has an exact set that meets none of the values.
+        misses = entries[self._has_set[entries] & ~meets[entries]]
         out = np.ones(self._rows, dtype=bool)
         out[self._row_of_entry[misses]] = False
         return out
