@@ -43,7 +43,6 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.expressions import needs_time_zone
 from tsfile_catalog.metadata.literals import parse_zone
-from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TableSchema
@@ -102,7 +101,6 @@ from tsfile_catalog.table import (
     add_columns,
     add_files,
     alter_column_type,
-    append_parts,
     create_table,
     delete,
     drop_parts,
@@ -111,6 +109,7 @@ from tsfile_catalog.table import (
     optimize,
     purge,
     restore,
+    set_properties,
     vacuum_table,
 )
 from tsfile_catalog.table.handle import time_travel_ms
@@ -825,14 +824,7 @@ class Catalog:
             )
         changed = {k: v for k, v in statement.properties.items() if table.properties.get(k) != v}
         if changed:
-            append_parts(
-                table.location,
-                [],
-                table.schema,
-                properties=changed,
-                operation=Operation.SET_TBLPROPERTIES,
-                storage_options=storage,
-            )
+            set_properties(table.location, changed, storage_options=storage)
 
     def _create_as_select(
         self, statement: CreateTable, location: str, options: dict[str, str]
@@ -858,15 +850,7 @@ class Catalog:
         )
         source.write.format("tsfile").options(**write).mode("append").save()
         if statement.properties:
-            table = open_table(location, storage_options=storage)
-            append_parts(
-                location,
-                [],
-                table.schema,
-                properties=dict(statement.properties),
-                operation=Operation.SET_TBLPROPERTIES,
-                storage_options=storage,
-            )
+            set_properties(location, statement.properties, storage_options=storage)
         return options
 
     def _adopt(self, statement: CreateTable, location: str, options: Mapping[str, str]) -> None:
@@ -888,14 +872,7 @@ class Catalog:
         else:
             table_options.check_encoding(options, table.schema)
         if statement.properties:
-            append_parts(
-                location,
-                [],
-                table.schema,
-                properties=dict(statement.properties),
-                operation=Operation.SET_TBLPROPERTIES,
-                storage_options=storage,
-            )
+            set_properties(location, statement.properties, storage_options=storage)
 
     def _drop(self, statement: DropTable) -> DataFrame:
         entry = self._registry.get(statement.table)
@@ -925,15 +902,8 @@ class Catalog:
 
     def _set_properties(self, statement: AlterTableSetProperties) -> DataFrame:
         entry = self._registry.require(statement.table)
-        table = self._open(entry)
-        version = append_parts(
-            entry.location,
-            [],
-            table.schema,
-            properties=dict(statement.properties),
-            operation=Operation.SET_TBLPROPERTIES,
-            operation_parameters={"properties": json.dumps(dict(statement.properties))},
-            storage_options=self._storage(entry),
+        version = set_properties(
+            entry.location, statement.properties, storage_options=self._storage(entry)
         )
         self._refresh_view(entry)
         return self._result(Result("version bigint", [(version,)]))

@@ -23,7 +23,14 @@ from __future__ import annotations
 
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
 from tsfile_catalog.table.cache import clear_cache
-from tsfile_catalog.table.commits import add_files, append_parts, commit, create_table, drop_parts
+from tsfile_catalog.table.commits import (
+    add_files,
+    append_parts,
+    commit,
+    create_table,
+    drop_parts,
+    set_properties,
+)
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
 from tsfile_catalog.table.maintenance import (
@@ -52,6 +59,7 @@ __all__ = [
     "append_parts",
     "add_files",
     "drop_parts",
+    "set_properties",
     "commit",
     "vacuum",
     "purge",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.metadata
+import json
 import logging
 import random
 import time
@@ -385,6 +386,45 @@ def append_parts(
         overwrite=overwrite,
         complete_until=complete_until,
         txn=txn,
+    )
+    return snapshot.version
+
+
+def set_properties(
+    table_url: str,
+    properties: Mapping[str, str],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Set table properties (SQL ``ALTER TABLE … SET TBLPROPERTIES``) in one commit.
+
+    A commit of its own kind, with only the properties that change: no parts are added, and
+    no data changes (a stream reading the table sees nothing new).
+
+    Returns:
+        The committed version.
+
+    Raises:
+        TableNotFoundError: there is no table at ``table_url``.
+        InvalidCommitError: a property is invalid (see ``check_table_properties``).
+    """
+    check_table_properties(properties)
+    io = FileIO(table_url, storage_options)
+    location = io.normalize(table_url)
+    read = _latest_or_none(io, location)
+    if read is None:
+        raise TableNotFoundError(f"no table at {location}")
+    # Committed even when nothing changes, as Delta does: the history records the statement.
+    changed = {k: v for k, v in properties.items() if read.properties.get(k) != v}
+    snapshot = _commit(
+        io,
+        location,
+        [SetProperties(changed)] if changed else [],
+        read=read,
+        operation=Operation.SET_TBLPROPERTIES,
+        operation_parameters={"properties": json.dumps(dict(properties), sort_keys=True)},
+        overwrite=False,
+        data_change=False,
     )
     return snapshot.version
 
