@@ -40,8 +40,9 @@ from tsfile_catalog.metadata.manifest import (
     rebase,
     replay,
 )
-from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.stats import DeviceStats, FieldStats
 
 SCHEMA = table_schema("weather", fields=[("temp", DataType.DOUBLE), ("day", DataType.DATE)])
 WIDER = TableSchema.of("weather", [*SCHEMA.columns, Column("rain", DataType.INT64, Category.FIELD)])

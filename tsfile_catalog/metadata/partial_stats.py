@@ -29,9 +29,10 @@ from dataclasses import dataclass, replace
 
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, ScanPushdown
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile, SeriesStats, StatValue
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice
+from tsfile_catalog.metadata.stats import DeviceStats, SeriesStats, StatValue
 
 __all__ = ["BucketsOf", "StatsSplit", "split_by_stats", "narrow_slices"]
 

@@ -35,8 +35,9 @@ from tsfile_catalog.metadata.expressions import (
     Or,
     columns_of,
 )
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
+from tsfile_catalog.metadata.stats import DeviceStats
 
 __all__ = ["might_match", "prune", "PartEvaluator"]
 
