@@ -35,8 +35,8 @@ from decimal import Decimal
 from typing import Literal, TypeAlias
 
 from tsfile_catalog.exceptions import PredicateError
-from tsfile_catalog.metadata import literals
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.spark import literals
 
 __all__ = [
     "Scalar",

@@ -22,7 +22,6 @@ from sqlglot import expressions as exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from tsfile_catalog.exceptions import PredicateError
-from tsfile_catalog.metadata import literals
 from tsfile_catalog.metadata.expressions import (
     And,
     Compare,
@@ -34,8 +33,9 @@ from tsfile_catalog.metadata.expressions import (
     Or,
     Scalar,
 )
-from tsfile_catalog.metadata.spark_dialect import SparkDialect
-from tsfile_catalog.metadata.sql_errors import syntax_error_message, token_error_message
+from tsfile_catalog.metadata.spark import literals
+from tsfile_catalog.metadata.spark.dialect import SparkDialect
+from tsfile_catalog.metadata.spark.sql_errors import syntax_error_message, token_error_message
 
 __all__ = ["parse_predicate", "predicate_from_sqlglot", "MAX_DEPTH"]
 
