@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, ScanPushdown
+from tsfile_catalog.metadata.expressions.model import INT64_MAX, INT64_MIN
+from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema

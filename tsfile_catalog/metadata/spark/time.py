@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tsfile_catalog.metadata.expressions import TimeUnit, to_raw_time
+from tsfile_catalog.metadata.expressions.literals import to_raw_time
+from tsfile_catalog.metadata.expressions.model import TimeUnit
 
 __all__ = ["SPARK_TIMESTAMP_RANGE", "spark_timestamp_bounds"]
 

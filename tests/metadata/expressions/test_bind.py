@@ -1,98 +1,26 @@
-"""Predicate parsing (sqlglot), binding to a schema and the pushdown split (pure)."""
+"""Binding predicates to a schema with Spark's semantics (pure)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import pickle
 
 import pytest
 
+from tests.metadata.expressions.helpers import SCHEMA, _bound, _ts
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata.expressions import (
-    INT64_MAX,
-    INT64_MIN,
     And,
     Approx,
-    BindContext,
     Compare,
     Expr,
     In,
     IsNull,
     Not,
     Or,
-    TimestampAs,
     TimeUnit,
-    bind,
     needs_time_zone,
     split_pushdown,
 )
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
-
-SCHEMA = TableSchema.of(
-    "weather",
-    [
-        Column("city", DataType.STRING, Category.TAG),
-        Column("device", DataType.STRING, Category.TAG),
-        Column("temp", DataType.DOUBLE, Category.FIELD),
-        Column("day", DataType.DATE, Category.FIELD),
-        Column("seen", DataType.TIMESTAMP, Category.FIELD),
-        Column("ok", DataType.BOOLEAN, Category.FIELD),
-        Column("level", DataType.INT32, Category.FIELD),
-        Column("ratio", DataType.FLOAT, Category.FIELD),
-    ],
-)
-
-
-def _bound(
-    text: str, unit: TimeUnit = "ms", timestamp_as: TimestampAs = "long", zone: str | None = "UTC"
-) -> Expr:
-    return bind(parse_predicate(text), SCHEMA, BindContext(unit, timestamp_as, zone))
-
-
-def _ts(text: str, unit: TimeUnit = "ms", zone: str | None = "UTC") -> Expr:
-    return _bound(text, unit, "timestamp", zone)
-
-
-def test_time_and_tag_conjuncts_are_pushed_exactly() -> None:
-    pushed = split_pushdown(
-        _bound("time >= 10 AND time < 20 AND City = 'bj' AND device IN ('a', 'b') AND temp > 1"),
-        SCHEMA,
-    )
-    assert (pushed.time_min, pushed.time_max) == (10, 19)
-    assert pushed.tag_dict() == {"city": frozenset({"bj"}), "device": frozenset({"a", "b"})}
-    assert pushed.residual == Compare("temp", ">", 1.0, as_double=True)
-
-
-def test_between_equality_and_flipped_comparisons() -> None:
-    assert split_pushdown(_bound("time BETWEEN 3 AND 7"), SCHEMA).time_min == 3
-    assert split_pushdown(_bound("time BETWEEN 3 AND 7"), SCHEMA).time_max == 7
-    pushed = split_pushdown(_bound("5 < time AND time = 9"), SCHEMA)
-    assert (pushed.time_min, pushed.time_max, pushed.residual) == (9, 9, None)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "time = 1 OR city = 'a'",
-        "NOT (city = 'a')",
-        "city != 'a'",
-        "city > 'a'",
-        "city IS NULL",
-        "time != 4",
-        "temp = 1.5",
-    ],
-)
-def test_everything_else_stays_residual(text: str) -> None:
-    pushed = split_pushdown(_bound(text), SCHEMA)
-    assert (pushed.time_min, pushed.time_max, pushed.tag_values) == (INT64_MIN, INT64_MAX, ())
-    assert pushed.residual is not None
-
-
-def test_contradictions_make_the_pushdown_empty() -> None:
-    assert split_pushdown(_bound("city = 'a' AND city = 'b'"), SCHEMA).empty
-    assert split_pushdown(_bound("time > 5 AND time < 3"), SCHEMA).empty
-    assert not split_pushdown(_bound("city IN ('a', 'b') AND city = 'b'"), SCHEMA).empty
 
 
 def test_literals_are_bound_to_the_raw_domain() -> None:
@@ -233,45 +161,3 @@ def test_structure_is_preserved() -> None:
 def test_bad_predicates_fail_with_the_offending_text(text: str, message: str) -> None:
     with pytest.raises(PredicateError, match=message):
         _bound(text)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "city = 'abc",  # sqlglot's TokenError
-        "(" * 5_000 + "time = 1" + ")" * 5_000,  # RecursionError in sqlglot's parser
-        "NOT " * 5_000 + "time = 1",
-        " AND ".join(f"(time = {i} OR" for i in range(200)) + " time = 1" + ")" * 200,
-    ],
-)
-def test_hostile_predicates_raise_predicate_error(text: str) -> None:
-    with pytest.raises(PredicateError):
-        _bound(text)
-
-
-def test_a_long_flat_or_is_accepted() -> None:
-    text = " OR ".join(f"time = {i}" for i in range(5_000))
-    bound = _bound(text)
-    assert isinstance(bound, Or) and len(bound.terms) == 5_000
-    assert pickle.loads(pickle.dumps(bound)) == bound  # travels to executors
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("time >", "unexpected end of input after '>' at line 1, column 6"),
-        ("temp = = 1", "syntax error at or near '=' at line 1, column 8"),
-        ("time > 5 AND", "unexpected end of input after 'AND' at line 1, column 10"),
-        ("(time = 1", "expected ')'"),
-        ("city = 'abc", "unclosed string literal starting at line 1, column 8"),
-        ("time > 5 5", "syntax error at or near '5' at line 1, column 10"),
-    ],
-)
-def test_predicate_syntax_errors_read_like_spark_not_sqlglot(text: str, expected: str) -> None:
-    # The where option, `--where` of the CLI and Table.scan() all surface these messages.
-    with pytest.raises(PredicateError) as caught:
-        _bound(text)
-    message = str(caught.value)
-    assert expected in message
-    assert "sqlglot" not in message and "<class" not in message
-    assert "Required keyword" not in message
