@@ -21,11 +21,11 @@ SCHEMA = TableSchema.of(
 )
 
 
-def _bound(
+def bound_text(
     text: str, unit: TimeUnit = "ms", timestamp_as: TimestampAs = "long", zone: str | None = "UTC"
 ) -> Expr:
     return bind(parse_predicate(text), SCHEMA, BindContext(unit, timestamp_as, zone))
 
 
-def _ts(text: str, unit: TimeUnit = "ms", zone: str | None = "UTC") -> Expr:
-    return _bound(text, unit, "timestamp", zone)
+def bound_timestamps(text: str, unit: TimeUnit = "ms", zone: str | None = "UTC") -> Expr:
+    return bound_text(text, unit, "timestamp", zone)

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from tests.metadata.expressions.helpers import SCHEMA, _bound, _ts
+from tests.metadata.expressions.helpers import SCHEMA, bound_text, bound_timestamps
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata.expressions import (
     And,
@@ -24,34 +24,38 @@ from tsfile_catalog.metadata.expressions import (
 
 
 def test_literals_are_bound_to_the_raw_domain() -> None:
-    assert _ts("time >= TIMESTAMP '2024-01-01 00:00:00'") == Compare(
+    assert bound_timestamps("time >= TIMESTAMP '2024-01-01 00:00:00'") == Compare(
         "time", ">=", 1_704_067_200_000
     )
-    assert _ts("time >= '2024-01-01 00:00:00Z'", "us") == Compare(
+    assert bound_timestamps("time >= '2024-01-01 00:00:00Z'", "us") == Compare(
         "time", ">=", 1_704_067_200_000_000
     )
-    assert _ts("seen < '1970-01-01T00:00:01'", "ns") == Compare("seen", "<", 1_000_000_000)
-    assert _bound("day = DATE '2024-02-03'") == Compare("day", "=", dt.date(2024, 2, 3))
-    assert _bound("day = '2024-02-03'") == Compare("day", "=", dt.date(2024, 2, 3))
-    assert _bound("temp > -2") == Compare("temp", ">", -2.0, as_double=True)
-    assert _bound("ok = true") == Compare("ok", "=", True)
+    assert bound_timestamps("seen < '1970-01-01T00:00:01'", "ns") == Compare(
+        "seen", "<", 1_000_000_000
+    )
+    assert bound_text("day = DATE '2024-02-03'") == Compare("day", "=", dt.date(2024, 2, 3))
+    assert bound_text("day = '2024-02-03'") == Compare("day", "=", dt.date(2024, 2, 3))
+    assert bound_text("temp > -2") == Compare("temp", ">", -2.0, as_double=True)
+    assert bound_text("ok = true") == Compare("ok", "=", True)
 
 
 def test_timestamp_literals_use_the_session_time_zone() -> None:
     # 2024-01-01 00:00 in Kolkata (+05:30) is 2023-12-31 18:30 UTC.
     kolkata = 1_704_047_400_000
-    assert _ts("time >= TIMESTAMP '2024-01-01 00:00:00'", zone="Asia/Kolkata") == Compare(
+    assert bound_timestamps(
+        "time >= TIMESTAMP '2024-01-01 00:00:00'", zone="Asia/Kolkata"
+    ) == Compare("time", ">=", kolkata)
+    assert bound_timestamps("time >= '2024-01-01'", zone="Asia/Kolkata") == Compare(
         "time", ">=", kolkata
     )
-    assert _ts("time >= '2024-01-01'", zone="Asia/Kolkata") == Compare("time", ">=", kolkata)
     # An explicit offset wins over the session's.
-    assert _ts("time >= '2024-01-01 00:00:00+00:00'", zone="Asia/Kolkata") == Compare(
+    assert bound_timestamps("time >= '2024-01-01 00:00:00+00:00'", zone="Asia/Kolkata") == Compare(
         "time", ">=", 1_704_067_200_000
     )
     # Skipped by DST in Los Angeles: moves forward by the gap, as Spark does (03:30 PDT).
-    assert _ts("time = TIMESTAMP '2024-03-10 02:30:00'", zone="America/Los_Angeles") == Compare(
-        "time", "=", 1_710_066_600_000
-    )
+    assert bound_timestamps(
+        "time = TIMESTAMP '2024-03-10 02:30:00'", zone="America/Los_Angeles"
+    ) == Compare("time", "=", 1_710_066_600_000)
 
 
 @pytest.mark.parametrize(
@@ -73,48 +77,48 @@ def test_timestamp_literals_use_the_session_time_zone() -> None:
     ],
 )
 def test_timestamps_compare_at_spark_precision(text: str, unit: TimeUnit, expected: Expr) -> None:
-    assert _ts(text, unit) == expected
+    assert bound_timestamps(text, unit) == expected
 
 
 def test_integers_against_decimals_and_out_of_range_literals() -> None:
-    assert _bound("time > 1.5") == Compare("time", ">", 1)
-    assert _bound("time >= 1.5") == Compare("time", ">=", 2)
-    assert _bound("time = 1.5") == In("time", ())
-    assert _bound("time = 2.0") == Compare("time", "=", 2)
-    assert _bound("level < 3000000000") == Not(In("level", ()))
-    assert _bound("level = 3000000000") == In("level", ())
-    assert _bound("level > -3000000000.5") == Not(In("level", ()))
-    assert _bound("level = '7'") == Compare("level", "=", 7)
-    assert _bound("level > 1e0") == Compare("level", ">", 1.0, as_double=True)
-    assert _bound("level IN (1, 2.5e0)") == In("level", (1.0, 2.5), as_double=True)
-    assert _bound("level IN (1, 2.5, 3)") == In("level", (1, 3))
+    assert bound_text("time > 1.5") == Compare("time", ">", 1)
+    assert bound_text("time >= 1.5") == Compare("time", ">=", 2)
+    assert bound_text("time = 1.5") == In("time", ())
+    assert bound_text("time = 2.0") == Compare("time", "=", 2)
+    assert bound_text("level < 3000000000") == Not(In("level", ()))
+    assert bound_text("level = 3000000000") == In("level", ())
+    assert bound_text("level > -3000000000.5") == Not(In("level", ()))
+    assert bound_text("level = '7'") == Compare("level", "=", 7)
+    assert bound_text("level > 1e0") == Compare("level", ">", 1.0, as_double=True)
+    assert bound_text("level IN (1, 2.5e0)") == In("level", (1.0, 2.5), as_double=True)
+    assert bound_text("level IN (1, 2.5, 3)") == In("level", (1, 3))
 
 
 def test_floats_compare_as_doubles() -> None:
-    assert _bound("ratio = 1.1") == Compare("ratio", "=", 1.1, as_double=True)
-    bound = _bound("ratio > CAST('NaN' AS DOUBLE)")
+    assert bound_text("ratio = 1.1") == Compare("ratio", "=", 1.1, as_double=True)
+    bound = bound_text("ratio > CAST('NaN' AS DOUBLE)")
     assert isinstance(bound, Compare) and bound.as_double and bound.value != bound.value
-    assert _bound("temp <= 'Infinity'") == Compare("temp", "<=", float("inf"), as_double=True)
+    assert bound_text("temp <= 'Infinity'") == Compare("temp", "<=", float("inf"), as_double=True)
 
 
 def test_dates_against_timestamps_compare_the_first_instant_of_the_day() -> None:
     # DATE '2024-01-01' is 2024-01-01T00:00 in the session zone, earlier than noon.
-    assert _bound("day < TIMESTAMP '2024-01-01 12:00:00'") == Compare(
+    assert bound_text("day < TIMESTAMP '2024-01-01 12:00:00'") == Compare(
         "day", "<", dt.date(2024, 1, 2)
     )
-    assert _bound("day = TIMESTAMP '2024-01-01 12:00:00'") == In("day", ())
-    assert _bound("day = TIMESTAMP '2024-01-01 00:00:00'") == Compare(
+    assert bound_text("day = TIMESTAMP '2024-01-01 12:00:00'") == In("day", ())
+    assert bound_text("day = TIMESTAMP '2024-01-01 00:00:00'") == Compare(
         "day", "=", dt.date(2024, 1, 1)
     )
     # 2024-01-01 00:00 UTC is still 2023-12-31 in Los Angeles.
-    assert _bound(
+    assert bound_text(
         "day >= TIMESTAMP '2024-01-01 00:00:00+00:00'", zone="America/Los_Angeles"
     ) == Compare("day", ">=", dt.date(2024, 1, 1))
-    assert _ts("seen >= DATE '1970-01-02'") == Compare("seen", ">=", 86_400_000)
+    assert bound_timestamps("seen >= DATE '1970-01-02'") == Compare("seen", ">=", 86_400_000)
 
 
 def test_without_the_time_zone_a_comparison_only_prunes() -> None:
-    bound = _ts("time > TIMESTAMP '2024-01-01 00:00:00'", zone=None)
+    bound = bound_timestamps("time > TIMESTAMP '2024-01-01 00:00:00'", zone=None)
     assert isinstance(bound, Approx)
     assert needs_time_zone(And((Compare("city", "=", "a"), bound)))
     pushed = split_pushdown(bound, SCHEMA)
@@ -122,15 +126,17 @@ def test_without_the_time_zone_a_comparison_only_prunes() -> None:
     assert pushed.time_min == utc - 2 * 86_400_000 + 1  # loose: within two days of UTC
     assert pushed.residual == bound
     # an offset-carrying literal needs no zone
-    assert not needs_time_zone(_ts("time > TIMESTAMP '2024-01-01 00:00:00Z'", zone=None))
+    assert not needs_time_zone(
+        bound_timestamps("time > TIMESTAMP '2024-01-01 00:00:00Z'", zone=None)
+    )
 
 
 def test_structure_is_preserved() -> None:
-    assert _bound("NOT (city = 'a' OR temp IS NOT NULL)") == Not(
+    assert bound_text("NOT (city = 'a' OR temp IS NOT NULL)") == Not(
         Or((Compare("city", "=", "a"), IsNull("temp", negated=True)))
     )
-    assert _bound("device IN ('x')") == In("device", ("x",))
-    assert isinstance(_bound("time > 1 AND temp < 2"), And)
+    assert bound_text("device IN ('x')") == In("device", ("x",))
+    assert isinstance(bound_text("time > 1 AND temp < 2"), And)
 
 
 @pytest.mark.parametrize(
@@ -160,4 +166,4 @@ def test_structure_is_preserved() -> None:
 )
 def test_bad_predicates_fail_with_the_offending_text(text: str, message: str) -> None:
     with pytest.raises(PredicateError, match=message):
-        _bound(text)
+        bound_text(text)

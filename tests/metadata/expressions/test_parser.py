@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from tests.metadata.expressions.helpers import _bound
+from tests.metadata.expressions.helpers import bound_text
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata.expressions import Or
 
@@ -22,12 +22,12 @@ from tsfile_catalog.metadata.expressions import Or
 )
 def test_hostile_predicates_raise_predicate_error(text: str) -> None:
     with pytest.raises(PredicateError):
-        _bound(text)
+        bound_text(text)
 
 
 def test_a_long_flat_or_is_accepted() -> None:
     text = " OR ".join(f"time = {i}" for i in range(5_000))
-    bound = _bound(text)
+    bound = bound_text(text)
     assert isinstance(bound, Or) and len(bound.terms) == 5_000
     assert pickle.loads(pickle.dumps(bound)) == bound  # travels to executors
 
@@ -46,7 +46,7 @@ def test_a_long_flat_or_is_accepted() -> None:
 def test_predicate_syntax_errors_read_like_spark_not_sqlglot(text: str, expected: str) -> None:
     # The where option, `--where` of the CLI and Table.scan() all surface these messages.
     with pytest.raises(PredicateError) as caught:
-        _bound(text)
+        bound_text(text)
     message = str(caught.value)
     assert expected in message
     assert "sqlglot" not in message and "<class" not in message
