@@ -11,7 +11,7 @@ merges however many rows a group gets. So a device of a part whose rows
 * have statistics holding every state the spec needs (a missing or inexact statistic: read it)
 
 contributes exactly one partial row, computed here from its
-:class:`~tsfile_catalog.metadata.parts.DeviceStats`, and is left out of the slices read.
+:class:`~tsfile_catalog.metadata.stats.DeviceStats`, and is left out of the slices read.
 
 The rows hold raw-domain values in :attr:`PartialSpec.output_names` order, the values the read
 path's partial rows hold for the same device (``table/partial_aggregates.py``): counts, exact

@@ -3,7 +3,7 @@
 What a scan and the statistics aggregates know about a file without opening it. Stats come
 from TsFile metadata (or from the writer); only devices without a FIELD series, whose rows
 TsFile keeps in the time column alone, are counted by a scan of time and the TAG columns
-(``formats.tsfile.part_and_devices``). Device lists and per-TAG value sets are bounded: above
+(``formats.tsfile.read.part_and_devices``). Device lists and per-TAG value sets are bounded: above
 :data:`MAX_DEVICES` / :data:`MAX_TAG_VALUES` only the TAG min/max survive, which still prunes
 ranges and equalities outside them.
 """

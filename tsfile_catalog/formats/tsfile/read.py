@@ -155,7 +155,7 @@ _EXACT_DOUBLE_INT = 2**53
 
 def series_stats(type_: DataType, stat: Any) -> SeriesStats:
     """One device's statistics of one FIELD, keeping only what is exact under Spark's
-    semantics (see :class:`~tsfile_catalog.metadata.parts.SeriesStats`)."""
+    semantics (see :class:`~tsfile_catalog.metadata.stats.SeriesStats`)."""
     count = int(stat.row_count)
     if count == 0:
         return SeriesStats(0)

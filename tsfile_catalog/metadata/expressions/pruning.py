@@ -293,7 +293,7 @@ class PartEvaluator:
 def might_match(expr: Expr | None, part: PartFile, schema: TableSchema) -> bool:
     """False only when ``part``'s stats prove no row satisfies the bound ``expr``.
 
-    ``expr`` must be bound (:func:`tsfile_catalog.metadata.expressions.bind`) so literals are
+    ``expr`` must be bound (:func:`tsfile_catalog.metadata.expressions.bind.bind`) so literals are
     in the raw domain of the stats. None matches every part.
     """
     return PartEvaluator(expr, schema).might_match(part)
