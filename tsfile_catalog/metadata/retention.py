@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.metadata.manifest import AddPart, Commit, RemovePart, Snapshot
+from tsfile_catalog.metadata.manifest.model import AddPart, Commit, RemovePart, Snapshot
 from tsfile_catalog.metadata.ownership import owns_part
 from tsfile_catalog.metadata.parts import PartFile
 
