@@ -58,6 +58,7 @@ from tsfile_catalog.table.log import (
     commit_url,
     list_log,
     read_commits,
+    write_checkpoint,
 )
 
 __all__ = [
@@ -272,9 +273,6 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # The commit is durable already; a failed checkpoint only makes later loads replay more
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
-        # Imported here: pyarrow loads only when a commit is due for a checkpoint.
-        from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
-
         write_checkpoint(io, location, snapshot)
     except OSError as e:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)

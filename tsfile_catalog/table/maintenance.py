@@ -375,7 +375,7 @@ def expire_snapshots(
     written = False
     if plan.checkpoint_needed:
         snapshot = load_snapshot(io, location, listing, plan.oldest_kept, use_cache=True)
-        from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
+        from tsfile_catalog.table.log import write_checkpoint
 
         try:
             write_checkpoint(io, location, snapshot, hint=False)
