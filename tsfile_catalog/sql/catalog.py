@@ -112,9 +112,9 @@ from tsfile_catalog.table import (
     set_properties,
     vacuum_table,
 )
-from tsfile_catalog.table.handle import time_travel_ms
 from tsfile_catalog.table.ownership import check_empty, check_location
 from tsfile_catalog.table.scan import resolve_columns
+from tsfile_catalog.table.snapshots import time_travel_ms
 
 __all__ = ["Catalog"]
 

@@ -41,6 +41,7 @@ __all__ = [
     "list_log",
     "log_url",
     "no_table",
+    "open_log",
     "read_checkpoint",
     "read_commits",
     "read_log_file",
@@ -136,6 +137,18 @@ def no_table(io: FileIO, location: str) -> TableNotFoundError:
             "first commit never completed; the first write creates the table)"
         )
     return TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
+
+
+def open_log(io: FileIO, location: str) -> Listing:
+    """The listing of the table at ``location``, which maintenance requires to exist.
+
+    Raises:
+        TableNotFoundError: the log holds no commit.
+    """
+    listing = list_log(io, location)
+    if not listing.commits:
+        raise TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
+    return listing
 
 
 def read_log_file(io: FileIO, url: str, what: str) -> bytes:
