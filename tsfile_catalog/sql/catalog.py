@@ -348,7 +348,7 @@ class Catalog:
     def _rewrite_args(self, entry: TableEntry) -> dict[str, Any]:
         """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
         (compression, encoding), its scan's time unit and ``timestampAs``, the session time
-        zone, its storage options."""
+        zone (the opened table carries its storage options)."""
         write = parse_write_options(
             {**table_options.write_options(entry, "-"), "path": entry.location}
         )
@@ -357,7 +357,6 @@ class Catalog:
             "unit": table_options.precision(entry),
             "timestamp_as": table_options.timestamp_as(entry),
             "time_zone": self._session_time_zone(),
-            "storage_options": self._storage(entry),
         }
 
     # -- scans --------------------------------------------------------------------------------
