@@ -8,19 +8,13 @@ and its verbs are namespaces over the modules below it (``table.maintenance``,
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import CommitConflictError, TableExistsError, TableNotFoundError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import check_table_properties, completeness
-from tsfile_catalog.metadata.expressions import (
-    BindContext,
-    Expr,
-    TimestampAs,
-    TimeUnit,
-)
+from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.manifest import (
     Action,
     CommitInfo,
@@ -40,7 +34,6 @@ from tsfile_catalog.table.commits import commit
 from tsfile_catalog.table.log import list_log
 from tsfile_catalog.table.maintenance import Maintenance
 from tsfile_catalog.table.optimize import DeleteResult, delete
-from tsfile_catalog.table.ownership import part_url
 from tsfile_catalog.table.snapshots import commit_info, resolve_snapshot
 
 if TYPE_CHECKING:
@@ -49,8 +42,6 @@ if TYPE_CHECKING:
     from tsfile_catalog.table.scan import TableScan
 
 __all__ = ["Table", "create_table", "open_table"]
-
-_log = logging.getLogger(__name__)
 
 
 class Table:
@@ -111,7 +102,7 @@ class Table:
         return list(self._snapshot.parts)
 
     def part_url(self, part: PartFile) -> str:
-        return part_url(self._location, part)
+        return ownership.part_url(self._location, part)
 
     def history(self, *, limit: int | None = None) -> list[CommitInfo]:
         """Commit infos up to this version, newest first (like Delta's DESCRIBE HISTORY);
