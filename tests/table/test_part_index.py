@@ -26,9 +26,9 @@ from tsfile_catalog.table import append_parts, clear_cache, open_table
 from tsfile_catalog.table.checkpoint_parquet import (
     decode_parquet_snapshot,
     encode_parquet_snapshot,
-    write_checkpoint,
 )
 from tsfile_catalog.table.commits import commit
+from tsfile_catalog.table.log import write_checkpoint
 from tsfile_catalog.table.part_index import PartIndex
 
 

@@ -112,9 +112,9 @@ from tsfile_catalog.table import (
     set_properties,
     vacuum_table,
 )
-from tsfile_catalog.table.handle import time_travel_ms
 from tsfile_catalog.table.ownership import check_empty, check_location
 from tsfile_catalog.table.scan import resolve_columns
+from tsfile_catalog.table.snapshots import time_travel_ms
 
 __all__ = ["Catalog"]
 
@@ -348,7 +348,7 @@ class Catalog:
     def _rewrite_args(self, entry: TableEntry) -> dict[str, Any]:
         """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
         (compression, encoding), its scan's time unit and ``timestampAs``, the session time
-        zone, its storage options."""
+        zone (the opened table carries its storage options)."""
         write = parse_write_options(
             {**table_options.write_options(entry, "-"), "path": entry.location}
         )
@@ -357,7 +357,6 @@ class Catalog:
             "unit": table_options.precision(entry),
             "timestamp_as": table_options.timestamp_as(entry),
             "time_zone": self._session_time_zone(),
-            "storage_options": self._storage(entry),
         }
 
     # -- scans --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Committing to a table: the optimistic commit loop, appending parts, creating a table.
+"""Committing to a table: the optimistic commit loop and the commits of writes and DDL.
 
 A commit is a list of actions prepared against the snapshot it read; the next commit file is
 created with put-if-absent, and when another writer got that version first the pure
@@ -24,7 +24,6 @@ from tsfile_catalog.exceptions import (
     CorruptManifestError,
     InvalidCommitError,
     StorageError,
-    TableExistsError,
     TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
@@ -50,15 +49,15 @@ from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_re
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
 from tsfile_catalog.progress import Progress
-from tsfile_catalog.table import ownership
 from tsfile_catalog.table.cache import CACHE, current_identity
-from tsfile_catalog.table.handle import Table, load_snapshot, open_table
 from tsfile_catalog.table.log import (
     CHECKPOINT_INTERVAL,
     commit_url,
     list_log,
     read_commits,
+    write_checkpoint,
 )
+from tsfile_catalog.table.snapshots import load_snapshot
 
 __all__ = [
     "ENGINE_INFO",
@@ -67,8 +66,8 @@ __all__ = [
     "add_files",
     "drop_parts",
     "commit",
-    "create_table",
     "now_ms",
+    "set_properties",
 ]
 
 # Every lost race means another writer committed (the table moves on), so the bound only
@@ -272,9 +271,6 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # The commit is durable already; a failed checkpoint only makes later loads replay more
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
-        # Imported here: pyarrow loads only when a commit is due for a checkpoint.
-        from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
-
         write_checkpoint(io, location, snapshot)
     except OSError as e:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)
@@ -427,43 +423,6 @@ def set_properties(
         data_change=False,
     )
     return snapshot.version
-
-
-def create_table(
-    url: str,
-    schema: TableSchema,
-    *,
-    properties: Mapping[str, str] | None = None,
-    exist_ok: bool = False,
-    storage_options: Mapping[str, Any] | None = None,
-) -> Table:
-    """Create an empty table (SQL ``CREATE TABLE``).
-
-    The folder must be missing or empty: files already there would not be the table's, yet
-    would sit among its own (to make a table of existing TsFiles, use ``adopt_table``).
-
-    Raises:
-        TableExistsError: a table is already at ``url`` (unless ``exist_ok``, which returns
-            it unchanged, whatever its schema).
-        LocationError: ``url`` is a file-system root, inside another table, or not empty.
-    """
-    check_table_properties(properties or {})
-    io = FileIO(url, storage_options)
-    location = io.normalize(url)
-    if list_log(io, location).commits:
-        if exist_ok:
-            return open_table(location, storage_options=storage_options)
-        raise TableExistsError(f"a table already exists at {location}")
-    ownership.check_location(io, location)
-    ownership.check_empty(io, location)
-    actions: list[Action] = [SetSchema(schema, 0), SetProperties(dict(properties or {}))]
-    try:
-        snapshot = commit(io, location, actions, read=None, operation=Operation.CREATE)
-    except CommitConflictError as e:
-        if exist_ok:
-            return open_table(location, storage_options=storage_options)
-        raise TableExistsError(f"a table was created concurrently at {location}") from e
-    return Table(io, location, snapshot, use_cache=True)
 
 
 def add_files(

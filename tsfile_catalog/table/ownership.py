@@ -24,6 +24,7 @@ from tsfile_catalog.metadata.ownership import (
     is_staging_dir,
     is_vacuum_candidate,
 )
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.progress import Progress, batches
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "check_empty",
     "orphans",
     "owned",
+    "part_url",
     "replaced",
     "delete",
 ]
@@ -77,6 +79,12 @@ def _delete_reporting(io: FileIO, files: tuple[str, ...], progress: Progress) ->
 
 
 # -- where a table may live -------------------------------------------------------------------
+
+
+def part_url(location: str, part: PartFile) -> str:
+    """Where ``part`` of the table at ``location`` lives: an external part records its
+    absolute URL (it may live outside the table root), the table's own parts a path below it."""
+    return part.path if part.external else join_url(location, part.path)
 
 
 def check_location(io: FileIO, location: str) -> None:
