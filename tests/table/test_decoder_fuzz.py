@@ -160,9 +160,10 @@ def _decoded(decode: Callable[[], T]) -> T | None:
 
 def _assert_lazy_stats_error(error: CorruptManifestError) -> None:
     """A part's device list and FIELD statistics decode lazily, when first read
-    (metadata/lazy_stats.py): damage there is this error then, naming what is damaged (and
-    not yet the file: the xfail test below)."""
+    (metadata/lazy_stats.py): damage there is this error then, naming what is damaged and
+    the file it came from."""
     assert re.match(r"a part's (device list|FIELD statistics) in .* is corrupt", str(error))
+    assert SOURCE in str(error)
 
 
 def _check_commit_decoders(blob: bytes, schema: TableSchema | None) -> Commit | None:
@@ -227,11 +228,6 @@ def test_commit_decoders_yield_a_commit_for_the_real_files(
     assert _check_snapshot_decoder(documents["checkpoint"]) is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="decode_commit gives a part's lazily decoded device list no source, so its error "
-    "names no file (found by the fuzzing below; metadata/manifest.py is being split)",
-)
 def test_a_damaged_device_list_found_by_fuzzing_names_the_commit_file(
     documents: dict[str, Any],
 ) -> None:

@@ -148,7 +148,14 @@ class PartFile:
         }
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any], field_types: Mapping[str, DataType]) -> PartFile:
+    def from_json(
+        cls,
+        obj: Mapping[str, Any],
+        field_types: Mapping[str, DataType],
+        *,
+        source: str | None = None,
+    ) -> PartFile:
+        """``source`` (the manifest file) is named by errors of the lazily decoded maps."""
         devices = obj.get("devices")
         external = bool(obj.get("external", False))
         path = str(obj["path"])
@@ -167,10 +174,10 @@ class PartFile:
             # Decoded when first read: a plan reads the devices of the parts it keeps only.
             devices=None
             if devices is None
-            else DeviceList.of_json(devices, obj.get("device_fields"), field_types),
+            else DeviceList.of_json(devices, obj.get("device_fields"), field_types, source=source),
             tags={k: TagStats.from_json(v) for k, v in (obj.get("tags") or {}).items()},
             # Decoded when first read too: only a predicate on a FIELD reads them.
-            fields=FieldStatsMap(json_object(obj.get("fields") or {}), field_types, source=None),
+            fields=FieldStatsMap(json_object(obj.get("fields") or {}), field_types, source=source),
             schema_id=int(obj.get("schema_id", 0)),
             added_version=int(obj.get("added_version", -1)),
         )

@@ -143,10 +143,17 @@ class TagStats:
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> TagStats:
         values = obj.get("values")
+        # TAG values are strings: anything else is a damaged manifest (a TypeError the
+        # decoders report as corrupt), never a value a plan would compare or sort.
+        if values is not None and not all(isinstance(v, str) for v in values):
+            raise TypeError(f"TAG values must be strings, found {values!r}")
+        low, high = obj.get("min"), obj.get("max")
+        if not all(v is None or isinstance(v, str) for v in (low, high)):
+            raise TypeError(f"TAG min/max must be strings, found {low!r}, {high!r}")
         return cls(
             values=frozenset(values) if values is not None else None,
-            min=obj.get("min"),
-            max=obj.get("max"),
+            min=low,
+            max=high,
             has_null=bool(obj.get("has_null", False)),
         )
 

@@ -77,7 +77,7 @@ def decode_commit(data: bytes, schema: TableSchema | None, *, source: str) -> Co
     """
     try:
         with gc_paused():
-            commit = Commit.from_json(json.loads(data), schema)
+            commit = Commit.from_json(json.loads(data), schema, source=source)
     except _DECODE_ERRORS as e:
         raise _corrupt("commit", source, e) from e
     if commit.table_uuid is None and commit.version == 0:
@@ -155,6 +155,6 @@ def decode_snapshot(
         recorded = legacy_table_uuid()
     try:
         with gc_paused():
-            return Snapshot.from_json(obj, table_uuid=recorded)
+            return Snapshot.from_json(obj, table_uuid=recorded, source=source)
     except _DECODE_ERRORS as e:
         raise _corrupt("checkpoint", source, e) from e

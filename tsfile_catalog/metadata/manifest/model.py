@@ -274,8 +274,11 @@ class Commit:
         return out
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any], schema: TableSchema | None) -> Commit:
-        """``schema`` is the table schema before this commit (None before version 0)."""
+    def from_json(
+        cls, obj: Mapping[str, Any], schema: TableSchema | None, *, source: str | None = None
+    ) -> Commit:
+        """``schema`` is the table schema before this commit (None before version 0);
+        ``source`` (the commit file) is named by errors of parts' lazily decoded maps."""
         check_format_version(obj)
         raw_actions = obj["actions"]
         for raw in raw_actions:
@@ -284,7 +287,7 @@ class Commit:
         types = _field_types(schema)
         return cls(
             info=CommitInfo.from_json(obj["commit_info"]),
-            actions=tuple(_action_from_json(raw, types) for raw in raw_actions),
+            actions=tuple(_action_from_json(raw, types, source) for raw in raw_actions),
             table_uuid=recorded_uuid(obj),
         )
 
@@ -309,9 +312,11 @@ def _action_to_json(action: Action, types: Mapping[str, DataType]) -> dict[str, 
     return {"set_properties": dict(action.properties)}
 
 
-def _action_from_json(raw: Mapping[str, Any], types: Mapping[str, DataType]) -> Action:
+def _action_from_json(
+    raw: Mapping[str, Any], types: Mapping[str, DataType], source: str | None
+) -> Action:
     if "add" in raw:
-        return AddPart(PartFile.from_json(raw["add"], types))
+        return AddPart(PartFile.from_json(raw["add"], types, source=source))
     if "remove" in raw:
         body = raw["remove"]
         return RemovePart(
@@ -394,8 +399,15 @@ class Snapshot:
         return out
 
     @classmethod
-    def from_json(cls, obj: Mapping[str, Any], *, table_uuid: str | None = None) -> Snapshot:
-        """``table_uuid`` is used when ``obj`` records none (written before table UUIDs)."""
+    def from_json(
+        cls,
+        obj: Mapping[str, Any],
+        *,
+        table_uuid: str | None = None,
+        source: str | None = None,
+    ) -> Snapshot:
+        """``table_uuid`` is used when ``obj`` records none (written before table UUIDs);
+        ``source`` (the checkpoint file) is named by errors of parts' lazily decoded maps."""
         check_format_version(obj)
         recorded = recorded_uuid(obj) or table_uuid
         if recorded is None:
@@ -407,7 +419,7 @@ class Snapshot:
             timestamp_ms=int(obj["timestamp_ms"]),
             schema=schema,
             schema_id=int(obj["schema_id"]),
-            parts=tuple(PartFile.from_json(p, types) for p in obj["parts"]),
+            parts=tuple(PartFile.from_json(p, types, source=source) for p in obj["parts"]),
             properties={str(k): str(v) for k, v in obj["properties"].items()},
             table_uuid=recorded,
             transactions=_transactions(obj.get("transactions") or ()),
