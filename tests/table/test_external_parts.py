@@ -287,3 +287,28 @@ def test_add_files_reports_progress_per_file(tmp_path: Path) -> None:
     )
     assert calls == [(1, 2), (2, 2)]
     assert len(open_table(url).parts()) == 2
+
+
+@pytest.mark.parametrize("where", ["root", "staging"])
+def test_an_external_file_named_like_ours_is_never_deleted(tmp_path: Path, where: str) -> None:
+    # Ownership comes from what the manifest says a file is, not from its name: a Parquet
+    # file the writer could have named (a root part, a staged task file) stays the user's.
+    from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
+
+    url = _table(tmp_path)
+    folder = Path(url) if where == "root" else Path(url) / "_staging" / new_job_id()
+    if where == "staging":
+        folder = folder / task_dir_name(0, 0)
+    theirs = _parquet(
+        folder / new_part_name(0), time=[1], city=["x"], temp=pa.array([1.0], pa.float32())
+    )
+    digest = hashlib.sha256(theirs.read_bytes()).hexdigest()
+    add_files(url, str(theirs), format="parquet")
+    assert vacuum(url, dry_run=True, retention_ms=0, retention_check=False) == []
+    vacuum(url, dry_run=False, retention_ms=0, retention_check=False)
+    assert _rows(url) == [(1, "x", 1.0)]
+    drop_parts(url, str(theirs))
+    vacuum(url, dry_run=False, retention_ms=0, retention_check=False)
+    assert theirs.exists()
+    assert str(theirs) not in purge(url)
+    assert hashlib.sha256(theirs.read_bytes()).hexdigest() == digest
