@@ -4,10 +4,12 @@ nothing committed on failure, and no path that deletes ever touches an external 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
@@ -17,15 +19,19 @@ from tests.table.helpers import part, write
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
+    DataError,
     InvalidCommitError,
     OptionError,
     SchemaMismatchError,
     TableNotFoundError,
 )
+from tsfile_catalog.formats.parquet import PARQUET
 from tsfile_catalog.inspect import describe_detail, show_parts
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import ScanPushdown
+from tsfile_catalog.metadata.external import parse_add_part_options
 from tsfile_catalog.metadata.manifest import AddPart, Operation
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.slices import plan_slices
 from tsfile_catalog.table import (
@@ -38,6 +44,7 @@ from tsfile_catalog.table import (
     purge,
     vacuum,
 )
+from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
 from tsfile_catalog.table.reading import read_slices
 
 SCHEMA = table_schema("weather", tags=("city",), fields=[("temp", DataType.DOUBLE)])
@@ -312,3 +319,67 @@ def test_an_external_file_named_like_ours_is_never_deleted(tmp_path: Path, where
     assert theirs.exists()
     assert str(theirs) not in purge(url)
     assert hashlib.sha256(theirs.read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "csv"])
+def test_a_file_rewritten_after_add_part_fails_its_read(tmp_path: Path, fmt: str) -> None:
+    url = _table(tmp_path)
+    file = tmp_path / f"a.{fmt}"
+
+    def put(times: list[int], cities: list[str]) -> None:
+        data = pa.table({"time": times, "city": cities, "temp": [1.0] * len(times)})
+        if fmt == "parquet":
+            pq.write_table(data, file)
+        elif fmt == "orc":
+            orc.write_table(data, file)
+        else:
+            pacsv.write_csv(data, file)
+
+    put([1, 2], ["x", "x"])
+    add_files(url, str(file), format=fmt)
+    stamp = open_table(url).parts()[0].source_stamp
+    # The stamp survives a Parquet checkpoint (an extra key of the part's JSON).
+    write_checkpoint(FileIO(url), url, open_table(url).snapshot)
+    assert stamp is not None and open_table(url).parts()[0].source_stamp == stamp
+    assert _rows(url) == [(1, "x", 1.0), (2, "x", 1.0)]
+    put([1, 2, 3], ["x", "x", "new"])  # same schema, more rows, a new device
+    with pytest.raises(DataError, match=rf"a\.{fmt} \({fmt}\) changed after ADD PART.*re-add it"):
+        _rows(url)
+    drop_parts(url, str(file))
+    add_files(url, str(file), format=fmt)
+    assert _rows(url) == [(1, "x", 1.0), (2, "x", 1.0), (3, "new", 1.0)]
+
+
+def test_a_same_sized_rewrite_is_caught_by_its_stamp(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    file = tmp_path / "a.csv"
+    file.write_text("time,city,temp\n1,x,1.0\n")
+    add_files(url, str(file), format="csv")
+    file.write_text("time,city,temp\n9,y,1.0\n")
+    os.utime(file, ns=(file.stat().st_atime_ns, file.stat().st_mtime_ns + 5_000_000))
+    with pytest.raises(DataError, match=r"a\.csv \(csv\) changed after ADD PART"):
+        _rows(url)
+
+
+def test_parts_recorded_without_a_stamp_still_read(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    file = _parquet(tmp_path / "a.parquet", time=[1], city=["x"], temp=[1.0])
+    table = open_table(url)
+    _, part = PARQUET.read_part(
+        FileIO(url),
+        str(file),
+        table=SCHEMA,
+        options=parse_add_part_options({"path": str(file), "format": "parquet"}),
+        partition_values={},
+        size_bytes=file.stat().st_size,
+    )
+    assert part.source_stamp is not None
+    body = part.to_json({"temp": DataType.DOUBLE})
+    assert body["source_stamp"] == part.source_stamp
+    del body["source_stamp"]  # as a manifest written before the stamp existed
+    old = PartFile.from_json(body, {"temp": DataType.DOUBLE})
+    assert old.source_stamp is None
+    commit(FileIO(url), url, [AddPart(old)], read=table.snapshot, operation=Operation.ADD_PART)
+    assert _rows(url) == [(1, "x", 1.0)]
+    write_checkpoint(FileIO(url), url, open_table(url).snapshot)
+    assert open_table(url).parts()[0].source_stamp is None

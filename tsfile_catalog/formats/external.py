@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from tsfile_catalog.exceptions import SchemaMismatchError, TsFileCatalogError
+from tsfile_catalog.exceptions import DataError, SchemaMismatchError, TsFileCatalogError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
@@ -41,6 +41,8 @@ __all__ = [
     "file_columns",
     "raw_time",
     "arrow_filesystem",
+    "content_stamp",
+    "check_unchanged",
 ]
 
 _PER_SECOND = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -187,6 +189,13 @@ class ExternalFormat:
         dataset = ds.dataset(path, format=self.name, filesystem=filesystem)
         return dataset.to_table(columns=list(columns), filter=filter)
 
+    def footer(
+        self, io: FileIO, url: str, options: Mapping[str, str], schema: TableSchema
+    ) -> tuple[pa.Schema, int | None]:
+        """The file's Arrow schema and, where a footer says it, its row count (None: the
+        format has no footer). Reads check the count against the part's."""
+        return self.arrow_schema(io, url, options, schema), None
+
     def footer_stats(
         self, io: FileIO, url: str, sources: Mapping[str, str], schema: TableSchema
     ) -> dict[str, FieldStats]:
@@ -213,6 +222,8 @@ class ExternalFormat:
         """
         read_options = options.read_options
         try:
+            # Taken first: a file rewritten while it is read here fails its first scan.
+            stamp = content_stamp(io, url)
             arrow = self.arrow_schema(io, url, read_options, table)
         except TsFileCatalogError:
             raise
@@ -269,6 +280,7 @@ class ExternalFormat:
             external=True,
             read_options=read_options,
             partition_values=dict(partition_values),
+            source_stamp=stamp,
         )
         return schema, part
 
@@ -335,7 +347,8 @@ class ExternalFormat:
             if tag in values and values[tag] not in allowed:
                 return
         try:
-            arrow = self.arrow_schema(io, part.path, part.read_options, schema)
+            arrow, rows = self.footer(io, part.path, part.read_options, schema)
+            check_unchanged(io, part, rows)
             table = self._read_mapped(
                 io,
                 part.path,
@@ -359,6 +372,38 @@ class ExternalFormat:
         table = _exact(table, piece, values)
         if table.num_rows:
             yield table
+
+
+def content_stamp(io: FileIO, url: str) -> str:
+    """What identifies the bytes at ``url`` now: its size and modification time (ms)
+    locally, its size and the store's stamp (ETag, generation, modification time) elsewhere.
+    Recorded by ``ADD PART`` as the part's ``source_stamp``."""
+    if io.is_local:
+        return f"size={io.size(url)};modified_ms={io.modified_ms(url)}"
+    return f"size={io.size(url)};{io.stamp(url)}"
+
+
+def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) -> None:
+    """Refuse to read an external part whose file is no longer the one its statistics
+    describe: another size, modification time or ETag than at ``ADD PART``, or another row
+    count in its footer. Parts recorded without a stamp are checked by their footer only.
+
+    Raises:
+        DataError: naming the file and the fix (drop the part and add the file again).
+    """
+    changed: str | None = None
+    if footer_rows is not None and footer_rows != part.row_count:
+        changed = f"it holds {footer_rows} rows, {part.row_count} when it was added"
+    elif part.source_stamp is not None:
+        now = content_stamp(io, part.path)
+        if now != part.source_stamp:
+            changed = f"it is now {now}, {part.source_stamp} when it was added"
+    if changed is not None:
+        raise DataError(
+            f"external part {part.path} ({part.format}) changed after ADD PART ({changed}), so "
+            "the table's statistics of it are stale: ALTER TABLE … DROP PART it, then re-add it "
+            "with ALTER TABLE … ADD PART"
+        )
 
 
 def arrow_filesystem(io: FileIO, url: str) -> tuple[pafs.FileSystem | None, str]:
