@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.factories import table_schema
+from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.csv import CSV
 from tsfile_catalog.formats.external import ExternalFormat
@@ -157,3 +158,59 @@ def test_date_time_column_is_midnight_utc(tmp_path: Path) -> None:
     epoch = int(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000)
     assert (part.min_time, part.max_time) == (epoch, epoch + 86_400_000)
     assert part.fields["temp"] == FieldStats(None, None, 2)  # absent FIELD: all null
+
+
+@pytest.mark.parametrize(
+    ("arrow_type", "value", "precision", "shown"),
+    [
+        (pa.timestamp("us"), dt.datetime(2286, 11, 20), "ns", "2286-11-20"),
+        (pa.timestamp("ms", "UTC"), dt.datetime(9999, 12, 31), "ns", "9999-12-31"),
+        (pa.date32(), dt.date(9999, 12, 31), "ns", "9999-12-31"),
+        (pa.timestamp("s"), dt.datetime(9999, 12, 31), "ns", "9999-12-31"),
+    ],
+)
+def test_times_outside_the_units_range_are_refused_not_wrapped(
+    tmp_path: Path, arrow_type: pa.DataType, value: object, precision: str, shown: str
+) -> None:
+    early = dt.date(2020, 1, 1) if pa.types.is_date(arrow_type) else dt.datetime(2020, 1, 1)
+    column = pa.array([early] * 39 + [value], arrow_type)
+    path = tmp_path / "far.parquet"
+    _write("parquet", path, ROWS.set_column(0, "stamp", column))
+    with pytest.raises(DataError, match=rf"far\.parquet: column 'stamp' holds {shown}.*ns"):
+        _part("parquet", path, timeColumn="stamp", timestampPrecision=precision)
+    if pa.types.is_date(arrow_type):
+        return  # a DATE FIELD stays a date
+    # A FIELD of TIMESTAMP type is converted by the same rule.
+    schema = table_schema("w", tags=("city", "device"), fields=[("seen", DataType.TIMESTAMP)])
+    data = ROWS.select(["time", "city", "device"]).append_column("seen", column)
+    _write("parquet", path, data)
+    parsed = parse_add_part_options(
+        {"path": str(path), "format": "parquet", "timestampPrecision": precision}
+    )
+    with pytest.raises(DataError, match=rf"far\.parquet: column 'seen' holds {shown}"):
+        PARQUET.read_part(
+            FileIO(str(path)),
+            str(path),
+            table=schema,
+            options=parsed,
+            partition_values={},
+            size_bytes=1,
+        )
+
+
+def test_negative_sub_unit_times_floor_as_the_writer_does(tmp_path: Path) -> None:
+    # -1.5 ms, -1 ms, -0.5 ns ... in ns, read in ms: the writer floors (-1.5 ms is -2).
+    nanos = [-1_500_000, -1_000_000, -1, 0, 1, 1_500_000]
+    stored = pa.array(nanos + [10**9] * 34, pa.int64()).cast(pa.timestamp("ns"))
+    path = tmp_path / "neg.parquet"
+    _write("parquet", path, ROWS.set_column(0, "time", stored))
+    _, part = _part("parquet", path, timestampPrecision="ms")
+    assert part.min_time == -2
+    everything = ScanSlice(columns=(), tag_names=SCHEMA.tag_names)
+    got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, SCHEMA, everything)))
+    assert sorted(got.column("time").to_pylist())[:6] == [-2, -1, -1, 0, 0, 1]
+    # A pushed time range keeps every file value that floors into it (1 ns and 1.5 ms are
+    # raw 0 and 1: both are in [0, 1]).
+    narrow = ScanSlice(columns=(), tag_names=SCHEMA.tag_names, time_min=0, time_max=1)
+    got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, SCHEMA, narrow)))
+    assert sorted(got.column("time").to_pylist()) == [0, 0, 1]

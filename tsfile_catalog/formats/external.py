@@ -47,6 +47,9 @@ __all__ = [
 
 _PER_SECOND = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _PER_DAY_SECONDS = 86_400
+# Units per second of Arrow's timestamp units, and the floor_temporal names of ours.
+_PER_UNIT = {"s": 1, **_PER_SECOND}
+_ARROW_UNIT = {"ms": "millisecond", "us": "microsecond", "ns": "nanosecond"}
 _NULL_KEY = "\x00null\x00"
 
 
@@ -92,23 +95,61 @@ def _check_time_type(where: str, name: str, arrow: pa.DataType) -> None:
     )
 
 
-def raw_time(array: pa.ChunkedArray | pa.Array, unit: str) -> pa.ChunkedArray | pa.Array:
+def raw_time(
+    array: pa.ChunkedArray | pa.Array, unit: str, *, where: str = "", column: str = TIME_COLUMN
+) -> pa.ChunkedArray | pa.Array:
     """A time column as raw int64 values in ``unit``: integers as they are, TIMESTAMPs (any
-    unit, any zone: they are instants) and DATEs (midnight UTC) converted, truncating finer
-    units."""
+    unit, any zone: they are instants) and DATEs (midnight UTC) converted. A finer unit is
+    floored, as the writer converts Spark's times (``-0.5 ms`` is raw ``-1``, not ``0``).
+
+    Raises:
+        DataError: a value outside what int64 holds in ``unit`` (9999-12-31 in ``ns``), naming
+            ``where`` (the file), ``column`` and the value, instead of wrapping around.
+    """
+    try:
+        return _raw(array, unit)
+    except pa.ArrowInvalid as e:
+        raise DataError(
+            f"{where}: column '{column}' holds {_out_of_range(array, unit)}, which raw {unit} "
+            f"times (int64) cannot hold; store the table's times in a coarser unit "
+            f"(timestampPrecision), or leave such rows out of the file"
+        ) from e
+
+
+def _raw(array: pa.ChunkedArray | pa.Array, unit: str) -> pa.ChunkedArray | pa.Array:
+    """:func:`raw_time`'s conversion; a value out of range raises ``ArrowInvalid``."""
     arrow = array.type
     if pa.types.is_timestamp(arrow):
-        return array.cast(pa.timestamp(unit, arrow.tz), safe=False).cast(pa.int64())
+        # Dropping the zone keeps the instants: Arrow stores UTC whatever the zone.
+        naive = array.cast(pa.timestamp(arrow.unit))
+        if _PER_UNIT[arrow.unit] > _PER_UNIT[unit]:
+            naive = pc.floor_temporal(naive, unit=_ARROW_UNIT[unit])
+        # A safe cast: a value the unit cannot hold raises instead of wrapping around.
+        return naive.cast(pa.timestamp(unit)).cast(pa.int64())
     if pa.types.is_date(arrow):
         days = array.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
-        return pc.multiply(days, _PER_DAY_SECONDS * _PER_SECOND[unit])
+        return pc.multiply_checked(days, _PER_DAY_SECONDS * _PER_SECOND[unit])
     return array.cast(pa.int64())
 
 
-def _to_table_column(array: pa.ChunkedArray, type_: DataType, unit: str) -> pa.ChunkedArray:
+def _out_of_range(array: pa.ChunkedArray | pa.Array, unit: str) -> str:
+    """The extreme value of ``array`` that does not fit raw ``unit`` times, as text."""
+    bounds = pc.min_max(array)
+    for end in ("min", "max"):
+        value = bounds[end]
+        try:
+            _raw(pa.array([value.as_py()], array.type), unit)
+        except (pa.ArrowInvalid, OverflowError, ValueError):
+            return str(value)
+    return "a value"
+
+
+def _to_table_column(
+    array: pa.ChunkedArray, type_: DataType, unit: str, *, where: str, column: str
+) -> pa.ChunkedArray:
     """A FIELD column in the raw domain ``normalize`` expects (TIMESTAMP as raw int64)."""
     if type_ is DataType.TIMESTAMP:
-        return raw_time(array, unit)
+        return raw_time(array, unit, where=where, column=column)
     if pa.types.is_dictionary(array.type):
         return array.cast(array.type.value_type)
     if type_ is DataType.DATE and array.type != pa.date32():
@@ -124,13 +165,19 @@ def _file_bounds(arrow: pa.DataType, unit: str, lo: int, hi: int) -> tuple[Any, 
         return -((-value) // per) if up else value // per
 
     if pa.types.is_timestamp(arrow):
-        file_per = {"s": 1, **_PER_SECOND}[arrow.unit]
+        file_per = _PER_UNIT[arrow.unit]
         raw_per = _PER_SECOND[unit]
+        # Raw times floor finer file values: raw r holds the file values from r's start up to
+        # (not including) the start of r + 1.
         low = scale(lo * file_per, raw_per, False) if lo > INT64_MIN else None
-        high = scale(hi * file_per, raw_per, True) if hi < INT64_MAX else None
+        high = scale((hi + 1) * file_per, raw_per, True) - 1 if hi < INT64_MAX else None
         return (
-            None if low is None else pa.scalar(low, pa.timestamp(arrow.unit, arrow.tz)),
-            None if high is None else pa.scalar(high, pa.timestamp(arrow.unit, arrow.tz)),
+            None
+            if low is None or low < INT64_MIN
+            else pa.scalar(low, pa.timestamp(arrow.unit, arrow.tz)),
+            None
+            if high is None or high > INT64_MAX
+            else pa.scalar(high, pa.timestamp(arrow.unit, arrow.tz)),
         )
     if pa.types.is_date(arrow):
         per_day = _PER_DAY_SECONDS * _PER_SECOND[unit]
@@ -321,7 +368,8 @@ class ExternalFormat:
         for term in conditions:
             condition = term if condition is None else condition & term
         raw = self.read(io, url, _unique(file_names), options, schema, condition)
-        arrays = [raw_time(raw.column(mapping.time_source), unit)]
+        time = raw.column(mapping.time_source)
+        arrays = [raw_time(time, unit, where=url, column=mapping.time_source)]
         names = [TIME_COLUMN]
         for name in columns:
             col = schema.column(name)
@@ -333,7 +381,9 @@ class ExternalFormat:
             elif name in present:
                 source = mapping.sources[name]
                 assert source is not None
-                arrays.append(_to_table_column(raw.column(source), col.type, unit))
+                arrays.append(
+                    _to_table_column(raw.column(source), col.type, unit, where=url, column=source)
+                )
                 names.append(name)
         return pa.Table.from_arrays(arrays, names=names)
 
