@@ -160,6 +160,15 @@ def test_date_time_column_is_midnight_utc(tmp_path: Path) -> None:
     assert part.fields["temp"] == FieldStats(None, None, 2)  # absent FIELD: all null
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_null_times_are_refused_naming_the_file_and_the_count(tmp_path: Path, fmt: str) -> None:
+    data = ROWS.set_column(0, "time", pa.array([None, 2, None, *range(4, 41)], pa.int64()))
+    path = tmp_path / f"n.{fmt}"
+    _write(fmt, path, data)
+    with pytest.raises(DataError, match=rf"n\.{fmt}: time column 'time' holds 2 null values"):
+        _part(fmt, path)
+
+
 @pytest.mark.parametrize(
     ("arrow_type", "value", "precision", "shown"),
     [

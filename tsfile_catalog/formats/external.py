@@ -299,6 +299,14 @@ class ExternalFormat:
         data = self._read_mapped(
             io, url, arrow, mapping, read_options, schema, [*tag_names, *computed], partition_values
         )
+        null_times = data.column(TIME_COLUMN).null_count
+        if null_times:
+            # As the writer refuses them: a row without a time has no place in a time series.
+            raise DataError(
+                f"{url}: time column '{mapping.time_source}' holds {null_times} null "
+                f"value{'s' if null_times > 1 else ''}; every row needs a time: fill them in "
+                "the file, or leave those rows out"
+            )
         for tag in tag_names:
             if tag not in partition_values and data.column(tag).null_count:
                 raise SchemaMismatchError(
