@@ -223,3 +223,30 @@ def test_negative_sub_unit_times_floor_as_the_writer_does(tmp_path: Path) -> Non
     narrow = ScanSlice(columns=(), tag_names=SCHEMA.tag_names, time_min=0, time_max=1)
     got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, SCHEMA, narrow)))
     assert sorted(got.column("time").to_pylist()) == [0, 0, 1]
+
+
+def test_half_floats_widen_to_float(tmp_path: Path) -> None:
+    import numpy as np
+
+    halves = np.array([0.5 + i for i in range(40)], dtype=np.float16)
+    schema = table_schema("w", tags=("city", "device"), fields=[("temp", DataType.FLOAT)])
+    path = tmp_path / "h.parquet"
+    _write(
+        "parquet",
+        path,
+        ROWS.select(["time", "city", "device"]).append_column("temp", pa.array(halves)),
+    )
+    parsed = parse_add_part_options({"path": str(path), "format": "parquet"})
+    _, part = PARQUET.read_part(
+        FileIO(str(path)),
+        str(path),
+        table=schema,
+        options=parsed,
+        partition_values={},
+        size_bytes=1,
+    )
+    assert part.fields["temp"] == FieldStats(0.5, 39.5, 0)
+    piece = ScanSlice(columns=("temp",), tag_names=schema.tag_names)
+    got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, schema, piece)))
+    assert got.column("temp").type == pa.float32()
+    assert got.column("temp").to_pylist() == [0.5 + i for i in range(40)]

@@ -152,6 +152,9 @@ def _to_table_column(
         return raw_time(array, unit, where=where, column=column)
     if pa.types.is_dictionary(array.type):
         return array.cast(array.type.value_type)
+    if pa.types.is_float16(array.type):
+        # Widened to FLOAT (exact): Arrow's compute kernels (min/max, filters) skip halffloat.
+        return array.cast(pa.float32())
     if type_ is DataType.DATE and array.type != pa.date32():
         return array.cast(pa.date32())
     return array
