@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import table_schema
-from tsfile_catalog.exceptions import OptionError, SchemaError, SchemaMismatchError
+from tsfile_catalog.exceptions import DataError, OptionError, SchemaError, SchemaMismatchError
 from tsfile_catalog.metadata.external import (
     FileColumn,
     map_columns,
@@ -13,6 +13,7 @@ from tsfile_catalog.metadata.external import (
     parse_partition_spec,
     partition_keys,
     partition_values,
+    unescape_path_name,
 )
 from tsfile_catalog.metadata.schema import DataType
 
@@ -85,6 +86,33 @@ def test_partition_keys_and_values_come_from_key_value_folders() -> None:
     assert partition_values(url, ("city", "device")) == {"city": "bj", "device": "d1"}
     with pytest.raises(SchemaError, match="not in a city=… folder"):
         partition_values("/w/t/a.parquet", ("city",))
+
+
+@pytest.mark.parametrize(
+    ("folder", "value"),
+    [
+        ("a%2Fb", "a/b"),
+        ("50%25", "50%"),
+        ("a b", "a b"),
+        ("%E4", "\u00e4"),  # one code unit per escape, as Java's (char) cast
+        ("x%3Dy%3A", "x=y:"),
+        ("100%", "100%"),  # no two characters after the %
+        ("%2", "%2"),
+        ("%zz", "%zz"),
+        ("%+F", "\x0f"),  # Java's parseInt takes a sign
+        ("%-1x", "%-1x"),  # a negative code is not an escape
+        ("北京", "北京"),
+    ],
+)
+def test_partition_values_unescape_as_spark_does(folder: str, value: str) -> None:
+    assert unescape_path_name(folder) == value
+    assert partition_values(f"/w/city={folder}/a.parquet", ("city",)) == {"city": value}
+
+
+@pytest.mark.parametrize("folder", ["__HIVE_DEFAULT_PARTITION__", ""])
+def test_a_null_partition_value_is_refused(folder: str) -> None:
+    with pytest.raises(DataError, match=rf"/w/city={folder}/a\.parquet: .*null city.*TAG"):
+        partition_values(f"/w/city={folder}/a.parquet", ("city",))
 
 
 def test_columns_map_by_name_case_insensitively_with_widenings() -> None:
