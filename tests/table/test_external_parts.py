@@ -3,6 +3,7 @@ nothing committed on failure, and no path that deletes ever touches an external 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from pathlib import Path
@@ -45,6 +46,7 @@ from tsfile_catalog.table import (
     vacuum,
 )
 from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
+from tsfile_catalog.table.external import read_external_parts
 from tsfile_catalog.table.reading import read_slices
 
 SCHEMA = table_schema("weather", tags=("city",), fields=[("temp", DataType.DOUBLE)])
@@ -383,3 +385,43 @@ def test_parts_recorded_without_a_stamp_still_read(tmp_path: Path) -> None:
     assert _rows(url) == [(1, "x", 1.0)]
     write_checkpoint(FileIO(url), url, open_table(url).snapshot)
     assert open_table(url).parts()[0].source_stamp is None
+
+
+def test_a_file_is_one_part_however_its_path_is_spelled(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    real = _parquet(tmp_path / "data" / "a.parquet", time=[1], city=["x"], temp=[1.0])
+    (tmp_path / "link.parquet").symlink_to(real)
+    (tmp_path / "dirlink").symlink_to(tmp_path / "data")
+    add_files(url, str(tmp_path / "link.parquet"), format="parquet")
+    assert [p.path for p in open_table(url).parts()] == [str(real)]
+    for other in (
+        str(real),
+        str(tmp_path / "dirlink" / "a.parquet"),
+        f"{tmp_path}/data/../data/./a.parquet",
+        f"file://{real}",
+    ):
+        with pytest.raises(InvalidCommitError, match=rf"{real} is already a part of table"):
+            add_files(url, other, format="parquet")
+    assert _rows(url) == [(1, "x", 1.0)]
+    # One ADD that reaches a file twice (a link beside its target) is refused by name.
+    (tmp_path / "data" / "b.parquet").symlink_to(real)
+    drop_parts(url, str(real))
+    with pytest.raises(InvalidCommitError, match=r"reaches the file .*a\.parquet twice"):
+        add_files(url, str(tmp_path / "data"), format="parquet")
+
+
+def test_a_part_recorded_under_a_link_is_still_found(tmp_path: Path) -> None:
+    # A part added before paths were resolved keeps its spelling; the file is still one part.
+    url = _table(tmp_path)
+    real = _parquet(tmp_path / "data" / "a.parquet", time=[1], city=["x"], temp=[1.0])
+    (tmp_path / "link.parquet").symlink_to(real)
+    _, [linked] = read_external_parts(
+        FileIO(url),
+        SCHEMA,
+        parse_add_part_options({"path": str(real), "format": "parquet"}),
+    )
+    linked = dataclasses.replace(linked, path=str(tmp_path / "link.parquet"))
+    table = open_table(url)
+    commit(FileIO(url), url, [AddPart(linked)], read=table.snapshot, operation=Operation.ADD_PART)
+    with pytest.raises(InvalidCommitError, match=r"already a part of table .*\(as .*link"):
+        add_files(url, str(real), format="parquet")
