@@ -3,6 +3,7 @@ scans return exactly the rows of a slice, whatever the file's time representatio
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.factories import table_schema
-from tsfile_catalog.exceptions import DataError
+from tsfile_catalog.exceptions import DataError, SchemaMismatchError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.csv import CSV
 from tsfile_catalog.formats.external import ExternalFormat
@@ -250,3 +251,20 @@ def test_half_floats_widen_to_float(tmp_path: Path) -> None:
     got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, schema, piece)))
     assert got.column("temp").type == pa.float32()
     assert got.column("temp").to_pylist() == [0.5 + i for i in range(40)]
+
+
+def test_a_column_whose_type_changed_fails_naming_file_column_and_types(tmp_path: Path) -> None:
+    path = tmp_path / "c.parquet"
+    _write("parquet", path, ROWS)
+    _, part = _part("parquet", path)
+    # Rewritten with the same rows but 'hum' as text; an older part records no stamp, so
+    # only the schema can tell.
+    _write("parquet", path, ROWS.set_column(4, "hum", pa.array([str(i) for i in range(40)])))
+    old = dataclasses.replace(part, source_stamp=None)
+    piece = ScanSlice(columns=("hum",), tag_names=SCHEMA.tag_names)
+    with pytest.raises(
+        SchemaMismatchError,
+        match=r"c\.parquet: column 'hum' is string now, but table column 'hum' is INT64 .*"
+        r"re-add it with ALTER TABLE … ADD PART",
+    ):
+        list(PARQUET.scan(FileIO(str(path)), old, SCHEMA, piece))

@@ -34,6 +34,7 @@ from tsfile_catalog.metadata.parts import (
     tag_stats_from_devices,
 )
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.schema_merge import widens
 
 __all__ = [
     "ExternalFormat",
@@ -414,7 +415,7 @@ class ExternalFormat:
                 io,
                 part.path,
                 arrow,
-                _mapping_at_read(arrow, schema, part.read_options),
+                _mapping_at_read(part.path, arrow, schema, part.read_options),
                 part.read_options,
                 schema,
                 piece.columns,
@@ -500,14 +501,35 @@ def _unique(names: Sequence[str]) -> list[str]:
 
 
 def _mapping_at_read(
-    arrow: pa.Schema, schema: TableSchema, options: Mapping[str, str]
+    url: str, arrow: pa.Schema, schema: TableSchema, options: Mapping[str, str]
 ) -> ColumnMapping:
-    """The file's columns for the table's, by case-insensitive name (validated at ADD)."""
+    """The file's columns for the table's, by case-insensitive name (validated at ADD).
+
+    Raises:
+        SchemaMismatchError: a column whose type changed since ``ADD PART`` into one the
+            table's column cannot be read from, naming the file, column, both types and the
+            fix (instead of Arrow's cast error in the middle of a scan).
+    """
     by_name = {f.name.lower(): f.name for f in arrow}
     time_column = options.get("timeColumn", TIME_COLUMN)
     if time_column not in by_name:
         raise TsFileCatalogError(f"the file has no time column '{time_column}' any more")
+    _check_time_type(url, by_name[time_column], arrow.field(by_name[time_column]).type)
     sources = {c.name: by_name.get(c.name) for c in schema.columns}
+    for col in schema.columns:
+        source = sources[col.name]
+        if source is None:
+            continue
+        native = arrow.field(source).type
+        found = table_type(native)
+        if found is None or not (
+            found is col.type or widens(found, col.type) or (found.is_string and col.type.is_string)
+        ):
+            raise SchemaMismatchError(
+                f"{url}: column '{source}' is {native} now, but table column '{col.name}' is "
+                f"{col.type.value} (the file changed after ADD PART): ALTER TABLE … DROP PART "
+                "it, fix the file, then re-add it with ALTER TABLE … ADD PART"
+            )
     return ColumnMapping(by_name[time_column], sources, schema)
 
 
