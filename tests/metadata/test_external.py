@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.factories import table_schema
@@ -161,9 +163,20 @@ def test_each_mismatch_names_file_column_and_fix(
         map_columns("f.x", columns, TABLE, **kwargs)  # type: ignore[arg-type]
 
 
-def test_unsupported_column_outside_the_table_is_ignored_and_merge_adds_fields() -> None:
-    extra = [*GOOD, col("blob", None, "list<int32>")]
-    assert map_columns("f", extra, TABLE).schema == TABLE
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_column_of_a_type_tsfile_cannot_hold_is_refused_even_outside_the_table(
+    merge: bool,
+) -> None:
+    # As an extra scalar column is: none is left unread to surface after ADD COLUMNS.
+    for native in ("list<item: int32>", "decimal128(5, 2)", "struct<a: int32>"):
+        extra = [*GOOD, col("blob", None, native)]
+        with pytest.raises(
+            SchemaMismatchError, match=f"f: column .blob. has type {re.escape(native)}"
+        ):
+            map_columns("f", extra, TABLE, merge_schema=merge)
+
+
+def test_merge_adds_fields() -> None:
     merged = map_columns("f", [*GOOD, col("wind", DataType.DOUBLE)], TABLE, merge_schema=True)
     assert merged.schema.names[-1] == "wind" and merged.sources["wind"] == "wind"
 

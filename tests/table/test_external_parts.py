@@ -36,6 +36,7 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.slices import plan_slices
 from tsfile_catalog.table import (
+    add_columns,
     add_files,
     append_parts,
     commit,
@@ -425,3 +426,30 @@ def test_a_part_recorded_under_a_link_is_still_found(tmp_path: Path) -> None:
     commit(FileIO(url), url, [AddPart(linked)], read=table.snapshot, operation=Operation.ADD_PART)
     with pytest.raises(InvalidCommitError, match=r"already a part of table .*\(as .*link"):
         add_files(url, str(real), format="parquet")
+
+
+def test_a_header_less_csv_part_reads_after_add_columns(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    (tmp_path / "a.csv").write_text("5,x,1.5\n6,z,\n")
+    add_files(url, str(tmp_path / "a.csv"), format="csv", options={"header": "false"})
+    add_columns(url, [("wind", DataType.DOUBLE)])
+    assert _rows(url) == [(5, "x", 1.5, None), (6, "z", None, None)]
+
+
+def test_a_column_the_table_cannot_hold_is_refused_so_none_surfaces_later(
+    tmp_path: Path,
+) -> None:
+    url = _table(tmp_path)
+    file = _parquet(
+        tmp_path / "a.parquet",
+        time=[1],
+        city=["x"],
+        temp=[1.0],
+        wind=pa.array([[1, 2]], pa.list_(pa.int64())),
+    )
+    with pytest.raises(SchemaMismatchError, match=r"a\.parquet: column 'wind' has type list"):
+        add_files(url, str(file), format="parquet")
+    add_columns(url, [("wind", DataType.INT64)])
+    with pytest.raises(SchemaMismatchError, match=r"a\.parquet: column 'wind' has type list"):
+        add_files(url, str(file), format="parquet")
+    assert open_table(url).parts() == []

@@ -294,8 +294,9 @@ def map_columns(
     from the file (as strings) or from ``partition``; FIELDs must have the table's type or a
     widening an append allows (:func:`~tsfile_catalog.metadata.schema_merge.merge_schema`),
     a FIELD the file lacks reads as null, a column the table lacks is an error unless
-    ``merge_schema`` adds it. A type TsFile cannot hold is an error only for a column the
-    table uses.
+    ``merge_schema`` adds it. A type TsFile cannot hold (decimal, list, struct, …) is an
+    error for any column, used by the table or not: one rule, so no column of a file is
+    left unread at ADD to surface under a later ADD COLUMNS.
 
     Raises:
         SchemaMismatchError / UnsupportedTypeError (both :class:`SchemaError`): naming
@@ -353,11 +354,12 @@ def map_columns(
             continue
         existing = table.column(low)
         if col.type is None:
-            if existing is None and not merge_schema:
-                continue  # a column the table does not use: its type does not matter
+            # Refused even when the table has no such column, as an extra column of a type
+            # TsFile holds is: a column left unread at ADD would surface later under a column
+            # of that name added with ADD COLUMNS, read from a type it cannot hold.
             raise SchemaMismatchError(
                 f"{where}: column '{col.name}' has type {col.native}, which TsFile cannot hold; "
-                "drop or cast the column (or leave it out of the table)"
+                "drop the column from the file or cast it to a supported type"
             )
         if existing is None and not merge_schema:
             raise SchemaMismatchError(
