@@ -35,6 +35,7 @@ __all__ = [
     "Deletion",
     "check_location",
     "check_empty",
+    "check_no_table_inside",
     "orphans",
     "owned",
     "replaced",
@@ -99,6 +100,28 @@ def check_location(io: FileIO, location: str) -> None:
             raise LocationError(
                 f"table location {location} is inside the table at {folder}; a table's folder "
                 "is its own (a table inside another would share its vacuum and purge)"
+            )
+
+
+def check_no_table_inside(io: FileIO, location: str) -> None:
+    """Refuse to adopt a folder that holds another table at any depth below it.
+
+    Adoption takes every TsFile below the folder: another table's parts, including those it
+    had removed (a deleted row would come back), whose files that table's VACUUM later
+    deletes under the adopting table. Its ``_tsfile_manifest/`` marks it, wherever it is.
+
+    Raises:
+        LocationError: naming the inner table's folder.
+    """
+    base = io.normalize(location)
+    for url, _ in io.walk_files(location):
+        folders = posixpath.relpath(io.normalize(url), base).split("/")[:-1]
+        if MANIFEST_DIR in folders[1:]:
+            inner = join_url(base, *folders[: folders.index(MANIFEST_DIR, 1)])
+            raise LocationError(
+                f"{location} holds the table at {inner} (its {MANIFEST_DIR}/): adopting the "
+                "folder would take that table's files, including parts it removed. Adopt a "
+                f"folder that holds no table, or register {inner} as a table of its own"
             )
 
 
