@@ -438,11 +438,12 @@ class ExternalFormat:
 
 def content_stamp(io: FileIO, url: str) -> str:
     """What identifies the bytes at ``url`` now: its size and modification time (ms)
-    locally, its size and the store's stamp (ETag, generation, modification time) elsewhere.
-    Recorded by ``ADD PART`` as the part's ``source_stamp``."""
+    locally, the store's stamp (ETag, generation, modification time: one metadata request)
+    elsewhere, its size where the store reports none. Recorded by ``ADD PART`` as the
+    part's ``source_stamp``."""
     if io.is_local:
         return f"size={io.size(url)};modified_ms={io.modified_ms(url)}"
-    return f"size={io.size(url)};{io.stamp(url)}"
+    return io.stamp(url) or f"size={io.size(url)}"
 
 
 def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) -> None:
