@@ -260,6 +260,8 @@ def _kept(io: FileIO, location: str, keep: Set[str]) -> Callable[[str], bool]:
     """Whether a file URL under ``location`` is one of the part paths in ``keep`` (absolute
     URLs, or paths relative to the table). Local files compare by real path, so neither a
     link nor another spelling of a folder hides a kept file; object stores by URL."""
+    if not keep:
+        return lambda url: False  # most tables: no realpath per candidate
     urls = [p if is_absolute_url(p) else join_url(location, p) for p in keep]
     if io.is_local:
         # A kept URL of another scheme (an external part on S3) cannot be a local file.
