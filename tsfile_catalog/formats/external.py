@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from tsfile_catalog.exceptions import SchemaMismatchError, TsFileCatalogError
+from tsfile_catalog.exceptions import DataError, SchemaMismatchError, TsFileCatalogError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
@@ -34,6 +34,7 @@ from tsfile_catalog.metadata.parts import (
     tag_stats_from_devices,
 )
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.schema_merge import widens
 
 __all__ = [
     "ExternalFormat",
@@ -41,10 +42,15 @@ __all__ = [
     "file_columns",
     "raw_time",
     "arrow_filesystem",
+    "content_stamp",
+    "check_unchanged",
 ]
 
 _PER_SECOND = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _PER_DAY_SECONDS = 86_400
+# Units per second of Arrow's timestamp units, and the floor_temporal names of ours.
+_PER_UNIT = {"s": 1, **_PER_SECOND}
+_ARROW_UNIT = {"ms": "millisecond", "us": "microsecond", "ns": "nanosecond"}
 _NULL_KEY = "\x00null\x00"
 
 
@@ -90,25 +96,66 @@ def _check_time_type(where: str, name: str, arrow: pa.DataType) -> None:
     )
 
 
-def raw_time(array: pa.ChunkedArray | pa.Array, unit: str) -> pa.ChunkedArray | pa.Array:
+def raw_time(
+    array: pa.ChunkedArray | pa.Array, unit: str, *, where: str = "", column: str = TIME_COLUMN
+) -> pa.ChunkedArray | pa.Array:
     """A time column as raw int64 values in ``unit``: integers as they are, TIMESTAMPs (any
-    unit, any zone: they are instants) and DATEs (midnight UTC) converted, truncating finer
-    units."""
+    unit, any zone: they are instants) and DATEs (midnight UTC) converted. A finer unit is
+    floored, as the writer converts Spark's times (``-0.5 ms`` is raw ``-1``, not ``0``).
+
+    Raises:
+        DataError: a value outside what int64 holds in ``unit`` (9999-12-31 in ``ns``), naming
+            ``where`` (the file), ``column`` and the value, instead of wrapping around.
+    """
+    try:
+        return _raw(array, unit)
+    except pa.ArrowInvalid as e:
+        raise DataError(
+            f"{where}: column '{column}' holds {_out_of_range(array, unit)}, which raw {unit} "
+            f"times (int64) cannot hold; store the table's times in a coarser unit "
+            f"(timestampPrecision), or leave such rows out of the file"
+        ) from e
+
+
+def _raw(array: pa.ChunkedArray | pa.Array, unit: str) -> pa.ChunkedArray | pa.Array:
+    """:func:`raw_time`'s conversion; a value out of range raises ``ArrowInvalid``."""
     arrow = array.type
     if pa.types.is_timestamp(arrow):
-        return array.cast(pa.timestamp(unit, arrow.tz), safe=False).cast(pa.int64())
+        # Dropping the zone keeps the instants: Arrow stores UTC whatever the zone.
+        naive = array.cast(pa.timestamp(arrow.unit))
+        if _PER_UNIT[arrow.unit] > _PER_UNIT[unit]:
+            naive = pc.floor_temporal(naive, unit=_ARROW_UNIT[unit])
+        # A safe cast: a value the unit cannot hold raises instead of wrapping around.
+        return naive.cast(pa.timestamp(unit)).cast(pa.int64())
     if pa.types.is_date(arrow):
         days = array.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
-        return pc.multiply(days, _PER_DAY_SECONDS * _PER_SECOND[unit])
+        return pc.multiply_checked(days, _PER_DAY_SECONDS * _PER_SECOND[unit])
     return array.cast(pa.int64())
 
 
-def _to_table_column(array: pa.ChunkedArray, type_: DataType, unit: str) -> pa.ChunkedArray:
+def _out_of_range(array: pa.ChunkedArray | pa.Array, unit: str) -> str:
+    """The extreme value of ``array`` that does not fit raw ``unit`` times, as text."""
+    bounds = pc.min_max(array)
+    for end in ("min", "max"):
+        value = bounds[end]
+        try:
+            _raw(pa.array([value.as_py()], array.type), unit)
+        except (pa.ArrowInvalid, OverflowError, ValueError):
+            return str(value)
+    return "a value"
+
+
+def _to_table_column(
+    array: pa.ChunkedArray, type_: DataType, unit: str, *, where: str, column: str
+) -> pa.ChunkedArray:
     """A FIELD column in the raw domain ``normalize`` expects (TIMESTAMP as raw int64)."""
     if type_ is DataType.TIMESTAMP:
-        return raw_time(array, unit)
+        return raw_time(array, unit, where=where, column=column)
     if pa.types.is_dictionary(array.type):
         return array.cast(array.type.value_type)
+    if pa.types.is_float16(array.type):
+        # Widened to FLOAT (exact): Arrow's compute kernels (min/max, filters) skip halffloat.
+        return array.cast(pa.float32())
     if type_ is DataType.DATE and array.type != pa.date32():
         return array.cast(pa.date32())
     return array
@@ -122,13 +169,19 @@ def _file_bounds(arrow: pa.DataType, unit: str, lo: int, hi: int) -> tuple[Any, 
         return -((-value) // per) if up else value // per
 
     if pa.types.is_timestamp(arrow):
-        file_per = {"s": 1, **_PER_SECOND}[arrow.unit]
+        file_per = _PER_UNIT[arrow.unit]
         raw_per = _PER_SECOND[unit]
+        # Raw times floor finer file values: raw r holds the file values from r's start up to
+        # (not including) the start of r + 1.
         low = scale(lo * file_per, raw_per, False) if lo > INT64_MIN else None
-        high = scale(hi * file_per, raw_per, True) if hi < INT64_MAX else None
+        high = scale((hi + 1) * file_per, raw_per, True) - 1 if hi < INT64_MAX else None
         return (
-            None if low is None else pa.scalar(low, pa.timestamp(arrow.unit, arrow.tz)),
-            None if high is None else pa.scalar(high, pa.timestamp(arrow.unit, arrow.tz)),
+            None
+            if low is None or low < INT64_MIN
+            else pa.scalar(low, pa.timestamp(arrow.unit, arrow.tz)),
+            None
+            if high is None or high > INT64_MAX
+            else pa.scalar(high, pa.timestamp(arrow.unit, arrow.tz)),
         )
     if pa.types.is_date(arrow):
         per_day = _PER_DAY_SECONDS * _PER_SECOND[unit]
@@ -187,6 +240,13 @@ class ExternalFormat:
         dataset = ds.dataset(path, format=self.name, filesystem=filesystem)
         return dataset.to_table(columns=list(columns), filter=filter)
 
+    def footer(
+        self, io: FileIO, url: str, options: Mapping[str, str], schema: TableSchema
+    ) -> tuple[pa.Schema, int | None]:
+        """The file's Arrow schema and, where a footer says it, its row count (None: the
+        format has no footer). Reads check the count against the part's."""
+        return self.arrow_schema(io, url, options, schema), None
+
     def footer_stats(
         self, io: FileIO, url: str, sources: Mapping[str, str], schema: TableSchema
     ) -> dict[str, FieldStats]:
@@ -213,6 +273,8 @@ class ExternalFormat:
         """
         read_options = options.read_options
         try:
+            # Taken first: a file rewritten while it is read here fails its first scan.
+            stamp = content_stamp(io, url)
             arrow = self.arrow_schema(io, url, read_options, table)
         except TsFileCatalogError:
             raise
@@ -241,6 +303,14 @@ class ExternalFormat:
         data = self._read_mapped(
             io, url, arrow, mapping, read_options, schema, [*tag_names, *computed], partition_values
         )
+        null_times = data.column(TIME_COLUMN).null_count
+        if null_times:
+            # As the writer refuses them: a row without a time has no place in a time series.
+            raise DataError(
+                f"{url}: time column '{mapping.time_source}' holds {null_times} null "
+                f"value{'s' if null_times > 1 else ''}; every row needs a time: fill them in "
+                "the file, or leave those rows out"
+            )
         for tag in tag_names:
             if tag not in partition_values and data.column(tag).null_count:
                 raise SchemaMismatchError(
@@ -269,6 +339,7 @@ class ExternalFormat:
             external=True,
             read_options=read_options,
             partition_values=dict(partition_values),
+            source_stamp=stamp,
         )
         return schema, part
 
@@ -309,7 +380,8 @@ class ExternalFormat:
         for term in conditions:
             condition = term if condition is None else condition & term
         raw = self.read(io, url, _unique(file_names), options, schema, condition)
-        arrays = [raw_time(raw.column(mapping.time_source), unit)]
+        time = raw.column(mapping.time_source)
+        arrays = [raw_time(time, unit, where=url, column=mapping.time_source)]
         names = [TIME_COLUMN]
         for name in columns:
             col = schema.column(name)
@@ -321,7 +393,9 @@ class ExternalFormat:
             elif name in present:
                 source = mapping.sources[name]
                 assert source is not None
-                arrays.append(_to_table_column(raw.column(source), col.type, unit))
+                arrays.append(
+                    _to_table_column(raw.column(source), col.type, unit, where=url, column=source)
+                )
                 names.append(name)
         return pa.Table.from_arrays(arrays, names=names)
 
@@ -335,12 +409,13 @@ class ExternalFormat:
             if tag in values and values[tag] not in allowed:
                 return
         try:
-            arrow = self.arrow_schema(io, part.path, part.read_options, schema)
+            arrow, rows = self.footer(io, part.path, part.read_options, schema)
+            check_unchanged(io, part, rows)
             table = self._read_mapped(
                 io,
                 part.path,
                 arrow,
-                _mapping_at_read(arrow, schema, part.read_options),
+                _mapping_at_read(part.path, arrow, schema, part.read_options),
                 part.read_options,
                 schema,
                 piece.columns,
@@ -359,6 +434,39 @@ class ExternalFormat:
         table = _exact(table, piece, values)
         if table.num_rows:
             yield table
+
+
+def content_stamp(io: FileIO, url: str) -> str:
+    """What identifies the bytes at ``url`` now: its size and modification time (ms)
+    locally, the store's stamp (ETag, generation, modification time: one metadata request)
+    elsewhere, its size where the store reports none. Recorded by ``ADD PART`` as the
+    part's ``source_stamp``."""
+    if io.is_local:
+        return f"size={io.size(url)};modified_ms={io.modified_ms(url)}"
+    return io.stamp(url) or f"size={io.size(url)}"
+
+
+def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) -> None:
+    """Refuse to read an external part whose file is no longer the one its statistics
+    describe: another size, modification time or ETag than at ``ADD PART``, or another row
+    count in its footer. Parts recorded without a stamp are checked by their footer only.
+
+    Raises:
+        DataError: naming the file and the fix (drop the part and add the file again).
+    """
+    changed: str | None = None
+    if footer_rows is not None and footer_rows != part.row_count:
+        changed = f"it holds {footer_rows} rows, {part.row_count} when it was added"
+    elif part.source_stamp is not None:
+        now = content_stamp(io, part.path)
+        if now != part.source_stamp:
+            changed = f"it is now {now}, {part.source_stamp} when it was added"
+    if changed is not None:
+        raise DataError(
+            f"external part {part.path} ({part.format}) changed after ADD PART ({changed}), so "
+            "the table's statistics of it are stale: ALTER TABLE … DROP PART it, then re-add it "
+            "with ALTER TABLE … ADD PART"
+        )
 
 
 def arrow_filesystem(io: FileIO, url: str) -> tuple[pafs.FileSystem | None, str]:
@@ -394,14 +502,35 @@ def _unique(names: Sequence[str]) -> list[str]:
 
 
 def _mapping_at_read(
-    arrow: pa.Schema, schema: TableSchema, options: Mapping[str, str]
+    url: str, arrow: pa.Schema, schema: TableSchema, options: Mapping[str, str]
 ) -> ColumnMapping:
-    """The file's columns for the table's, by case-insensitive name (validated at ADD)."""
+    """The file's columns for the table's, by case-insensitive name (validated at ADD).
+
+    Raises:
+        SchemaMismatchError: a column whose type changed since ``ADD PART`` into one the
+            table's column cannot be read from, naming the file, column, both types and the
+            fix (instead of Arrow's cast error in the middle of a scan).
+    """
     by_name = {f.name.lower(): f.name for f in arrow}
     time_column = options.get("timeColumn", TIME_COLUMN)
     if time_column not in by_name:
         raise TsFileCatalogError(f"the file has no time column '{time_column}' any more")
+    _check_time_type(url, by_name[time_column], arrow.field(by_name[time_column]).type)
     sources = {c.name: by_name.get(c.name) for c in schema.columns}
+    for col in schema.columns:
+        source = sources[col.name]
+        if source is None:
+            continue
+        native = arrow.field(source).type
+        found = table_type(native)
+        if found is None or not (
+            found is col.type or widens(found, col.type) or (found.is_string and col.type.is_string)
+        ):
+            raise SchemaMismatchError(
+                f"{url}: column '{source}' is {native} now, but table column '{col.name}' is "
+                f"{col.type.value} (the file changed after ADD PART): ALTER TABLE … DROP PART "
+                "it, fix the file, then re-add it with ALTER TABLE … ADD PART"
+            )
     return ColumnMapping(by_name[time_column], sources, schema)
 
 

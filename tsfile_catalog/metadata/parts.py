@@ -100,6 +100,10 @@ class PartFile:
     prune). ``read_options`` (the time column, its unit, CSV dialect) and
     ``partition_values`` (TAG values a Hive-style directory gives every row) tell a reader
     how an external file's rows become the table's; both are empty for internal parts.
+    ``source_stamp`` says which bytes an external part's statistics describe (size and
+    modification time, or the store's ETag, when it was added): a read of a file that no
+    longer matches fails instead of answering with stale statistics. None for internal parts
+    and for external parts recorded before it existed.
     """
 
     path: str
@@ -116,6 +120,7 @@ class PartFile:
     added_version: int = -1
     read_options: Mapping[str, str] = field(default_factory=dict)
     partition_values: Mapping[str, str] = field(default_factory=dict)
+    source_stamp: str | None = None
 
     def with_version(self, version: int, schema_id: int) -> PartFile:
         return replace(self, added_version=version, schema_id=schema_id)
@@ -126,6 +131,9 @@ class PartFile:
             # Only external parts carry these, so internal parts keep format_version 1 bytes.
             out["read_options"] = dict(self.read_options)
             out["partition_values"] = dict(self.partition_values)
+            if self.source_stamp is not None:
+                # Optional: parts recorded without it read as before (no check).
+                out["source_stamp"] = self.source_stamp
         return out
 
     def _json_body(self, field_types: Mapping[str, DataType]) -> dict[str, Any]:
@@ -180,4 +188,5 @@ class PartFile:
             fields=FieldStatsMap(json_object(obj.get("fields") or {}), field_types, source=source),
             schema_id=int(obj.get("schema_id", 0)),
             added_version=int(obj.get("added_version", -1)),
+            source_stamp=None if obj.get("source_stamp") is None else str(obj["source_stamp"]),
         )

@@ -462,7 +462,7 @@ def add_files(
         InvalidCommitError: a file is already a part of the table.
     """
     from tsfile_catalog.metadata.external import parse_add_part_options
-    from tsfile_catalog.table.external import read_external_parts
+    from tsfile_catalog.table.external import file_identity, read_external_parts
 
     parsed = parse_add_part_options({**(options or {}), "path": path, "format": format})
     io = FileIO(table_url, storage_options)
@@ -472,11 +472,19 @@ def add_files(
         raise TableNotFoundError(f"no tsfile-catalog table at {location}; create it first")
     files_io = FileIO(parsed.path, storage_options)
     schema, parts = read_external_parts(files_io, read.schema, parsed, progress=progress)
-    present = {p.path for p in read.parts}
+    # Parts recorded before paths were resolved may spell a file another way: compare the
+    # files they reach.
+    local = files_io.is_local
+    present = {
+        file_identity(files_io, p.path) if local and p.path.startswith("/") else p.path: p.path
+        for p in read.parts
+    }
     for part in parts:
         if part.path in present:
+            shown = present[part.path]
             raise InvalidCommitError(
-                f"{part.path} is already a part of table {location}; DROP PART it first to "
+                f"{part.path} is already a part of table {location}"
+                f"{'' if shown == part.path else f' (as {shown})'}; DROP PART it first to "
                 "add it again"
             )
     actions: list[Action] = []

@@ -8,13 +8,14 @@ and the rules of what a table owns are pure too (:mod:`tsfile_catalog.metadata.o
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.manifest import AddPart, Commit, Snapshot, replay
-from tsfile_catalog.metadata.ownership import owns_part
+from tsfile_catalog.metadata.ownership import kept_paths, owns_part
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.retention import (
     DEFAULT_DELETED_FILE_RETENTION_MS,
     DELETED_FILE_RETENTION,
@@ -51,19 +52,22 @@ def _known_log(io: FileIO, location: str, listing: Listing) -> tuple[Snapshot, l
     return base, read_commits(io, location, listing, oldest + 1, listing.latest, base.schema)
 
 
-def _ever_added(io: FileIO, location: str, listing: Listing) -> frozenset[str]:
-    """Every part path a known version holds that the table owns: its data files, current or
-    time-travel (external parts are the user's, never deleted: ``owns_part``)."""
+def _known_parts(base: Snapshot, commits: Sequence[Commit]) -> list[PartFile]:
+    """Every part a known version holds, current or time-travel."""
+    added = [a.part for c in commits for a in c.actions if isinstance(a, AddPart)]
+    return [*base.parts, *added]
+
+
+def _ever_added(
+    io: FileIO, location: str, listing: Listing
+) -> tuple[frozenset[str], frozenset[str]]:
+    """(paths the table owns, paths it must keep) over every part a known version holds:
+    its data files, and the external parts that are the user's, never deleted whatever their
+    names (``owns_part``, ``kept_paths``)."""
     if not listing.commits:
-        return frozenset()
-    base, commits = _known_log(io, location, listing)
-    added = (
-        a.part.path
-        for c in commits
-        for a in c.actions
-        if isinstance(a, AddPart) and owns_part(a.part)
-    )
-    return frozenset(p.path for p in base.parts if owns_part(p)).union(added)
+        return frozenset(), frozenset()
+    parts = _known_parts(*_known_log(io, location, listing))
+    return frozenset(p.path for p in parts if owns_part(p)), kept_paths(parts)
 
 
 @dataclass(frozen=True)
@@ -136,9 +140,14 @@ def vacuum_table(
     check_retention(retention_ms, latest.properties, enabled=retention_check)
     cutoff = now_ms() - retention_ms
     plan = plan_vacuum(base, commits, cutoff_ms=cutoff)
-    removed = ownership.replaced(io, location, {r.path for r in plan.reclaimable})
+    keep = kept_paths(_known_parts(base, commits))
+    removed = ownership.replaced(io, location, {r.path for r in plan.reclaimable}, keep=keep)
     orphans = ownership.orphans(
-        io, location, plan.referenced, modified_before_ms=cutoff if retention_ms else None
+        io,
+        location,
+        plan.referenced,
+        modified_before_ms=cutoff if retention_ms else None,
+        keep=keep,
     )
     sizes = {join_url(location, r.path): r.size_bytes for r in plan.reclaimable}
     size = sum(sizes[u] for u in removed.files) + sum(io.size(u) for u in orphans.files)
@@ -204,7 +213,8 @@ def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list
     io = FileIO(url, storage_options)
     location = io.normalize(url)
     listing = list_log(io, location)
-    data = ownership.owned(io, location, _ever_added(io, location, listing))
+    owned, keep = _ever_added(io, location, listing)
+    data = ownership.owned(io, location, owned, keep=keep)
     manifest_url = log_url(location)
     derived = [
         join_url(manifest_url, name)
