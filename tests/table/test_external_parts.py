@@ -46,8 +46,8 @@ from tsfile_catalog.table import (
     purge,
     vacuum,
 )
-from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
 from tsfile_catalog.table.external import read_external_parts
+from tsfile_catalog.table.log import write_checkpoint
 from tsfile_catalog.table.reading import read_slices
 
 SCHEMA = table_schema("weather", tags=("city",), fields=[("temp", DataType.DOUBLE)])
