@@ -71,7 +71,7 @@ def detail(cli: CliContext, table: TableArg) -> None:
     result = inspect.describe_detail(
         opened, name=target.name, timestamp_as=target.timestamp_as, options=target.options
     )
-    output.show(result, as_json=cli.as_json, vertical=True)
+    output.show(result, as_json=cli.as_json, unit=target.unit, vertical=True)
 
 
 @command(*_READ)
@@ -84,6 +84,7 @@ def parts(cli: CliContext, table: TableArg, where: WhereOpt = None) -> None:
     output.show(
         result,
         as_json=cli.as_json,
+        unit=target.unit,
         title=f"{target.name} @ version {opened.version}",
         hide=("format", "external"),
         footer=footer,
@@ -118,6 +119,7 @@ def plan(
     output.show(
         Result(inspect.EXPLAIN_SCHEMA, rows),
         as_json=cli.as_json,
+        unit=target.unit,
         title=f"{target.name} @ version {opened.version} where {where}",
         hide=("ref", "table", "alias", "version", "columns", "pushed_where"),
         footer=footer,
@@ -155,6 +157,6 @@ def timeline(
             data, picture, title=f"{title}: {summary}", unit=target.unit, progress=progress
         )
     if cli.as_json:
-        output.show(inspect.timeline_result(data), as_json=True)
+        output.show(inspect.timeline_result(data), as_json=True, unit=target.unit)
     else:
         typer.echo(f"wrote {picture}: {summary}")
