@@ -19,6 +19,7 @@ through many files) and hands its :class:`~tsfile_catalog.inspect.Result` to
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -40,6 +41,16 @@ __all__ = ["app", "main"]
 _DEBUG = "tsfile_catalog.debug"
 
 
+# The library's errors name its Python keywords; on the command line the same choice is a flag.
+_FLAGS = {"retention_check=False": "--no-retention-check"}
+_KEYWORD = re.compile("|".join(re.escape(k) for k in _FLAGS))
+
+
+def cli_wording(message: str) -> str:
+    """``message`` with the library's keyword arguments named as this program's flags."""
+    return _KEYWORD.sub(lambda m: _FLAGS[m.group(0)], message)
+
+
 class _Commands(TyperGroup):
     """Turns the package's own errors (and storage failures) into exit code 1 with one line
     on stderr; ``--debug`` lets them through with their traceback."""
@@ -51,7 +62,7 @@ class _Commands(TyperGroup):
         except (TsFileCatalogError, OSError) as e:
             if ctx.meta.get(_DEBUG):
                 raise
-            output.error(str(e) or type(e).__name__)
+            output.error(cli_wording(str(e) or type(e).__name__))
             raise typer.Exit(1) from None
 
 
