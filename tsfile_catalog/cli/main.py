@@ -42,7 +42,7 @@ _DEBUG = "tsfile_catalog.debug"
 
 
 # The library's errors name its Python keywords; on the command line the same choice is a flag.
-_FLAGS = {"retention_check=False": "--no-retention-check"}
+_FLAGS = {"retention_check=False": "--no-retention-check", "all_parts=True": "--all"}
 _KEYWORD = re.compile("|".join(re.escape(k) for k in _FLAGS))
 
 

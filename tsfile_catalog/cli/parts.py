@@ -63,16 +63,31 @@ def drop_part(
     cli: CliContext,
     table: TableArg,
     pattern: Annotated[
-        str,
+        str | None,
         typer.Argument(
-            help="A part's path (an external part's URL), a folder or a glob, as parts lists them."
+            metavar="PATTERN",
+            help="A part's path (an external part's URL), a folder or a glob, as parts lists "
+            "them. Optional with --all.",
         ),
-    ],
+    ] = None,
+    all_parts: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Allow dropping every part: with no PATTERN, or with one that matches them all.",
+        ),
+    ] = False,
 ) -> None:
     """Remove parts from the table (ALTER TABLE ... DROP PART): a new version without them;
     no file is deleted, and time travel still reads them."""
+    if pattern is None and not all_parts:
+        raise typer.BadParameter(
+            "name the parts to drop, or give --all to drop every part", param_hint="PATTERN"
+        )
     target = cli.target(table)
-    version = drop_parts(target.location, pattern, storage_options=target.storage)
+    version = drop_parts(
+        target.location, pattern or "", all_parts=all_parts, storage_options=target.storage
+    )
     _show_changed(cli, target, version, done="dropped")
 
 
