@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
@@ -21,6 +22,8 @@ from typing import Annotated, Any
 import typer
 
 from tsfile_catalog.cli.arguments import Target, resolve
+from tsfile_catalog.exceptions import TableNotFoundError
+from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.table import Table
 
@@ -113,11 +116,15 @@ class CliContext:
 
         Raises:
             OptionError: a bad ``--option``.
-            TableNotFoundError: a catalog name not in the catalog.
+            TableNotFoundError: a catalog name not in the catalog, or a path to a file (a
+                part, say) rather than a table's folder.
         """
-        return resolve(
+        target = resolve(
             table, warehouse=self.warehouse, options=self.options if options is None else options
         )
+        if self.warehouse is None:
+            _refuse_a_file(target)
+        return target
 
     def open(self, table: str) -> tuple[Target, Table]:
         """The table TABLE names, at the version ``--version`` / ``--timestamp`` choose."""
@@ -131,6 +138,20 @@ class CliContext:
         return opened.plan(
             where, unit=target.unit, timestamp_as=target.timestamp_as, time_zone=self.zone
         )
+
+
+def _refuse_a_file(target: Target) -> None:
+    """A local path to a file is not a table: say so, and where the table may be, instead of
+    the ``Not a directory`` that listing ``<file>/_tsfile_manifest/`` raises. (An object
+    store lists nothing under a file's key, which is already "no table there".)"""
+    io = FileIO(target.location, target.storage)
+    if not io.is_local or not io.exists(target.location) or io.isdir(target.location):
+        return
+    folder = os.path.dirname(io.normalize(target.location))
+    raise TableNotFoundError(
+        f"{target.location} is a file, not a table: name the table's folder, the one holding "
+        f"_tsfile_manifest/ (perhaps {folder})"
+    )
 
 
 def root_context(
