@@ -95,4 +95,4 @@ def test_a_root_option_the_command_does_not_take_is_a_usage_error(
 ) -> None:
     result = run(runner, *args)
     assert result.exit_code == 2, result.output
-    assert f"does not take {flag}" in result.stderr
+    assert f"{flag}: {args[-2]} does not take it" in result.stderr

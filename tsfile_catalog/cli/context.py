@@ -194,7 +194,9 @@ TIME_TRAVEL = _group(version=(VersionOpt, None), timestamp=(TimestampOpt, None))
 """``--version`` / ``--timestamp``: the read commands (``restore`` has its own, with its own
 meaning)."""
 
-_ROOT_ONLY_IF_TAKEN = {
+# Root options that mean something only to the commands taking their group: given before
+# another command they are refused, not silently ignored.
+_ONLY_WHERE_TAKEN = {
     "warehouse": (CATALOG, "--warehouse"),
     "time_zone": (ZONE, "--time-zone"),
 }
@@ -221,7 +223,7 @@ def command(*groups: _Group) -> Callable[[Callable[..., None]], Callable[..., No
         def run(**kwargs: Any) -> None:
             ctx: typer.Context = kwargs.pop("ctx")
             given = {name: kwargs.pop(name) for name in names}
-            cli = _merge(ctx, func.__name__, groups, given)
+            cli = _merge(ctx, groups, given)
             ctx.obj = cli
             func(cli, **kwargs)
 
@@ -235,15 +237,11 @@ def command(*groups: _Group) -> Callable[[Callable[..., None]], Callable[..., No
     return decorate
 
 
-def _merge(
-    ctx: typer.Context, name: str, groups: tuple[_Group, ...], given: dict[str, Any]
-) -> CliContext:
+def _merge(ctx: typer.Context, groups: tuple[_Group, ...], given: dict[str, Any]) -> CliContext:
     root = ctx.obj if isinstance(ctx.obj, CliContext) else CliContext()
-    for field, (group, flag) in _ROOT_ONLY_IF_TAKEN.items():
+    for field, (group, flag) in _ONLY_WHERE_TAKEN.items():
         if getattr(root, field) is not None and group not in groups:
-            raise typer.BadParameter(
-                f"{name.replace('_', '-')} does not take {flag}", param_hint=flag
-            )
+            raise typer.BadParameter(f"{ctx.info_name} does not take it", param_hint=flag)
     return replace(
         root,
         as_json=root.as_json or bool(given.get("as_json")),
