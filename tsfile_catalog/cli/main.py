@@ -115,3 +115,7 @@ for _name, _function in _COMMANDS.items():
 def main() -> None:
     """The console script (``tsfile-catalog``) and ``python -m tsfile_catalog``."""
     app(prog_name="tsfile-catalog")
+
+
+if __name__ == "__main__":
+    main()
