@@ -507,28 +507,42 @@ def add_files(
 
 
 def drop_parts(
-    table_url: str, pattern: str, *, storage_options: Mapping[str, Any] | None = None
+    table_url: str,
+    pattern: str,
+    *,
+    all_parts: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Remove the parts ``pattern`` names from the table (SQL ``ALTER TABLE … DROP PART``).
 
     ``pattern`` is a part's path (an external part's URL, or an internal part's path
     relative to the table), a folder (every part below it) or a glob over either. Only the
     manifest changes: a new version without the parts, so time travel still reads them, and
-    no file is deleted (external files never are; internal ones go with a later purge).
+    no file is deleted (external files never are; internal ones go with a later purge). A
+    table is emptied only on request: an empty pattern, or one matching every part, needs
+    ``all_parts=True`` (then an empty pattern names every part).
 
     Returns:
         The committed version.
 
     Raises:
         TableNotFoundError: no table at ``table_url``.
-        InvalidCommitError: ``pattern`` names no current part.
+        InvalidCommitError: ``pattern`` names no current part, or is empty or names every
+            part without ``all_parts``.
     """
     io = FileIO(table_url, storage_options)
     location = io.normalize(table_url)
     read = _latest_or_none(io, location)
     if read is None:
         raise TableNotFoundError(f"no tsfile-catalog table at {location}")
-    matched = [p for p in read.parts if _part_matches(io, location, p, pattern)]
+    every = not pattern.strip()
+    matched = [p for p in read.parts if every or _part_matches(io, location, p, pattern)]
+    if not all_parts and (every or len(matched) == len(read.parts) > 0):
+        what = "the path or glob is empty" if every else f"{pattern!r} matches every part"
+        raise InvalidCommitError(
+            f"DROP PART: {what}; to drop every part of table {location}, pass all_parts=True "
+            "(SQL: DELETE FROM the table)"
+        )
     if not matched:
         raise InvalidCommitError(
             f"DROP PART {pattern!r}: no part of table {location} matches (SHOW PARTS lists "
