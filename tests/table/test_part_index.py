@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 
 from tests.factories import STRATEGY_UUID
 from tests.metadata.expressions.test_pruning import SCHEMA as PRUNING_SCHEMA
-from tests.metadata.expressions.test_pruning import degraded, part_from_rows, predicates, rows_strategy
+from tests.metadata.expressions.test_pruning import (
+    degraded,
+    part_from_rows,
+    predicates,
+    rows_strategy,
+)
 from tests.table.helpers import SCHEMA, part
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import Expr, bind

@@ -519,8 +519,8 @@ def drop_parts(
     relative to the table), a folder (every part below it) or a glob over either. Only the
     manifest changes: a new version without the parts, so time travel still reads them, and
     no file is deleted (external files never are; internal ones go with a later purge). A
-    table is emptied only on request: an empty pattern, or one matching every part, needs
-    ``all_parts=True`` (then an empty pattern names every part).
+    table is emptied only on request: an empty pattern, or a glob or folder matching every
+    part, needs ``all_parts=True`` (then an empty pattern names every part).
 
     Returns:
         The committed version.
@@ -537,7 +537,10 @@ def drop_parts(
         raise TableNotFoundError(f"no tsfile-catalog table at {location}")
     every = not pattern.strip()
     matched = [p for p in read.parts if every or _part_matches(io, location, p, pattern)]
-    if not all_parts and (every or len(matched) == len(read.parts) > 0):
+    # A glob or folder that happens to match every part empties the table by accident; a
+    # path naming the one part there is explicit.
+    one_named = len(matched) == 1 and not any(c in pattern for c in "*?[")
+    if not all_parts and (every or (len(matched) == len(read.parts) > 0 and not one_named)):
         what = "the path or glob is empty" if every else f"{pattern!r} matches every part"
         raise InvalidCommitError(
             f"DROP PART: {what}; to drop every part of table {location}, pass all_parts=True "
