@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,7 @@ from tsfile_catalog.table import (
     commits,
     expire_snapshots,
     open_table,
+    ownership,
     purge,
     restore,
     vacuum,
@@ -116,6 +118,31 @@ def test_orphans_still_go_and_only_after_the_retention(tmp_path: Path, clock: li
     folders = [f"{tmp_path / task}/", f"{(tmp_path / task).parent}/", f"{tmp_path}/_staging/"]
     assert everything == sorted(str(p) for p in (tmp_path / a, died, staged)) + folders
     assert (tmp_path / "notes.txt").exists()
+
+
+def test_vacuum_never_deletes_a_part_a_restore_brought_back_while_it_planned(
+    tmp_path: Path, clock: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path)
+    a = _write(tmp_path, clock, 10)  # version 0
+    _write(tmp_path, clock, 9, overwrite=True)  # version 1 removes a, 9 days ago
+    clock[0] = 0
+    planned = ownership.replaced
+
+    def restore_after_planning(*args: Any, **kwargs: Any) -> ownership.Deletion:
+        found = planned(*args, **kwargs)
+        assert found.files == (str(tmp_path / a),), "vacuum planned to delete a"
+        restore(url, version=0)  # version 2 adds a back, before anything is deleted
+        return found
+
+    monkeypatch.setattr(ownership, "replaced", restore_after_planning)
+    done = vacuum_table(url, dry_run=False)
+
+    assert done.removed == () and done.bytes == 0
+    assert (tmp_path / a).exists()
+    latest = open_table(url, use_cache=False)
+    assert latest.version == 2 and [p.path for p in latest.parts()] == [a]
+    assert latest.scan().count() == 3, "the latest version reads"
 
 
 def test_vacuum_needs_a_table(tmp_path: Path) -> None:

@@ -212,16 +212,23 @@ def vacuum_table(
         io, location, plan.referenced, modified_before_ms=cutoff if retention_ms else None
     )
     sizes = {join_url(location, r.path): r.size_bytes for r in plan.reclaimable}
-    size = sum(sizes[u] for u in removed.files) + sum(io.size(u) for u in orphans.files)
+    sizes.update((u, io.size(u)) for u in orphans.files)
+    size = sum(sizes[u] for u in (*removed.files, *orphans.files))
     if not dry_run:
         if removed.files and plan.intact_from is not None:
             # Recorded before anything goes: an interrupted vacuum still explains the gap.
             _record_vacuum(io, location, plan.intact_from)
         everything = ownership.Deletion(removed.files + orphans.files, orphans.dirs)
+        # A commit since planning (a RESTORE, say) may have added some of them back.
+        everything = ownership.without_recommitted(
+            io, location, everything, planned=latest.version, schema=latest.schema
+        )
         deleted = ownership.delete(io, everything, progress=progress)
         gone = set(removed.files)
+        removed_urls = tuple(u for u in deleted if u in gone)
         orphan_urls = tuple(u for u in deleted if u not in gone)
-        return Vacuumed(removed.files, orphan_urls, size, retention_ms, dry_run)
+        size = sum(sizes[u] for u in everything.files)
+        return Vacuumed(removed_urls, orphan_urls, size, retention_ms, dry_run)
     return Vacuumed(removed.files, tuple(orphans.urls()), size, retention_ms, dry_run)
 
 

@@ -14,8 +14,9 @@ import posixpath
 from collections.abc import Callable, Set
 from dataclasses import dataclass
 
-from tsfile_catalog.exceptions import LocationError
+from tsfile_catalog.exceptions import CommitConflictError, LocationError
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.manifest import AddPart
 from tsfile_catalog.metadata.ownership import (
     MANIFEST_DIR,
     STAGING_DIR,
@@ -24,7 +25,9 @@ from tsfile_catalog.metadata.ownership import (
     is_staging_dir,
     is_vacuum_candidate,
 )
+from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.progress import Progress, batches
+from tsfile_catalog.table.log import list_log, read_commits
 
 __all__ = [
     "Deletion",
@@ -34,6 +37,7 @@ __all__ = [
     "owned",
     "replaced",
     "delete",
+    "without_recommitted",
 ]
 
 # A new table may reuse what a killed first write or commit of its own left behind.
@@ -62,6 +66,38 @@ def delete(io: FileIO, deletion: Deletion, *, progress: Progress | None = None) 
         _delete_reporting(io, deletion.files, progress)
     removed = tuple(folder for folder in deletion.dirs if io.remove_empty_dir(folder))
     return Deletion(deletion.files, removed).urls()
+
+
+def without_recommitted(
+    io: FileIO, location: str, deletion: Deletion, *, planned: int, schema: TableSchema
+) -> Deletion:
+    """``deletion`` less every file a version committed after ``planned`` (the latest version
+    the plan read, whose schema is ``schema``) adds: read from the log right before deleting,
+    so a RESTORE (or any commit re-adding a removed part) that landed while VACUUM planned
+    keeps its files. What commits after this check can still lose is the window
+    ``docs/maintenance.md`` describes.
+
+    Raises:
+        CommitConflictError: the log now ends before ``planned`` (the table was dropped and
+            recreated meanwhile): nothing may be deleted on an outdated plan.
+    """
+    listing = list_log(io, location)
+    if not listing.commits or listing.latest < planned:
+        raise CommitConflictError(
+            f"the table at {location} changed under VACUUM: it planned at version {planned}, "
+            f"but the log now ends at {listing.latest if listing.commits else 'nothing'}; "
+            "nothing was deleted, run VACUUM again"
+        )
+    if listing.latest == planned:
+        return deletion
+    commits = read_commits(io, location, listing, planned + 1, listing.latest, schema)
+    kept = {
+        join_url(location, action.part.path)
+        for commit in commits
+        for action in commit.actions
+        if isinstance(action, AddPart)
+    }
+    return Deletion(tuple(f for f in deletion.files if f not in kept), deletion.dirs)
 
 
 def _delete_reporting(io: FileIO, files: tuple[str, ...], progress: Progress) -> None:
