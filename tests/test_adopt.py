@@ -11,7 +11,7 @@ import pytest
 from tests.factories import weather_schema
 from tests.table.helpers import append_rows
 from tsfile_catalog.adopt import adopt_table
-from tsfile_catalog.discovery import open_location
+from tsfile_catalog.discovery import ResolvedScan, open_location
 from tsfile_catalog.exceptions import LocationError
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import MANIFEST_DIR, open_table
@@ -67,3 +67,19 @@ def test_a_folder_beside_a_table_is_still_adopted(tmp_path: Path) -> None:
         f.rename(plain / f.name)
     adopted = adopt_table(str(plain))
     assert adopted.scan().to_arrow().column("temp").to_pylist() == [5.0, 5.0]
+
+
+def test_a_glob_reaching_into_a_table_is_refused(tmp_path: Path) -> None:
+    parent = tmp_path / "parent"
+    inner = table_with_a_removed_part(parent / "inner")
+    plain = parent / "plain"
+    plain.mkdir()
+    append_rows(str(tmp_path / "source"), rows(0, 5.0), SCHEMA)
+    for f in (tmp_path / "source").glob("*.tsfile"):
+        f.rename(plain / f.name)
+    for glob in (f"{parent}/*", f"{inner}/*.tsfile", f"{parent}/*/*.tsfile"):
+        with pytest.raises(LocationError, match=f"reaches into the table at {inner};"):
+            open_location(glob)
+    found = open_location(f"{parent}/p*/*.tsfile")
+    assert isinstance(found, ResolvedScan)
+    assert [p.path for p in found.parts] == [str(f) for f in plain.glob("*.tsfile")]

@@ -122,21 +122,26 @@ def list_tsfiles(io: FileIO, url: str) -> tuple[str, list[tuple[str, int]]]:
 
     Raises:
         LocationError: a walked folder holds a table (a ``_tsfile_manifest/`` below it, at
-            any depth). That table's manifest, not its folder, says which of its files are
-            rows: its removed parts are still there until its VACUUM deletes them, so neither
-            a plain read nor an adoption may take its files.
+            any depth), or a glob reaches into one. That table's manifest, not its folder,
+            says which of its files are rows: its removed parts are still there until its
+            VACUUM deletes them, so neither a plain read nor an adoption may take its files.
     """
     if any(c in url for c in _GLOB_CHARS):
         # Like Spark's file sources, hidden and "_" entries stay hidden inside glob matches.
         fixed = io.normalize(url[: min(url.index(c) for c in _GLOB_CHARS if c in url)])
         prefix = fixed.rsplit("/", 1)[0]
         found: list[tuple[str, int]] = []
+        tables: dict[str, bool] = {}
         for match in io.glob(url):
             if not _visible(posixpath.relpath(io.normalize(match), prefix)):
                 continue
             if io.isdir(match):
+                _refuse_inside_table(io, url, io.normalize(match), prefix, tables)
                 found.extend((f, s) for f, s in _walk(io, match))
             elif match.endswith(".tsfile"):
+                _refuse_inside_table(
+                    io, url, posixpath.dirname(io.normalize(match)), prefix, tables
+                )
                 found.append((match, io.size(match)))
         return "", sorted(found)
     if io.isdir(url):
@@ -160,6 +165,26 @@ def _walk(io: FileIO, directory: str) -> list[tuple[str, int]]:
         if relative.endswith(".tsfile") and _visible(relative):
             out.append((full, size))
     return out
+
+
+def _refuse_inside_table(
+    io: FileIO, url: str, folder: str, prefix: str, tables: dict[str, bool]
+) -> None:
+    """Refuse a glob match in ``folder`` when it or a folder above it, up to the glob's fixed
+    ``prefix``, is a table (``tables`` remembers the folders already looked at)."""
+    while True:
+        if folder not in tables:
+            tables[folder] = has_manifest(io, folder)
+        if tables[folder]:
+            raise LocationError(
+                f"{url} reaches into the table at {folder}; its files cannot be read as plain "
+                "TsFiles, since its manifest, not its folder, decides which of them are rows "
+                "(its removed parts stay until its VACUUM). Read that table by its own location"
+            )
+        parent = posixpath.dirname(folder)
+        if len(folder) <= len(prefix) or parent == folder:
+            return
+        folder = parent
 
 
 def _refuse_nested_table(directory: str, relative: str) -> None:
