@@ -180,7 +180,10 @@ def vacuum_table(
       ``part-<uuid>-<partition>.tsfile`` at the root no version references, a part in a
       job's staging folder) and older than the retention, plus staging folders left empty.
 
-    External parts, a user's files and nested tables are never touched.
+    External parts, a user's files and nested tables are never touched. Right before
+    deleting, the log is read again: a file a version committed since the plan adds (a
+    RESTORE that brought a removed part back) stays
+    (:func:`~tsfile_catalog.table.ownership.without_recommitted`).
 
     Args:
         dry_run: list what would go, delete nothing.
@@ -195,6 +198,8 @@ def vacuum_table(
         OptionError: a retention below ``deletedFileRetention`` (with the check on), negative,
             or an unreadable property.
         CorruptManifestError: a commit file is unreadable (nothing is deleted then).
+        CommitConflictError: the table was dropped and recreated while VACUUM planned
+            (nothing is deleted then).
     """
     io = FileIO(url, storage_options)
     location = io.normalize(url)
