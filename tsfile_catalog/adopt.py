@@ -12,7 +12,7 @@ from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import Table, append_parts, open_table
-from tsfile_catalog.table.ownership import check_location, check_no_table_inside
+from tsfile_catalog.table.ownership import check_location
 
 __all__ = ["adopt_table"]
 
@@ -45,7 +45,6 @@ def adopt_table(
     if not io.isdir(path):
         raise OptionError(f"{path} is not a directory; only a directory can become a table")
     check_location(io, io.normalize(path))
-    check_no_table_inside(io, path)
     scan = resolve_files(io, path, table=table, merge_schema=merge_schema, progress=progress)
     if check_schema is not None:
         check_schema(scan.schema)

@@ -14,7 +14,12 @@ from typing import Any
 
 import fsspec
 
-from tsfile_catalog.exceptions import OptionError, SchemaMismatchError, TableNotFoundError
+from tsfile_catalog.exceptions import (
+    LocationError,
+    OptionError,
+    SchemaMismatchError,
+    TableNotFoundError,
+)
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
@@ -114,18 +119,29 @@ def list_tsfiles(io: FileIO, url: str) -> tuple[str, list[tuple[str, int]]]:
 
     Directories are walked recursively for ``*.tsfile``, skipping hidden and ``_``-prefixed
     entries (staging areas, manifests); globs keep the ``*.tsfile`` files they match.
+
+    Raises:
+        LocationError: a walked folder holds a table (a ``_tsfile_manifest/`` below it, at
+            any depth), or a glob reaches into one. That table's manifest, not its folder,
+            says which of its files are rows: its removed parts are still there until its
+            VACUUM deletes them, so neither a plain read nor an adoption may take its files.
     """
     if any(c in url for c in _GLOB_CHARS):
         # Like Spark's file sources, hidden and "_" entries stay hidden inside glob matches.
         fixed = io.normalize(url[: min(url.index(c) for c in _GLOB_CHARS if c in url)])
         prefix = fixed.rsplit("/", 1)[0]
         found: list[tuple[str, int]] = []
+        tables: dict[str, bool] = {}
         for match in io.glob(url):
             if not _visible(posixpath.relpath(io.normalize(match), prefix)):
                 continue
             if io.isdir(match):
+                _refuse_inside_table(io, url, io.normalize(match), prefix, tables)
                 found.extend((f, s) for f, s in _walk(io, match))
             elif match.endswith(".tsfile"):
+                _refuse_inside_table(
+                    io, url, posixpath.dirname(io.normalize(match)), prefix, tables
+                )
                 found.append((match, io.size(match)))
         return "", sorted(found)
     if io.isdir(url):
@@ -145,9 +161,46 @@ def _walk(io: FileIO, directory: str) -> list[tuple[str, int]]:
     out = []
     for full, size in io.walk_files(directory):
         relative = posixpath.relpath(io.normalize(full), base)
+        _refuse_nested_table(directory, relative)
         if relative.endswith(".tsfile") and _visible(relative):
             out.append((full, size))
     return out
+
+
+def _refuse_inside_table(
+    io: FileIO, url: str, folder: str, prefix: str, tables: dict[str, bool]
+) -> None:
+    """Refuse a glob match in ``folder`` when it or a folder above it, up to the glob's fixed
+    ``prefix``, is a table (``tables`` remembers the folders already looked at)."""
+    while True:
+        if folder not in tables:
+            tables[folder] = has_manifest(io, folder)
+        if tables[folder]:
+            raise LocationError(
+                f"{url} reaches into the table at {folder}; its files cannot be read as plain "
+                "TsFiles, since its manifest, not its folder, decides which of them are rows "
+                "(its removed parts stay until its VACUUM). Read that table by its own location"
+            )
+        parent = posixpath.dirname(folder)
+        if len(folder) <= len(prefix) or parent == folder:
+            return
+        folder = parent
+
+
+def _refuse_nested_table(directory: str, relative: str) -> None:
+    """Refuse a walk that meets another table's manifest (a file under a ``_tsfile_manifest``
+    folder below ``directory``; ``directory``'s own manifest is its caller's business)."""
+    folders = relative.split("/")[:-1]
+    if MANIFEST_DIR not in folders[1:]:
+        return
+    inner = "/".join(folders[: folders.index(MANIFEST_DIR, 1)])
+    raise LocationError(
+        f"{directory} holds the table at {join_url(directory, inner)} (its {MANIFEST_DIR}/); "
+        "a folder holding a table cannot be read or adopted as plain TsFiles, since that "
+        "table's manifest, not its folder, decides which of its files are rows (its removed "
+        "parts stay until its VACUUM). Read or register that table by its own location, or "
+        "adopt a folder beside it"
+    )
 
 
 def reconcile_schemas(schemas: Sequence[tuple[str, TableSchema]], merge: bool) -> TableSchema:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from tests.cli.helpers import FILES, write_file
+from tests.cli.helpers import FILES, WRITTEN, write_appends, write_file
 from tests.datasource.helpers import age
 from tsfile_catalog.cli.main import app
 from tsfile_catalog.table import open_table
@@ -92,6 +92,21 @@ def test_adopt_makes_a_table_of_a_directory(runner: CliRunner, tmp_path: Path) -
     empty.mkdir()
     none = run(runner, "adopt", str(empty))
     assert none.exit_code == 1 and "no *.tsfile files" in none.stderr
+
+
+def test_adopt_refuses_a_warehouse_root_holding_tables(runner: CliRunner, tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    table = warehouse / "weather"
+    write_appends(table, WRITTEN[:2])
+    run(runner, "drop-part", str(table), open_table(str(table)).parts()[0].path)
+    assert len(open_table(str(table)).parts()) == 1 and len(list(table.glob("*.tsfile"))) == 2
+
+    result = run(runner, "adopt", str(warehouse))
+
+    assert result.exit_code == 1
+    assert f"holds the table at {table} (its _tsfile_manifest/)" in result.stderr
+    assert not (warehouse / "_tsfile_manifest").exists()
+    assert run(runner, "adopt", str(table)).stderr.strip().endswith("already has a table manifest")
 
 
 @pytest.mark.s3

@@ -13,6 +13,7 @@ from tsfile_catalog.datasource.options import (
     parse_stream_write_options,
     parse_write_options,
     qualify_local_path,
+    relation_write_options,
 )
 from tsfile_catalog.exceptions import OptionError
 
@@ -198,3 +199,23 @@ def test_a_relative_path_without_the_drivers_directory_is_refused_naming_it(
     with pytest.raises(OptionError, match=r"path 'rel/t' is relative.*tsfile_catalog.register"):
         qualify_local_path("rel/t")
     assert qualify_local_path(str(tmp_path / "t")) == str(tmp_path / "t")
+
+
+def test_a_view_scans_write_options_replace_its_read_options() -> None:
+    # What a write into a Catalog view gets: the scan's options, the write's inside them.
+    scan = {
+        "path": "/t",
+        "partitions": "2",
+        "rowsPerPartition": "10",
+        "fs.endpoint_url": "http://s3",
+        "writeoptions": '{"onDuplicate": "last", "compression": "GZIP"}',
+    }
+    parse_read_options(scan)  # a read option, ignored by the read
+    write = parse_write_options(relation_write_options(scan))
+    assert (write.path, write.on_duplicate, write.compression) == ("/t", "last", "GZIP")
+    assert write.storage_options == {"endpoint_url": "http://s3"}
+    # Without it, a relation's options are all write options, checked as such.
+    with pytest.raises(OptionError, match="unknown write option 'partitions'"):
+        parse_write_options(relation_write_options({"path": "/t", "partitions": "2"}))
+    with pytest.raises(OptionError, match="'writeOptions' must be a JSON object"):
+        relation_write_options({"path": "/t", "writeOptions": "[1]"})

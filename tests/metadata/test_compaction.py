@@ -83,15 +83,15 @@ def test_parts_near_the_target_external_and_adopted_parts_stay() -> None:
     assert set(_paths(plan.kept)) == {"big", "x.parquet", "linked", "2024/01/user.tsfile"}
 
 
-def test_parts_that_may_share_a_device_and_time_are_never_merged() -> None:
-    # Two appends of the same device and times: TsFile holds one row per (device, time).
+def test_parts_whose_times_overlap_or_interleave_are_merged_too() -> None:
+    # A stream's micro-batches: the same devices at interleaved times, part after part. The
+    # rewrite keeps any (device, time) two of them repeat in separate new parts.
     a = _part("a", start=0)
     b = _part("b", start=5)
     other_city = _part("c", start=0, cities=("rome",))
     plan = plan_compaction([a, b, other_city], target_size=1000)
-    # Time order is a, c (rome), b; b may repeat a's rows, so it closes the group.
-    assert [_paths(g.parts) for g in plan.groups] == [["a", "c"]]
-    assert _paths(plan.kept) == ["b"]
+    assert [_paths(g.parts) for g in plan.groups] == [["a", "c", "b"]]
+    assert plan.kept == ()
 
 
 def test_nothing_to_do_when_every_part_is_alone() -> None:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
+from pyspark.sql import SparkSession
 
+from tests.table.helpers import append_rows
 from tsfile_catalog import Catalog, open_table
 from tsfile_catalog.exceptions import SqlError
 
@@ -53,6 +56,43 @@ def test_optimize_keeps_rows_and_reduces_parts(catalog: Catalog, warehouse: Path
     # A filtered query prunes the compacted part by its device and time statistics.
     explained = catalog.sql("EXPLAIN PARTS SELECT * FROM opt WHERE city = 'zz'").collect()
     assert [r.status for r in explained] == ["pruned"]
+
+
+def test_optimize_compacts_a_streams_interleaved_parts_and_spark_reads_the_same_rows(
+    catalog: Catalog, spark: SparkSession, warehouse: Path
+) -> None:
+    # Issue 24/25: a streamed table stalled at 19 parts ("nothing to compact"): its
+    # micro-batches hold every device at times interleaved with the other batches'.
+    catalog.sql(
+        "CREATE TABLE streamed (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'city')"
+    )
+    location = str(warehouse / "streamed")
+    schema = open_table(location).schema
+    for batch in range(19):
+        times = [batch + 19 * k for k in range(6) for _ in range(3)]
+        cities = [f"c{d}" for _ in range(6) for d in range(3)]
+        temps = [float(t) for t in times]
+        append_rows(location, pa.table({"time": times, "city": cities, "temp": temps}), schema)
+    # A replayed micro-batch: the same (device, time) again; the table keeps both rows.
+    append_rows(location, pa.table({"time": [0], "city": ["c0"], "temp": [-1.0]}), schema)
+    spark_before = sorted(tuple(r) for r in spark.read.format("tsfile").load(location).collect())
+    before = _rows(catalog, "SELECT * FROM streamed")
+    assert len(open_table(location).parts()) == 20 and len(before) == 19 * 18 + 1
+
+    row = catalog.sql("OPTIMIZE streamed").collect()[0]
+
+    table = open_table(location)
+    assert (row.num_files_removed, row.num_files_added) == (20, 2) and len(table.parts()) == 2
+    assert _rows(catalog, "SELECT * FROM streamed") == before == spark_before
+    spark_after = sorted(tuple(r) for r in spark.read.format("tsfile").load(location).collect())
+    assert spark_after == spark_before
+    assert _rows(catalog, "SELECT temp FROM streamed WHERE city = 'c0' AND time = 0") == [
+        (-1.0,),
+        (0.0,),
+    ]
+    catalog.sql("OPTIMIZE streamed")
+    assert open_table(location).version == table.version, "nothing left to compact"
 
 
 def test_optimize_where_compacts_only_the_parts_it_names(catalog: Catalog, warehouse: Path) -> None:

@@ -110,3 +110,39 @@ def test_table_option_values_are_checked_without_spark() -> None:
     }
     with pytest.raises(OptionError, match="'mergeSchema' = 'maybe' is not a boolean"):
         check_table_options({"mergeSchema": "maybe"})
+
+
+@spark_test
+def test_writes_through_the_views_plain_spark_sql_sees(spark: SparkSession, tmp_path: Path) -> None:
+    # Catalog registers a temporary view per table: Spark hands a write into it the view's
+    # scan options (partitions, rowsPerPartition, ...), which are no write options.
+    catalog = Catalog(spark, str(tmp_path / "warehouse"))
+    catalog.sql(
+        f"CREATE TABLE viewed {COLUMNS} USING tsfile "
+        "OPTIONS (tagColumns 'd', onDuplicate 'last', rowsPerPartition '1000')"
+    )
+    location = str(tmp_path / "warehouse" / "viewed")
+    schema = "time bigint, d string, v double"
+
+    # The stored onDuplicate 'last' applies, as in Catalog's own INSERT: one row at (a, 1).
+    spark.sql("INSERT INTO viewed VALUES (1, 'a', 1.0), (1, 'a', 1.5), (2, 'b', 2.0)")
+    assert open_table(location).version == 1, "one commit"
+    spark.createDataFrame([(3, "a", 3.0)], schema).write.insertInto("viewed")
+    spark.createDataFrame([(4, "c", 4.0)], schema).writeTo("viewed").append()
+
+    table = open_table(location)
+    assert table.version == 3 and [h.operation for h in table.history()][:3] == ["WRITE"] * 3
+    assert sorted(tuple(r) for r in catalog.sql("SELECT * FROM viewed").collect()) == [
+        (1, "a", 1.5),
+        (2, "b", 2.0),
+        (3, "a", 3.0),
+        (4, "c", 4.0),
+    ]
+    # The view itself reads the version it was registered at, until refreshed.
+    assert spark.sql("SELECT count(*) FROM viewed").collect()[0][0] == 0
+    catalog.refresh_views()
+    assert spark.sql("SELECT count(*) FROM viewed").collect()[0][0] == 4
+    # The same checks as every write: a row without its TAG is refused, nothing committed.
+    with pytest.raises(Exception, match=r"must not be null \(nullTagPolicy=error\)"):
+        spark.sql("INSERT INTO viewed VALUES (5, NULL, 5.0)")
+    assert open_table(location).version == 3

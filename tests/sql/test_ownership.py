@@ -83,6 +83,30 @@ def test_purge_keeps_user_files_and_nested_tables(
     assert spark.read.format("tsfile").load(str(folder / "inner")).count() == 1
 
 
+def test_create_refuses_to_adopt_a_folder_holding_a_table(
+    catalog: Catalog, spark: SparkSession, tmp_path: Path
+) -> None:
+    parent = tmp_path / "lake"
+    inner = parent / "sensors" / "inner"
+    _write_table(spark, inner)
+    # An overwrite leaves the first part's file for time travel: adopting would read it again.
+    spark.createDataFrame([(2, "y", 5.0)], "time bigint, city string, temp double").coalesce(
+        1
+    ).write.format("tsfile").options(table="inner", tagColumns="city").mode("overwrite").save(
+        str(inner)
+    )
+    assert len(_tsfiles(inner)) == 2
+
+    with pytest.raises(LocationError, match=f"holds the table at {inner} \\(its _tsfile_manifest"):
+        catalog.sql(f"CREATE TABLE lake USING tsfile LOCATION '{parent}'")
+
+    assert "lake" not in catalog.tables() and not (parent / "_tsfile_manifest").exists()
+    # The inner table can still be registered, and reads only its current rows.
+    catalog.sql(f"CREATE TABLE inner_t USING tsfile LOCATION '{inner}'")
+    assert [tuple(r) for r in catalog.sql("SELECT * FROM inner_t").collect()] == [(2, "y", 5.0)]
+    catalog.sql("DROP TABLE inner_t")
+
+
 def test_one_location_has_one_name(catalog: Catalog, warehouse: Path, tmp_path: Path) -> None:
     location = tmp_path / "shared"
     catalog.sql(f"CREATE TABLE a1 {COLUMNS} LOCATION '{location}'")

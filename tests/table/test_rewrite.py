@@ -101,6 +101,67 @@ def test_optimize_compacts_small_parts_into_one_and_keeps_every_row(root: str) -
     assert open_table(root).version == after.version
 
 
+def _micro_batch(root: str, batch: int, devices: int = 5) -> None:
+    """What one micro-batch of a stream appends: a few rows of every device, at times that
+    interleave with every other batch's (batch b holds times b, b + 19, b + 38, ...)."""
+    times = [batch + 19 * k for k in range(7) for _ in range(devices)]
+    cities = [f"c{d}" for _ in range(7) for d in range(devices)]
+    temps: list[float | None] = [
+        float(t * 10 + int(c[1:])) for t, c in zip(times, cities, strict=True)
+    ]
+    _append(root, times, cities, temps)
+
+
+def _all_rows(table: Table) -> list[tuple[Any, ...]]:
+    data = table.scan().to_arrow()
+    return sorted(zip(*(data.column(n).to_pylist() for n in data.column_names), strict=True))
+
+
+def test_optimize_compacts_a_streams_interleaved_micro_batches(root: str) -> None:
+    # Issue 24/25: a streamed table stayed at 19 parts, each further OPTIMIZE saying
+    # "nothing to compact": every part's time range overlapped the next one's.
+    for batch in range(19):
+        _micro_batch(root, batch)
+    before = open_table(root)
+    rows = _all_rows(before)
+    assert len(before.parts()) == 19 and len(rows) == 19 * 35
+
+    result = before.maintenance.optimize(target_file_size=1 << 20)
+
+    after = open_table(root)
+    assert (result.files_removed, result.files_added, result.rows) == (19, 1, 19 * 35)
+    assert len(after.parts()) == 1 and _all_rows(after) == rows
+    assert after.maintenance.optimize(target_file_size=1 << 20).version is None
+
+
+def test_optimize_keeps_both_rows_of_a_repeated_device_and_time(root: str) -> None:
+    # An append-only table keeps a re-sent reading next to the first one; one TsFile cannot
+    # hold both, so the repeats go to a second new part, the earlier rows to the first.
+    for batch in range(6):
+        _append(root, [batch, batch + 6], ["a", "b"], [float(batch), float(batch)])
+    _append(root, [2, 3], ["a", "a"], [20.0, 30.0])  # re-sends a at 2 and 3
+    _append(root, [3], ["a"], [300.0])  # and a at 3 once more
+    before = open_table(root)
+    rows = _all_rows(before)
+    assert len(before.parts()) == 8 and len(rows) == 15
+
+    result = before.maintenance.optimize(target_file_size=1 << 20)
+
+    after = open_table(root)
+    assert (result.files_removed, result.files_added, result.rows) == (8, 3, 15)
+    assert _all_rows(after) == rows
+    first, second, third = (read_part_rows(after, p) for p in after.parts())
+    assert first.num_rows == 12 and first.column("temp").to_pylist()[2:4] == [2.0, 3.0]
+    assert second.to_pylist() == [
+        {"time": 2, "city": "a", "temp": 20.0},
+        {"time": 3, "city": "a", "temp": 30.0},
+    ]
+    assert third.to_pylist() == [{"time": 3, "city": "a", "temp": 300.0}]
+    # The three parts now overlap exactly: rewriting them again would gain nothing.
+    assert after.maintenance.optimize(target_file_size=1 << 20).version is None
+    assert open_table(root).version == after.version
+
+
 def test_optimize_leaves_parts_near_the_target_and_outside_where(root: str) -> None:
     for i in range(4):
         _append_slice(root, i, cities=("a",) if i % 2 == 0 else ("b",))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from tests.table.aging import DAY_MS, write_days_ago
 from tests.table.test_ownership import SCHEMA, tsfile
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError, VersionNotFoundError
 from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
-from tsfile_catalog.table import append_parts, open_table, vacuum, vacuum_table
+from tsfile_catalog.table import append_parts, open_table, ownership, restore, vacuum, vacuum_table
 
 
 def test_vacuum_reclaims_exactly_the_parts_removed_before_the_retention(
@@ -79,3 +80,28 @@ def test_orphans_still_go_and_only_after_the_retention(tmp_path: Path, clock: li
 def test_vacuum_needs_a_table(tmp_path: Path) -> None:
     with pytest.raises(TableNotFoundError):
         vacuum(str(tmp_path))
+
+
+def test_vacuum_never_deletes_a_part_a_restore_brought_back_while_it_planned(
+    tmp_path: Path, clock: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path)
+    a = write_days_ago(tmp_path, clock, 10)  # version 0
+    write_days_ago(tmp_path, clock, 9, overwrite=True)  # version 1 removes a, 9 days ago
+    clock[0] = 0
+    planned = ownership.replaced
+
+    def restore_after_planning(*args: Any, **kwargs: Any) -> ownership.Deletion:
+        found = planned(*args, **kwargs)
+        assert found.files == (str(tmp_path / a),), "vacuum planned to delete a"
+        restore(url, version=0)  # version 2 adds a back, before anything is deleted
+        return found
+
+    monkeypatch.setattr(ownership, "replaced", restore_after_planning)
+    done = vacuum_table(url, dry_run=False)
+
+    assert done.removed == () and done.bytes == 0
+    assert (tmp_path / a).exists()
+    latest = open_table(url, use_cache=False)
+    assert latest.version == 2 and [p.path for p in latest.parts()] == [a]
+    assert latest.scan().count() == 3, "the latest version reads"

@@ -6,6 +6,7 @@ valid ones, because a misspelt option silently ignored is a wrong result waiting
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,8 @@ __all__ = [
     "parse_stream_write_options",
     "StreamOptions",
     "split_stream_options",
+    "WRITE_OPTIONS_KEY",
+    "relation_write_options",
     "parse_stream_options",
     "DRIVER_CWD_ENV",
     "qualify_local_path",
@@ -63,7 +66,12 @@ _READ_KEYS = (
     "useMetadataCache",
     "partitions",
     "partialAggregate",
+    "writeOptions",
 )
+# A read option that carries the options a write through the same relation uses: a
+# temporary view over a scan (Catalog registers one per table) hands a write into it the
+# scan's options, none of which (``partitions``, ``timestampAs``, ...) the writer takes.
+WRITE_OPTIONS_KEY = "writeOptions"
 _WRITE_KEYS = (
     "path",
     "model",
@@ -282,6 +290,38 @@ def _time_zone(opts: Mapping[str, str]) -> str | None:
     except PredicateError as e:
         raise OptionError(f"option 'timeZone' = {opts['timeZone']!r}: {e}") from None
     return value
+
+
+def relation_write_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The options a write into a relation loaded with ``options`` uses: when they carry
+    ``writeOptions`` (a JSON object of write options, which Catalog sets on the views it
+    registers), those, with the relation's ``path`` and ``fs.*`` settings; else ``options``
+    themselves, every one of them checked as a write option.
+
+    Raises:
+        OptionError: ``writeOptions`` is not a JSON object of strings.
+    """
+    found = {k.lower(): k for k in options}
+    key = found.get(WRITE_OPTIONS_KEY.lower())
+    if key is None:
+        return dict(options)
+    text = options[key]
+    try:
+        given = json.loads(text)
+    except ValueError as e:
+        raise OptionError(f"option '{WRITE_OPTIONS_KEY}' is not JSON: {e}") from e
+    if not isinstance(given, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in given.items()
+    ):
+        raise OptionError(
+            f"option '{WRITE_OPTIONS_KEY}' must be a JSON object of string options, got {text!r}"
+        )
+    kept = {
+        k: v
+        for k, v in options.items()
+        if k.lower() == "path" or k.lower().startswith(STORAGE_PREFIX)
+    }
+    return {**kept, **given}
 
 
 def parse_read_options(options: Mapping[str, str]) -> ReadOptions:

@@ -33,6 +33,7 @@ from tsfile_catalog.datasource.options import (
     parse_stream_write_options,
     parse_write_options,
     qualify_local_path,
+    relation_write_options,
     split_stream_options,
 )
 from tsfile_catalog.datasource.partial import TsFilePartialReader, partial_schema
@@ -202,8 +203,13 @@ class TsFileDataSource(DataSource):
             self._where,
         )
 
+    @cached_property
+    def _write_options(self) -> dict[str, str]:
+        # A write into a view over a scan gets the scan's options: the write's are inside.
+        return relation_write_options(self._options)
+
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        options = parse_write_options(self._options)
+        options = parse_write_options(self._write_options)
         return TsFileBatchWriter(plan_write(schema, options), options, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
@@ -215,7 +221,7 @@ class TsFileDataSource(DataSource):
 
         if overwrite:  # Spark asks for overwrite exactly in output mode complete
             raise OptionError(COMPLETE_MODE_MESSAGE)
-        options = parse_stream_write_options(self._options)
+        options = parse_stream_write_options(self._write_options)
         return TsFileStreamWriter(plan_write(schema, options.write), options)
 
 

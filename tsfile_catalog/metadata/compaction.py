@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from tsfile_catalog.metadata.expressions.model import Expr, Not, columns_of
 from tsfile_catalog.metadata.expressions.pruning import PartEvaluator
-from tsfile_catalog.metadata.overlap import overlapping_ranges
 from tsfile_catalog.metadata.ownership import is_part_name
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
@@ -118,19 +117,6 @@ def _time_key(part: PartFile) -> tuple[int, int, str]:
     return lo, hi, part.path
 
 
-def _may_share_rows(a: PartFile, b: PartFile) -> bool:
-    """Whether two parts may hold the same (device, time): TsFile keeps one row per (device,
-    time), so merging them would lose one. Device lists decide when both have them; without,
-    overlapping time ranges are enough to keep them apart."""
-    if a.devices is not None and b.devices is not None:
-        return bool(overlapping_ranges([a.devices, b.devices]))
-    if None in (a.min_time, a.max_time, b.min_time, b.max_time):
-        return True
-    assert a.min_time is not None and a.max_time is not None
-    assert b.min_time is not None and b.max_time is not None
-    return a.min_time <= b.max_time and b.min_time <= a.max_time
-
-
 def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> CompactionPlan:
     """Group the small TsFile parts of ``parts`` into new parts of about ``target_size`` bytes.
 
@@ -140,9 +126,11 @@ def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> Compactio
     the writer sorts its rows by device then time, so a device's rows for a time range land
     in as few parts as possible and time pruning stays as sharp as the inputs allowed
     (usually sharper: fewer, disjoint ranges).
-    A group closes when the next part would take it past the target, or when the next part
-    may share a (device, time) with a part already in it (the files hold such duplicates
-    separately; a TsFile cannot). A group of one part is no gain and is dropped.
+    A group closes when the next part would take it past the target. Time ranges that overlap
+    or interleave (a stream's micro-batches, appends of the same devices) do not keep parts
+    apart: a (device, time) two of them hold is written to separate new parts
+    (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`), so every row survives. A
+    group of one part is no gain and is dropped.
     """
     if target_size <= 0:
         raise ValueError(f"target_size must be positive, got {target_size}")
@@ -156,10 +144,7 @@ def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> Compactio
     current: list[PartFile] = []
     size = 0
     for part in sorted(candidates, key=_time_key):
-        if current and (
-            size + part.size_bytes > target_size
-            or any(_may_share_rows(part, other) for other in current)
-        ):
+        if current and size + part.size_bytes > target_size:
             groups.append(current)
             current, size = [], 0
         current.append(part)

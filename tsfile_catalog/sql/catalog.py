@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
-from tsfile_catalog.datasource.options import parse_write_options
+from tsfile_catalog.datasource.options import WRITE_OPTIONS_KEY, parse_write_options
 from tsfile_catalog.datasource.types import local_relation
 from tsfile_catalog.discovery import ResolvedScan, open_location
 from tsfile_catalog.exceptions import (
@@ -413,9 +413,18 @@ class Catalog:
         where: str | None = None,
         time_travel: TimeTravel | None = None,
         partial: PartialSpec | None = None,
+        writable: bool = False,
     ) -> DataFrame:
         options = self._source_options(entry, table_options.read_options(entry))
         options.update(self._parallelism())
+        if writable:
+            # A write into a view over this scan (INSERT INTO, insertInto, writeTo through
+            # plain spark.sql) is handed the scan's options: it writes with these instead,
+            # the table's stored write options as Catalog's own INSERT uses them.
+            write = table_options.write_options(entry, None)
+            options[WRITE_OPTIONS_KEY] = json.dumps(
+                {k: v for k, v in write.items() if not k.startswith(STORAGE_PREFIX)}
+            )
         if partial is not None:
             options["partialAggregate"] = partial.to_json()
         if columns is not None:
@@ -745,7 +754,7 @@ class Catalog:
         if not self._register_views or entry.database != DEFAULT_DATABASE:
             return
         try:
-            self._scan(entry).createOrReplaceTempView(entry.name)
+            self._scan(entry, writable=True).createOrReplaceTempView(entry.name)
         except TsFileCatalogError as e:
             _log.warning("no view for table %s: %s", entry.display_name, e)
 

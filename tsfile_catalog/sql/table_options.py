@@ -129,11 +129,12 @@ def read_options(entry: TableEntry) -> dict[str, str]:
     return _select(entry.options, (*_READ_ONLY, *_BOTH))
 
 
-def write_options(entry: TableEntry, tsfile_table: str) -> dict[str, str]:
-    """The options a write into ``entry`` (TsFile table ``tsfile_table``) passes to the data
-    source."""
+def write_options(entry: TableEntry, tsfile_table: str | None) -> dict[str, str]:
+    """The options a write into ``entry`` (TsFile table ``tsfile_table``; None: whichever
+    the table at its location holds) passes to the data source."""
     out = _select(entry.options, (*_WRITE_ONLY, *_BOTH))
-    out["table"] = tsfile_table
+    if tsfile_table is not None:
+        out["table"] = tsfile_table
     return out
 
 

@@ -23,6 +23,7 @@ from tsfile_catalog.metadata.expressions import (
     needs_time_zone,
 )
 from tsfile_catalog.metadata.manifest import Operation
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.progress import Progress
 
@@ -72,10 +73,12 @@ def optimize(
 
     Which parts go together is :func:`~tsfile_catalog.metadata.compaction.plan_compaction`'s
     pure plan: the table's own TsFile parts below 3/4 of the target (external parts and parts
-    near the target stay), packed in time order; each group's rows are read through the
-    shared read path and written, sorted by device then time, as one new TsFile in this
-    process. One commit (operation ``OPTIMIZE``, ``data_change`` false) removes the old parts
-    and adds the new ones; the old files stay for time travel until VACUUM. Concurrent
+    near the target stay), packed in time order whatever their time ranges; each group's rows
+    are read through the shared read path and written, sorted by device then time, as one new
+    TsFile in this process (:func:`~tsfile_catalog.table.rewrite.compact_parts`: parts that
+    repeat a (device, time) keep both rows, in one new part per repeat). One commit
+    (operation ``OPTIMIZE``, ``data_change`` false) removes the old parts and adds the new
+    ones; the old files stay for time travel until VACUUM. Concurrent
     appends keep working (the commit rebases on them); a concurrent commit that removed one
     of the rewritten parts makes it fail with :class:`CommitConflictError`, with nothing
     committed.
@@ -117,18 +120,23 @@ def optimize(
         return OptimizeResult(None, 0, 0, 0, 0, 0)
     # Imported here: the rewrite machinery loads pyarrow and the TsFile writer, which the
     # metadata-only verbs beside this one (and every importer of the Table) must not pay for.
-    import pyarrow as pa
+    from tsfile_catalog.table.rewrite import RewriteJob, compact_parts
 
-    from tsfile_catalog.table.rewrite import RewriteJob, read_part_rows
-
+    # Rows are read in commit order, so where parts repeat a (device, time) the earlier row
+    # lands in the first new part.
+    order = {p.path: i for i, p in enumerate(candidates)}
     with RewriteJob(table, settings) as job:
         total = len(compaction.groups)
+        removed_parts: list[PartFile] = []
         for done, group in enumerate(compaction.groups, start=1):
-            rows = pa.concat_tables([read_part_rows(table, p) for p in group.parts])
-            job.write(rows)
+            parts = sorted(group.parts, key=lambda p: order[p.path])
+            if compact_parts(job, parts):
+                removed_parts.extend(parts)
             if progress is not None:
                 progress(done, total)
-        removed = compaction.rewritten
+        if not removed_parts:
+            return OptimizeResult(None, 0, 0, 0, 0, 0)
+        removed = tuple(removed_parts)
         parameters = {
             "targetFileSize": str(target),
             "numRemovedFiles": str(len(removed)),

@@ -18,8 +18,9 @@ import posixpath
 from collections.abc import Callable, Set
 from dataclasses import dataclass
 
-from tsfile_catalog.exceptions import LocationError
+from tsfile_catalog.exceptions import CommitConflictError, LocationError
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.manifest import AddPart
 from tsfile_catalog.metadata.ownership import (
     MANIFEST_DIR,
     STAGING_DIR,
@@ -29,18 +30,20 @@ from tsfile_catalog.metadata.ownership import (
     is_vacuum_candidate,
 )
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url
+from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.progress import Progress, batches
+from tsfile_catalog.table.log import list_log, read_commits
 
 __all__ = [
     "Deletion",
     "check_location",
     "check_empty",
-    "check_no_table_inside",
     "orphans",
     "owned",
     "part_url",
     "replaced",
     "delete",
+    "without_recommitted",
 ]
 
 # A new table may reuse what a killed first write or commit of its own left behind.
@@ -69,6 +72,38 @@ def delete(io: FileIO, deletion: Deletion, *, progress: Progress | None = None) 
         _delete_reporting(io, deletion.files, progress)
     removed = tuple(folder for folder in deletion.dirs if io.remove_empty_dir(folder))
     return Deletion(deletion.files, removed).urls()
+
+
+def without_recommitted(
+    io: FileIO, location: str, deletion: Deletion, *, planned: int, schema: TableSchema
+) -> Deletion:
+    """``deletion`` less every file a version committed after ``planned`` (the latest version
+    the plan read, whose schema is ``schema``) adds: read from the log right before deleting,
+    so a RESTORE (or any commit re-adding a removed part) that landed while VACUUM planned
+    keeps its files. What commits after this check can still lose is the window
+    ``docs/maintenance.md`` describes.
+
+    Raises:
+        CommitConflictError: the log now ends before ``planned`` (the table was dropped and
+            recreated meanwhile): nothing may be deleted on an outdated plan.
+    """
+    listing = list_log(io, location)
+    if not listing.commits or listing.latest < planned:
+        raise CommitConflictError(
+            f"the table at {location} changed under VACUUM: it planned at version {planned}, "
+            f"but the log now ends at {listing.latest if listing.commits else 'nothing'}; "
+            "nothing was deleted, run VACUUM again"
+        )
+    if listing.latest == planned:
+        return deletion
+    commits = read_commits(io, location, listing, planned + 1, listing.latest, schema)
+    kept = {
+        join_url(location, action.part.path)
+        for commit in commits
+        for action in commit.actions
+        if isinstance(action, AddPart)
+    }
+    return Deletion(tuple(f for f in deletion.files if f not in kept), deletion.dirs)
 
 
 def _delete_reporting(io: FileIO, files: tuple[str, ...], progress: Progress) -> None:
@@ -107,28 +142,6 @@ def check_location(io: FileIO, location: str) -> None:
             raise LocationError(
                 f"table location {location} is inside the table at {folder}; a table's folder "
                 "is its own (a table inside another would share its vacuum and purge)"
-            )
-
-
-def check_no_table_inside(io: FileIO, location: str) -> None:
-    """Refuse to adopt a folder that holds another table at any depth below it.
-
-    Adoption takes every TsFile below the folder: another table's parts, including those it
-    had removed (a deleted row would come back), whose files that table's VACUUM later
-    deletes under the adopting table. Its ``_tsfile_manifest/`` marks it, wherever it is.
-
-    Raises:
-        LocationError: naming the inner table's folder.
-    """
-    base = io.normalize(location)
-    for url, _ in io.walk_files(location):
-        folders = posixpath.relpath(io.normalize(url), base).split("/")[:-1]
-        if MANIFEST_DIR in folders[1:]:
-            inner = join_url(base, *folders[: folders.index(MANIFEST_DIR, 1)])
-            raise LocationError(
-                f"{location} holds the table at {inner} (its {MANIFEST_DIR}/): adopting the "
-                "folder would take that table's files, including parts it removed. Adopt a "
-                f"folder that holds no table, or register {inner} as a table of its own"
             )
 
 

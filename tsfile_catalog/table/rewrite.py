@@ -24,7 +24,13 @@ import pyarrow.compute as pc
 from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import InvalidCommitError
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
-from tsfile_catalog.formats.tsfile import TSFILE, WriteSettings, opened, part_and_devices
+from tsfile_catalog.formats.tsfile import (
+    TSFILE,
+    WriteSettings,
+    opened,
+    part_and_devices,
+    split_duplicates,
+)
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import RemovalPlan, is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, Expr, ScanPushdown
@@ -43,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "StagedFile",
     "RewriteJob",
+    "compact_parts",
     "stage_part",
     "read_part_rows",
     "without_matching",
@@ -224,6 +231,26 @@ class RewriteJob:
             for url in (*published, *extra_published):
                 self._io.delete(url)
             raise
+
+
+def compact_parts(job: RewriteJob, parts: Sequence[PartFile]) -> bool:
+    """Stage the rows of ``parts`` (in commit order) as one new part, or, when they hold a
+    (device, time) more than once, as one part per repeat: the first row of every key in
+    the first, in commit order (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`).
+    Every row survives, as an append-only table keeps them.
+
+    Returns:
+        Whether anything was staged: False when the repeats would need as many parts as
+        ``parts`` already are (rewriting them would gain nothing, and OPTIMIZE would find
+        the same work again each run).
+    """
+    rows = pa.concat_tables([read_part_rows(job.table, p) for p in parts])
+    layers = split_duplicates(rows, job.table.schema)
+    if len(layers) >= len(parts):
+        return False
+    for layer in layers:
+        job.write(layer)
+    return True
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,10 @@ def vacuum_table(
       ``part-<uuid>-<partition>.tsfile`` at the root no version references, a part in a
       job's staging folder) and older than the retention, plus staging folders left empty.
 
-    External parts, a user's files and nested tables are never touched.
+    External parts, a user's files and nested tables are never touched. Right before
+    deleting, the log is read again: a file a version committed since the plan adds (a
+    RESTORE that brought a removed part back) stays
+    (:func:`~tsfile_catalog.table.ownership.without_recommitted`).
 
     Args:
         dry_run: list what would go, delete nothing.
@@ -127,6 +130,8 @@ def vacuum_table(
         OptionError: a retention below ``deletedFileRetention`` (with the check on), negative,
             or an unreadable property.
         CorruptManifestError: a commit file is unreadable (nothing is deleted then).
+        CommitConflictError: the table was dropped and recreated while VACUUM planned
+            (nothing is deleted then).
     """
     io = FileIO(url, storage_options)
     location = io.normalize(url)
@@ -150,16 +155,23 @@ def vacuum_table(
         keep=keep,
     )
     sizes = {join_url(location, r.path): r.size_bytes for r in plan.reclaimable}
-    size = sum(sizes[u] for u in removed.files) + sum(io.size(u) for u in orphans.files)
+    sizes.update((u, io.size(u)) for u in orphans.files)
+    size = sum(sizes[u] for u in (*removed.files, *orphans.files))
     if not dry_run:
         if removed.files and plan.intact_from is not None:
             # Recorded before anything goes: an interrupted vacuum still explains the gap.
             _record_vacuum(io, location, plan.intact_from)
         everything = ownership.Deletion(removed.files + orphans.files, orphans.dirs)
+        # A commit since planning (a RESTORE, say) may have added some of them back.
+        everything = ownership.without_recommitted(
+            io, location, everything, planned=latest.version, schema=latest.schema
+        )
         deleted = ownership.delete(io, everything, progress=progress)
         gone = set(removed.files)
+        removed_urls = tuple(u for u in deleted if u in gone)
         orphan_urls = tuple(u for u in deleted if u not in gone)
-        return Vacuumed(removed.files, orphan_urls, size, retention_ms, dry_run)
+        size = sum(sizes[u] for u in everything.files)
+        return Vacuumed(removed_urls, orphan_urls, size, retention_ms, dry_run)
     return Vacuumed(removed.files, tuple(orphans.urls()), size, retention_ms, dry_run)
 
 

@@ -18,7 +18,11 @@ from hypothesis import strategies as st
 
 from tests.factories import table_schema
 from tsfile_catalog.exceptions import DataError
-from tsfile_catalog.formats.tsfile.sort import _sort_and_dedupe_by_keys, sort_and_dedupe
+from tsfile_catalog.formats.tsfile.sort import (
+    _sort_and_dedupe_by_keys,
+    sort_and_dedupe,
+    split_duplicates,
+)
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 
 # Few values, so devices and (device, time) pairs repeat; byte-wise order differs from
@@ -126,3 +130,32 @@ def test_too_many_tag_combinations_for_codes_fall_back_to_the_string_sort() -> N
     assert out.column("seq").to_pylist() == [3, 1, 0]
     with pytest.raises(DataError, match="at time 3"):
         sort_and_dedupe(data, schema, "error")
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables())
+def test_split_duplicates_keeps_every_row_and_the_kth_repeat_in_the_kth_table(
+    drawn: tuple[pa.Table, tuple[str, ...]],
+) -> None:
+    data, tags = drawn
+    schema = _schema(tags)
+    layers = split_duplicates(data, schema)
+    # Every row exactly once, each table a valid TsFile (sorted, no duplicate), and
+    # "last" over the tables in order is "last" over the input.
+    assert sorted(r["seq"] for t in layers for r in t.to_pylist()) == list(range(data.num_rows))
+    for layer in layers:
+        assert sort_and_dedupe(layer, schema, "error").to_pylist() == layer.to_pylist()
+    merged = pa.concat_tables(layers) if layers else data
+    assert sort_and_dedupe(merged, schema, "last").to_pylist() == _outcome(
+        sort_and_dedupe, data, tags, "last"
+    )
+    assert len(layers) == 1 or all(t.num_rows for t in layers)
+
+
+def test_split_duplicates_puts_repeats_in_input_order() -> None:
+    data = _rows([2, 1, 2, 2, 1], ["a", "a", "a", "a", "b"])
+    first, second, third = split_duplicates(data, SCHEMA)
+    assert first.column("seq").to_pylist() == [1, 0, 4]
+    assert second.column("seq").to_pylist() == [2]
+    assert third.column("seq").to_pylist() == [3]
+    assert [t.num_rows for t in split_duplicates(_rows([1, 2], ["a", "a"]), SCHEMA)] == [2]

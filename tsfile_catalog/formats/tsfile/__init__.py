@@ -25,7 +25,7 @@ from tsfile_catalog.formats.tsfile.read import (
     series_stats,
 )
 from tsfile_catalog.formats.tsfile.scan import scan_file
-from tsfile_catalog.formats.tsfile.sort import duplicate_error, sort_and_dedupe
+from tsfile_catalog.formats.tsfile.sort import duplicate_error, sort_and_dedupe, split_duplicates
 from tsfile_catalog.formats.tsfile.write import (
     COMPRESSIONS,
     DEFAULT_COMPRESSION,
@@ -56,6 +56,7 @@ __all__ = [
     "scan_file",
     "write_file",
     "sort_and_dedupe",
+    "split_duplicates",
     "duplicate_error",
     "TsFileFormat",
     "TSFILE",

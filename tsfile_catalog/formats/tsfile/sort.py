@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 
-__all__ = ["sort_and_dedupe", "duplicate_error"]
+__all__ = ["sort_and_dedupe", "split_duplicates", "duplicate_error"]
 
 
 def duplicate_error(
@@ -46,12 +46,49 @@ def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> p
     in order (checked, vectorised) is not reordered at all. The result is the same as
     :func:`_sort_and_dedupe_by_keys`, which stays the path when codes do not fit.
     """
-    if data.num_rows == 0:
+    data, same = _sort_by_device_time(data, schema)
+    if same is None:
         return data
+    return _resolve_adjacent(data, schema, on_duplicate, same)
+
+
+def split_duplicates(data: pa.Table, schema: TableSchema) -> list[pa.Table]:
+    """Rows split into as few tables as hold each (device, time) at most once, every row kept:
+    the k-th row of a (device, time) in input order goes to the k-th table, each ordered by
+    device then time. One table when there is no duplicate.
+
+    What OPTIMIZE writes when the parts it merges hold the same (device, time) more than once
+    (an append-only table keeps both rows; one TsFile cannot hold them): the first rows of
+    every key in one new part, the repeats in as many more as the most repeated key needs.
+    """
+    data, same = _sort_by_device_time(data, schema)
+    if same is None or not pc.any(same).as_py():
+        return [data]
+    # A row's rank among its (device, time) run: its index less the index its run starts at.
+    starts = pa.concat_arrays([pa.array([True]), pc.invert(_contiguous(same))])
+    index = pa.array(range(data.num_rows), pa.int64())
+    run_start = pc.cumulative_max(pc.if_else(starts, index, 0))
+    rank = pc.subtract(index, run_start)
+    deepest = pc.max(rank).as_py()
+    return [data.filter(pc.equal(rank, k)) for k in range(deepest + 1)]
+
+
+def _contiguous(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+
+
+def _sort_by_device_time(
+    data: pa.Table, schema: TableSchema
+) -> tuple[pa.Table, pa.Array | pa.ChunkedArray | None]:
+    """``data`` stably ordered by device then time, and ``same`` (``same[i]``: row i+1 has
+    row i's device and time), None when there are fewer than two rows."""
+
+    if data.num_rows == 0:
+        return data, None
     time = data.column(TIME_COLUMN)
     device = _device_codes(data, schema.tag_names)
     if device is None or time.null_count:
-        return _sort_and_dedupe_by_keys(data, schema, on_duplicate)
+        return _sort_by_keys(data, schema)
     time = time.combine_chunks() if isinstance(time, pa.ChunkedArray) else time
     if not _in_device_time_order(device, time):
         # Every sort here is stable: equal (device, time) keep their input order. Rows
@@ -67,13 +104,13 @@ def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> p
         data = data.combine_chunks().take(indices)
         device, time = device.take(indices), time.take(indices)
     if data.num_rows < 2:
-        return data
+        return data, None
     n = data.num_rows
     same = pc.and_(
         pc.equal(device.slice(1), device.slice(0, n - 1)),
         pc.equal(time.slice(1), time.slice(0, n - 1)),
     )
-    return _resolve_adjacent(data, schema, on_duplicate, same)
+    return data, same
 
 
 # Device codes are products of the TAG columns' distinct counts; beyond this the general
@@ -115,14 +152,24 @@ def _in_device_time_order(device: pa.Array, time: pa.Array) -> bool:
 
 def _sort_and_dedupe_by_keys(data: pa.Table, schema: TableSchema, on_duplicate: str) -> pa.Table:
     """:func:`sort_and_dedupe` by sorting on the TAG and time columns themselves."""
+    data, same = _sort_by_keys(data, schema)
+    if same is None:
+        return data
+    return _resolve_adjacent(data, schema, on_duplicate, same)
+
+
+def _sort_by_keys(
+    data: pa.Table, schema: TableSchema
+) -> tuple[pa.Table, pa.Array | pa.ChunkedArray | None]:
+    """:func:`_sort_by_device_time` by sorting on the TAG and time columns themselves."""
     keys = [*schema.tag_names, TIME_COLUMN]
     if data.num_rows == 0:
-        return data
+        return data, None
     # Stable sort: among duplicates the input order survives, so "last" means last written.
     indices = pc.sort_indices(data, sort_keys=[(k, "ascending") for k in keys])
     data = data.take(indices)
     if data.num_rows < 2:
-        return data
+        return data, None
     same = None
     for key in keys:
         col = data.column(key)
@@ -135,7 +182,7 @@ def _sort_and_dedupe_by_keys(data: pa.Table, schema: TableSchema, on_duplicate: 
         )
         same = eq if same is None else pc.and_(same, eq)
     assert same is not None
-    return _resolve_adjacent(data, schema, on_duplicate, same)
+    return data, same
 
 
 def _resolve_adjacent(
