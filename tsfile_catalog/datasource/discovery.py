@@ -8,14 +8,17 @@ each footer once.
 from __future__ import annotations
 
 from tsfile_catalog.datasource.options import ReadOptions
-from tsfile_catalog.discovery import ResolvedScan, open_location
+from tsfile_catalog.discovery import scan_location
+from tsfile_catalog.exec.source import ResolvedScan
 
 __all__ = ["resolve"]
 
 
 def resolve(options: ReadOptions) -> ResolvedScan:
-    found = open_location(
+    return scan_location(
         options.path,
+        unit=options.precision,
+        timestamp_as=options.timestamp_as,
         version=options.version_as_of,
         timestamp=options.timestamp_as_of,
         time_zone=options.time_zone,
@@ -25,6 +28,3 @@ def resolve(options: ReadOptions) -> ResolvedScan:
         use_cache=options.use_metadata_cache,
         merge_schema=options.merge_schema,
     )
-    if isinstance(found, ResolvedScan):
-        return found
-    return ResolvedScan.of_table(found)

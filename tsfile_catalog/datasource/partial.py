@@ -3,7 +3,7 @@
 Set by ``Catalog.sql`` (``tsfile_catalog.sql.partial_aggregates``) when a query's aggregation
 can start inside the scan: the source then reports the partial schema and each task returns
 one row per group of each chunk it reads instead of the rows (see
-:mod:`tsfile_catalog.table.partial_aggregates`).
+:mod:`tsfile_catalog.exec.partial_aggregates`).
 
 Planning (:meth:`TsFilePartialReader.partitions`, where the snapshot's statistics are) first
 answers the (part, device) pairs whose rows lie wholly inside the WHERE and one time bucket
@@ -28,13 +28,13 @@ from tsfile_catalog.datasource.reader import (
     prune_scan,
 )
 from tsfile_catalog.datasource.types import spark_schema, to_output
-from tsfile_catalog.discovery import ResolvedScan
+from tsfile_catalog.exec.partial_aggregates import partial_aggregates
+from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.time_buckets import buckets_of
 from tsfile_catalog.metadata.expressions import Expr, TimestampAs
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
 from tsfile_catalog.metadata.partial_stats import narrow_slices, split_by_stats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
-from tsfile_catalog.table.partial_aggregates import partial_aggregates
-from tsfile_catalog.table.time_buckets import buckets_of
 
 __all__ = ["partial_schema", "TsFilePartialReader", "TsFileStatsPartition"]
 

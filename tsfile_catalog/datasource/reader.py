@@ -34,17 +34,16 @@ from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.types import arrow_schema, to_output
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import PredicateError
+from tsfile_catalog.exec.read import read_slices
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.formats.base import coalesce_tables
-from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.slices import FileSlice, plan_slices, rows_per_partition
-from tsfile_catalog.table.reading import read_slices
 
 __all__ = [
     "TsFilePartition",
@@ -198,9 +197,8 @@ class TsFileScanReader(DataSourceReader):
             if options.pushdown
             else ScanPushdown(residual=predicate)
         )
-        io = FileIO(scan.base or options.path, options.storage_options)
         yield from read_slices(
-            io, scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
+            scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
         )
 
 

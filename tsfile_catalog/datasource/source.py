@@ -40,13 +40,13 @@ from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScan
 from tsfile_catalog.datasource.types import project_user_schema, spark_schema
 from tsfile_catalog.datasource.watermark import stream_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError, SchemaMismatchError
+from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.session import check_pyspark_version
-from tsfile_catalog.table.scan import resolve_columns
 
 __all__ = ["TsFileDataSource", "SHORT_NAME"]
 

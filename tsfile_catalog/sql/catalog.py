@@ -29,7 +29,7 @@ from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.types import local_relation
-from tsfile_catalog.discovery import ResolvedScan, open_location
+from tsfile_catalog.discovery import open_location, scan_location
 from tsfile_catalog.exceptions import (
     OptionError,
     PredicateError,
@@ -38,6 +38,8 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
     TsFileCatalogError,
 )
+from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.aggregates import metadata_count
@@ -114,7 +116,6 @@ from tsfile_catalog.table import (
 )
 from tsfile_catalog.table.handle import time_travel_ms
 from tsfile_catalog.table.ownership import check_empty, check_location
-from tsfile_catalog.table.scan import resolve_columns
 
 __all__ = ["Catalog"]
 
@@ -454,19 +455,12 @@ class Catalog:
             return None
         return zone
 
-    def _plan(
-        self, entry: TableEntry, table: Table | ResolvedScan, where: str | None
-    ) -> ScanPlan | None:
+    def _plan(self, entry: TableEntry, scan: ResolvedScan, where: str | None) -> ScanPlan | None:
         """The plan for ``where``, bound as Spark binds it over the table's scan, or None when
         it cannot be pushed exactly (the query's own WHERE still filters; only the pushdown is
         lost)."""
         try:
-            plan = table.plan(
-                where,
-                unit=table_options.precision(entry),
-                timestamp_as=table_options.timestamp_as(entry),
-                time_zone=self._session_time_zone(),
-            )
+            plan = scan.plan(where, time_zone=self._session_time_zone())
         except PredicateError as e:
             _log.debug("not pushing %r into %s: %s", where, entry.display_name, e)
             return None
@@ -480,7 +474,7 @@ class Catalog:
         return plan
 
     def _ref_scan(
-        self, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], Table | ResolvedScan]
+        self, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], ResolvedScan]
     ) -> DataFrame:
         """A scan for one reference. References without time travel read the version
         ``pinned`` holds for their table (opened by the first of them), so every reference
@@ -505,41 +499,27 @@ class Catalog:
     def _small_scan(
         self,
         entry: TableEntry,
-        table: Table | ResolvedScan,
+        scan: ResolvedScan,
         plan: ScanPlan | None,
         columns: Sequence[str] | None,
     ) -> DataFrame | None:
         """The reference read in the driver when its plan reads at most ``smallScanRows``
         rows (see :mod:`~tsfile_catalog.sql.small_scan`), else None (the data source reads
         it). A WHERE that could not be pushed is still applied by Spark to the rows."""
-        plan = self._planned_small(entry, table, plan)
+        plan = self._planned_small(scan, plan)
         if plan is None:
             return None
-        unit, timestamp_as = table_options.precision(entry), table_options.timestamp_as(entry)
-        if isinstance(table, Table):
-            scan = ResolvedScan.of_table(table)
-            io = table.io
-        else:
-            scan, io = table, FileIO(table.base or entry.location, self._storage(entry))
-        wanted = resolve_columns(table.schema, columns, what="the query's columns")
-        return small_scan.local_scan(
-            self._spark, scan, io, plan, wanted, timestamp_as=timestamp_as, unit=unit
-        )
+        wanted = resolve_columns(scan.schema, columns, what="the query's columns")
+        return small_scan.local_scan(self._spark, scan, plan, wanted)
 
-    def _planned_small(
-        self, entry: TableEntry, table: Table | ResolvedScan, plan: ScanPlan | None
-    ) -> ScanPlan | None:
+    def _planned_small(self, scan: ResolvedScan, plan: ScanPlan | None) -> ScanPlan | None:
         """The reference's plan (``plan``, or the whole table's) when it reads at most
         ``smallScanRows`` rows, else None."""
         limit = small_scan.small_scan_rows(self._spark, self._small_scan_rows)
         if limit == 0:
             return None
         if plan is None:
-            plan = table.plan(
-                None,
-                unit=table_options.precision(entry),
-                timestamp_as=table_options.timestamp_as(entry),
-            )
+            plan = scan.plan(None)
         return plan if small_scan.planned_rows(plan) <= limit else None
 
     def _view_name(self) -> str:
@@ -548,7 +528,7 @@ class Catalog:
     def _query(self, query: exp.Expr) -> DataFrame:
         """``query`` with every catalog table reference read by a fresh scan of its own."""
         views: dict[int, str] = {}
-        pinned: dict[tuple[str, str], Table | ResolvedScan] = {}
+        pinned: dict[tuple[str, str], ResolvedScan] = {}
         try:
             for ref in table_refs(query):
                 entry = self._entry(ref.table)
@@ -588,18 +568,7 @@ class Catalog:
         plan = self._plan(entry, scan, found.ref.where)
         if plan is None:
             return None
-        io = scan.io if isinstance(scan, Table) else FileIO(scan.base, self._storage(entry))
-        timestamp_as = table_options.timestamp_as(entry)
-        return stats_aggregates.answer(
-            self._spark,
-            query,
-            found,
-            scan,
-            plan,
-            io,
-            timestamp_as=timestamp_as,
-            unit=table_options.precision(entry),
-        )
+        return stats_aggregates.answer(self._spark, query, found, scan, plan)
 
     def _partial_aggregate(self, query: exp.Query) -> DataFrame | None:
         """``query`` with its aggregation started inside the scan (partial aggregates merged
@@ -623,7 +592,7 @@ class Catalog:
         plan = self._plan(entry, table, ref.where)
         if ref.where is not None and plan is None:
             return None  # a WHERE the scan cannot evaluate exactly: Spark must see it
-        if self._planned_small(entry, table, plan) is not None:
+        if self._planned_small(table, plan) is not None:
             return None  # read in the driver instead (a small scan): no Spark job to feed
         travel = ref.time_travel
         if travel is None and table.version is not None:
@@ -691,14 +660,19 @@ class Catalog:
             return url_entry(table)
         return self._registry.get(table)
 
-    def _resolve(self, entry: TableEntry, travel: TimeTravel | None = None) -> Table | ResolvedScan:
+    def _resolve(self, entry: TableEntry, travel: TimeTravel | None = None) -> ResolvedScan:
         """What a reference reads: a registered table (:meth:`_open`), or whatever a URL
-        holds, resolved exactly as the ``tsfile`` source resolves it for the scan."""
+        holds, resolved exactly as the ``tsfile`` source resolves it for the scan; read
+        with the entry's ``timestampPrecision`` and ``timestampAs``."""
+        unit, timestamp_as = table_options.precision(entry), table_options.timestamp_as(entry)
         if not isinstance(entry, UrlEntry):
-            return self._open(entry, travel)
+            table = self._open(entry, travel)
+            return ResolvedScan.of_table(table, unit=unit, timestamp_as=timestamp_as)
         version, timestamp = self._travel(travel)
-        return open_location(
+        return scan_location(
             entry.location,
+            unit=unit,
+            timestamp_as=timestamp_as,
             version=version,
             timestamp=timestamp,
             table=entry.url.table,
@@ -716,7 +690,15 @@ class Catalog:
         travel = url.time_travel
         if isinstance(statement, ShowParts):
             travel = statement.time_travel or travel
-        found = self._resolve(entry, travel)
+        version, timestamp = self._travel(travel)
+        found = open_location(
+            entry.location,
+            version=version,
+            timestamp=timestamp,
+            table=entry.url.table,
+            table_uuid=entry.url.table_uuid,
+            storage_options=self._storage(entry),
+        )
         if isinstance(found, ResolvedScan):
             if isinstance(statement, ShowParts):
                 return inspect.show_file_parts(found)

@@ -56,10 +56,10 @@ from tsfile_catalog.table.log import (
 )
 
 if TYPE_CHECKING:
+    from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.maintenance import DeleteResult, Maintenance, OptimizeResult
     from tsfile_catalog.table.part_index import PartIndex
-    from tsfile_catalog.table.scan import TableScan
 
 __all__ = ["Table", "load_snapshot", "open_table", "time_travel_ms"]
 
@@ -362,7 +362,8 @@ class Table:
             VersionNotFoundError: no such ``version`` / nothing at or before ``timestamp``.
             TableNotFoundError: the location holds another table now.
         """
-        from tsfile_catalog.table.scan import TableScan
+        # Imported here: the scan imports pyarrow, which opening a table never needs.
+        from tsfile_catalog.exec.table_scan import TableScan
 
         table = self
         if version is not None or timestamp is not None:
