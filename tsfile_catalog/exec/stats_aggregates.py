@@ -1,11 +1,11 @@
 """The rows an aggregate's statistics cannot answer, read and summarised per part and device.
 
-:func:`~tsfile_catalog.metadata.aggregates.plan_aggregates` names the slices to read (devices
+:func:`~tsfile_catalog.metadata.stats_aggregates.plan_aggregates` names the slices to read (devices
 straddling a time bound, parts without device statistics); :func:`read_device_stats` reads them
 through the one shared read path (:func:`~tsfile_catalog.exec.read.read_slices`) and turns
 each part's rows into the same per-device :class:`~tsfile_catalog.metadata.parts.DeviceStats`
 the manifest holds, exact and Spark-ordered (a NaN is the largest number), so
-:func:`~tsfile_catalog.metadata.aggregates.finish_aggregates` merges both alike.
+:func:`~tsfile_catalog.metadata.stats_aggregates.finish_aggregates` merges both alike.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan, TableVersion
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
-from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.expressions import (
     INT64_MAX,
     INT64_MIN,
@@ -39,6 +38,7 @@ from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.scan import ScanPlan, plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice, plan_slices
+from tsfile_catalog.metadata.stats_aggregates import metadata_count
 
 if TYPE_CHECKING:
     import pandas as pd

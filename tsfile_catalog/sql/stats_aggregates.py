@@ -7,7 +7,7 @@
 time ranges and TAG predicates, is answered by :func:`answer` (``count``/``min``/``max`` of
 ``time`` too, from the devices' time ranges, as ``bigint`` or ``timestamp`` per
 ``timestampAs``): the planner
-(:func:`~tsfile_catalog.metadata.aggregates.plan_aggregates`) takes every (part, device)
+(:func:`~tsfile_catalog.metadata.stats_aggregates.plan_aggregates`) takes every (part, device)
 entirely inside the WHERE from the manifest; the devices straddling a time bound are read
 through the shared read path and summarised in the driver
 (:func:`~tsfile_catalog.exec.stats_aggregates.read_device_stats`); the result is a local DataFrame
@@ -40,15 +40,15 @@ from tsfile_catalog.datasource.types import (
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.stats_aggregates import read_device_stats
-from tsfile_catalog.metadata.aggregates import (
+from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.metadata.stats_aggregates import (
     Aggregate,
     AggregateFunction,
     finish_aggregates,
     plan_aggregates,
 )
-from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql.analysis import TableRef, rewrite_table_refs, single_table_ref
 
 __all__ = ["AggregateQuery", "recognize", "answer"]
