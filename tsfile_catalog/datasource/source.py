@@ -24,6 +24,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from tsfile_catalog.datasource.compat import check_pyspark_version
 from tsfile_catalog.datasource.options import (
     ReadOptions,
     StreamOptions,
@@ -46,7 +47,6 @@ from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
-from tsfile_catalog.session import check_pyspark_version
 
 __all__ = ["TsFileDataSource", "SHORT_NAME", "resolve"]
 
