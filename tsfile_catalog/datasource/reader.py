@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceReader,
     EqualTo,
@@ -114,8 +115,6 @@ def _session_time_zone() -> str | None:
     """The session time zone of the running SQL job (Spark copies session settings into
     every task's local properties); None outside a task or when it was never set, in which
     case Spark uses the JVM's default zone, which this process cannot see."""
-    from pyspark import TaskContext
-
     context = TaskContext.get()
     return None if context is None else context.getLocalProperty(_SESSION_TIME_ZONE)
 
