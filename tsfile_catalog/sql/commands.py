@@ -238,13 +238,14 @@ def create(tables: Tables, statement: CreateTable) -> DataFrame:
     # registry, or holding the warehouse) would share files with a second owner.
     registry.check_new(statement.table, location)
     storage = tables.storage(TableEntry("", "", location, options))
-    check_location(FileIO(location, storage), location)
+    io = FileIO(location, storage)
+    check_location(io, location)
     if statement.columns is not None:
         options = _create_empty(statement, location, options, storage)
     elif statement.query is not None:
-        options = _create_as_select(tables, statement, location, options, storage)
+        options = _create_as_select(tables, statement, io, location, options)
     else:
-        _adopt(statement, location, options, storage)
+        _adopt(statement, io, location, options)
     try:
         entry = registry.create(statement.table, location, options)
     except TableExistsError:
@@ -291,14 +292,11 @@ def _register_existing(
 
 
 def _create_as_select(
-    tables: Tables,
-    statement: CreateTable,
-    location: str,
-    options: dict[str, str],
-    storage: dict[str, Any],
+    tables: Tables, statement: CreateTable, io: FileIO, location: str, options: dict[str, str]
 ) -> dict[str, str]:
     assert statement.query is not None
     name = statement.table.qualified
+    storage = io.storage_options
     try:
         open_table(location, storage_options=storage)
     except TableNotFoundError:
@@ -308,7 +306,7 @@ def _create_as_select(
             f"CREATE TABLE {name} AS SELECT: a table already exists at {location}; use "
             f"CREATE TABLE {name} USING tsfile LOCATION '...' to register it"
         )
-    check_empty(FileIO(location, storage), location)
+    check_empty(io, location)
     source = run(tables, statement.query)
     ddl.as_select_options(name, options, source.schema)
     entry = TableEntry("", statement.table.name, location, options)
@@ -319,13 +317,11 @@ def _create_as_select(
     return options
 
 
-def _adopt(
-    statement: CreateTable, location: str, options: Mapping[str, str], storage: dict[str, Any]
-) -> None:
+def _adopt(statement: CreateTable, io: FileIO, location: str, options: Mapping[str, str]) -> None:
+    storage = io.storage_options
     try:
         table = open_table(location, storage_options=storage)
     except TableNotFoundError:
-        io = FileIO(location, storage)
         if not io.isdir(location):
             raise TableNotFoundError(
                 f"CREATE TABLE {statement.table.qualified} LOCATION {location!r}: there is "

@@ -263,32 +263,51 @@ class Tables:
 # -- running a query ----------------------------------------------------------------------------
 
 
+class _Resolved:
+    """The scans one statement resolves, each opened once: every way of answering it, and
+    every reference to a table without time travel, sees the same version."""
+
+    def __init__(self, tables: Tables) -> None:
+        self._tables = tables
+        self._scans: dict[tuple[str, str, TimeTravel | None], ResolvedScan] = {}
+
+    def get(self, entry: TableEntry, travel: TimeTravel | None = None) -> ResolvedScan:
+        key = (entry.database, entry.name, travel)
+        if key not in self._scans:
+            self._scans[key] = self._tables.resolve(entry, travel)
+        return self._scans[key]
+
+
 def select(tables: Tables, query: exp.Query) -> DataFrame:
     """``query``, answered from the manifest or statistics where that is exact, with its
     aggregation started in the scan where it can be, else by :func:`run`."""
-    count = _metadata_count(tables, query)
+    resolved = _Resolved(tables)
+    count = _metadata_count(tables, resolved, query)
     if count is not None:
         return count
-    answered = _stats_aggregates(tables, query)
+    answered = _stats_aggregates(tables, resolved, query)
     if answered is not None:
         return answered
-    partial = _partial_aggregate(tables, query)
+    partial = _partial_aggregate(tables, resolved, query)
     if partial is not None:
         return partial
-    return run(tables, query)
+    return _run(tables, resolved, query)
 
 
 def run(tables: Tables, query: exp.Expr) -> DataFrame:
     """``query`` with every catalog table reference read by a fresh scan of its own."""
+    return _run(tables, _Resolved(tables), query)
+
+
+def _run(tables: Tables, resolved: _Resolved, query: exp.Expr) -> DataFrame:
     spark = tables.spark
     views: dict[int, str] = {}
-    pinned: dict[tuple[str, str], ResolvedScan] = {}
     try:
         for ref in table_refs(query):
             entry = tables.entry(ref.table)
             if entry is None:
                 continue  # not ours: a Spark table or view, left to Spark
-            scan = _ref_scan(tables, entry, ref, pinned)
+            scan = _ref_scan(tables, resolved, entry, ref)
             name = tables.view_name()
             scan.createOrReplaceTempView(name)
             views[ref.index] = name
@@ -346,21 +365,14 @@ def _plan(
     return plan
 
 
-def _ref_scan(
-    tables: Tables, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], ResolvedScan]
-) -> DataFrame:
+def _ref_scan(tables: Tables, resolved: _Resolved, entry: TableEntry, ref: TableRef) -> DataFrame:
     """A scan for one reference. References without time travel read the version
-    ``pinned`` holds for their table (opened by the first of them), so every reference
+    ``resolved`` holds for their table (opened by the first of them), so every reference
     to a table in one statement sees the same snapshot (plain files have no versions)."""
     travel = ref.time_travel
-    if travel is None:
-        key = (entry.database, entry.name)
-        if key not in pinned:
-            pinned[key] = tables.resolve(entry)
-        scan = pinned[key]
-        travel = VersionAsOf(scan.version) if scan.version is not None else None
-    else:
-        scan = tables.resolve(entry, travel)
+    scan = resolved.get(entry, travel)
+    if travel is None and scan.version is not None:
+        travel = VersionAsOf(scan.version)
     columns = projection(scan.schema, ref.columns)
     plan = _plan(tables, entry, scan, ref.where)
     local = _small_scan(tables, scan, plan, columns)
@@ -394,7 +406,7 @@ def _planned_small(tables: Tables, scan: ResolvedScan, plan: ScanPlan | None) ->
     return plan if small_scan.planned_rows(plan) <= limit else None
 
 
-def _metadata_count(tables: Tables, query: exp.Query) -> DataFrame | None:
+def _metadata_count(tables: Tables, resolved: _Resolved, query: exp.Query) -> DataFrame | None:
     """``SELECT count(*)`` answered from the manifest's row counts, when they are exact."""
     found = as_metadata_count(query)
     if found is None:
@@ -403,7 +415,7 @@ def _metadata_count(tables: Tables, query: exp.Query) -> DataFrame | None:
     entry = tables.entry(ref.table)
     if entry is None:
         return None
-    plan = _plan(tables, entry, tables.resolve(entry, ref.time_travel), where)
+    plan = _plan(tables, entry, resolved.get(entry, ref.time_travel), where)
     rows = metadata_count(plan) if plan is not None else None
     if rows is None:
         return None
@@ -413,20 +425,20 @@ def _metadata_count(tables: Tables, query: exp.Query) -> DataFrame | None:
     return local_relation(tables.spark, [(rows,)], schema)
 
 
-def _stats_aggregates(tables: Tables, query: exp.Query) -> DataFrame | None:
+def _stats_aggregates(tables: Tables, resolved: _Resolved, query: exp.Query) -> DataFrame | None:
     """Aggregates answered from statistics (:mod:`tsfile_catalog.sql.stats_aggregates`)."""
     found = stats_aggregates.recognize(query)
     entry = tables.entry(found.ref.table) if found is not None else None
     if found is None or entry is None:
         return None
-    scan = tables.resolve(entry, found.ref.time_travel)
+    scan = resolved.get(entry, found.ref.time_travel)
     plan = _plan(tables, entry, scan, found.ref.where)
     if plan is None:
         return None
     return stats_aggregates.answer(tables.spark, query, found, scan, plan)
 
 
-def _partial_aggregate(tables: Tables, query: exp.Query) -> DataFrame | None:
+def _partial_aggregate(tables: Tables, resolved: _Resolved, query: exp.Query) -> DataFrame | None:
     """``query`` with its aggregation started inside the scan (partial aggregates merged
     by Spark), or None when its shape is not one :mod:`~tsfile_catalog.sql.
     partial_aggregates` rewrites. Spark's analysis of the original query names the
@@ -436,7 +448,7 @@ def _partial_aggregate(tables: Tables, query: exp.Query) -> DataFrame | None:
     entry = tables.entry(ref.table) if ref is not None else None
     if ref is None or entry is None:
         return None
-    scan = tables.resolve(entry, ref.time_travel)
+    scan = resolved.get(entry, ref.time_travel)
     rewrite = plan_partial_aggregate(
         query,
         ref,
@@ -454,7 +466,7 @@ def _partial_aggregate(tables: Tables, query: exp.Query) -> DataFrame | None:
     travel = ref.time_travel
     if travel is None and scan.version is not None:
         travel = VersionAsOf(scan.version)
-    original = run(tables, query)
+    original = _run(tables, resolved, query)
     partial = tables.scan(entry, where=ref.where, time_travel=travel, partial=rewrite.spec)
     name = tables.view_name()
     partial.createOrReplaceTempView(name)
