@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # One entry point for the README's two commands:
-#   ./run.sh demo   set up (a .venv here) and run examples/quickstart.py
-#   ./run.sh test   set up and run the whole test suite
+#   ./run.sh demo   set up (a .venv here: the package alone) and run examples/quickstart.py
+#   ./run.sh test   set up (the package with its test and bench extras) and run the test suite
 # Extra arguments after "test" go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 fail() { echo "error: $*" >&2; exit 1; }
+
+case "${1:-}" in
+  demo) extras="" ;;
+  test) extras="[test,bench]" ;;
+  *) fail "usage: ./run.sh demo | ./run.sh test [pytest args]" ;;
+esac
 
 python_bin=${PYTHON:-python3}
 command -v "$python_bin" >/dev/null || fail "Python 3.10+ is needed ($python_bin not found)"
@@ -26,16 +32,18 @@ venv=.venv
 if [ ! -x "$venv/bin/python" ]; then
   "$python_bin" -m venv "$venv"
 fi
-stamp="$venv/.installed-$(cksum pyproject.toml | cut -d' ' -f1)"
-if [ ! -f "$stamp" ]; then
+# One stamp per pyproject.toml and install: the demo's (the package) and the test's (the
+# package and its extras, which also covers the demo). A changed pyproject.toml reinstalls.
+key=$(cksum pyproject.toml | cut -d' ' -f1)
+stamp="$venv/.installed-$key-$1"
+if [ ! -f "$stamp" ] && [ ! -f "$venv/.installed-$key-test" ]; then
   "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet -e ".[test,bench]"
+  "$venv/bin/python" -m pip install --quiet -e ".$extras"
   touch "$stamp"
 fi
 export PYSPARK_PYTHON="$PWD/$venv/bin/python"
 
-case "${1:-}" in
+case "$1" in
   demo) exec "$venv/bin/python" examples/quickstart.py ;;
   test) shift; exec "$venv/bin/python" -m pytest "$@" ;;
-  *) fail "usage: ./run.sh demo | ./run.sh test [pytest args]" ;;
 esac

@@ -181,7 +181,7 @@ def run(
         before_table = open_table(path)
         _log(f"{len(before_table.parts())} parts; timing queries before OPTIMIZE")
         before = _time_queries(spark, path, repetitions, recent)
-        optimize_s, result = _timed(lambda: open_table(path).optimize())
+        optimize_s, result = _timed(lambda: open_table(path).maintenance.optimize())
         after_table = open_table(path)
         _log(f"OPTIMIZE: {result.files_removed} -> {result.files_added} parts; timing again")
         after = _time_queries(spark, path, repetitions, recent)

@@ -123,6 +123,7 @@ STRATEGY_FIELDS = {
             "added_version",
             "read_options",
             "partition_values",
+            "source_stamp",
         }
     ),
     "DeviceStats": frozenset({"tags", "row_count", "min_time", "max_time", "fields"}),
@@ -248,6 +249,7 @@ def part_files(draw: st.DrawFn, index: int = 0) -> PartFile:
         added_version=draw(st.integers(min_value=-1, max_value=2**40)),
         read_options=draw(strings) if external else {},
         partition_values=draw(strings) if external else {},
+        source_stamp=draw(st.one_of(st.none(), st.text(max_size=12))) if external else None,
     )
 
 

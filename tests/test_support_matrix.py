@@ -9,9 +9,12 @@ an untested version.
 from __future__ import annotations
 
 import re
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.session import MIN_PYSPARK, check_pyspark_version
@@ -61,3 +64,30 @@ def test_an_older_pyspark_is_refused_naming_both_versions() -> None:
         check_pyspark_version("3.5.1")
     for supported in ("4.2.0", "4.2.1", "4.3.0", "4.10.0.dev1", "5.0.0"):
         check_pyspark_version(supported)
+
+
+def _requirements(text: str) -> dict[str, Requirement]:
+    """The requirements of a ``[project] dependencies = [...]`` list in pyproject.toml."""
+    block = re.search(r"^dependencies = \[\n(.*?)^\]", text, re.M | re.S)
+    assert block, "pyproject.toml has no dependencies list"
+    found = [Requirement(r) for r in re.findall(r'^\s*"([^"]+)",', block.group(1), re.M)]
+    return {r.name: r for r in found}
+
+
+def test_pandas_and_pyarrow_are_pinned_to_what_pyspark_supports() -> None:
+    """``pip install .`` gets the pandas and pyarrow PySpark converts with: its own floors (the
+    ``sql`` extra of the installed PySpark), and pandas below 3, under which PySpark 4 warns
+    in every session. The versions the tests run are in the pinned range."""
+    ours = _requirements((ROOT / "pyproject.toml").read_text())
+    spark_sql = [
+        Requirement(r) for r in metadata.requires("pyspark") or () if 'extra == "sql"' in r
+    ]
+    floors = {r.name: r for r in spark_sql if r.name in ("pandas", "pyarrow")}
+    assert set(floors) == {"pandas", "pyarrow"}
+    for name, theirs in floors.items():
+        (floor,) = (s.version for s in theirs.specifier if s.operator == ">=")
+        assert name in ours, f"pyproject.toml's runtime dependencies do not pin {name}"
+        (ours_floor,) = (s.version for s in ours[name].specifier if s.operator == ">=")
+        assert Version(ours_floor) == Version(floor), (name, str(ours[name].specifier))
+        assert ours[name].specifier.contains(metadata.version(name)), name
+    assert not ours["pandas"].specifier.contains("3.0.0")

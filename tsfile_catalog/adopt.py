@@ -12,7 +12,7 @@ from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import Table, append_parts, open_table
-from tsfile_catalog.table.ownership import check_location
+from tsfile_catalog.table.ownership import check_location, check_no_table_inside
 
 __all__ = ["adopt_table"]
 
@@ -35,8 +35,8 @@ def adopt_table(
 
     Raises:
         TableExistsError: ``path`` already has a manifest.
-        LocationError: ``path`` is a file-system root or inside another table (whose files
-            the new table would then own too).
+        LocationError: ``path`` is a file-system root, inside another table, or holds one
+            at any depth (whose files the new table would then own too).
         SchemaMismatchError: the files disagree (``merge_schema`` unions FIELD columns).
     """
     io = FileIO(path, storage_options)
@@ -45,6 +45,7 @@ def adopt_table(
     if not io.isdir(path):
         raise OptionError(f"{path} is not a directory; only a directory can become a table")
     check_location(io, io.normalize(path))
+    check_no_table_inside(io, path)
     scan = resolve_files(io, path, table=table, merge_schema=merge_schema, progress=progress)
     if check_schema is not None:
         check_schema(scan.schema)

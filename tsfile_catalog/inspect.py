@@ -26,7 +26,8 @@ from tsfile_catalog.metadata.slices import matching_devices
 from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import DeleteResult, OptimizeResult, Table
-from tsfile_catalog.table.maintenance import Expired, Vacuumed
+from tsfile_catalog.table.expire import Expired
+from tsfile_catalog.table.vacuum import Vacuumed
 
 if TYPE_CHECKING:
     # Only annotations: the read path imports the TsFile reader (pyarrow), which the

@@ -86,7 +86,10 @@ def test_detail_sums_the_parts(runner: CliRunner, table_dir: Path) -> None:
     assert row["num_parts"] == len(FILES) + len(APPENDED)
     assert row["num_rows"] == sum(p.row_count for p in table.parts()) == 40
     assert row["size_in_bytes"] == sum((table_dir / p.path).stat().st_size for p in table.parts())
-    assert (row["min_time"], row["max_time"]) == (T0, T0 + 14 * MINUTE)
+    # Times as ISO-8601 in UTC (the table's unit is ms), the raw values beside them.
+    assert (row["min_time"], row["max_time"]) == (_iso_ms(T0), _iso_ms(T0 + 14 * MINUTE))
+    assert (row["min_time_raw"], row["max_time_raw"]) == (T0, T0 + 14 * MINUTE)
+    assert row["min_time"] == "2023-11-14T22:13:20.000+00:00"
     assert row["num_devices"] == 3 and row["tag_columns"] == ["city", "device"]
     text = run(runner, "detail", str(table_dir))
     assert text.exit_code == 0 and "num_rows" in text.stdout
@@ -106,6 +109,22 @@ def test_parts_where_keeps_exactly_the_parts_holding_matches(
     everything = run_json(runner, "parts", str(table_dir))
     assert [r["status"] for r in everything] == ["kept"] * 3
     assert [r["rows"] for r in everything] == [20, 10, 10]
+    parts = {p.path: p for p in open_table(str(table_dir)).parts()}
+    for r in everything:
+        part = parts[r["path"]]
+        assert (r["min_time_raw"], r["max_time_raw"]) == (part.min_time, part.max_time)
+        assert (r["min_time"], r["max_time"]) == (_iso_ms(part.min_time), _iso_ms(part.max_time))
+
+
+def test_json_times_follow_the_tables_precision(runner: CliRunner, table_dir: Path) -> None:
+    # Read as nanoseconds, the same raw numbers are instants 1e6 times closer to the epoch.
+    rows = run_json(runner, "parts", str(table_dir), "-o", "timestampPrecision=ns")
+    first = next(r for r in rows if r["path"] == "a.tsfile")
+    assert first["min_time_raw"] == T0
+    assert first["min_time"] == "1970-01-01T00:28:20.000000000+00:00"
+    plan = run_json(runner, "plan", str(table_dir), "--where", "city = 'sh'")
+    opened = next(r for r in plan if r["status"] == "opened")
+    assert (opened["min_time"], opened["min_time_raw"]) == (_iso_ms(T0), T0)
 
 
 def test_parts_text_has_a_summary(runner: CliRunner, table_dir: Path) -> None:
@@ -157,5 +176,6 @@ def test_detail_shows_the_declared_completeness(runner: CliRunner, table_dir: Pa
     schema = open_table(str(table_dir)).schema
     append_parts(str(table_dir), [], schema, complete_until=T0 + 15 * MINUTE)
     (after,) = run_json(runner, "detail", str(table_dir))
-    assert after["complete_until"] == T0 + 15 * MINUTE
+    assert after["complete_until"] == _iso_ms(T0 + 15 * MINUTE)
+    assert after["complete_until_raw"] == T0 + 15 * MINUTE
     assert "complete_until" in run(runner, "detail", str(table_dir)).stdout

@@ -90,3 +90,28 @@ def test_usage_errors_exit_2(runner: CliRunner, args: list[str]) -> None:
 def test_no_arguments_prints_help(runner: CliRunner) -> None:
     result = run(runner)
     assert "history" in result.output and "timeline" in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["history", "{part}"],
+        ["describe", "{part}"],
+        ["parts", "{part}"],
+        ["vacuum", "{part}"],
+        ["expire", "{part}"],
+        ["restore", "{part}", "--version", "0"],
+        ["optimize", "{part}"],
+        ["drop-part", "{part}", "x.tsfile"],
+        ["add-part", "{part}", "x.parquet", "-f", "parquet"],
+    ],
+)
+def test_a_part_file_for_a_table_is_one_line_naming_the_folder(
+    runner: CliRunner, table_dir: Path, command: list[str]
+) -> None:
+    part = table_dir / "a.tsfile"
+    line = one_error_line(run(runner, *(w.format(part=part) for w in command)))
+    assert line == (
+        f"error: {part} is a file, not a table: name the table's folder, the one holding "
+        f"_tsfile_manifest/ (perhaps {table_dir})"
+    )

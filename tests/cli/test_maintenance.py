@@ -46,6 +46,9 @@ def test_vacuum_deletes_only_old_orphans(runner: CliRunner, table_dir: Path) -> 
     # Delta's retentionDurationCheck.
     refused = run(runner, "vacuum", str(table_dir), "--retain", "0", "--json")
     assert refused.exit_code == 1 and "deletedFileRetention" in refused.stderr
+    # The refusal names the way out as this program spells it, not as Python does.
+    assert "pass --no-retention-check" in refused.stderr
+    assert "retention_check" not in refused.stderr
     assert old.exists() and fresh.exists()
 
     done = run(runner, "vacuum", str(table_dir), "--retain", "0", "--no-retention-check", "--json")

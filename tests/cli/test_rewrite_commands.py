@@ -246,3 +246,25 @@ def test_add_part_and_drop_part_user_errors(
     missing = run(runner, "drop-part", str(table_dir), "nothing*.tsfile")
     assert "DROP PART 'nothing*.tsfile': no part of table" in one_error_line(missing)
     assert open_table(str(table_dir)).version == 1
+
+
+def test_drop_part_empties_a_table_only_with_all(runner: CliRunner, table_dir: Path) -> None:
+    for pattern in ("", "*", str(table_dir)):
+        line = one_error_line(run(runner, "drop-part", str(table_dir), pattern))
+        assert line.startswith("error: DROP PART: "), line
+        assert "pass --all" in line and "all_parts" not in line
+    usage = run(runner, "drop-part", str(table_dir))
+    assert usage.exit_code == 2 and "--all" in usage.stderr
+    assert open_table(str(table_dir)).version == 1
+
+    (row,) = answer(run(runner, "drop-part", str(table_dir), "*.tsfile", "--all", "--json"))
+    assert (row["version"], row["parts"], row["rows"]) == (2, 0, 0)
+    assert operation(table_dir) == "DROP PART"
+    assert len(rows_of(table_dir, version=1)) == 40, "time travel still reads them"
+
+
+def test_drop_part_all_without_a_pattern(runner: CliRunner, table_dir: Path) -> None:
+    dropped = run(runner, "drop-part", str(table_dir), "--all")
+    assert dropped.exit_code == 0, dropped.output
+    assert "version 2: dropped 3 parts" in dropped.stdout
+    assert open_table(str(table_dir)).parts() == []

@@ -33,7 +33,11 @@ def test_png_has_one_bar_per_part_and_device(
         ("bj.d2", "a.tsfile", 10),
         ("sh.d1", "b.tsfile", 10),
     ]
-    assert bars[1]["start"] == T0 + 5 * MINUTE and bars[1]["end"] == T0 + 14 * MINUTE
+    assert bars[1]["start_raw"] == T0 + 5 * MINUTE and bars[1]["end_raw"] == T0 + 14 * MINUTE
+    assert (bars[1]["start"], bars[1]["end"]) == (
+        "2023-11-14T22:18:20.000+00:00",
+        "2023-11-14T22:27:20.000+00:00",
+    )
     image = mpimg.imread(picture)
     height, width = image.shape[:2]
     assert width >= 600 and height >= 150
@@ -68,7 +72,8 @@ def test_svg_grouped_by_a_tag_and_restricted_by_where(
 
     where = f"device = 'd1' AND time >= {T0 + 8 * MINUTE}"
     narrowed = run(runner, "timeline", str(table_dir), str(picture), "--where", where, "--json")
-    assert [(b["group"], b["part"], b["start"], b["end"]) for b in json.loads(narrowed.stdout)] == [
+    bars = json.loads(narrowed.stdout)
+    assert [(b["group"], b["part"], b["start_raw"], b["end_raw"]) for b in bars] == [
         ("bj.d1", "a.tsfile", T0 + 8 * MINUTE, T0 + 9 * MINUTE),
         ("bj.d1", "c.tsfile", T0 + 8 * MINUTE, T0 + 14 * MINUTE),
         ("sh.d1", "b.tsfile", T0 + 8 * MINUTE, T0 + 9 * MINUTE),

@@ -80,7 +80,8 @@ def test_starting_versions_and_change_commits(spark: SparkSession, tmp_path: Pat
     url = str(tmp_path / "t")
     for v in range(2):
         append_rows(url, _rows(v * 100_000, 2), SCHEMA)
-    open_table(url).optimize()  # version 2: the same rows rewritten, never streamed again
+    # Version 2: the same rows rewritten, never streamed again.
+    open_table(url).maintenance.optimize()
     append_rows(url, _rows(300_000, 1), SCHEMA)  # version 3
     reader = spark.readStream.format("tsfile").option("startingVersion", 1)
     got = _run(reader.load(url).select("time"), tmp_path / "a")

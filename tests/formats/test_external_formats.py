@@ -3,6 +3,7 @@ scans return exactly the rows of a slice, whatever the file's time representatio
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.factories import table_schema
+from tsfile_catalog.exceptions import DataError, SchemaMismatchError
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.csv import CSV
 from tsfile_catalog.formats.external import ExternalFormat
@@ -157,3 +159,112 @@ def test_date_time_column_is_midnight_utc(tmp_path: Path) -> None:
     epoch = int(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000)
     assert (part.min_time, part.max_time) == (epoch, epoch + 86_400_000)
     assert part.fields["temp"] == FieldStats(None, None, 2)  # absent FIELD: all null
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_null_times_are_refused_naming_the_file_and_the_count(tmp_path: Path, fmt: str) -> None:
+    data = ROWS.set_column(0, "time", pa.array([None, 2, None, *range(4, 41)], pa.int64()))
+    path = tmp_path / f"n.{fmt}"
+    _write(fmt, path, data)
+    with pytest.raises(DataError, match=rf"n\.{fmt}: time column 'time' holds 2 null values"):
+        _part(fmt, path)
+
+
+@pytest.mark.parametrize(
+    ("arrow_type", "value", "precision", "shown"),
+    [
+        (pa.timestamp("us"), dt.datetime(2286, 11, 20), "ns", "2286-11-20"),
+        (pa.timestamp("ms", "UTC"), dt.datetime(9999, 12, 31), "ns", "9999-12-31"),
+        (pa.date32(), dt.date(9999, 12, 31), "ns", "9999-12-31"),
+        (pa.timestamp("s"), dt.datetime(9999, 12, 31), "ns", "9999-12-31"),
+    ],
+)
+def test_times_outside_the_units_range_are_refused_not_wrapped(
+    tmp_path: Path, arrow_type: pa.DataType, value: object, precision: str, shown: str
+) -> None:
+    early = dt.date(2020, 1, 1) if pa.types.is_date(arrow_type) else dt.datetime(2020, 1, 1)
+    column = pa.array([early] * 39 + [value], arrow_type)
+    path = tmp_path / "far.parquet"
+    _write("parquet", path, ROWS.set_column(0, "stamp", column))
+    with pytest.raises(DataError, match=rf"far\.parquet: column 'stamp' holds {shown}.*ns"):
+        _part("parquet", path, timeColumn="stamp", timestampPrecision=precision)
+    if pa.types.is_date(arrow_type):
+        return  # a DATE FIELD stays a date
+    # A FIELD of TIMESTAMP type is converted by the same rule.
+    schema = table_schema("w", tags=("city", "device"), fields=[("seen", DataType.TIMESTAMP)])
+    data = ROWS.select(["time", "city", "device"]).append_column("seen", column)
+    _write("parquet", path, data)
+    parsed = parse_add_part_options(
+        {"path": str(path), "format": "parquet", "timestampPrecision": precision}
+    )
+    with pytest.raises(DataError, match=rf"far\.parquet: column 'seen' holds {shown}"):
+        PARQUET.read_part(
+            FileIO(str(path)),
+            str(path),
+            table=schema,
+            options=parsed,
+            partition_values={},
+            size_bytes=1,
+        )
+
+
+def test_negative_sub_unit_times_floor_as_the_writer_does(tmp_path: Path) -> None:
+    # -1.5 ms, -1 ms, -0.5 ns ... in ns, read in ms: the writer floors (-1.5 ms is -2).
+    nanos = [-1_500_000, -1_000_000, -1, 0, 1, 1_500_000]
+    stored = pa.array(nanos + [10**9] * 34, pa.int64()).cast(pa.timestamp("ns"))
+    path = tmp_path / "neg.parquet"
+    _write("parquet", path, ROWS.set_column(0, "time", stored))
+    _, part = _part("parquet", path, timestampPrecision="ms")
+    assert part.min_time == -2
+    everything = ScanSlice(columns=(), tag_names=SCHEMA.tag_names)
+    got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, SCHEMA, everything)))
+    assert sorted(got.column("time").to_pylist())[:6] == [-2, -1, -1, 0, 0, 1]
+    # A pushed time range keeps every file value that floors into it (1 ns and 1.5 ms are
+    # raw 0 and 1: both are in [0, 1]).
+    narrow = ScanSlice(columns=(), tag_names=SCHEMA.tag_names, time_min=0, time_max=1)
+    got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, SCHEMA, narrow)))
+    assert sorted(got.column("time").to_pylist()) == [0, 0, 1]
+
+
+def test_half_floats_widen_to_float(tmp_path: Path) -> None:
+    import numpy as np
+
+    halves = np.array([0.5 + i for i in range(40)], dtype=np.float16)
+    schema = table_schema("w", tags=("city", "device"), fields=[("temp", DataType.FLOAT)])
+    path = tmp_path / "h.parquet"
+    _write(
+        "parquet",
+        path,
+        ROWS.select(["time", "city", "device"]).append_column("temp", pa.array(halves)),
+    )
+    parsed = parse_add_part_options({"path": str(path), "format": "parquet"})
+    _, part = PARQUET.read_part(
+        FileIO(str(path)),
+        str(path),
+        table=schema,
+        options=parsed,
+        partition_values={},
+        size_bytes=1,
+    )
+    assert part.fields["temp"] == FieldStats(0.5, 39.5, 0)
+    piece = ScanSlice(columns=("temp",), tag_names=schema.tag_names)
+    got = pa.concat_tables(list(PARQUET.scan(FileIO(str(path)), part, schema, piece)))
+    assert got.column("temp").type == pa.float32()
+    assert got.column("temp").to_pylist() == [0.5 + i for i in range(40)]
+
+
+def test_a_column_whose_type_changed_fails_naming_file_column_and_types(tmp_path: Path) -> None:
+    path = tmp_path / "c.parquet"
+    _write("parquet", path, ROWS)
+    _, part = _part("parquet", path)
+    # Rewritten with the same rows but 'hum' as text; an older part records no stamp, so
+    # only the schema can tell.
+    _write("parquet", path, ROWS.set_column(4, "hum", pa.array([str(i) for i in range(40)])))
+    old = dataclasses.replace(part, source_stamp=None)
+    piece = ScanSlice(columns=("hum",), tag_names=SCHEMA.tag_names)
+    with pytest.raises(
+        SchemaMismatchError,
+        match=r"c\.parquet: column 'hum' is string now, but table column 'hum' is INT64 .*"
+        r"re-add it with ALTER TABLE … ADD PART",
+    ):
+        list(PARQUET.scan(FileIO(str(path)), old, SCHEMA, piece))

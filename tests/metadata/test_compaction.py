@@ -14,9 +14,10 @@ from tsfile_catalog.metadata.compaction import (
     target_file_size,
 )
 from tsfile_catalog.metadata.expressions import bind
-from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.stats import DeviceStats, FieldStats
 
 SCHEMA = table_schema("weather", fields=[("temp", DataType.DOUBLE)])
 

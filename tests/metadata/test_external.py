@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.factories import table_schema
-from tsfile_catalog.exceptions import OptionError, SchemaError, SchemaMismatchError
+from tsfile_catalog.exceptions import DataError, OptionError, SchemaError, SchemaMismatchError
 from tsfile_catalog.metadata.external import (
     FileColumn,
     map_columns,
@@ -13,6 +15,7 @@ from tsfile_catalog.metadata.external import (
     parse_partition_spec,
     partition_keys,
     partition_values,
+    unescape_path_name,
 )
 from tsfile_catalog.metadata.schema import DataType
 
@@ -87,6 +90,33 @@ def test_partition_keys_and_values_come_from_key_value_folders() -> None:
         partition_values("/w/t/a.parquet", ("city",))
 
 
+@pytest.mark.parametrize(
+    ("folder", "value"),
+    [
+        ("a%2Fb", "a/b"),
+        ("50%25", "50%"),
+        ("a b", "a b"),
+        ("%E4", "\u00e4"),  # one code unit per escape, as Java's (char) cast
+        ("x%3Dy%3A", "x=y:"),
+        ("100%", "100%"),  # no two characters after the %
+        ("%2", "%2"),
+        ("%zz", "%zz"),
+        ("%+F", "\x0f"),  # Java's parseInt takes a sign
+        ("%-1x", "%-1x"),  # a negative code is not an escape
+        ("北京", "北京"),
+    ],
+)
+def test_partition_values_unescape_as_spark_does(folder: str, value: str) -> None:
+    assert unescape_path_name(folder) == value
+    assert partition_values(f"/w/city={folder}/a.parquet", ("city",)) == {"city": value}
+
+
+@pytest.mark.parametrize("folder", ["__HIVE_DEFAULT_PARTITION__", ""])
+def test_a_null_partition_value_is_refused(folder: str) -> None:
+    with pytest.raises(DataError, match=rf"/w/city={folder}/a\.parquet: .*null city.*TAG"):
+        partition_values(f"/w/city={folder}/a.parquet", ("city",))
+
+
 def test_columns_map_by_name_case_insensitively_with_widenings() -> None:
     mapping = map_columns("f.parquet", GOOD, TABLE)
     assert mapping.time_source == "Time"
@@ -133,9 +163,20 @@ def test_each_mismatch_names_file_column_and_fix(
         map_columns("f.x", columns, TABLE, **kwargs)  # type: ignore[arg-type]
 
 
-def test_unsupported_column_outside_the_table_is_ignored_and_merge_adds_fields() -> None:
-    extra = [*GOOD, col("blob", None, "list<int32>")]
-    assert map_columns("f", extra, TABLE).schema == TABLE
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_column_of_a_type_tsfile_cannot_hold_is_refused_even_outside_the_table(
+    merge: bool,
+) -> None:
+    # As an extra scalar column is: none is left unread to surface after ADD COLUMNS.
+    for native in ("list<item: int32>", "decimal128(5, 2)", "struct<a: int32>"):
+        extra = [*GOOD, col("blob", None, native)]
+        with pytest.raises(
+            SchemaMismatchError, match=f"f: column .blob. has type {re.escape(native)}"
+        ):
+            map_columns("f", extra, TABLE, merge_schema=merge)
+
+
+def test_merge_adds_fields() -> None:
     merged = map_columns("f", [*GOOD, col("wind", DataType.DOUBLE)], TABLE, merge_schema=True)
     assert merged.schema.names[-1] == "wind" and merged.sources["wind"] == "wind"
 

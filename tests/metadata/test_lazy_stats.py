@@ -19,8 +19,8 @@ from tsfile_catalog.metadata.lazy_stats import (
     _array_items,
 )
 from tsfile_catalog.metadata.manifest import AddPart, decode_commit
-from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, SeriesStats
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.stats import DeviceStats, FieldStats, SeriesStats
 
 DEVICES = (DeviceStats(("paris", "a"), 3, 0, 9), DeviceStats(("oslo", None), 1, 5, 5))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tsfile_catalog.metadata.overlap import DeviceRange, overlapping_ranges
-from tsfile_catalog.metadata.parts import DeviceStats
+from tsfile_catalog.metadata.stats import DeviceStats
 
 
 def _d(tag: str, lo: int, hi: int) -> DeviceStats:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from tests.table.helpers import part as part_file
 from tsfile_catalog.metadata.ownership import (
     ancestors,
     is_part_name,
@@ -11,6 +14,7 @@ from tsfile_catalog.metadata.ownership import (
     is_staging_dir,
     is_vacuum_candidate,
     is_within,
+    kept_paths,
     new_job_id,
     new_part_name,
     task_dir_name,
@@ -71,3 +75,11 @@ def test_ancestors_and_roots() -> None:
         assert is_root(root), root
     for folder in ("/data", "s3://bucket/t", "memory://t"):
         assert not is_root(folder), folder
+
+
+def test_what_the_manifest_says_a_part_is_decides_what_is_kept() -> None:
+    name = new_part_name(0)
+    ours = part_file(name)
+    theirs = dataclasses.replace(part_file(f"/t/{name}"), format="parquet", external=True)
+    unmarked = dataclasses.replace(part_file("data.parquet"), format="parquet")
+    assert kept_paths([ours, theirs, unmarked]) == {f"/t/{name}", "data.parquet"}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from tests.factories import part_file
 from tsfile_catalog.metadata.expressions import ScanPushdown
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.slices import plan_slices
+from tsfile_catalog.metadata.stats import DeviceStats
 
 
 def _part(path: str, devices: list[tuple[str, int]] | None, rows: int = 0) -> PartFile:

@@ -18,8 +18,11 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
+from tests.factories import table_schema
 from tsfile_catalog import Catalog, open_table
-from tsfile_catalog.exceptions import OptionError, SchemaMismatchError
+from tsfile_catalog.exceptions import DataError, OptionError, SchemaMismatchError
+from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.table import add_files, create_table
 
 spark_test = pytest.mark.spark
 
@@ -240,3 +243,30 @@ def test_timestamp_time_column_converts_with_the_table_precision() -> None:
     array = pa.array([dt.datetime(1970, 1, 1, 0, 0, 5)], pa.timestamp("ms"))
     assert raw_time(array, "us").to_pylist() == [5_000_000]
     assert raw_time(pa.array([dt.date(1970, 1, 2)]), "ms").to_pylist() == [86_400_000]
+
+
+@spark_test
+def test_hive_partition_values_read_as_sparks_partition_discovery(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    awkward = ["a/b", "50%", "a b", "北京", "x=y:?", "#1", "%2F", "tab\tend"]
+    columns = "time bigint, city string, temp double"
+    written = tmp_path / "hive"
+    rows = [(i, city, float(i)) for i, city in enumerate(awkward)]
+    spark.createDataFrame(rows, columns).write.partitionBy("city").parquet(str(written))
+    url = str(tmp_path / "t")
+    create_table(url, table_schema("w", tags=("city",), fields=[("temp", DataType.DOUBLE)]))
+    add_files(url, str(written), format="parquet", options={"partition": "city:string"})
+    assertDataFrameEqual(
+        spark.read.format("tsfile").load(url).select("time", "city", "temp"),
+        spark.read.parquet(str(written)).select("time", "city", "temp"),
+    )
+    # Spark writes a null and an empty value as __HIVE_DEFAULT_PARTITION__ and reads it as
+    # null; a TAG cannot be null, so the folder is refused by name.
+    nulls = tmp_path / "nulls"
+    spark.createDataFrame([(1, None, 1.0), (2, "", 2.0)], columns).write.partitionBy(
+        "city"
+    ).parquet(str(nulls))
+    assert spark.read.parquet(str(nulls)).where("city IS NULL").count() == 2
+    with pytest.raises(DataError, match="city=__HIVE_DEFAULT_PARTITION__ folder holds a null"):
+        add_files(url, str(nulls), format="parquet", options={"partition": "city:string"})

@@ -138,3 +138,17 @@ def test_create_refuses_locations_with_another_owner(
     assert [p.name for p in user.iterdir()] == ["notes.txt"]
     assert catalog.tables() == ["keeper"]
     catalog.sql("DROP TABLE keeper PURGE")
+
+
+def test_create_table_location_refuses_a_folder_holding_a_table(
+    spark: SparkSession, catalog: Catalog, tmp_path: Path
+) -> None:
+    # Adopting the parent would take the inner table's parts, the removed ones too.
+    parent = tmp_path / "parent"
+    inner = parent / "a" / "inner"
+    _write_table(spark, inner)
+    before = sorted(parent.rglob("*"))
+    with pytest.raises(LocationError, match=f"{parent} holds the table at {inner} "):
+        catalog.sql(f"CREATE TABLE adopter USING tsfile LOCATION '{parent}'")
+    assert sorted(parent.rglob("*")) == before
+    assert "adopter" not in catalog.tables()

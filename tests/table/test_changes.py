@@ -30,7 +30,7 @@ from tsfile_catalog.table.checkpoint_parquet import (
     decode_parquet_snapshot,
     encode_parquet_snapshot,
 )
-from tsfile_catalog.table.maintenance import expire_snapshots
+from tsfile_catalog.table.expire import expire_snapshots
 
 
 def _table(tmp_path: Path, versions: int) -> str:

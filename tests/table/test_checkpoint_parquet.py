@@ -275,7 +275,7 @@ def test_a_damaged_parquet_checkpoint_falls_back_to_an_older_json_one(tmp_path: 
 
 
 def test_expiry_writes_and_removes_parquet_checkpoints(tmp_path: Path) -> None:
-    from tsfile_catalog.table.maintenance import expire_snapshots
+    from tsfile_catalog.table.expire import expire_snapshots
 
     url = str(tmp_path)
     append_n(url, 25)

@@ -1,6 +1,9 @@
 """Fuzzing the manifest decoders: whatever bytes stand in a commit file, a checkpoint, the
 ``_last_checkpoint`` hint or a catalog entry, reading them yields a valid object or the
-project's :class:`CorruptManifestError` naming the file, never another exception.
+project's :class:`CorruptManifestError` naming the file, never another exception. A decoded
+commit or snapshot is checked as a whole: it encodes back to itself, and the decoders agree on
+what they share (a part's device list and FIELD statistics are decoded when first read, so
+damage there surfaces then, as the same error).
 
 Random bytes alone rarely get past ``json.loads``, so most examples are structured mutations
 of real documents (a table written by the project): a subtree replaced by another JSON value,
@@ -10,9 +13,10 @@ a key dropped, a list emptied, the bytes truncated.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,10 +25,14 @@ from hypothesis import strategies as st
 from tests.table.helpers import SCHEMA, WIDER, append_parts, log_file, part
 from tsfile_catalog.exceptions import CorruptManifestError
 from tsfile_catalog.metadata.manifest import (
+    Commit,
+    CommitInfo,
+    Snapshot,
     commit_table_uuid,
     decode_commit,
     decode_commit_info,
     decode_snapshot,
+    encode_commit,
     encode_snapshot,
 )
 from tsfile_catalog.metadata.schema import TableSchema
@@ -33,6 +41,9 @@ from tsfile_catalog.sql.statements import TableName
 from tsfile_catalog.table import MANIFEST_DIR, clear_cache, open_table
 from tsfile_catalog.table.log import LAST_CHECKPOINT
 
+T = TypeVar("T")
+
+LEGACY_UUID = "00000000-0000-4000-8000-000000000000"
 SOURCE = "mem://t/_tsfile_manifest/00000000000000000003.json"
 
 _scalars = (
@@ -137,14 +148,94 @@ def documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"root": root, "commits": commits, "checkpoint": checkpoint, "schema": table.schema}
 
 
-def _decodes_or_corrupt(decode: Callable[[], object]) -> None:
+def _decoded(decode: Callable[[], T]) -> T | None:
+    """What ``decode`` yields, or None when it raised the :class:`CorruptManifestError` naming
+    the file (any other exception fails the test)."""
     try:
-        decode()
+        return decode()
     except CorruptManifestError as e:
         assert SOURCE in str(e)
+        return None
+
+
+def _assert_lazy_stats_error(error: CorruptManifestError) -> None:
+    """A part's device list and FIELD statistics decode lazily, when first read
+    (metadata/lazy_stats.py): damage there is this error then, naming what is damaged and
+    the file it came from."""
+    assert re.match(r"a part's (device list|FIELD statistics) in .* is corrupt", str(error))
+    assert SOURCE in str(error)
+
+
+def _check_commit_decoders(blob: bytes, schema: TableSchema | None) -> Commit | None:
+    """The three commit decoders on ``blob``: each yields a valid object or the error; a
+    decoded commit survives its own round trip, and the decoders agree on what they share."""
+    commit = _decoded(lambda: decode_commit(blob, schema, source=SOURCE))
+    if commit is not None:
+        assert isinstance(commit, Commit)
+        try:
+            again = decode_commit(encode_commit(commit, schema), schema, source=SOURCE)
+        except CorruptManifestError as e:
+            _assert_lazy_stats_error(e)
+        else:
+            assert again == commit, "a decoded commit encodes back to itself"
+    decoded_info = _decoded(lambda: decode_commit_info(blob, source=SOURCE))
+    if decoded_info is not None:
+        info, recorded = decoded_info
+        assert isinstance(info, CommitInfo)
+        assert recorded is None or isinstance(recorded, str)
+        if commit is not None:
+            assert (info, recorded) == (commit.info, commit.table_uuid)
+    elif commit is not None:
+        raise AssertionError("decode_commit read a commit decode_commit_info refuses")
+    table_uuid = _decoded(lambda: commit_table_uuid(blob, source=SOURCE))
+    if table_uuid is not None:
+        assert isinstance(table_uuid, str) and table_uuid
+    return commit
+
+
+def _check_snapshot_decoder(blob: bytes, **legacy: Callable[[], str]) -> Snapshot | None:
+    snapshot = _decoded(lambda: decode_snapshot(blob, source=SOURCE, **legacy))
+    if snapshot is not None:
+        assert isinstance(snapshot, Snapshot)
+        assert isinstance(snapshot.table_uuid, str) and snapshot.table_uuid
+        try:
+            again = decode_snapshot(encode_snapshot(snapshot), source=SOURCE)
+        except CorruptManifestError as e:
+            _assert_lazy_stats_error(e)
+        else:
+            assert again == snapshot, "a decoded snapshot encodes back to itself"
+    return snapshot
 
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _schema_before(documents: dict[str, Any], version: int) -> TableSchema | None:
+    if version == 0:
+        return None
+    return documents["schema"] if version == 10 else SCHEMA
+
+
+@pytest.mark.parametrize("version", [0, 1, 9, 10])
+def test_commit_decoders_yield_a_commit_for_the_real_files(
+    documents: dict[str, Any], version: int
+) -> None:
+    """What the fuzzing below starts from decodes: it is not a test that only sees errors."""
+    commit = _check_commit_decoders(
+        documents["commits"][version], _schema_before(documents, version)
+    )
+    assert commit is not None and commit.version == version
+    assert _check_snapshot_decoder(documents["checkpoint"]) is not None
+
+
+def test_a_damaged_device_list_found_by_fuzzing_names_the_commit_file(
+    documents: dict[str, Any],
+) -> None:
+    doc = json.loads(documents["commits"][0])
+    doc["actions"][-1]["add"]["devices"] = [[]]
+    commit = decode_commit(json.dumps(doc).encode(), None, source=SOURCE)
+    with pytest.raises(CorruptManifestError, match=SOURCE):
+        encode_commit(commit, None)
 
 
 @FUZZ
@@ -153,12 +244,7 @@ def test_commit_decoders_yield_a_commit_or_a_corrupt_manifest_error(
     documents: dict[str, Any], data: st.DataObject, version: int
 ) -> None:
     blob = data.draw(mutated(documents["commits"][version]))
-    schema: TableSchema | None = None if version == 0 else SCHEMA
-    if version == 10:
-        schema = documents["schema"]
-    _decodes_or_corrupt(lambda: decode_commit(blob, schema, source=SOURCE))
-    _decodes_or_corrupt(lambda: decode_commit_info(blob, source=SOURCE))
-    _decodes_or_corrupt(lambda: commit_table_uuid(blob, source=SOURCE))
+    _check_commit_decoders(blob, _schema_before(documents, version))
 
 
 @FUZZ
@@ -167,10 +253,8 @@ def test_checkpoint_decoder_yields_a_snapshot_or_a_corrupt_manifest_error(
     documents: dict[str, Any], data: st.DataObject
 ) -> None:
     blob = data.draw(mutated(documents["checkpoint"]))
-    _decodes_or_corrupt(lambda: decode_snapshot(blob, source=SOURCE))
-    _decodes_or_corrupt(
-        lambda: decode_snapshot(blob, source=SOURCE, legacy_table_uuid=lambda: "legacy")
-    )
+    _check_snapshot_decoder(blob)
+    _check_snapshot_decoder(blob, legacy_table_uuid=lambda: LEGACY_UUID)
 
 
 @settings(max_examples=40, deadline=None)

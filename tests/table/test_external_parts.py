@@ -3,11 +3,14 @@ nothing committed on failure, and no path that deletes ever touches an external 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
@@ -16,6 +19,7 @@ from tests.factories import table_schema
 from tests.table.helpers import part, write
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
+    DataError,
     InvalidCommitError,
     OptionError,
     SchemaMismatchError,
@@ -23,13 +27,17 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.formats.parquet import PARQUET
 from tsfile_catalog.inspect import describe_detail, show_parts
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import ScanPushdown
+from tsfile_catalog.metadata.external import parse_add_part_options
 from tsfile_catalog.metadata.manifest import AddPart, Operation
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.slices import plan_slices
 from tsfile_catalog.table import (
+    add_columns,
     add_files,
     append_parts,
     commit,
@@ -39,6 +47,8 @@ from tsfile_catalog.table import (
     purge,
     vacuum,
 )
+from tsfile_catalog.table.external import read_external_parts
+from tsfile_catalog.table.log import write_checkpoint
 
 SCHEMA = table_schema("weather", tags=("city",), fields=[("temp", DataType.DOUBLE)])
 
@@ -274,6 +284,13 @@ def test_external_parts_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
         for r in b.to_pylist()
     ]
     assert sorted((r["time"], r["city"]) for r in rows) == [(1, "a"), (2, "b")]
+    # An object rewritten after ADD PART has another ETag: its reads fail.
+    with fs.open(f"{bucket}/old/a.parquet", "wb") as handle:
+        pq.write_table(
+            pa.table({"time": [7], "city": ["z"], "temp": pa.array([7.0], pa.float32())}), handle
+        )
+    with pytest.raises(DataError, match=r"a\.parquet \(parquet\) changed after ADD PART"):
+        list(read_slices(scan, slices, ScanPushdown(), ["time", "city"]))
 
 
 def test_add_files_reports_progress_per_file(tmp_path: Path) -> None:
@@ -291,3 +308,159 @@ def test_add_files_reports_progress_per_file(tmp_path: Path) -> None:
     )
     assert calls == [(1, 2), (2, 2)]
     assert len(open_table(url).parts()) == 2
+
+
+@pytest.mark.parametrize("where", ["root", "staging"])
+def test_an_external_file_named_like_ours_is_never_deleted(tmp_path: Path, where: str) -> None:
+    # Ownership comes from what the manifest says a file is, not from its name: a Parquet
+    # file the writer could have named (a root part, a staged task file) stays the user's.
+    from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
+
+    url = _table(tmp_path)
+    folder = Path(url) if where == "root" else Path(url) / "_staging" / new_job_id()
+    if where == "staging":
+        folder = folder / task_dir_name(0, 0)
+    theirs = _parquet(
+        folder / new_part_name(0), time=[1], city=["x"], temp=pa.array([1.0], pa.float32())
+    )
+    digest = hashlib.sha256(theirs.read_bytes()).hexdigest()
+    add_files(url, str(theirs), format="parquet")
+    assert vacuum(url, dry_run=True, retention_ms=0, retention_check=False) == []
+    vacuum(url, dry_run=False, retention_ms=0, retention_check=False)
+    assert _rows(url) == [(1, "x", 1.0)]
+    drop_parts(url, str(theirs))
+    vacuum(url, dry_run=False, retention_ms=0, retention_check=False)
+    assert theirs.exists()
+    assert str(theirs) not in purge(url)
+    assert hashlib.sha256(theirs.read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "csv"])
+def test_a_file_rewritten_after_add_part_fails_its_read(tmp_path: Path, fmt: str) -> None:
+    url = _table(tmp_path)
+    file = tmp_path / f"a.{fmt}"
+
+    def put(times: list[int], cities: list[str]) -> None:
+        data = pa.table({"time": times, "city": cities, "temp": [1.0] * len(times)})
+        if fmt == "parquet":
+            pq.write_table(data, file)
+        elif fmt == "orc":
+            orc.write_table(data, file)
+        else:
+            pacsv.write_csv(data, file)
+
+    put([1, 2], ["x", "x"])
+    add_files(url, str(file), format=fmt)
+    stamp = open_table(url).parts()[0].source_stamp
+    # The stamp survives a Parquet checkpoint (an extra key of the part's JSON).
+    write_checkpoint(FileIO(url), url, open_table(url).snapshot)
+    assert stamp is not None and open_table(url).parts()[0].source_stamp == stamp
+    assert _rows(url) == [(1, "x", 1.0), (2, "x", 1.0)]
+    put([1, 2, 3], ["x", "x", "new"])  # same schema, more rows, a new device
+    with pytest.raises(DataError, match=rf"a\.{fmt} \({fmt}\) changed after ADD PART.*re-add it"):
+        _rows(url)
+    drop_parts(url, str(file))
+    add_files(url, str(file), format=fmt)
+    assert _rows(url) == [(1, "x", 1.0), (2, "x", 1.0), (3, "new", 1.0)]
+
+
+def test_a_same_sized_rewrite_is_caught_by_its_stamp(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    file = tmp_path / "a.csv"
+    file.write_text("time,city,temp\n1,x,1.0\n")
+    add_files(url, str(file), format="csv")
+    file.write_text("time,city,temp\n9,y,1.0\n")
+    os.utime(file, ns=(file.stat().st_atime_ns, file.stat().st_mtime_ns + 5_000_000))
+    with pytest.raises(DataError, match=r"a\.csv \(csv\) changed after ADD PART"):
+        _rows(url)
+
+
+def test_parts_recorded_without_a_stamp_still_read(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    file = _parquet(tmp_path / "a.parquet", time=[1], city=["x"], temp=[1.0])
+    table = open_table(url)
+    _, part = PARQUET.read_part(
+        FileIO(url),
+        str(file),
+        table=SCHEMA,
+        options=parse_add_part_options({"path": str(file), "format": "parquet"}),
+        partition_values={},
+        size_bytes=file.stat().st_size,
+    )
+    assert part.source_stamp is not None
+    body = part.to_json({"temp": DataType.DOUBLE})
+    assert body["source_stamp"] == part.source_stamp
+    del body["source_stamp"]  # as a manifest written before the stamp existed
+    old = PartFile.from_json(body, {"temp": DataType.DOUBLE})
+    assert old.source_stamp is None
+    commit(FileIO(url), url, [AddPart(old)], read=table.snapshot, operation=Operation.ADD_PART)
+    assert _rows(url) == [(1, "x", 1.0)]
+    write_checkpoint(FileIO(url), url, open_table(url).snapshot)
+    assert open_table(url).parts()[0].source_stamp is None
+
+
+def test_a_file_is_one_part_however_its_path_is_spelled(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    real = _parquet(tmp_path / "data" / "a.parquet", time=[1], city=["x"], temp=[1.0])
+    (tmp_path / "link.parquet").symlink_to(real)
+    (tmp_path / "dirlink").symlink_to(tmp_path / "data")
+    add_files(url, str(tmp_path / "link.parquet"), format="parquet")
+    assert [p.path for p in open_table(url).parts()] == [str(real)]
+    for other in (
+        str(real),
+        str(tmp_path / "dirlink" / "a.parquet"),
+        f"{tmp_path}/data/../data/./a.parquet",
+        f"file://{real}",
+    ):
+        with pytest.raises(InvalidCommitError, match=rf"{real} is already a part of table"):
+            add_files(url, other, format="parquet")
+    assert _rows(url) == [(1, "x", 1.0)]
+    # One ADD that reaches a file twice (a link beside its target) is refused by name.
+    (tmp_path / "data" / "b.parquet").symlink_to(real)
+    drop_parts(url, str(real))
+    with pytest.raises(InvalidCommitError, match=r"reaches the file .*a\.parquet twice"):
+        add_files(url, str(tmp_path / "data"), format="parquet")
+
+
+def test_a_part_recorded_under_a_link_is_still_found(tmp_path: Path) -> None:
+    # A part added before paths were resolved keeps its spelling; the file is still one part.
+    url = _table(tmp_path)
+    real = _parquet(tmp_path / "data" / "a.parquet", time=[1], city=["x"], temp=[1.0])
+    (tmp_path / "link.parquet").symlink_to(real)
+    _, [linked] = read_external_parts(
+        FileIO(url),
+        SCHEMA,
+        parse_add_part_options({"path": str(real), "format": "parquet"}),
+    )
+    linked = dataclasses.replace(linked, path=str(tmp_path / "link.parquet"))
+    table = open_table(url)
+    commit(FileIO(url), url, [AddPart(linked)], read=table.snapshot, operation=Operation.ADD_PART)
+    with pytest.raises(InvalidCommitError, match=r"already a part of table .*\(as .*link"):
+        add_files(url, str(real), format="parquet")
+
+
+def test_a_header_less_csv_part_reads_after_add_columns(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    (tmp_path / "a.csv").write_text("5,x,1.5\n6,z,\n")
+    add_files(url, str(tmp_path / "a.csv"), format="csv", options={"header": "false"})
+    add_columns(url, [("wind", DataType.DOUBLE)])
+    assert _rows(url) == [(5, "x", 1.5, None), (6, "z", None, None)]
+
+
+def test_a_column_the_table_cannot_hold_is_refused_so_none_surfaces_later(
+    tmp_path: Path,
+) -> None:
+    url = _table(tmp_path)
+    file = _parquet(
+        tmp_path / "a.parquet",
+        time=[1],
+        city=["x"],
+        temp=[1.0],
+        wind=pa.array([[1, 2]], pa.list_(pa.int64())),
+    )
+    with pytest.raises(SchemaMismatchError, match=r"a\.parquet: column 'wind' has type list"):
+        add_files(url, str(file), format="parquet")
+    add_columns(url, [("wind", DataType.INT64)])
+    with pytest.raises(SchemaMismatchError, match=r"a\.parquet: column 'wind' has type list"):
+        add_files(url, str(file), format="parquet")
+    assert open_table(url).parts() == []

@@ -201,3 +201,16 @@ def test_vacuum_and_purge_on_s3(s3_table: tuple[str, dict[str, Any]], tmp_path: 
     assert io.exists(f"{url}/later.tsfile")
     assert not io.exists(part) and not io.exists(f"{url}/archive/b.tsfile")
     assert io.list_names(f"{url}/{MANIFEST_DIR}") == []
+
+
+@pytest.mark.parametrize("parent", [".", "a/b"])
+def test_adopting_a_folder_that_holds_a_table_is_refused(tmp_path: Path, parent: str) -> None:
+    root = tmp_path / "root"
+    tsfile(root / "own.tsfile")
+    inner, files = nested_table(root / parent)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(LocationError, match=f"{root} holds the table at {inner} "):
+        adopt_table(str(root))
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert all(f.exists() for f in files)
+    assert open_table(str(inner)).version == 0

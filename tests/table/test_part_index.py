@@ -11,8 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.factories import STRATEGY_UUID
-from tests.metadata.test_pruning import SCHEMA as PRUNING_SCHEMA
-from tests.metadata.test_pruning import degraded, part_from_rows, predicates, rows_strategy
+from tests.metadata.expressions.test_pruning import SCHEMA as PRUNING_SCHEMA
+from tests.metadata.expressions.test_pruning import (
+    degraded,
+    part_from_rows,
+    predicates,
+    rows_strategy,
+)
 from tests.table.helpers import SCHEMA, part
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import Expr, bind
@@ -26,9 +31,9 @@ from tsfile_catalog.table import append_parts, clear_cache, open_table
 from tsfile_catalog.table.checkpoint_parquet import (
     decode_parquet_snapshot,
     encode_parquet_snapshot,
-    write_checkpoint,
 )
 from tsfile_catalog.table.commits import commit
+from tsfile_catalog.table.log import write_checkpoint
 from tsfile_catalog.table.part_index import PartIndex
 
 

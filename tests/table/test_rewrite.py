@@ -74,7 +74,7 @@ def test_optimize_compacts_small_parts_into_one_and_keeps_every_row(root: str) -
     assert len(before.parts()) == 6 and len(rows) == 120
 
     progress: list[tuple[int, int]] = []
-    result = before.optimize(
+    result = before.maintenance.optimize(
         target_file_size=1 << 20, progress=lambda d, t: progress.append((d, t))
     )
 
@@ -97,7 +97,7 @@ def test_optimize_compacts_small_parts_into_one_and_keeps_every_row(root: str) -
     assert vacuum(root, dry_run=True) == []  # within the 7-day retention
     assert not (Path(root) / STAGING_DIR).exists()
     # Nothing left to compact: no commit.
-    assert after.optimize(target_file_size=1 << 20).version is None
+    assert after.maintenance.optimize(target_file_size=1 << 20).version is None
     assert open_table(root).version == after.version
 
 
@@ -105,26 +105,26 @@ def test_optimize_leaves_parts_near_the_target_and_outside_where(root: str) -> N
     for i in range(4):
         _append_slice(root, i, cities=("a",) if i % 2 == 0 else ("b",))
     table = open_table(root)
-    result = table.optimize(where="city = 'a'", target_file_size=1 << 20)
+    result = table.maintenance.optimize(where="city = 'a'", target_file_size=1 << 20)
     after = open_table(root)
     assert (result.files_removed, result.files_added) == (2, 1)
     cities = sorted(p.tags["city"].values or frozenset() for p in after.parts())
     assert sorted(map(sorted, cities)) == [["a"], ["b"], ["b"]]
     assert _rows(after) == _rows(table)
     # A target below every part's size: each part is already "near" it.
-    assert open_table(root).optimize(target_file_size=1).version is None
+    assert open_table(root).maintenance.optimize(target_file_size=1).version is None
 
 
 def test_optimize_refuses_a_field_predicate_and_a_bad_target_property(root: str) -> None:
     _append_slice(root, 0)
     _append_slice(root, 1)
     with pytest.raises(PredicateError, match="FIELD column 'temp'"):
-        open_table(root).optimize(where="temp > 1")
+        open_table(root).maintenance.optimize(where="temp > 1")
     append_parts(root, [], SCHEMA, properties={"targetFileSize": "big"})
     with pytest.raises(OptionError, match="targetFileSize.*'big'"):
-        open_table(root).optimize()
+        open_table(root).maintenance.optimize()
     append_parts(root, [], SCHEMA, properties={"targetFileSize": str(1 << 20)})
-    assert open_table(root).optimize().files_added == 1
+    assert open_table(root).maintenance.optimize().files_added == 1
 
 
 def test_optimize_rebases_on_an_append_that_lands_while_it_writes(root: str) -> None:
@@ -132,7 +132,9 @@ def test_optimize_rebases_on_an_append_that_lands_while_it_writes(root: str) -> 
         _append_slice(root, i)
     table = open_table(root)
     # The callback runs after the new part is written, before the commit: a real race.
-    table.optimize(target_file_size=1 << 20, progress=lambda d, t: _append_slice(root, 7))
+    table.maintenance.optimize(
+        target_file_size=1 << 20, progress=lambda d, t: _append_slice(root, 7)
+    )
     after = open_table(root)
     history = [h.operation for h in after.history(limit=2)]
     assert history == ["OPTIMIZE", "WRITE"]
@@ -152,7 +154,7 @@ def test_optimize_conflicts_only_when_a_rewritten_part_was_removed(root: str) ->
     with pytest.raises(
         CommitConflictError, match=rf"already removed by version {deleted} \(DELETE"
     ):
-        table.optimize(target_file_size=1 << 20, progress=delete_one_part)
+        table.maintenance.optimize(target_file_size=1 << 20, progress=delete_one_part)
     after = open_table(root)
     assert after.version == deleted and after.history(limit=1)[0].operation == "DELETE"
     # The compacted file was deleted again; only the table's earlier files remain.
@@ -174,7 +176,7 @@ def test_optimize_racing_appends_in_another_thread_loses_no_rows(root: str) -> N
 
     thread = threading.Thread(target=appender)
     thread.start()
-    result = open_table(root).optimize(target_file_size=1 << 20)
+    result = open_table(root).maintenance.optimize(target_file_size=1 << 20)
     thread.join()
     assert errors == [] and result.version is not None
     after = open_table(root)
@@ -241,7 +243,7 @@ def test_vacuum_reclaims_exactly_the_parts_optimize_replaced(root: str) -> None:
     before = open_table(root)
     replaced = sorted(before.part_url(p) for p in before.parts())
     rows = _rows(before)
-    before.optimize(target_file_size=1 << 20)
+    before.maintenance.optimize(target_file_size=1 << 20)
     after = open_table(root)
 
     # Within the retention the replaced files stay, so time travel keeps reading them.

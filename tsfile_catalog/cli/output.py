@@ -2,7 +2,11 @@
 on stderr, timeline pictures (matplotlib, Agg) in a file.
 
 Every read command's answer is an :class:`~tsfile_catalog.inspect.Result`, so one function
-shows them all; ``--json`` prints its rows as a list of objects keyed by column name.
+shows them all; ``--json`` prints its rows as a list of objects keyed by column name, with
+instants as ISO-8601 in UTC. A table's raw times (``min_time``, ``max_time``,
+``complete_until``, a timeline's ``start`` and ``end``) are numbers in the table's
+``timestampPrecision``: JSON shows them as ISO-8601 too, read in that unit, and keeps the
+number in ``<name>_raw``.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from tsfile_catalog.progress import Progress
 
 __all__ = [
     "PICTURE_FORMATS",
+    "RAW_TIMES",
     "draw_timeline",
     "error",
+    "iso_time",
     "progress_bar",
     "records",
     "show",
@@ -47,10 +53,42 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def records(result: Result) -> list[dict[str, Any]]:
-    """The rows of ``result`` as JSON-ready objects keyed by column name."""
+RAW_TIMES = frozenset({"min_time", "max_time", "complete_until", "start", "end"})
+"""The columns of the CLI's answers that hold a table's raw times."""
+
+_PER_SECOND: dict[TimeUnit, int] = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_DIGITS: dict[TimeUnit, int] = {"ms": 3, "us": 6, "ns": 9}
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def iso_time(raw: int, unit: TimeUnit) -> str | None:
+    """A raw time in ``unit`` since the epoch as ISO-8601 in UTC, with as many fraction
+    digits as the unit has (``2023-11-14T22:13:20.000+00:00`` in ms); None outside the
+    years 1 to 9999, which ISO-8601 text cannot show."""
+    seconds, fraction = divmod(raw, _PER_SECOND[unit])  # floor: times before 1970 too
+    try:
+        whole = _EPOCH + dt.timedelta(seconds=seconds)
+    except OverflowError:
+        return None
+    return f"{whole.isoformat(timespec='seconds')}.{fraction:0{_DIGITS[unit]}d}+00:00"
+
+
+def records(result: Result, *, unit: TimeUnit | None = None) -> list[dict[str, Any]]:
+    """The rows of ``result`` as JSON-ready objects keyed by column name. With ``unit``, the
+    :data:`RAW_TIMES` columns become ISO-8601 (read in ``unit``), each followed by
+    ``<name>_raw`` holding the number."""
     names = result.column_names
-    return [{name: _plain(v) for name, v in zip(names, row, strict=True)} for row in result.rows]
+    out = []
+    for row in result.rows:
+        record: dict[str, Any] = {}
+        for name, value in zip(names, row, strict=True):
+            if unit is not None and name in RAW_TIMES:
+                record[name] = None if value is None else iso_time(value, unit)
+                record[f"{name}_raw"] = value
+            else:
+                record[name] = _plain(value)
+        out.append(record)
+    return out
 
 
 def _text(value: Any) -> str:
@@ -68,15 +106,17 @@ def show(
     result: Result,
     *,
     as_json: bool,
+    unit: TimeUnit | None = None,
     title: str | None = None,
     hide: Iterable[str] = (),
     vertical: bool = False,
     footer: str | None = None,
 ) -> None:
-    """Print ``result``: JSON (every column), or a table without the ``hide`` columns
-    (``vertical``: one name/value line per column, for one wide row) and a ``footer`` line."""
+    """Print ``result``: JSON (every column; raw times read in ``unit``, see :func:`records`),
+    or a table without the ``hide`` columns (``vertical``: one name/value line per column,
+    for one wide row) and a ``footer`` line."""
     if as_json:
-        typer.echo(json.dumps(records(result), indent=2))
+        typer.echo(json.dumps(records(result, unit=unit), indent=2))
         return
     from rich.console import Console
     from rich.table import Table
@@ -143,7 +183,7 @@ def progress_bar(label: str) -> Iterator[Progress | None]:
 
 # -- timeline pictures ------------------------------------------------------------------------
 
-_PER_DAY: dict[TimeUnit, int] = {"ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+_PER_DAY: dict[TimeUnit, int] = {unit: 86_400 * n for unit, n in _PER_SECOND.items()}
 # Matplotlib's dates run from year 1 to 9999: raw times outside are drawn as plain numbers.
 _DATE_RANGE_DAYS = (-719_162, 2_932_896)
 

@@ -41,9 +41,13 @@ class CsvFormat(ExternalFormat):
         time_column = options.get("timeColumn", TIME_COLUMN)
         if header:
             read = pacsv.ReadOptions()
-            names = self._header(io, url, options)
+            names = self._header(io, url, options, autogenerate=False)
         else:
-            names = [time_column, *schema.names[1:]]
+            # The file's columns are the table's as they were at ADD PART: its first columns,
+            # since ADD COLUMNS and mergeSchema only append. Counted from the file, so a
+            # column added later reads as null instead of failing the file's width.
+            width = len(self._header(io, url, options, autogenerate=True))
+            names = [time_column, *schema.names[1:width]]
             read = pacsv.ReadOptions(column_names=names)
         parse = pacsv.ParseOptions(
             delimiter=options.get("delimiter", ","), quote_char=options.get("quote", '"')
@@ -59,14 +63,20 @@ class CsvFormat(ExternalFormat):
         )
         return read, parse, convert
 
-    def _header(self, io: FileIO, url: str, options: Mapping[str, str]) -> list[str]:
+    def _header(
+        self, io: FileIO, url: str, options: Mapping[str, str], *, autogenerate: bool
+    ) -> list[str]:
+        """The first line's fields: the column names, or (``autogenerate``) placeholders
+        that count the columns of a header-less file."""
         parse = pacsv.ParseOptions(
             delimiter=options.get("delimiter", ","), quote_char=options.get("quote", '"')
         )
         with io.open_input(url) as handle:
             first = pacsv.open_csv(
                 handle,
-                read_options=pacsv.ReadOptions(block_size=1 << 16),
+                read_options=pacsv.ReadOptions(
+                    block_size=1 << 16, autogenerate_column_names=autogenerate
+                ),
                 parse_options=parse,
                 convert_options=pacsv.ConvertOptions(
                     column_types={}, include_columns=None, strings_can_be_null=True

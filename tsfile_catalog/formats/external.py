@@ -11,21 +11,27 @@ statistics) and what their footers know. No Spark here.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from tsfile_catalog.exceptions import SchemaMismatchError, TsFileCatalogError
+from tsfile_catalog.exceptions import DataError, SchemaMismatchError, TsFileCatalogError
 from tsfile_catalog.formats.base import ScanSlice
+from tsfile_catalog.formats.external_types import (
+    check_time_type,
+    file_bounds,
+    file_columns,
+    raw_time,
+    table_type,
+    to_table_column,
+)
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
-from tsfile_catalog.metadata.external import AddPartOptions, ColumnMapping, FileColumn, map_columns
+from tsfile_catalog.metadata.external import AddPartOptions, ColumnMapping, map_columns
 from tsfile_catalog.metadata.parts import (
     MAX_DEVICES,
     DeviceStats,
@@ -34,6 +40,7 @@ from tsfile_catalog.metadata.parts import (
     tag_stats_from_devices,
 )
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.schema_merge import widens
 
 __all__ = [
     "ExternalFormat",
@@ -41,112 +48,11 @@ __all__ = [
     "file_columns",
     "raw_time",
     "arrow_filesystem",
+    "content_stamp",
+    "check_unchanged",
 ]
 
-_PER_SECOND = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
-_PER_DAY_SECONDS = 86_400
 _NULL_KEY = "\x00null\x00"
-
-
-def table_type(arrow: pa.DataType) -> DataType | None:
-    """The table type an Arrow column maps to (None: TsFile cannot hold it).
-
-    Small integers (8/16-bit, unsigned 8/16-bit) become INT32, unsigned 32-bit INT64, half
-    floats FLOAT; dictionary columns map by their value type.
-    """
-    if pa.types.is_dictionary(arrow):
-        return table_type(arrow.value_type)
-    if pa.types.is_boolean(arrow):
-        return DataType.BOOLEAN
-    if arrow in (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16()):
-        return DataType.INT32
-    if arrow in (pa.int64(), pa.uint32()):
-        return DataType.INT64
-    if arrow in (pa.float16(), pa.float32()):
-        return DataType.FLOAT
-    if arrow == pa.float64():
-        return DataType.DOUBLE
-    if pa.types.is_string(arrow) or pa.types.is_large_string(arrow):
-        return DataType.STRING
-    if pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow):
-        return DataType.BLOB
-    if pa.types.is_date(arrow):
-        return DataType.DATE
-    if pa.types.is_timestamp(arrow):
-        return DataType.TIMESTAMP
-    return None
-
-
-def file_columns(schema: pa.Schema) -> list[FileColumn]:
-    return [FileColumn(f.name, table_type(f.type), str(f.type)) for f in schema]
-
-
-def _check_time_type(where: str, name: str, arrow: pa.DataType) -> None:
-    if pa.types.is_integer(arrow) or pa.types.is_timestamp(arrow) or pa.types.is_date(arrow):
-        return
-    raise SchemaMismatchError(
-        f"{where}: time column '{name}' has type {arrow}; it must hold BIGINT raw times, "
-        "TIMESTAMP or DATE values: cast it in the file, or name another column with timeColumn"
-    )
-
-
-def raw_time(array: pa.ChunkedArray | pa.Array, unit: str) -> pa.ChunkedArray | pa.Array:
-    """A time column as raw int64 values in ``unit``: integers as they are, TIMESTAMPs (any
-    unit, any zone: they are instants) and DATEs (midnight UTC) converted, truncating finer
-    units."""
-    arrow = array.type
-    if pa.types.is_timestamp(arrow):
-        return array.cast(pa.timestamp(unit, arrow.tz), safe=False).cast(pa.int64())
-    if pa.types.is_date(arrow):
-        days = array.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
-        return pc.multiply(days, _PER_DAY_SECONDS * _PER_SECOND[unit])
-    return array.cast(pa.int64())
-
-
-def _to_table_column(array: pa.ChunkedArray, type_: DataType, unit: str) -> pa.ChunkedArray:
-    """A FIELD column in the raw domain ``normalize`` expects (TIMESTAMP as raw int64)."""
-    if type_ is DataType.TIMESTAMP:
-        return raw_time(array, unit)
-    if pa.types.is_dictionary(array.type):
-        return array.cast(array.type.value_type)
-    if type_ is DataType.DATE and array.type != pa.date32():
-        return array.cast(pa.date32())
-    return array
-
-
-def _file_bounds(arrow: pa.DataType, unit: str, lo: int, hi: int) -> tuple[Any, Any]:
-    """Raw bounds ``[lo, hi]`` as (inclusive) bounds in the file column's own domain, rounded
-    outward: a coarse filter for row-group pruning; rows are filtered exactly afterwards."""
-
-    def scale(value: int, per: int, up: bool) -> int:
-        return -((-value) // per) if up else value // per
-
-    if pa.types.is_timestamp(arrow):
-        file_per = {"s": 1, **_PER_SECOND}[arrow.unit]
-        raw_per = _PER_SECOND[unit]
-        low = scale(lo * file_per, raw_per, False) if lo > INT64_MIN else None
-        high = scale(hi * file_per, raw_per, True) if hi < INT64_MAX else None
-        return (
-            None if low is None else pa.scalar(low, pa.timestamp(arrow.unit, arrow.tz)),
-            None if high is None else pa.scalar(high, pa.timestamp(arrow.unit, arrow.tz)),
-        )
-    if pa.types.is_date(arrow):
-        per_day = _PER_DAY_SECONDS * _PER_SECOND[unit]
-        low_d = scale(lo, per_day, False) if lo > INT64_MIN else None
-        high_d = scale(hi, per_day, True) if hi < INT64_MAX else None
-        epoch = dt.date(1970, 1, 1)
-        return (
-            None if low_d is None else _date_or_none(epoch, low_d),
-            None if high_d is None else _date_or_none(epoch, high_d),
-        )
-    return (lo if lo > INT64_MIN else None, hi if hi < INT64_MAX else None)
-
-
-def _date_or_none(epoch: dt.date, days: int) -> dt.date | None:
-    try:
-        return epoch + dt.timedelta(days=days)
-    except OverflowError:
-        return None
 
 
 class ExternalFormat:
@@ -187,6 +93,13 @@ class ExternalFormat:
         dataset = ds.dataset(path, format=self.name, filesystem=filesystem)
         return dataset.to_table(columns=list(columns), filter=filter)
 
+    def footer(
+        self, io: FileIO, url: str, options: Mapping[str, str], schema: TableSchema
+    ) -> tuple[pa.Schema, int | None]:
+        """The file's Arrow schema and, where a footer says it, its row count (None: the
+        format has no footer). Reads check the count against the part's."""
+        return self.arrow_schema(io, url, options, schema), None
+
     def footer_stats(
         self, io: FileIO, url: str, sources: Mapping[str, str], schema: TableSchema
     ) -> dict[str, FieldStats]:
@@ -213,6 +126,8 @@ class ExternalFormat:
         """
         read_options = options.read_options
         try:
+            # Taken first: a file rewritten while it is read here fails its first scan.
+            stamp = content_stamp(io, url)
             arrow = self.arrow_schema(io, url, read_options, table)
         except TsFileCatalogError:
             raise
@@ -226,7 +141,7 @@ class ExternalFormat:
             partition=tuple(partition_values),
             merge_schema=options.merge_schema,
         )
-        _check_time_type(url, mapping.time_source, arrow.field(mapping.time_source).type)
+        check_time_type(url, mapping.time_source, arrow.field(mapping.time_source).type)
         schema = mapping.schema
         tag_names = schema.tag_names
         footer = self.footer_stats(
@@ -241,6 +156,14 @@ class ExternalFormat:
         data = self._read_mapped(
             io, url, arrow, mapping, read_options, schema, [*tag_names, *computed], partition_values
         )
+        null_times = data.column(TIME_COLUMN).null_count
+        if null_times:
+            # As the writer refuses them: a row without a time has no place in a time series.
+            raise DataError(
+                f"{url}: time column '{mapping.time_source}' holds {null_times} null "
+                f"value{'s' if null_times > 1 else ''}; every row needs a time: fill them in "
+                "the file, or leave those rows out"
+            )
         for tag in tag_names:
             if tag not in partition_values and data.column(tag).null_count:
                 raise SchemaMismatchError(
@@ -269,6 +192,7 @@ class ExternalFormat:
             external=True,
             read_options=read_options,
             partition_values=dict(partition_values),
+            source_stamp=stamp,
         )
         return schema, part
 
@@ -296,7 +220,7 @@ class ExternalFormat:
             s for s in (mapping.sources[c] for c in present) if s is not None
         ]
         conditions = []
-        lo, hi = _file_bounds(arrow.field(mapping.time_source).type, unit, time_min, time_max)
+        lo, hi = file_bounds(arrow.field(mapping.time_source).type, unit, time_min, time_max)
         if lo is not None:
             conditions.append(ds.field(mapping.time_source) >= lo)
         if hi is not None:
@@ -309,7 +233,8 @@ class ExternalFormat:
         for term in conditions:
             condition = term if condition is None else condition & term
         raw = self.read(io, url, _unique(file_names), options, schema, condition)
-        arrays = [raw_time(raw.column(mapping.time_source), unit)]
+        time = raw.column(mapping.time_source)
+        arrays = [raw_time(time, unit, where=url, column=mapping.time_source)]
         names = [TIME_COLUMN]
         for name in columns:
             col = schema.column(name)
@@ -321,7 +246,9 @@ class ExternalFormat:
             elif name in present:
                 source = mapping.sources[name]
                 assert source is not None
-                arrays.append(_to_table_column(raw.column(source), col.type, unit))
+                arrays.append(
+                    to_table_column(raw.column(source), col.type, unit, where=url, column=source)
+                )
                 names.append(name)
         return pa.Table.from_arrays(arrays, names=names)
 
@@ -335,12 +262,13 @@ class ExternalFormat:
             if tag in values and values[tag] not in allowed:
                 return
         try:
-            arrow = self.arrow_schema(io, part.path, part.read_options, schema)
+            arrow, rows = self.footer(io, part.path, part.read_options, schema)
+            check_unchanged(io, part, rows)
             table = self._read_mapped(
                 io,
                 part.path,
                 arrow,
-                _mapping_at_read(arrow, schema, part.read_options),
+                _mapping_at_read(part.path, arrow, schema, part.read_options),
                 part.read_options,
                 schema,
                 piece.columns,
@@ -359,6 +287,39 @@ class ExternalFormat:
         table = _exact(table, piece, values)
         if table.num_rows:
             yield table
+
+
+def content_stamp(io: FileIO, url: str) -> str:
+    """What identifies the bytes at ``url`` now: its size and modification time (ms)
+    locally, the store's stamp (ETag, generation, modification time: one metadata request)
+    elsewhere, its size where the store reports none. Recorded by ``ADD PART`` as the
+    part's ``source_stamp``."""
+    if io.is_local:
+        return f"size={io.size(url)};modified_ms={io.modified_ms(url)}"
+    return io.stamp(url) or f"size={io.size(url)}"
+
+
+def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) -> None:
+    """Refuse to read an external part whose file is no longer the one its statistics
+    describe: another size, modification time or ETag than at ``ADD PART``, or another row
+    count in its footer. Parts recorded without a stamp are checked by their footer only.
+
+    Raises:
+        DataError: naming the file and the fix (drop the part and add the file again).
+    """
+    changed: str | None = None
+    if footer_rows is not None and footer_rows != part.row_count:
+        changed = f"it holds {footer_rows} rows, {part.row_count} when it was added"
+    elif part.source_stamp is not None:
+        now = content_stamp(io, part.path)
+        if now != part.source_stamp:
+            changed = f"it is now {now}, {part.source_stamp} when it was added"
+    if changed is not None:
+        raise DataError(
+            f"external part {part.path} ({part.format}) changed after ADD PART ({changed}), so "
+            "the table's statistics of it are stale: ALTER TABLE … DROP PART it, then re-add it "
+            "with ALTER TABLE … ADD PART"
+        )
 
 
 def arrow_filesystem(io: FileIO, url: str) -> tuple[pafs.FileSystem | None, str]:
@@ -394,14 +355,35 @@ def _unique(names: Sequence[str]) -> list[str]:
 
 
 def _mapping_at_read(
-    arrow: pa.Schema, schema: TableSchema, options: Mapping[str, str]
+    url: str, arrow: pa.Schema, schema: TableSchema, options: Mapping[str, str]
 ) -> ColumnMapping:
-    """The file's columns for the table's, by case-insensitive name (validated at ADD)."""
+    """The file's columns for the table's, by case-insensitive name (validated at ADD).
+
+    Raises:
+        SchemaMismatchError: a column whose type changed since ``ADD PART`` into one the
+            table's column cannot be read from, naming the file, column, both types and the
+            fix (instead of Arrow's cast error in the middle of a scan).
+    """
     by_name = {f.name.lower(): f.name for f in arrow}
     time_column = options.get("timeColumn", TIME_COLUMN)
     if time_column not in by_name:
         raise TsFileCatalogError(f"the file has no time column '{time_column}' any more")
+    check_time_type(url, by_name[time_column], arrow.field(by_name[time_column]).type)
     sources = {c.name: by_name.get(c.name) for c in schema.columns}
+    for col in schema.columns:
+        source = sources[col.name]
+        if source is None:
+            continue
+        native = arrow.field(source).type
+        found = table_type(native)
+        if found is None or not (
+            found is col.type or widens(found, col.type) or (found.is_string and col.type.is_string)
+        ):
+            raise SchemaMismatchError(
+                f"{url}: column '{source}' is {native} now, but table column '{col.name}' is "
+                f"{col.type.value} (the file changed after ADD PART): ALTER TABLE … DROP PART "
+                "it, fix the file, then re-add it with ALTER TABLE … ADD PART"
+            )
     return ColumnMapping(by_name[time_column], sources, schema)
 
 

@@ -26,5 +26,12 @@ class OrcFormat(ExternalFormat):
         with io.open_input(url) as handle:
             return orc.ORCFile(handle).schema
 
+    def footer(
+        self, io: FileIO, url: str, options: Mapping[str, str], schema: TableSchema
+    ) -> tuple[pa.Schema, int | None]:
+        with io.open_input(url) as handle:
+            file = orc.ORCFile(handle)
+            return file.schema, file.nrows
+
 
 ORC = OrcFormat()

@@ -30,6 +30,13 @@ class ParquetFormat(ExternalFormat):
         with io.open_input(url) as handle:
             return pq.read_schema(handle)
 
+    def footer(
+        self, io: FileIO, url: str, options: Mapping[str, str], schema: TableSchema
+    ) -> tuple[pa.Schema, int | None]:
+        with io.open_input(url) as handle:
+            parquet = pq.ParquetFile(handle)
+            return parquet.schema_arrow, parquet.metadata.num_rows
+
     def footer_stats(
         self, io: FileIO, url: str, sources: Mapping[str, str], schema: TableSchema
     ) -> dict[str, FieldStats]:

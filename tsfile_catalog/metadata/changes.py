@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tsfile_catalog.exceptions import ChangeCommitError, OptionError
-from tsfile_catalog.metadata.manifest import AddPart, Commit, RemovePart
+from tsfile_catalog.metadata.manifest.model import AddPart, Commit, RemovePart
 from tsfile_catalog.metadata.parts import PartFile
 
 __all__ = [

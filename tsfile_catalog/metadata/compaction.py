@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tsfile_catalog.metadata.expressions import Expr, Not, columns_of
+from tsfile_catalog.metadata.expressions.model import Expr, Not, columns_of
+from tsfile_catalog.metadata.expressions.pruning import PartEvaluator
 from tsfile_catalog.metadata.overlap import overlapping_ranges
 from tsfile_catalog.metadata.ownership import is_part_name
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.pruning import PartEvaluator
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 
 __all__ = [

@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.metadata.expressions import TimeUnit, parse_iso_datetime, to_raw_time
-from tsfile_catalog.metadata.literals import parse_zone
-from tsfile_catalog.metadata.manifest import CommitInfo
+from tsfile_catalog.metadata.expressions.literals import parse_iso_datetime, to_raw_time
+from tsfile_catalog.metadata.expressions.model import TimeUnit
+from tsfile_catalog.metadata.manifest.model import CommitInfo
 from tsfile_catalog.metadata.retention import duration_ms
+from tsfile_catalog.metadata.spark.literals import parse_zone
 
 __all__ = [
     "WATERMARK_INTERVAL",

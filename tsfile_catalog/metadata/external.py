@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tsfile_catalog.exceptions import OptionError, SchemaError, SchemaMismatchError
+from tsfile_catalog.exceptions import DataError, OptionError, SchemaError, SchemaMismatchError
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
 
@@ -29,6 +29,8 @@ __all__ = [
     "parse_partition_spec",
     "partition_keys",
     "partition_values",
+    "unescape_path_name",
+    "HIVE_DEFAULT_PARTITION",
     "map_columns",
 ]
 
@@ -56,6 +58,9 @@ _SPELLING = {
 _PARTITION_SPEC = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([A-Za-z]+)\s*")
 _STRING_TYPES = ("string", "varchar", "char")
 _HIVE_DIR = re.compile(r"([^=/]+)=([^/]*)")
+_JAVA_HEX = re.compile(r"[+-]?[0-9A-Fa-f]+")
+# The folder value Hive and Spark write for a null (or empty) partition value.
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,35 +184,76 @@ def parse_partition_spec(value: str, options: Mapping[str, str] | None = None) -
     return tuple(keys)
 
 
+def unescape_path_name(text: str) -> str:
+    """A Hive partition folder's key or value as written: ``%XX`` escapes decoded exactly as
+    Spark's ``ExternalCatalogUtils.unescapePathName`` does (``a%2Fb`` is ``a/b``, ``50%25``
+    is ``50%``; a ``%`` not followed by two characters Java parses as hex stays)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        pair = text[i + 1 : i + 3]
+        # Java's Integer.parseInt(pair, 16) accepts a sign: "+F" is 15, "-0" is 0.
+        if text[i] == "%" and i + 2 < len(text) and _JAVA_HEX.fullmatch(pair):
+            code = int(pair, 16)
+            if code >= 0:
+                out.append(chr(code))
+                i += 3
+                continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+def _hive_folder(component: str) -> tuple[str, str] | None:
+    """(key lower-cased, raw value) of a ``key=value`` folder name, unescaped; None for
+    another folder."""
+    match = _HIVE_DIR.fullmatch(component)
+    if match is None:
+        return None
+    return unescape_path_name(match.group(1)).lower(), unescape_path_name(match.group(2))
+
+
 def partition_keys(relative_paths: Sequence[str]) -> tuple[str, ...]:
     """The ``key=value`` folder keys found below the added path, in first-seen order."""
     out: list[str] = []
     for relative in relative_paths:
         for component in relative.split("/")[:-1]:
-            match = _HIVE_DIR.fullmatch(component)
-            if match is not None and match.group(1).lower() not in out:
-                out.append(match.group(1).lower())
+            folder = _hive_folder(component)
+            if folder is not None and folder[0] not in out:
+                out.append(folder[0])
     return tuple(out)
 
 
 def partition_values(url: str, keys: Sequence[str]) -> dict[str, str]:
     """The values of ``keys`` from the ``key=value`` folders of a file's ``url`` (the
-    deepest folder wins; a file may sit in a leaf partition folder given as the path).
+    deepest folder wins; a file may sit in a leaf partition folder given as the path),
+    unescaped as Spark's partition discovery does.
 
     Raises:
         SchemaError: a key has no folder on the file's path.
+        DataError: a key's folder holds a null (``__HIVE_DEFAULT_PARTITION__``, what Spark
+            writes for a null or empty value) or is empty: partition values are TAG values,
+            which cannot be null.
     """
     found: dict[str, str] = {}
     for component in url.split("/")[:-1]:
-        match = _HIVE_DIR.fullmatch(component)
-        if match is not None:
-            found[match.group(1).lower()] = match.group(2)
+        folder = _hive_folder(component)
+        if folder is not None:
+            found[folder[0]] = folder[1]
     missing = [k for k in keys if k not in found]
     if missing:
         raise SchemaError(
             f"{url}: the partition option names {', '.join(missing)}, but the file is not in a "
             f"{missing[0]}=… folder; add the file's partition folders or drop the key"
         )
+    for key in keys:
+        if found[key] in ("", HIVE_DEFAULT_PARTITION):
+            raise DataError(
+                f"{url}: its {key}={found[key]} folder holds a null {key} (Spark writes a null "
+                f"or empty value as {HIVE_DEFAULT_PARTITION}), but {key} is a TAG and every row "
+                "needs its TAG values: leave that folder out of the path (a glob), or give its "
+                "rows a value"
+            )
     return {k: found[k] for k in keys}
 
 
@@ -248,8 +294,9 @@ def map_columns(
     from the file (as strings) or from ``partition``; FIELDs must have the table's type or a
     widening an append allows (:func:`~tsfile_catalog.metadata.schema_merge.merge_schema`),
     a FIELD the file lacks reads as null, a column the table lacks is an error unless
-    ``merge_schema`` adds it. A type TsFile cannot hold is an error only for a column the
-    table uses.
+    ``merge_schema`` adds it. A type TsFile cannot hold (decimal, list, struct, …) is an
+    error for any column, used by the table or not: one rule, so no column of a file is
+    left unread at ADD to surface under a later ADD COLUMNS.
 
     Raises:
         SchemaMismatchError / UnsupportedTypeError (both :class:`SchemaError`): naming
@@ -307,11 +354,12 @@ def map_columns(
             continue
         existing = table.column(low)
         if col.type is None:
-            if existing is None and not merge_schema:
-                continue  # a column the table does not use: its type does not matter
+            # Refused even when the table has no such column, as an extra column of a type
+            # TsFile holds is: a column left unread at ADD would surface later under a column
+            # of that name added with ADD COLUMNS, read from a type it cannot hold.
             raise SchemaMismatchError(
                 f"{where}: column '{col.name}' has type {col.native}, which TsFile cannot hold; "
-                "drop or cast the column (or leave it out of the table)"
+                "drop the column from the file or cast it to a supported type"
             )
         if existing is None and not merge_schema:
             raise SchemaMismatchError(

@@ -19,15 +19,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from typing import Any, ClassVar, TypeVar, overload
 
 from tsfile_catalog.exceptions import CorruptManifestError
+from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.stats import (
+    DeviceStats,
+    FieldStats,
+    SeriesStats,
+    device_fields_json,
+)
 
-if TYPE_CHECKING:
-    from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, SeriesStats
-    from tsfile_catalog.metadata.schema import DataType
-
-__all__ = ["DeviceList", "FieldStatsMap", "SeriesStatsMap"]
+__all__ = ["DeviceList", "FieldStatsMap", "SeriesStatsMap", "devices_from_json", "json_object"]
 
 _V = TypeVar("_V")
 
@@ -93,9 +96,6 @@ class DeviceList(Sequence["DeviceStats"]):
         if decoded is None:
             raw = self._raw
             assert raw is not None
-            # Imported here: parts.py hands out DeviceLists, so it imports this module.
-            from tsfile_catalog.metadata.parts import DeviceStats, devices_from_json
-
             try:
                 if callable(raw):
                     raw = raw()
@@ -166,8 +166,6 @@ class DeviceList(Sequence["DeviceStats"]):
         may match, so a part whose first device matches costs one device's JSON and one
         DeviceStats, not all of them. A complete pass memoises the tuple, as a full decode
         does (and so has checked all of the JSON)."""
-        from tsfile_catalog.metadata.parts import DeviceStats
-
         built = []
         items = iter(parsed)
         while True:
@@ -207,8 +205,6 @@ class DeviceList(Sequence["DeviceStats"]):
         reusing a still-undecoded list's text."""
         if isinstance(devices, DeviceList) and devices.raw_json is not None:
             return devices.raw_json
-        from tsfile_catalog.metadata.parts import device_fields_json
-
         listed = [d.to_json() for d in devices]
         fields = device_fields_json(devices, field_types)
         body: list[Any] | dict[str, Any] = {"devices": listed, **fields} if fields else listed
@@ -302,8 +298,6 @@ class _LazyMap(Mapping[str, _V]):
     def _type_of(self, name: str) -> DataType:
         found = self._types.get(name)
         if found is None:
-            from tsfile_catalog.metadata.schema import DataType
-
             return DataType.STRING
         return found
 
@@ -352,8 +346,6 @@ class FieldStatsMap(_LazyMap["FieldStats"]):
         return self._raw if isinstance(self._raw, str) else None
 
     def _decode_one(self, name: str, raw: Any) -> FieldStats:
-        from tsfile_catalog.metadata.parts import FieldStats
-
         return FieldStats.from_json(raw, self._type_of(name))
 
 
@@ -369,6 +361,42 @@ class SeriesStatsMap(_LazyMap["SeriesStats"]):
     _what = "a device's FIELD statistics"
 
     def _decode_one(self, name: str, raw: Any) -> SeriesStats:
-        from tsfile_catalog.metadata.parts import SeriesStats
-
         return SeriesStats.from_json(raw, self._type_of(name))
+
+
+def devices_from_json(
+    devices: list[Any] | None,
+    device_fields: list[Any] | None,
+    field_types: Mapping[str, DataType],
+    *,
+    source: str | None = None,
+) -> tuple[DeviceStats, ...] | None:
+    if devices is None:
+        return None
+    out = tuple(DeviceStats.from_json(d) for d in devices)
+    if device_fields is None:
+        return out
+    if len(device_fields) != len(out):
+        raise CorruptManifestError(
+            f"a part lists {len(out)} devices but {len(device_fields)} device_fields entries"
+        )
+    # Each device's statistics decode when first read (aggregates); planning never reads them.
+    return tuple(
+        device
+        if fields is None
+        else DeviceStats(
+            device.tags,
+            device.row_count,
+            device.min_time,
+            device.max_time,
+            SeriesStatsMap(json_object(fields), field_types, source=source),
+        )
+        for device, fields in zip(out, device_fields, strict=True)
+    )
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """``value`` if it is a parsed JSON object; a TypeError (a decode error) otherwise."""
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a JSON object, found {type(value).__name__}")
+    return value

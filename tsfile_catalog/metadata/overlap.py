@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tsfile_catalog.metadata.parts import DeviceStats
+from tsfile_catalog.metadata.stats import DeviceStats
 
 __all__ = ["DeviceRange", "overlapping_ranges"]
 

@@ -8,7 +8,9 @@ A table owns exactly three kinds of file (``docs/manifest-format.md``, "Ownershi
 * everything directly in its ``_tsfile_manifest/`` folder,
 * the files its own writers stage under ``_staging/<job>/<task>/``.
 
-Nothing else under the location is the table's, whatever its name. Vacuum may delete only
+Nothing else under the location is the table's, whatever its name, and a file the manifest
+records as not the table's (:func:`kept_paths`: an external part of any known version) is
+never deleted even where its name and place are the writer's. Vacuum may delete only
 files the writer itself names — a part at the table root (``part-<uuid>-<partition>.tsfile``,
 published by a write that died before committing) or a file in a writer's job folder — so a
 user's file, another table's file or an adopted layout is never an orphan. The names are made
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 
 from tsfile_catalog.metadata.parts import PartFile
 
@@ -36,6 +39,7 @@ __all__ = [
     "ancestors",
     "is_root",
     "owns_part",
+    "kept_paths",
 ]
 
 MANIFEST_DIR = "_tsfile_manifest"
@@ -142,3 +146,13 @@ def owns_part(part: PartFile) -> bool:
     # Only the table writes TsFiles; a part of another format is a user's file even if some
     # producer forgot to mark it external.
     return part.format == "tsfile" and not part.external
+
+
+def kept_paths(parts: Iterable[PartFile]) -> frozenset[str]:
+    """The paths of ``parts`` the table must never delete, whatever their names.
+
+    Every deleting path removes these from its plan: a user's Parquet file named
+    ``part-<uuid>-00000.tsfile`` at the table root, or sitting in a staging folder, is still
+    the user's when a version of the manifest records it as an external part.
+    """
+    return frozenset(p.path for p in parts if not owns_part(p))

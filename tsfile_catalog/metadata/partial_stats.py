@@ -11,7 +11,7 @@ merges however many rows a group gets. So a device of a part whose rows
 * have statistics holding every state the spec needs (a missing or inexact statistic: read it)
 
 contributes exactly one partial row, computed here from its
-:class:`~tsfile_catalog.metadata.parts.DeviceStats`, and is left out of the slices read.
+:class:`~tsfile_catalog.metadata.stats.DeviceStats`, and is left out of the slices read.
 
 The rows hold raw-domain values in :attr:`PartialSpec.output_names` order, the values the read
 path's partial rows hold for the same device (``table/partial_aggregates.py``): counts, exact
@@ -27,11 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, ScanPushdown
+from tsfile_catalog.metadata.expressions.model import INT64_MAX, INT64_MIN
+from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile, SeriesStats, StatValue
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice
+from tsfile_catalog.metadata.stats import DeviceStats, SeriesStats, StatValue
 
 __all__ = ["BucketsOf", "StatsSplit", "split_by_stats", "narrow_slices"]
 

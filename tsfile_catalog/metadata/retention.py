@@ -8,7 +8,8 @@ EXPIRE SNAPSHOTS drops the commit files (and checkpoints) of versions that stopp
 current before its cutoff, keeping the version that was current at the cutoff, which a
 checkpoint must cover so that it and every later version still load.
 
-Storage, clocks and the table layer live elsewhere (:mod:`tsfile_catalog.table.maintenance`);
+Storage, clocks and the table layer live elsewhere (:mod:`tsfile_catalog.table.vacuum`,
+:mod:`tsfile_catalog.table.expire`);
 everything here is a function of commits, snapshots and instants, tested in milliseconds.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.metadata.manifest import AddPart, Commit, RemovePart, Snapshot
+from tsfile_catalog.metadata.manifest.model import AddPart, Commit, RemovePart, Snapshot
 from tsfile_catalog.metadata.ownership import owns_part
 from tsfile_catalog.metadata.parts import PartFile
 

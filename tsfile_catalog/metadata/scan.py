@@ -10,23 +10,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from tsfile_catalog.metadata.expressions import (
-    And,
-    Approx,
-    BindContext,
-    Compare,
-    Expr,
-    In,
-    Not,
-    Or,
-    ScanPushdown,
-    bind,
-    split_pushdown,
-)
+from tsfile_catalog.metadata.expressions.bind import BindContext, bind
+from tsfile_catalog.metadata.expressions.model import And, Approx, Compare, Expr, In, Not, Or
+from tsfile_catalog.metadata.expressions.pruning import PartEvaluator, prune
+from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown, split_pushdown
 from tsfile_catalog.metadata.gc_pause import gc_paused
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.pruning import PartEvaluator, prune
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 
 __all__ = [
@@ -81,7 +71,7 @@ def plan_scan(
     if isinstance(where, str):
         # sqlglot is imported only when there is SQL text to parse: opening a table and
         # planning without a predicate (the CLI's history, detail, parts) must not pay for it.
-        from tsfile_catalog.metadata.predicate_sql import parse_predicate
+        from tsfile_catalog.metadata.expressions.parser import parse_predicate
 
         expr = parse_predicate(where)
     else:

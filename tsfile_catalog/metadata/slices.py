@@ -12,8 +12,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tsfile_catalog.metadata.expressions import ScanPushdown
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.stats import DeviceStats
 
 __all__ = [
     "FileSlice",

@@ -442,14 +442,13 @@ def alter_table(
 def _rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
     """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
     (compression, encoding), its scan's time unit and ``timestampAs``, the session time
-    zone, its storage options."""
+    zone (the opened table carries its storage options)."""
     write = parse_write_options({**table_options.write_options(entry, "-"), "path": entry.location})
     return {
         "settings": write.settings(),
         "unit": table_options.precision(entry),
         "timestamp_as": table_options.timestamp_as(entry),
         "time_zone": tables.session_time_zone(),
-        "storage_options": tables.storage(entry),
     }
 
 

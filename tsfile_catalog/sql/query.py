@@ -60,7 +60,8 @@ from tsfile_catalog.sql.statements import (
 )
 from tsfile_catalog.sql.urls import UrlEntry, url_entry
 from tsfile_catalog.storage_options import STORAGE_PREFIX
-from tsfile_catalog.table.handle import Table, open_table, time_travel_ms
+from tsfile_catalog.table.handle import Table, open_table
+from tsfile_catalog.table.snapshots import time_travel_ms
 
 __all__ = ["Tables", "select", "run", "explain_parts"]
 

@@ -5,15 +5,22 @@ commit files, checkpoints and a ``_last_checkpoint`` hint (``docs/manifest-forma
 storage access goes through :class:`~tsfile_catalog.io.FileIO`; the model and the conflict
 rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split by job:
 
-- :mod:`~tsfile_catalog.table.log`: the log folder's naming, listing and reading;
+- :mod:`~tsfile_catalog.table.log`: the log folder's naming, listing, reading, and writing
+  checkpoints (encoded by :mod:`~tsfile_catalog.table.checkpoint_parquet`);
 - :mod:`~tsfile_catalog.table.cache`: the in-process metadata cache and table identity;
-- :mod:`~tsfile_catalog.table.handle`: :class:`Table`, :func:`open_table`, time travel;
+- :mod:`~tsfile_catalog.table.snapshots`: loading a version, and time travel;
 - :mod:`~tsfile_catalog.table.commits`: the commit loop, :func:`append_parts`,
-  :func:`create_table`, :func:`add_files` / :func:`drop_parts` (external parts, found and
+  :func:`set_properties`, :func:`add_files` / :func:`drop_parts` (external parts, found and
   validated by :mod:`~tsfile_catalog.table.external`);
-- :mod:`~tsfile_catalog.table.maintenance`: :func:`vacuum`, :func:`purge`,
-  :func:`expire_snapshots`, :func:`restore`, the ALTER TABLE schema changes, :func:`optimize`
-  and :func:`delete` (rewriting parts with :mod:`~tsfile_catalog.table.rewrite`).
+- one verb family per module: :mod:`~tsfile_catalog.table.optimize` (:func:`optimize`,
+  :func:`delete`, rewriting parts with :mod:`~tsfile_catalog.table.rewrite`),
+  :mod:`~tsfile_catalog.table.vacuum` (:func:`vacuum`, :func:`purge`),
+  :mod:`~tsfile_catalog.table.expire` (:func:`expire_snapshots`),
+  :mod:`~tsfile_catalog.table.restore` (:func:`restore`) and
+  :mod:`~tsfile_catalog.table.alter` (the ALTER TABLE schema changes);
+- :mod:`~tsfile_catalog.table.handle`: :class:`Table` (with its ``maintenance`` and ``alter``
+  namespaces of verbs, :mod:`~tsfile_catalog.table.maintenance`), :func:`open_table` and
+  :func:`create_table`.
 
 This module re-exports their public names, so ``from tsfile_catalog.table import ...`` is
 the import to use.
@@ -22,31 +29,21 @@ the import to use.
 from __future__ import annotations
 
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
+from tsfile_catalog.table.alter import add_columns, alter_column_type
 from tsfile_catalog.table.cache import clear_cache
 from tsfile_catalog.table.commits import (
     add_files,
     append_parts,
     commit,
-    create_table,
     drop_parts,
     set_properties,
 )
-from tsfile_catalog.table.handle import Table, open_table
+from tsfile_catalog.table.expire import expire_snapshots
+from tsfile_catalog.table.handle import Table, create_table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
-from tsfile_catalog.table.maintenance import (
-    DEFAULT_RETENTION_MS,
-    DeleteResult,
-    OptimizeResult,
-    add_columns,
-    alter_column_type,
-    delete,
-    expire_snapshots,
-    optimize,
-    purge,
-    restore,
-    vacuum,
-    vacuum_table,
-)
+from tsfile_catalog.table.optimize import DeleteResult, OptimizeResult, delete, optimize
+from tsfile_catalog.table.restore import restore
+from tsfile_catalog.table.vacuum import DEFAULT_RETENTION_MS, purge, vacuum, vacuum_table
 
 __all__ = [
     "MANIFEST_DIR",

@@ -12,8 +12,9 @@ from tsfile_catalog.exceptions import OptionError, TableNotFoundError, VersionNo
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.changes import Segment, StreamOffset, commit_segment
 from tsfile_catalog.table.cache import identify
-from tsfile_catalog.table.handle import Table, _version_at, load_snapshot, time_travel_ms
+from tsfile_catalog.table.handle import Table
 from tsfile_catalog.table.log import Listing, list_log, no_table, read_commits
+from tsfile_catalog.table.snapshots import load_snapshot, time_travel_ms, version_at
 
 __all__ = ["current_table", "current_version", "starting_offset", "stream_segments"]
 
@@ -100,7 +101,7 @@ def starting_offset(
     if starting_timestamp is not None:
         at = time_travel_ms(starting_timestamp, time_zone=time_zone)
         try:
-            before = _version_at(io, location, listing, at, use_cache=True)
+            before = version_at(io, location, listing, at, use_cache=True)
         except VersionNotFoundError:
             return StreamOffset(listing.commits[0])
         exact = load_snapshot(io, location, listing, before, use_cache=True).timestamp_ms == at

@@ -19,6 +19,9 @@ Snapshot-level data (schema, properties, table UUID, format version, and any key
 release adds to ``Snapshot.to_json()``) is the snapshot's JSON without ``parts``, stored in
 the file's key-value metadata under :data:`SNAPSHOT_KEY` and decoded by ``decode_snapshot``.
 ``docs/manifest-format.md`` has the layout and the versioning rules.
+
+This module turns bytes into a snapshot and back, nothing else: naming, reading and writing
+the files is :mod:`tsfile_catalog.table.log`'s.
 """
 
 from __future__ import annotations
@@ -37,10 +40,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from tsfile_catalog.exceptions import CorruptManifestError, TsFileCatalogError
-from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap
 from tsfile_catalog.metadata.manifest import Snapshot, decode_snapshot, written_format_version
-from tsfile_catalog.metadata.ownership import MANIFEST_DIR
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import (
     PartFile,
@@ -49,14 +50,12 @@ from tsfile_catalog.metadata.parts import (
     validate_relative_path,
 )
 from tsfile_catalog.metadata.schema import DataType
-from tsfile_catalog.table.log import LAST_CHECKPOINT, parquet_checkpoint_url
 
 __all__ = [
     "SNAPSHOT_KEY",
     "decode_parquet_snapshot",
     "encode_parquet_snapshot",
     "part_row",
-    "write_checkpoint",
 ]
 
 SNAPSHOT_KEY = b"tsfile_catalog.snapshot"
@@ -190,26 +189,6 @@ def encode_parquet_snapshot(snapshot: Snapshot) -> bytes:
 def _rows_table(parts: Iterable[PartFile], types: Mapping[str, DataType]) -> pa.Table:
     rows = [part_row(p, types) for p in parts]
     return pa.table({name: [r[name] for r in rows] for name in SCHEMA.names}, schema=SCHEMA)
-
-
-def write_checkpoint(io: FileIO, location: str, snapshot: Snapshot, *, hint: bool = True) -> None:
-    """Create the Parquet checkpoint of ``snapshot`` (only if absent) and, with ``hint``,
-    point the ``_last_checkpoint`` hint at it (expiry checkpoints an older version: no hint).
-
-    Raises:
-        FileExistsError: the checkpoint exists (a concurrent writer made the same one).
-        OSError: storage failed (checkpoints are derived data: callers log and go on).
-    """
-    io.create_exclusive(
-        parquet_checkpoint_url(location, snapshot.version), encode_parquet_snapshot(snapshot)
-    )
-    if hint:
-        latest = {
-            "version": snapshot.version,
-            "format_version": written_format_version(snapshot.parts),
-            "format": "parquet",
-        }
-        io.write_bytes(join_url(location, MANIFEST_DIR, LAST_CHECKPOINT), _compact(latest).encode())
 
 
 def decode_parquet_snapshot(

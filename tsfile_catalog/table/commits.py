@@ -1,4 +1,4 @@
-"""Committing to a table: the optimistic commit loop, appending parts, creating a table.
+"""Committing to a table: the optimistic commit loop and the commits of writes and DDL.
 
 A commit is a list of actions prepared against the snapshot it read; the next commit file is
 created with put-if-absent, and when another writer got that version first the pure
@@ -24,7 +24,6 @@ from tsfile_catalog.exceptions import (
     CorruptManifestError,
     InvalidCommitError,
     StorageError,
-    TableExistsError,
     TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO, join_url
@@ -50,15 +49,15 @@ from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_re
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
 from tsfile_catalog.progress import Progress
-from tsfile_catalog.table import ownership
 from tsfile_catalog.table.cache import CACHE, current_identity
-from tsfile_catalog.table.handle import Table, load_snapshot, open_table
 from tsfile_catalog.table.log import (
     CHECKPOINT_INTERVAL,
     commit_url,
     list_log,
     read_commits,
+    write_checkpoint,
 )
+from tsfile_catalog.table.snapshots import load_snapshot
 
 __all__ = [
     "ENGINE_INFO",
@@ -67,8 +66,8 @@ __all__ = [
     "add_files",
     "drop_parts",
     "commit",
-    "create_table",
     "now_ms",
+    "set_properties",
 ]
 
 # Every lost race means another writer committed (the table moves on), so the bound only
@@ -272,9 +271,6 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # The commit is durable already; a failed checkpoint only makes later loads replay more
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
-        # Imported here: pyarrow loads only when a commit is due for a checkpoint.
-        from tsfile_catalog.table.checkpoint_parquet import write_checkpoint
-
         write_checkpoint(io, location, snapshot)
     except OSError as e:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)
@@ -429,43 +425,6 @@ def set_properties(
     return snapshot.version
 
 
-def create_table(
-    url: str,
-    schema: TableSchema,
-    *,
-    properties: Mapping[str, str] | None = None,
-    exist_ok: bool = False,
-    storage_options: Mapping[str, Any] | None = None,
-) -> Table:
-    """Create an empty table (SQL ``CREATE TABLE``).
-
-    The folder must be missing or empty: files already there would not be the table's, yet
-    would sit among its own (to make a table of existing TsFiles, use ``adopt_table``).
-
-    Raises:
-        TableExistsError: a table is already at ``url`` (unless ``exist_ok``, which returns
-            it unchanged, whatever its schema).
-        LocationError: ``url`` is a file-system root, inside another table, or not empty.
-    """
-    check_table_properties(properties or {})
-    io = FileIO(url, storage_options)
-    location = io.normalize(url)
-    if list_log(io, location).commits:
-        if exist_ok:
-            return open_table(location, storage_options=storage_options)
-        raise TableExistsError(f"a table already exists at {location}")
-    ownership.check_location(io, location)
-    ownership.check_empty(io, location)
-    actions: list[Action] = [SetSchema(schema, 0), SetProperties(dict(properties or {}))]
-    try:
-        snapshot = commit(io, location, actions, read=None, operation=Operation.CREATE)
-    except CommitConflictError as e:
-        if exist_ok:
-            return open_table(location, storage_options=storage_options)
-        raise TableExistsError(f"a table was created concurrently at {location}") from e
-    return Table(io, location, snapshot, use_cache=True)
-
-
 def add_files(
     table_url: str,
     path: str,
@@ -503,7 +462,7 @@ def add_files(
         InvalidCommitError: a file is already a part of the table.
     """
     from tsfile_catalog.metadata.external import parse_add_part_options
-    from tsfile_catalog.table.external import read_external_parts
+    from tsfile_catalog.table.external import file_identity, read_external_parts
 
     parsed = parse_add_part_options({**(options or {}), "path": path, "format": format})
     io = FileIO(table_url, storage_options)
@@ -513,11 +472,19 @@ def add_files(
         raise TableNotFoundError(f"no tsfile-catalog table at {location}; create it first")
     files_io = FileIO(parsed.path, storage_options)
     schema, parts = read_external_parts(files_io, read.schema, parsed, progress=progress)
-    present = {p.path for p in read.parts}
+    # Parts recorded before paths were resolved may spell a file another way: compare the
+    # files they reach.
+    local = files_io.is_local
+    present = {
+        file_identity(files_io, p.path) if local and p.path.startswith("/") else p.path: p.path
+        for p in read.parts
+    }
     for part in parts:
         if part.path in present:
+            shown = present[part.path]
             raise InvalidCommitError(
-                f"{part.path} is already a part of table {location}; DROP PART it first to "
+                f"{part.path} is already a part of table {location}"
+                f"{'' if shown == part.path else f' (as {shown})'}; DROP PART it first to "
                 "add it again"
             )
     actions: list[Action] = []
@@ -540,28 +507,45 @@ def add_files(
 
 
 def drop_parts(
-    table_url: str, pattern: str, *, storage_options: Mapping[str, Any] | None = None
+    table_url: str,
+    pattern: str,
+    *,
+    all_parts: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Remove the parts ``pattern`` names from the table (SQL ``ALTER TABLE … DROP PART``).
 
     ``pattern`` is a part's path (an external part's URL, or an internal part's path
     relative to the table), a folder (every part below it) or a glob over either. Only the
     manifest changes: a new version without the parts, so time travel still reads them, and
-    no file is deleted (external files never are; internal ones go with a later purge).
+    no file is deleted (external files never are; internal ones go with a later purge). A
+    table is emptied only on request: an empty pattern, or a glob or folder matching every
+    part, needs ``all_parts=True`` (then an empty pattern names every part).
 
     Returns:
         The committed version.
 
     Raises:
         TableNotFoundError: no table at ``table_url``.
-        InvalidCommitError: ``pattern`` names no current part.
+        InvalidCommitError: ``pattern`` names no current part, or is empty or names every
+            part without ``all_parts``.
     """
     io = FileIO(table_url, storage_options)
     location = io.normalize(table_url)
     read = _latest_or_none(io, location)
     if read is None:
         raise TableNotFoundError(f"no tsfile-catalog table at {location}")
-    matched = [p for p in read.parts if _part_matches(io, location, p, pattern)]
+    every = not pattern.strip()
+    matched = [p for p in read.parts if every or _part_matches(io, location, p, pattern)]
+    # A glob or folder that happens to match every part empties the table by accident; a
+    # path naming the one part there is explicit.
+    one_named = len(matched) == 1 and not any(c in pattern for c in "*?[")
+    if not all_parts and (every or (len(matched) == len(read.parts) > 0 and not one_named)):
+        what = "the path or glob is empty" if every else f"{pattern!r} matches every part"
+        raise InvalidCommitError(
+            f"DROP PART: {what}; to drop every part of table {location}, pass all_parts=True "
+            "(SQL: DELETE FROM the table)"
+        )
     if not matched:
         raise InvalidCommitError(
             f"DROP PART {pattern!r}: no part of table {location} matches (SHOW PARTS lists "

@@ -4,10 +4,16 @@ commits the result in one version)."""
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Sequence
 
-from tsfile_catalog.exceptions import OptionError, TableNotFoundError, TsFileCatalogError
+from tsfile_catalog.exceptions import (
+    InvalidCommitError,
+    OptionError,
+    TableNotFoundError,
+    TsFileCatalogError,
+)
 from tsfile_catalog.formats.registry import EXTERNAL
 from tsfile_catalog.io import GLOB_CHARS, FileIO
 from tsfile_catalog.metadata.external import AddPartOptions, partition_keys, partition_values
@@ -15,7 +21,7 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.progress import Progress, tracked
 
-__all__ = ["list_data_files", "read_external_parts"]
+__all__ = ["file_identity", "list_data_files", "read_external_parts"]
 
 
 def _visible(relative: str) -> bool:
@@ -62,18 +68,31 @@ def list_data_files(io: FileIO, path: str, extensions: Sequence[str]) -> tuple[s
     return root, sorted(set(files))
 
 
+def file_identity(io: FileIO, url: str) -> str:
+    """The one URL a file is recorded and compared under, however it was spelled: local
+    paths absolute with symbolic links and ``..`` resolved (a link to a file and the file
+    are one part), other stores' URLs normalized."""
+    if io.is_local:
+        # Resolving links is a path computation, not a read: FileIO keeps links unfollowed
+        # for walks, but a part's identity is the file its path reaches.
+        return os.path.realpath(io.normalize(url))
+    return io.normalize(url)
+
+
 def read_external_parts(
     io: FileIO, table: TableSchema, options: AddPartOptions, *, progress: Progress | None = None
 ) -> tuple[TableSchema, list[PartFile]]:
     """Every file ``options.path`` names, validated against ``table``, as external parts.
 
     Returns the table schema the files need (``mergeSchema`` may add FIELDs) and one part per
-    file (``progress`` counts the files read). Nothing is written.
+    file, recorded under its :func:`file_identity` (``progress`` counts the files read).
+    Nothing is written.
 
     Raises:
         OptionError: a partitioned directory without ``partition``, or a partition key the
             folders lack.
         SchemaError: a file that does not fit the table (naming file, column, fix).
+        InvalidCommitError: two of the paths (a link and its target) are one file.
     """
     adapter = EXTERNAL[options.format]
     root, files = list_data_files(io, options.path, adapter.extensions)
@@ -86,14 +105,24 @@ def read_external_parts(
             f"{', '.join(found)} under {root}); add partition "
             f"'{','.join(k + ':string' for k in found)}'"
         )
+    seen: dict[str, str] = {}
+    for url in files:
+        identity = file_identity(io, url)
+        if identity in seen:
+            raise InvalidCommitError(
+                f"ADD PART path {options.path} reaches the file {identity} twice (as "
+                f"{seen[identity]} and {url}); a file is one part: leave out the link"
+            )
+        seen[identity] = url
     schema = table
     parts: list[PartFile] = []
     for url in tracked(files, progress):
+        # The partition folders are those of the path as given (a link keeps its place).
         values = partition_values(url, keys)
         try:
             schema, part = adapter.read_part(
                 io,
-                url,
+                file_identity(io, url),
                 table=schema,
                 options=options,
                 partition_values=values,

@@ -6,7 +6,8 @@ of the full snapshot every :data:`CHECKPOINT_INTERVAL` commits
 ``00000000000000000010.checkpoint.json``, still read) and a ``_last_checkpoint`` hint. The committed
 versions are exactly the commit files a listing finds; checkpoints and the hint are derived
 data and never trusted over the commits. ``docs/manifest-format.md`` has the details.
-Nothing here caches or writes: this is the storage side of reading the log.
+Nothing here caches, and the only file written is a checkpoint (derived data): this is the
+storage side of the log, below the commit loop.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from dataclasses import dataclass
 
 from tsfile_catalog.exceptions import CorruptManifestError, TableNotFoundError
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.manifest import Commit, Snapshot, decode_commit, decode_snapshot
+from tsfile_catalog.metadata.manifest import (
+    Commit,
+    Snapshot,
+    decode_commit,
+    decode_snapshot,
+    written_format_version,
+)
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
 from tsfile_catalog.metadata.schema import TableSchema
 
@@ -34,9 +41,11 @@ __all__ = [
     "list_log",
     "log_url",
     "no_table",
+    "open_log",
     "read_checkpoint",
     "read_commits",
     "read_log_file",
+    "write_checkpoint",
     "VACUUM_RECORD",
     "read_vacuum_record",
     "vacuum_record_url",
@@ -130,6 +139,18 @@ def no_table(io: FileIO, location: str) -> TableNotFoundError:
     return TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
 
 
+def open_log(io: FileIO, location: str) -> Listing:
+    """The listing of the table at ``location``, which maintenance requires to exist.
+
+    Raises:
+        TableNotFoundError: the log holds no commit.
+    """
+    listing = list_log(io, location)
+    if not listing.commits:
+        raise TableNotFoundError(f"no tsfile-catalog table at {location} (no {MANIFEST_DIR}/)")
+    return listing
+
+
 def read_log_file(io: FileIO, url: str, what: str) -> bytes:
     """The bytes of a commit or checkpoint file; whatever stands in its place instead of a
     readable file is a :class:`CorruptManifestError` naming it."""
@@ -169,7 +190,8 @@ def read_checkpoint(
 ) -> Snapshot:
     """The checkpoint of ``version``: the Parquet one with ``parquet``, else the JSON one."""
     if parquet:
-        # Imported here: pyarrow is needed only by tables that have a Parquet checkpoint.
+        # Imported here: the codec needs pyarrow, which only tables that have a Parquet
+        # checkpoint load (the CLI's metadata commands on a young table never do).
         from tsfile_catalog.table.checkpoint_parquet import decode_parquet_snapshot
 
         url = parquet_checkpoint_url(location, version)
@@ -182,6 +204,30 @@ def read_checkpoint(
     if snapshot.version != version:
         raise CorruptManifestError(f"checkpoint file {url} holds version {snapshot.version}")
     return snapshot
+
+
+def write_checkpoint(io: FileIO, location: str, snapshot: Snapshot, *, hint: bool = True) -> None:
+    """Create the Parquet checkpoint of ``snapshot`` (only if absent) and, with ``hint``,
+    point the ``_last_checkpoint`` hint at it (expiry checkpoints an older version: no hint).
+
+    Raises:
+        FileExistsError: the checkpoint exists (a concurrent writer made the same one).
+        OSError: storage failed (checkpoints are derived data: callers log and go on).
+    """
+    # Imported here: the codec needs pyarrow, loaded only when a checkpoint is due.
+    from tsfile_catalog.table.checkpoint_parquet import encode_parquet_snapshot
+
+    io.create_exclusive(
+        parquet_checkpoint_url(location, snapshot.version), encode_parquet_snapshot(snapshot)
+    )
+    if hint:
+        latest = {
+            "version": snapshot.version,
+            "format_version": written_format_version(snapshot.parts),
+            "format": "parquet",
+        }
+        hint_bytes = json.dumps(latest, separators=(",", ":")).encode()
+        io.write_bytes(join_url(location, MANIFEST_DIR, LAST_CHECKPOINT), hint_bytes)
 
 
 def vacuum_record_url(location: str) -> str:

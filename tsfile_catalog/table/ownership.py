@@ -5,11 +5,15 @@ writers' job folders under ``_staging/`` (the rules are pure, in
 :mod:`tsfile_catalog.metadata.ownership`). :func:`tsfile_catalog.table.vacuum` and
 :func:`tsfile_catalog.table.purge` delete exactly what the plans built here list. The walks
 never descend into a folder that holds another ``_tsfile_manifest/`` (a nested table) and never
-follow or delete a symbolic link, so nothing outside the table's own files can be reached.
+follow or delete a symbolic link, so nothing outside the table's own files can be reached. A
+file the manifest records as not the table's (``keep``: external parts, see
+:func:`~tsfile_catalog.metadata.ownership.kept_paths`) is left out of every plan, whatever
+its name, compared as the same file (local paths through their real paths).
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Callable, Set
 from dataclasses import dataclass
@@ -24,14 +28,17 @@ from tsfile_catalog.metadata.ownership import (
     is_staging_dir,
     is_vacuum_candidate,
 )
+from tsfile_catalog.metadata.parts import PartFile, is_absolute_url
 from tsfile_catalog.progress import Progress, batches
 
 __all__ = [
     "Deletion",
     "check_location",
     "check_empty",
+    "check_no_table_inside",
     "orphans",
     "owned",
+    "part_url",
     "replaced",
     "delete",
 ]
@@ -79,6 +86,12 @@ def _delete_reporting(io: FileIO, files: tuple[str, ...], progress: Progress) ->
 # -- where a table may live -------------------------------------------------------------------
 
 
+def part_url(location: str, part: PartFile) -> str:
+    """Where ``part`` of the table at ``location`` lives: an external part records its
+    absolute URL (it may live outside the table root), the table's own parts a path below it."""
+    return part.path if part.external else join_url(location, part.path)
+
+
 def check_location(io: FileIO, location: str) -> None:
     """Refuse a location that is a file-system root or lies inside another table.
 
@@ -94,6 +107,28 @@ def check_location(io: FileIO, location: str) -> None:
             raise LocationError(
                 f"table location {location} is inside the table at {folder}; a table's folder "
                 "is its own (a table inside another would share its vacuum and purge)"
+            )
+
+
+def check_no_table_inside(io: FileIO, location: str) -> None:
+    """Refuse to adopt a folder that holds another table at any depth below it.
+
+    Adoption takes every TsFile below the folder: another table's parts, including those it
+    had removed (a deleted row would come back), whose files that table's VACUUM later
+    deletes under the adopting table. Its ``_tsfile_manifest/`` marks it, wherever it is.
+
+    Raises:
+        LocationError: naming the inner table's folder.
+    """
+    base = io.normalize(location)
+    for url, _ in io.walk_files(location):
+        folders = posixpath.relpath(io.normalize(url), base).split("/")[:-1]
+        if MANIFEST_DIR in folders[1:]:
+            inner = join_url(base, *folders[: folders.index(MANIFEST_DIR, 1)])
+            raise LocationError(
+                f"{location} holds the table at {inner} (its {MANIFEST_DIR}/): adopting the "
+                "folder would take that table's files, including parts it removed. Adopt a "
+                f"folder that holds no table, or register {inner} as a table of its own"
             )
 
 
@@ -117,15 +152,21 @@ def check_empty(io: FileIO, location: str) -> None:
 
 
 def orphans(
-    io: FileIO, location: str, referenced: Set[str], *, modified_before_ms: int | None
+    io: FileIO,
+    location: str,
+    referenced: Set[str],
+    *,
+    modified_before_ms: int | None,
+    keep: Set[str] = frozenset(),
 ) -> Deletion:
     """Files the table's writers left that no version references, and emptied staging folders.
 
     Only :func:`~tsfile_catalog.metadata.ownership.is_vacuum_candidate` paths qualify: a
     writer-named part at the root, or a writer-named part in a job's task folder. With
     ``modified_before_ms`` a file or folder must also be older than that instant (a store
-    that reports no modification time keeps its files).
+    that reports no modification time keeps its files). Nothing in ``keep`` goes.
     """
+    kept = _kept(io, location, keep)
 
     def old(url: str) -> bool:
         if modified_before_ms is None:
@@ -137,6 +178,7 @@ def orphans(
         return (
             is_vacuum_candidate(relative)
             and relative not in referenced
+            and not kept(join_url(location, relative))
             and old(join_url(location, relative))
         )
 
@@ -183,15 +225,24 @@ def _walk_staging(
     return False
 
 
-def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
+def owned(
+    io: FileIO, location: str, referenced: Set[str], *, keep: Set[str] = frozenset()
+) -> Deletion:
     """The table's data files: each referenced part reached through real folders of this
     table (no link, no folder holding another manifest), then its writers' staging files;
-    the folders they leave empty go too. The manifest folder is the caller's, since only the
-    log knows which of its files are commits (:func:`tsfile_catalog.table.purge`)."""
+    the folders they leave empty go too. Nothing in ``keep`` goes. The manifest folder is the
+    caller's, since only the log knows which of its files are commits
+    (:func:`tsfile_catalog.table.purge`)."""
+    kept = _kept(io, location, keep)
     files, folders = _own_files(io, location, referenced)
+    files = [url for url in files if not kept(url)]
+
+    def staged(relative: str) -> bool:
+        return is_vacuum_candidate(relative) and not kept(join_url(location, relative))
+
     dirs: list[str] = []
     if (STAGING_DIR, "dir") in io.list_entries(location):
-        _walk_staging(io, location, STAGING_DIR, is_vacuum_candidate, lambda _: True, files, dirs)
+        _walk_staging(io, location, STAGING_DIR, staged, lambda _: True, files, dirs)
     if io.is_local:
         # Deepest first, so a folder is tried after everything below it.
         dirs.extend(
@@ -200,12 +251,32 @@ def owned(io: FileIO, location: str, referenced: Set[str]) -> Deletion:
     return Deletion(tuple(files), tuple(dirs))
 
 
-def replaced(io: FileIO, location: str, paths: Set[str]) -> Deletion:
+def replaced(
+    io: FileIO, location: str, paths: Set[str], *, keep: Set[str] = frozenset()
+) -> Deletion:
     """The removed parts at ``paths`` (relative) that still exist, reached through real
-    folders of this table (no link, no nested table): what VACUUM reclaims once no retained
-    version reads them. Their folders stay (an adopted layout keeps its shape)."""
+    folders of this table (no link, no nested table), less anything in ``keep``: what VACUUM
+    reclaims once no retained version reads them. Their folders stay (an adopted layout keeps
+    its shape)."""
+    kept = _kept(io, location, keep)
     files, _ = _own_files(io, location, paths)
-    return Deletion(tuple(url for url in files if io.exists(url)))
+    return Deletion(tuple(url for url in files if io.exists(url) and not kept(url)))
+
+
+def _kept(io: FileIO, location: str, keep: Set[str]) -> Callable[[str], bool]:
+    """Whether a file URL under ``location`` is one of the part paths in ``keep`` (absolute
+    URLs, or paths relative to the table). Local files compare by real path, so neither a
+    link nor another spelling of a folder hides a kept file; object stores by URL."""
+    if not keep:
+        return lambda url: False  # most tables: no realpath per candidate
+    urls = [p if is_absolute_url(p) else join_url(location, p) for p in keep]
+    if io.is_local:
+        # A kept URL of another scheme (an external part on S3) cannot be a local file.
+        local = [u.removeprefix("file://") for u in urls if u.startswith(("/", "file://"))]
+        real = {os.path.realpath(u) for u in local}
+        return lambda url: os.path.realpath(io.normalize(url)) in real
+    same = {io.normalize(u) for u in urls}
+    return lambda url: io.normalize(url) in same
 
 
 def _own_files(io: FileIO, location: str, paths: Set[str]) -> tuple[list[str], set[str]]:

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,7 +36,9 @@ from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.commits import commit
-from tsfile_catalog.table.handle import Table
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.handle import Table
 
 __all__ = [
     "StagedFile",

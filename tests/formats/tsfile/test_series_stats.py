@@ -14,8 +14,8 @@ import pyarrow as pa
 from tests.factories import weather_schema
 from tsfile_catalog.formats.tsfile import WriteSettings, opened, part_from_reader, write_file
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.parts import SeriesStats
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.stats import SeriesStats
 
 NAN = math.nan
 TYPES = {

@@ -26,15 +26,11 @@ from tsfile_catalog.metadata.expressions import (
     Or,
     Scalar,
 )
-from tsfile_catalog.metadata.parts import (
-    DeviceStats,
-    FieldStats,
-    PartFile,
-    TagStats,
-)
-from tsfile_catalog.metadata.pruning import might_match, prune
+from tsfile_catalog.metadata.expressions.pruning import might_match, prune
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import plan_scan
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.stats import DeviceStats, FieldStats, TagStats
 
 SCHEMA = TableSchema.of(
     "t",

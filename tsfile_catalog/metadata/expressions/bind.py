@@ -1,8 +1,9 @@
-"""Row predicates as immutable data, bound to a table schema with Spark's semantics.
+"""Binding predicates to a table schema with Spark's semantics.
 
 One model serves three consumers: part pruning (stats), the TsFile query (time range and TAG
-filter) and the residual filter applied to Arrow batches. :func:`parse_predicate` yields
-*literals* as Spark types them (``5`` an integer, ``1.5`` a decimal, ``1.5e0`` a double,
+filter) and the residual filter applied to Arrow batches.
+:func:`~tsfile_catalog.metadata.expressions.parser.parse_predicate` yields *literals* as Spark
+types them (``5`` an integer, ``1.5`` a decimal, ``1.5e0`` a double,
 ``TIMESTAMP '…'`` a naive or offset-carrying datetime); :func:`bind` resolves each comparison
 the way Spark's type coercion does for the column's Spark type and rewrites it in the *raw*
 TsFile domain, so every consumer compares like with like:
@@ -29,122 +30,34 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal, TypeAlias
+from typing import Literal
 
 from tsfile_catalog.exceptions import PredicateError
-from tsfile_catalog.metadata import literals
+from tsfile_catalog.metadata.expressions.model import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    And,
+    Approx,
+    Compare,
+    CompareOp,
+    Expr,
+    In,
+    IsNull,
+    Not,
+    Or,
+    Scalar,
+    TimestampAs,
+    TimeUnit,
+)
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.spark import literals
 
-__all__ = [
-    "Scalar",
-    "CompareOp",
-    "Compare",
-    "In",
-    "IsNull",
-    "And",
-    "Or",
-    "Not",
-    "Approx",
-    "Expr",
-    "TimeUnit",
-    "TimestampAs",
-    "BindContext",
-    "ScanPushdown",
-    "bind",
-    "conjuncts",
-    "conjunction",
-    "split_pushdown",
-    "columns_of",
-    "needs_time_zone",
-    "to_raw_time",
-    "parse_iso_datetime",
-    "parse_iso_date",
-]
-
-# A datetime is a date too: naive = wall-clock time in the session time zone.
-Scalar: TypeAlias = bool | int | float | Decimal | str | bytes | dt.date
-CompareOp = Literal["=", "!=", "<", "<=", ">", ">="]
-TimeUnit = Literal["ms", "us", "ns"]
-TimestampAs = Literal["long", "timestamp"]
-
-_FLIPPED: dict[CompareOp, CompareOp] = {
-    "=": "=",
-    "!=": "!=",
-    "<": ">",
-    "<=": ">=",
-    ">": "<",
-    ">=": "<=",
-}
-
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
-INT32_MIN = -(2**31)
-INT32_MAX = 2**31 - 1
-
-
-@dataclass(frozen=True, slots=True)
-class Compare:
-    """``column op value``. Bound: ``value`` is in the column's raw domain and range, or a
-    float when ``as_double`` (the column's value is compared as a double, NaN-aware)."""
-
-    column: str
-    op: CompareOp
-    value: Scalar
-    as_double: bool = False
-
-    def flipped(self) -> Compare:
-        """``value op column`` rewritten as ``column op' value``."""
-        return Compare(self.column, _FLIPPED[self.op], self.value, self.as_double)
-
-
-@dataclass(frozen=True, slots=True)
-class In:
-    """``column IN (values)``; an empty list is false for every non-null value (and null for
-    a null one, like every comparison)."""
-
-    column: str
-    values: tuple[Scalar, ...]
-    as_double: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class IsNull:
-    column: str
-    negated: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class And:
-    terms: tuple[Expr, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Or:
-    terms: tuple[Expr, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Not:
-    term: Expr
-
-
-@dataclass(frozen=True, slots=True)
-class Approx:
-    """A comparison on ``column`` whose exact meaning needs the session time zone, bound
-    while it is unknown: ``loose`` holds for every row the comparison may hold for, ``tight``
-    only for rows it certainly holds for (None: no usable bound). Prunes; never filters rows.
-    """
-
-    column: str
-    loose: Expr | None
-    tight: Expr | None
-    text: str
-
-
-Expr: TypeAlias = Compare | In | IsNull | And | Or | Not | Approx
+__all__ = ["BindContext", "bind"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,87 +69,6 @@ class BindContext:
     timestamp_as: TimestampAs = "long"
     time_zone: str | None = None
 
-
-def conjuncts(expr: Expr | None) -> Iterator[Expr]:
-    """The top-level AND terms of ``expr`` (nested ANDs flattened)."""
-    if expr is None:
-        return
-    if isinstance(expr, And):
-        for term in expr.terms:
-            yield from conjuncts(term)
-    else:
-        yield expr
-
-
-def conjunction(terms: Iterable[Expr]) -> Expr | None:
-    items = tuple(terms)
-    if not items:
-        return None
-    return items[0] if len(items) == 1 else And(items)
-
-
-def columns_of(expr: Expr | None) -> set[str]:
-    if expr is None:
-        return set()
-    if isinstance(expr, (Compare, In, IsNull, Approx)):
-        return {expr.column}
-    if isinstance(expr, Not):
-        return columns_of(expr.term)
-    out: set[str] = set()
-    for term in expr.terms:
-        out |= columns_of(term)
-    return out
-
-
-def needs_time_zone(expr: Expr | None) -> bool:
-    """Whether ``expr`` was bound without the session time zone it needs (holds an
-    :class:`Approx`), so it can prune but not filter rows."""
-    if expr is None or isinstance(expr, (Compare, In, IsNull)):
-        return False
-    if isinstance(expr, Approx):
-        return True
-    if isinstance(expr, Not):
-        return needs_time_zone(expr.term)
-    return any(needs_time_zone(t) for t in expr.terms)
-
-
-_UNIT_PER_SECOND: dict[TimeUnit, int] = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
-
-
-def parse_iso_datetime(text: str) -> dt.datetime:
-    """An ISO-8601 timestamp, surrounding blanks ignored and a trailing ``Z`` read as UTC
-    (``datetime.fromisoformat`` reads ``Z`` only from Python 3.11 on). The one parser for
-    predicates, SQL literals and ``timestampAsOf``, so they all accept the same text.
-
-    Raises:
-        ValueError: ``text`` is not ISO-8601; each caller words its own error.
-    """
-    return dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-
-
-def parse_iso_date(text: str) -> dt.date:
-    """An ISO-8601 date (``YYYY-MM-DD``), surrounding blanks ignored.
-
-    Raises:
-        ValueError: ``text`` is not an ISO-8601 date.
-    """
-    return dt.date.fromisoformat(text.strip())
-
-
-def to_raw_time(value: dt.datetime, unit: TimeUnit) -> int:
-    """A datetime (naive = UTC) as a raw TsFile long in ``unit`` since the epoch."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.timezone.utc)
-    delta = value - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-    if unit == "ms":
-        return micros // 1_000
-    if unit == "us":
-        return micros
-    return micros * 1_000
-
-
-# -- binding ----------------------------------------------------------------------------------
 
 # How far a wall-clock time can be from UTC (java.time's ±18:00) plus a skipped day (DST gaps,
 # Samoa 2011): with the zone unknown, an instant is only known to lie within this of UTC.
@@ -552,93 +384,3 @@ def bind(expr: Expr, schema: TableSchema, context: BindContext | None = None) ->
             this module cannot evaluate exactly.
     """
     return _Binder(schema, context or BindContext()).bind(expr)
-
-
-@dataclass(frozen=True, slots=True)
-class ScanPushdown:
-    """What a scan hands to TsFile: an inclusive time range and TAG value sets, exactly.
-
-    ``tag_values`` maps a TAG column to the values it may take (an ``=`` is a one-value set).
-    ``residual`` is what must still be evaluated on the rows; ``None`` means nothing.
-    """
-
-    time_min: int = INT64_MIN
-    time_max: int = INT64_MAX
-    tag_values: tuple[tuple[str, frozenset[str]], ...] = ()
-    residual: Expr | None = None
-
-    @property
-    def empty(self) -> bool:
-        """True when the pushed part alone already excludes every row."""
-        return self.time_min > self.time_max or any(not v for _, v in self.tag_values)
-
-    def tag_dict(self) -> dict[str, frozenset[str]]:
-        return dict(self.tag_values)
-
-
-def split_pushdown(expr: Expr | None, schema: TableSchema) -> ScanPushdown:
-    """Split a bound predicate into the exact TsFile pushdown and a residual.
-
-    Only top-level AND terms are considered: ``time`` comparisons (not ``!=``) narrow the
-    range, TAG ``=``/``IN`` narrow the TAG sets; everything else stays residual. An
-    :class:`Approx` on ``time`` narrows the range by its loose bounds and stays residual.
-    """
-    lo, hi = INT64_MIN, INT64_MAX
-    tags: dict[str, frozenset[str]] = {}
-    residual: list[Expr] = []
-    tag_names = set(schema.tag_names)
-
-    def narrow(term: Compare) -> None:
-        nonlocal lo, hi
-        value = term.value
-        assert isinstance(value, int)
-        if term.op == "=":
-            lo, hi = max(lo, value), min(hi, value)
-        elif term.op == ">":
-            lo = max(lo, value + 1)
-        elif term.op == ">=":
-            lo = max(lo, value)
-        elif term.op == "<":
-            hi = min(hi, value - 1)
-        else:
-            hi = min(hi, value)
-
-    for term in conjuncts(expr):
-        if _is_time_range(term):
-            assert isinstance(term, Compare)
-            narrow(term)
-            continue
-        if isinstance(term, Approx):
-            for bound in conjuncts(term.loose):
-                if _is_time_range(bound):
-                    assert isinstance(bound, Compare)
-                    narrow(bound)
-            residual.append(term)
-            continue
-        if isinstance(term, (Compare, In)) and term.column in tag_names:
-            if isinstance(term, Compare) and term.op == "=":
-                values = frozenset({str(term.value)})
-            elif isinstance(term, In):
-                values = frozenset(str(v) for v in term.values)
-            else:
-                residual.append(term)
-                continue
-            column = term.column
-            tags[column] = tags[column] & values if column in tags else values
-            continue
-        residual.append(term)
-    return ScanPushdown(
-        time_min=lo,
-        time_max=hi,
-        tag_values=tuple(sorted(tags.items())),
-        residual=conjunction(residual),
-    )
-
-
-def _is_time_range(term: Expr) -> bool:
-    return (
-        isinstance(term, Compare)
-        and term.column == TIME_COLUMN
-        and term.op != "!="
-        and not term.as_double
-    )

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.factories import table_schema
 from tsfile_catalog.exceptions import DataError
-from tsfile_catalog.formats.tsfile import _sort_and_dedupe_by_keys, sort_and_dedupe
+from tsfile_catalog.formats.tsfile.sort import _sort_and_dedupe_by_keys, sort_and_dedupe
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 
 # Few values, so devices and (device, time) pairs repeat; byte-wise order differs from

@@ -1,0 +1,63 @@
+"""ALTER TABLE through ``table.alter``, without Spark: each schema or property change is one
+commit, and the changes that cannot be made are refused before anything is committed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.table.aging import history
+from tests.table.test_ownership import SCHEMA, part_of, tsfile
+from tsfile_catalog.exceptions import OptionError, SchemaError, SchemaMismatchError
+from tsfile_catalog.metadata.ownership import new_part_name
+from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.table import append_parts, open_table
+
+
+def test_add_columns_and_widen_types_each_make_a_schema_version(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    name = new_part_name(0)
+    tsfile(tmp_path / name)
+    append_parts(url, [part_of(tmp_path, name)], SCHEMA)
+    alter = open_table(url).alter
+    assert alter.add_columns([("Rain", DataType.INT32), ("note", DataType.STRING)]) == 1
+    assert alter.alter_column_type("rain", DataType.INT64) == 2
+    assert alter.alter_column_type("rain", DataType.INT64) == 2, "no change, no commit"
+    assert [(c.name, c.type) for c in open_table(url).schema.fields[-2:]] == [
+        ("rain", DataType.INT64),
+        ("note", DataType.STRING),
+    ]
+    assert open_table(url, version=0).schema == SCHEMA
+    rain = open_table(url, version=1).schema.column("rain")
+    assert rain is not None and rain.type is DataType.INT32
+    assert [op for _, op in history(tmp_path)][:2] == ["CHANGE COLUMN", "ADD COLUMNS"]
+    with pytest.raises(SchemaError, match="'temp' .*exists already"):
+        alter.add_columns([("temp", DataType.DOUBLE)])
+    with pytest.raises(SchemaMismatchError, match="'rain' .*INT64 to INT32.*no column ids"):
+        alter.alter_column_type("rain", DataType.INT32)
+    with pytest.raises(SchemaError, match="TAG column 'city'"):
+        alter.alter_column_type("city", DataType.TEXT)
+    with pytest.raises(SchemaError, match="no column 'wind'"):
+        alter.alter_column_type("wind", DataType.DOUBLE)
+    assert open_table(url).version == 2
+
+
+def test_set_properties_is_a_commit_of_its_own_on_the_latest_version(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    name = new_part_name(0)
+    tsfile(tmp_path / name)
+    append_parts(url, [part_of(tmp_path, name)], SCHEMA)
+    old = open_table(url)
+    assert old.alter.add_columns([("rain", DataType.INT64)]) == 1
+    assert old.alter.set_properties({"targetFileSize": "1024"}) == 2, "acts on the latest"
+    table = open_table(url)
+    assert table.properties["targetFileSize"] == "1024"
+    assert table.schema.column("rain") is not None, "the commit read version 1, not 0"
+    assert [p.path for p in table.parts()] == [name], "no part added or removed"
+    info = table.history(limit=1)[0]
+    assert (str(info.operation), info.data_change) == ("SET TBLPROPERTIES", False)
+    assert (info.parts_added, info.parts_removed) == (0, 0)
+    with pytest.raises(OptionError, match="watermark.interval"):
+        table.alter.set_properties({"watermark.interval": "soon"})
+    assert open_table(url).version == 2, "a refused property commits nothing"

@@ -1,0 +1,202 @@
+"""Commits applied to snapshots: stamping a commit after its base, and replaying the log.
+
+:func:`prepare_commit` turns a list of actions into the commit right after a snapshot;
+:func:`apply` and :func:`replay` are the pure functions from (snapshot, commits) to the next
+snapshot (pyiceberg's ``update_table_metadata``). Storage lives in ``tsfile_catalog.table``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+
+from tsfile_catalog.exceptions import CorruptManifestError
+from tsfile_catalog.metadata.manifest.model import (
+    Action,
+    AddPart,
+    Commit,
+    CommitInfo,
+    Operation,
+    RemovePart,
+    SetSchema,
+    Snapshot,
+    StreamTxn,
+)
+from tsfile_catalog.metadata.part_list import PartList, part_paths
+from tsfile_catalog.metadata.parts import PartFile
+
+__all__ = ["prepare_commit", "apply", "replay"]
+
+
+def prepare_commit(
+    actions: Sequence[Action],
+    *,
+    base: Snapshot | None,
+    timestamp_ms: int,
+    operation: Operation,
+    operation_parameters: Mapping[str, str] | None = None,
+    engine_info: str = "",
+    read_version: int | None = None,
+    new_table_uuid: str | None = None,
+    data_change: bool = True,
+    complete_until: int | None = None,
+    txn: StreamTxn | None = None,
+) -> Commit:
+    """Stamp ``actions`` as the commit right after ``base``.
+
+    Assigns the version, schema ids (one past ``base``'s) and each added part's
+    ``added_version``/``schema_id``, and counts parts and rows for the :class:`CommitInfo`.
+    The timestamp is raised to one past ``base``'s so the log stays strictly increasing even
+    when writers' clocks disagree. The commit carries ``base.table_uuid``; without a base it
+    creates a table, identified by ``new_table_uuid`` (a random UUID when omitted).
+    """
+    if base is not None:
+        table_uuid = base.table_uuid
+    else:
+        table_uuid = str(uuid.UUID(new_table_uuid)) if new_table_uuid else str(uuid.uuid4())
+    version = 0 if base is None else base.version + 1
+    schema_id = 0 if base is None else base.schema_id
+    schema_seen = False
+    stamped: list[Action] = []
+    for action in actions:
+        if isinstance(action, SetSchema):
+            schema_id = schema_id + 1 if (base is not None or schema_seen) else 0
+            schema_seen = True
+            stamped.append(SetSchema(action.schema, schema_id))
+        else:
+            stamped.append(action)
+    stamped = [
+        AddPart(a.part.with_version(version, schema_id)) if isinstance(a, AddPart) else a
+        for a in stamped
+    ]
+    added = [a.part for a in stamped if isinstance(a, AddPart)]
+    removed = [a for a in stamped if isinstance(a, RemovePart)]
+    info = CommitInfo(
+        version=version,
+        timestamp_ms=timestamp_ms if base is None else max(timestamp_ms, base.timestamp_ms + 1),
+        operation=operation,
+        operation_parameters=dict(operation_parameters or {}),
+        engine_info=engine_info,
+        read_version=read_version,
+        parts_added=len(added),
+        rows_added=sum(p.row_count for p in added),
+        parts_removed=len(removed),
+        rows_removed=sum(r.row_count for r in removed),
+        data_change=data_change,
+        complete_until=complete_until,
+        txn=txn,
+    )
+    return Commit(info, tuple(stamped), table_uuid)
+
+
+def apply(previous: Snapshot | None, commit: Commit) -> Snapshot:
+    """The snapshot after ``commit``; ``previous`` is None for version 0.
+
+    Raises:
+        CorruptManifestError: the commit does not follow ``previous`` (wrong version, adds a
+            part twice, removes a missing part, version 0 without a schema, another table's
+            UUID).
+    """
+    return replay(previous, (commit,))
+
+
+def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
+    """Apply consecutive commits in one pass (one part index, however many commits).
+
+    Every commit must belong to the table of ``previous`` (or of version 0): a log that
+    mixes two tables' commits (one dropped and recreated while it was being read) is
+    corrupt, never merged.
+    """
+    before: Sequence[PartFile] = () if previous is None else previous.parts
+    # Positions of the parts before, by path (read from a checkpoint's columns, so no part
+    # is built), the positions removed since, and the parts added since, in order.
+    position = {path: i for i, path in enumerate(part_paths(before))}
+    removed: set[int] = set()
+    added: dict[str, PartFile] = {}
+    schema = None if previous is None else previous.schema
+    schema_id = 0 if previous is None else previous.schema_id
+    properties = {} if previous is None else dict(previous.properties)
+    version = -1 if previous is None else previous.version
+    timestamp_ms = 0 if previous is None else previous.timestamp_ms
+    table_uuid = None if previous is None else previous.table_uuid
+    transactions = {} if previous is None else dict(previous.transactions)
+    complete_until = None if previous is None else previous.complete_until
+    for commit in commits:
+        if commit.version != version + 1:
+            raise CorruptManifestError(
+                f"commit for version {commit.version} follows version {version}; expected "
+                f"version {version + 1}"
+            )
+        if table_uuid is None:
+            table_uuid = commit.table_uuid
+            if table_uuid is None:
+                raise CorruptManifestError(
+                    f"version {commit.version} creates the table without a table UUID"
+                )
+        elif commit.table_uuid is not None and commit.table_uuid != table_uuid:
+            raise CorruptManifestError(
+                f"version {commit.version} belongs to table {commit.table_uuid}, not to table "
+                f"{table_uuid} like the versions before it (was the table dropped and "
+                "recreated while it was being read?)"
+            )
+        version, timestamp_ms = commit.version, commit.info.timestamp_ms
+        if commit.info.txn is not None:
+            transactions[commit.info.txn.app_id] = commit.info.txn
+        complete_until = _later_declaration(complete_until, commit.info.complete_until)
+        for action in commit.actions:
+            if isinstance(action, AddPart):
+                path = action.part.path
+                at = position.get(path)
+                if path in added or (at is not None and at not in removed):
+                    raise CorruptManifestError(
+                        f"version {version} adds part '{path}', which the table already has"
+                    )
+                added[path] = action.part
+            elif isinstance(action, RemovePart):
+                at = position.get(action.path)
+                if action.path in added:
+                    del added[action.path]
+                elif at is not None and at not in removed:
+                    removed.add(at)
+                else:
+                    raise CorruptManifestError(
+                        f"version {version} removes part '{action.path}', which the table "
+                        "does not have"
+                    )
+            elif isinstance(action, SetSchema):
+                schema, schema_id = action.schema, action.schema_id
+            else:
+                properties.update(action.properties)
+        if schema is None:
+            raise CorruptManifestError(f"version {version} creates the table without a schema")
+    if schema is None or table_uuid is None:
+        raise CorruptManifestError("no commits to build a table snapshot from")
+    return Snapshot(
+        version=version,
+        timestamp_ms=timestamp_ms,
+        schema=schema,
+        schema_id=schema_id,
+        parts=_remaining(before, removed, tuple(added.values())),
+        properties=properties,
+        table_uuid=table_uuid,
+        transactions=transactions,
+        complete_until=complete_until,
+    )
+
+
+def _remaining(
+    before: Sequence[PartFile], removed: set[int], added: tuple[PartFile, ...]
+) -> Sequence[PartFile]:
+    """``before`` without the parts at ``removed``, then ``added``: still unbuilt parts stay
+    so (a :class:`PartList`), plain parts stay a tuple."""
+    if isinstance(before, PartList):
+        return before.without(removed, added)
+    kept = before if not removed else [p for i, p in enumerate(before) if i not in removed]
+    return (*kept, *added)
+
+
+def _later_declaration(held: int | None, declared: int | None) -> int | None:
+    """Completeness only grows: the larger of two declarations (None: none made)."""
+    if declared is None:
+        return held
+    return declared if held is None else max(held, declared)

@@ -1,0 +1,166 @@
+"""ALTER TABLE: schema evolution and table properties, each one commit, no data rewritten.
+
+:func:`add_columns` and :func:`alter_column_type` commit a new schema (older parts read added
+columns as null and widened ones cast up); properties are set by
+:func:`tsfile_catalog.table.commits.set_properties`. :class:`Alter` is ``table.alter``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tsfile_catalog.exceptions import SchemaError, SchemaMismatchError
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.manifest import Operation, SetSchema, Snapshot
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema_merge import widens
+from tsfile_catalog.table.commits import commit, set_properties
+from tsfile_catalog.table.snapshots import resolve_snapshot
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.handle import Table
+
+__all__ = ["Alter", "add_columns", "alter_column_type"]
+
+
+_NO_COLUMN_IDS = (
+    "columns are matched by name in every part file (the table has no column ids yet), so "
+    "older parts would read another column's data or lose it"
+)
+
+
+def add_columns(
+    url: str,
+    columns: Sequence[tuple[str, DataType]],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Add FIELD columns at the end of the schema (``ALTER TABLE … ADD COLUMNS``); parts
+    written before read them as null. One commit, operation ``ADD COLUMNS``.
+
+    Returns:
+        The new version.
+
+    Raises:
+        SchemaError: a name that exists already, is repeated, or is ``time``.
+    """
+    io, location, latest = _latest(url, storage_options)
+    schema = latest.schema
+    seen: set[str] = set()
+    added: list[Column] = []
+    for name, data_type in columns:
+        name = name.lower()
+        if name == TIME_COLUMN or schema.column(name) is not None or name in seen:
+            raise SchemaError(
+                f"cannot add column {name!r} to table {schema.table}: a column of that name "
+                "exists already"
+            )
+        seen.add(name)
+        added.append(Column(name, data_type, Category.FIELD))
+    if not added:
+        raise SchemaError(f"ALTER TABLE {schema.table} ADD COLUMNS: no columns given")
+    new = TableSchema(table=schema.table, columns=(*schema.columns, *added))
+    parameters = {"columns": json.dumps([[c.name, c.type.value] for c in added])}
+    return _change_schema(io, location, latest, new, Operation.ADD_COLUMNS, parameters)
+
+
+def alter_column_type(
+    url: str,
+    column: str,
+    data_type: DataType,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Widen a FIELD column (INT32 -> INT64, FLOAT -> DOUBLE): readers cast older parts up,
+    nothing is rewritten. One commit, operation ``CHANGE COLUMN``; the same type is a no-op.
+
+    Returns:
+        The new version (the current one when nothing changes).
+
+    Raises:
+        SchemaError: no such column, or a TAG column.
+        SchemaMismatchError: a change other than the two widenings.
+    """
+    io, location, latest = _latest(url, storage_options)
+    schema = latest.schema
+    name = column.lower()
+    current = schema.column(name)
+    if current is None:
+        raise SchemaError(
+            f"table {schema.table} has no column {name!r} (columns: {', '.join(schema.names)})"
+        )
+    if current.category is Category.TAG:
+        raise SchemaError(
+            f"cannot change TAG column {name!r} of table {schema.table}: TAG columns identify "
+            "the devices in every part file and never change"
+        )
+    if current.type is data_type:
+        return latest.version
+    if not widens(current.type, data_type):
+        raise SchemaMismatchError(
+            f"cannot change column {name!r} of table {schema.table} from "
+            f"{current.type.value} to {data_type.value}: only INT32 -> INT64 and FLOAT -> "
+            f"DOUBLE widen without rewriting data; other changes are refused because "
+            f"{_NO_COLUMN_IDS}"
+        )
+    new = TableSchema(
+        table=schema.table,
+        columns=tuple(
+            Column(c.name, data_type, c.category) if c.name == name else c for c in schema.columns
+        ),
+    )
+    parameters = {"column": name, "from": current.type.value, "to": data_type.value}
+    return _change_schema(io, location, latest, new, Operation.CHANGE_COLUMN, parameters)
+
+
+def _change_schema(
+    io: FileIO,
+    location: str,
+    read: Snapshot,
+    schema: TableSchema,
+    operation: Operation,
+    parameters: Mapping[str, str],
+) -> int:
+    snapshot = commit(
+        io,
+        location,
+        [SetSchema(schema, 0)],
+        read=read,
+        operation=operation,
+        operation_parameters=parameters,
+    )
+    return snapshot.version
+
+
+def _latest(url: str, storage_options: Mapping[str, Any] | None) -> tuple[FileIO, str, Snapshot]:
+    io = FileIO(url, storage_options)
+    location = io.normalize(url)
+    return io, location, resolve_snapshot(io, location)
+
+
+class Alter:
+    """``table.alter``: the schema and property changes of one table (deltalake's
+    ``dt.alter``). Each is one commit against the table's latest version, whatever version
+    the handle shows."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def add_columns(self, columns: Sequence[tuple[str, DataType]]) -> int:
+        """See :func:`add_columns`."""
+        return add_columns(self._table.location, columns, storage_options=self._storage())
+
+    def alter_column_type(self, column: str, data_type: DataType) -> int:
+        """See :func:`alter_column_type`."""
+        return alter_column_type(
+            self._table.location, column, data_type, storage_options=self._storage()
+        )
+
+    def set_properties(self, properties: Mapping[str, str]) -> int:
+        """See :func:`tsfile_catalog.table.commits.set_properties`."""
+        return set_properties(self._table.location, properties, storage_options=self._storage())
+
+    def _storage(self) -> Mapping[str, Any]:
+        return self._table.io.storage_options

@@ -1,0 +1,226 @@
+"""OPTIMIZE and DELETE: the verbs that rewrite parts.
+
+Which parts go together (OPTIMIZE) or which rows go (DELETE) is decided by the pure plans of
+:mod:`tsfile_catalog.metadata.compaction`; the rows are read and the new parts staged and
+committed by :mod:`tsfile_catalog.table.rewrite`, in this process. Both work on an open
+:class:`~tsfile_catalog.table.handle.Table` (its version is the one rewritten): it is
+``table.maintenance.optimize()`` and ``table.delete()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tsfile_catalog.exceptions import OptionError, PredicateError
+from tsfile_catalog.metadata.compaction import plan_compaction
+from tsfile_catalog.metadata.compaction import target_file_size as target_file_size_of
+from tsfile_catalog.metadata.expressions import (
+    Expr,
+    TimestampAs,
+    TimeUnit,
+    columns_of,
+    needs_time_zone,
+)
+from tsfile_catalog.metadata.manifest import Operation
+from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.progress import Progress
+
+if TYPE_CHECKING:
+    from tsfile_catalog.formats.tsfile import WriteSettings
+    from tsfile_catalog.table.handle import Table
+
+__all__ = ["DeleteResult", "OptimizeResult", "delete", "optimize"]
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """What OPTIMIZE did. ``version`` is None when nothing needed compacting (no commit)."""
+
+    version: int | None
+    files_removed: int
+    files_added: int
+    bytes_removed: int
+    bytes_added: int
+    rows: int  # rows rewritten: the same rows, now in ``files_added`` parts
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    """What DELETE did. ``version`` is None when no row matched (no commit)."""
+
+    version: int | None
+    num_deleted_rows: int
+    files_removed: int
+    files_added: int
+    files_dropped: int  # removed in metadata only: every row matched
+    files_rewritten: int  # rewritten without the matching rows
+
+
+def optimize(
+    table: Table,
+    *,
+    where: str | Expr | None = None,
+    target_file_size: int | None = None,
+    settings: WriteSettings | None = None,
+    unit: TimeUnit = "ms",
+    timestamp_as: TimestampAs = "long",
+    time_zone: str | None = None,
+    progress: Progress | None = None,
+) -> OptimizeResult:
+    """Compact small TsFile parts into parts of about ``target_file_size`` bytes.
+
+    Which parts go together is :func:`~tsfile_catalog.metadata.compaction.plan_compaction`'s
+    pure plan: the table's own TsFile parts below 3/4 of the target (external parts and parts
+    near the target stay), packed in time order; each group's rows are read through the
+    shared read path and written, sorted by device then time, as one new TsFile in this
+    process. One commit (operation ``OPTIMIZE``, ``data_change`` false) removes the old parts
+    and adds the new ones; the old files stay for time travel until VACUUM. Concurrent
+    appends keep working (the commit rebases on them); a concurrent commit that removed one
+    of the rewritten parts makes it fail with :class:`CommitConflictError`, with nothing
+    committed.
+
+    Args:
+        table: the table; its version is the one compacted.
+        where: limit the candidates to parts that may hold rows matching this predicate on
+            ``time`` and TAG columns (Spark SQL or a bound-able expression); the parts are
+            still rewritten whole.
+        target_file_size: bytes; default the table property ``targetFileSize``, else 128 MiB.
+        settings: the TsFile writer's compression and encoding (a catalog table passes its
+            stored write options); default ZSTD and the per-type default encodings.
+        unit, timestamp_as, time_zone: how ``where`` binds (see :meth:`Table.plan`).
+        progress: called as ``progress(done, total)`` after each new part is written.
+
+    Raises:
+        OptionError: ``target_file_size`` or the ``targetFileSize`` property is not a positive
+            integer.
+        PredicateError: ``where`` cannot be parsed, or reads a FIELD column.
+        CommitConflictError: a concurrent commit removed a part this one rewrote.
+    """
+    try:
+        target = target_file_size_of(dict(table.properties), target_file_size)
+    except ValueError as e:
+        raise OptionError(str(e)) from e
+    candidates = table.parts()
+    if where is not None:
+        plan = table.plan(where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+        allowed = {TIME_COLUMN, *table.schema.tag_names}
+        others = sorted(columns_of(plan.filter) - allowed)
+        if others:
+            raise PredicateError(
+                f"OPTIMIZE WHERE may only read time and TAG columns; it reads FIELD column "
+                f"'{others[0]}'"
+            )
+        candidates = list(plan.parts)
+    compaction = plan_compaction(candidates, target_size=target)
+    if not compaction.groups:
+        return OptimizeResult(None, 0, 0, 0, 0, 0)
+    # Imported here: the rewrite machinery loads pyarrow and the TsFile writer, which the
+    # metadata-only verbs beside this one (and every importer of the Table) must not pay for.
+    import pyarrow as pa
+
+    from tsfile_catalog.table.rewrite import RewriteJob, read_part_rows
+
+    with RewriteJob(table, settings) as job:
+        total = len(compaction.groups)
+        for done, group in enumerate(compaction.groups, start=1):
+            rows = pa.concat_tables([read_part_rows(table, p) for p in group.parts])
+            job.write(rows)
+            if progress is not None:
+                progress(done, total)
+        removed = compaction.rewritten
+        parameters = {
+            "targetFileSize": str(target),
+            "numRemovedFiles": str(len(removed)),
+            "numAddedFiles": str(len(job.staged)),
+        }
+        if where is not None:
+            parameters["predicate"] = where if isinstance(where, str) else repr(where)
+        snapshot = job.commit(
+            removed, operation=Operation.OPTIMIZE, parameters=parameters, data_change=False
+        )
+        added = job.staged
+    return OptimizeResult(
+        version=snapshot.version,
+        files_removed=len(removed),
+        files_added=len(added),
+        bytes_removed=sum(p.size_bytes for p in removed),
+        bytes_added=sum(s.part.size_bytes for s in added),
+        rows=sum(s.part.row_count for s in added),
+    )
+
+
+def delete(
+    table: Table,
+    where: str | Expr | None,
+    *,
+    settings: WriteSettings | None = None,
+    unit: TimeUnit = "ms",
+    timestamp_as: TimestampAs = "long",
+    time_zone: str | None = None,
+    progress: Progress | None = None,
+) -> DeleteResult:
+    """Delete the rows where ``where`` is TRUE (None: every row), in one ``DELETE`` commit.
+
+    ``where`` means what it means to Spark over the table's scan (``unit``, ``timestamp_as``,
+    ``time_zone`` as for :meth:`Table.plan`; a catalog passes the session time zone). Parts
+    whose statistics prove every row matches are removed in metadata only; parts that may
+    hold some matching rows are rewritten without them (copy-on-write: one new part per
+    rewritten part); the old files stay for time travel until VACUUM. Concurrent appends
+    rebase (their rows are not deleted: they commit after the delete); a concurrent commit
+    that removed a part this one removes conflicts.
+
+    Raises:
+        PredicateError: ``where`` cannot be parsed or bound, or needs a time zone it was not
+            given.
+        InvalidCommitError: the predicate may match an external part.
+        CommitConflictError: a concurrent commit removed a part this one removes.
+    """
+    bound = _bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+    # Imported here, as in optimize: pyarrow and the TsFile writer load only when rows go.
+    from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+
+    with RewriteJob(table, settings) as job:
+        removal = remove_matching_rows(job, bound, progress=progress)
+        if not removal.removed:
+            return DeleteResult(None, 0, 0, 0, 0, 0)
+        parameters = {
+            "predicate": "true" if where is None else _predicate_text(where),
+            "numDeletedRows": str(removal.deleted_rows),
+        }
+        snapshot = job.commit(
+            removal.removed, operation=Operation.DELETE, parameters=parameters, data_change=True
+        )
+        return DeleteResult(
+            version=snapshot.version,
+            num_deleted_rows=removal.deleted_rows,
+            files_removed=len(removal.removed),
+            files_added=len(job.staged),
+            files_dropped=removal.dropped,
+            files_rewritten=removal.rewritten,
+        )
+
+
+def _predicate_text(where: str | Expr) -> str:
+    return where if isinstance(where, str) else repr(where)
+
+
+def _bind_exact(
+    table: Table,
+    where: str | Expr | None,
+    *,
+    unit: TimeUnit,
+    timestamp_as: TimestampAs,
+    time_zone: str | None,
+) -> Expr | None:
+    """``where`` bound for row-level evaluation: a predicate that needs a time zone it was
+    not given may prune but cannot decide which rows go."""
+    if where is None:
+        return None
+    plan = table.plan(where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+    if needs_time_zone(plan.filter):
+        raise PredicateError(
+            f"{_predicate_text(where)!r} compares with a time whose instant depends on the "
+            "time zone; pass time_zone (a catalog passes spark.sql.session.timeZone)"
+        )
+    return plan.filter
