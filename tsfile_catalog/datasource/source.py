@@ -15,6 +15,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
+import pyspark
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -195,8 +196,6 @@ class TsFileDataSource(DataSource):
         # Admission control (latestOffset(start, limit), getDefaultReadLimit) and
         # Trigger.AvailableNow for Python sources arrived in 4.2, the package's floor: checked
         # again here because the source is found by Spark's discovery without register().
-        import pyspark
-
         check_pyspark_version(pyspark.__version__)
         # Imported here: the module needs Spark 4.2's streaming API, checked just above.
         from tsfile_catalog.datasource.stream_reader import TsFileStreamReader
