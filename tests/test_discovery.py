@@ -11,8 +11,9 @@ import pytest
 from tests.datasource.helpers import write_rows
 from tests.factories import weather_schema
 from tests.table.helpers import SCHEMA, append_n
-from tsfile_catalog.discovery import ResolvedScan, open_location
+from tsfile_catalog.discovery import open_location
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError, VersionNotFoundError
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import Table, create_table
 

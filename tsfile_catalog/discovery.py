@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import fsspec
@@ -20,90 +19,25 @@ from tsfile_catalog.exceptions import (
     SchemaMismatchError,
     TableNotFoundError,
 )
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.formats.tsfile import TSFILE
-from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
+from tsfile_catalog.io import GLOB_CHARS, FileIO, join_url
+from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR
-from tsfile_catalog.metadata.part_list import parts_not_in_format
-from tsfile_catalog.metadata.parts import PartFile, is_absolute_url
-from tsfile_catalog.metadata.scan import Candidates, ScanPlan, plan_scan
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import Category, TableSchema
 from tsfile_catalog.progress import Progress, tracked
-from tsfile_catalog.table import Table, open_table
+from tsfile_catalog.table.handle import Table, open_table
 
 __all__ = [
-    "ResolvedScan",
+    "ResolvedScan",  # defined in tsfile_catalog.exec.source; kept here for old imports
     "list_tsfiles",
     "reconcile_schemas",
     "has_manifest",
     "resolve_files",
     "open_location",
+    "scan_location",
 ]
-
-_GLOB_CHARS = frozenset("*?[")
-
-
-@dataclass(frozen=True)
-class ResolvedScan:
-    """What a scan reads: ``parts`` (paths relative to ``base``) under ``schema``."""
-
-    base: str
-    schema: TableSchema
-    # A table's parts stay as its snapshot holds them (built on first use from a checkpoint).
-    parts: Sequence[PartFile]
-    version: int | None = None
-    # Set by for_reading(): the parts are no longer all there, so this scan cannot plan.
-    read_only: bool = False
-    # A table's columnar pre-filter over ``parts`` (see Table.candidates): a plan then builds
-    # and checks only the parts a time range keeps. Dropped by for_reading().
-    candidates: Candidates | None = field(default=None, compare=False, repr=False)
-
-    @classmethod
-    def of_table(cls, table: Table) -> ResolvedScan:
-        """What a scan of ``table`` reads (its parts, with its pre-filter)."""
-        snapshot = table.snapshot
-        return cls(
-            table.location,
-            snapshot.schema,
-            snapshot.parts,
-            snapshot.version,
-            candidates=table.candidates,
-        )
-
-    def for_reading(self) -> ResolvedScan:
-        """This scan as read tasks need it, once planned: the schema, the base and the
-        external parts (each read through its own adapter). Internal TsFile parts are read by
-        the path their slice names, so they and their statistics, which pickle to megabytes
-        at a hundred parts with FIELD statistics and went to every task, are dropped."""
-        if self.read_only:
-            return self
-        external = parts_not_in_format(self.parts, TSFILE.name)
-        return replace(self, parts=external, read_only=True, candidates=None)
-
-    def check_plannable(self) -> None:
-        if self.read_only:
-            raise AssertionError("a scan reduced by for_reading() cannot be planned again")
-
-    def url_of(self, path: str) -> str:
-        # External parts record their absolute URL; internal paths never look absolute.
-        if is_absolute_url(path):
-            return path
-        return join_url(self.base, path) if self.base else path
-
-    def plan(
-        self,
-        where: str | Expr | None = None,
-        *,
-        unit: TimeUnit = "ms",
-        timestamp_as: TimestampAs = "long",
-        time_zone: str | None = None,
-    ) -> ScanPlan:
-        """The parts a scan with ``where`` must read, exactly as
-        :meth:`~tsfile_catalog.table.Table.plan` plans a table's (same arguments): a plain
-        path's parts carry the statistics its footers hold."""
-        self.check_plannable()
-        context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
-        return plan_scan(self.schema, self.parts, where, context, candidates=self.candidates)
 
 
 def has_manifest(io: FileIO, url: str) -> bool:
@@ -126,9 +60,9 @@ def list_tsfiles(io: FileIO, url: str) -> tuple[str, list[tuple[str, int]]]:
             says which of its files are rows: its removed parts are still there until its
             VACUUM deletes them, so neither a plain read nor an adoption may take its files.
     """
-    if any(c in url for c in _GLOB_CHARS):
+    if any(c in url for c in GLOB_CHARS):
         # Like Spark's file sources, hidden and "_" entries stay hidden inside glob matches.
-        fixed = io.normalize(url[: min(url.index(c) for c in _GLOB_CHARS if c in url)])
+        fixed = io.normalize(url[: min(url.index(c) for c in GLOB_CHARS if c in url)])
         prefix = fixed.rsplit("/", 1)[0]
         found: list[tuple[str, int]] = []
         tables: dict[str, bool] = {}
@@ -269,11 +203,14 @@ def resolve_files(
     table: str | None = None,
     merge_schema: bool = False,
     progress: Progress | None = None,
+    unit: TimeUnit = "ms",
+    timestamp_as: TimestampAs = "long",
 ) -> ResolvedScan:
     """The schema and parts of the TsFiles a plain ``path`` names, each file opened once.
 
     ``table`` picks one table from files holding several; ``merge_schema`` unions FIELD
-    columns across files (see :func:`reconcile_schemas`); ``progress`` counts files read.
+    columns across files (see :func:`reconcile_schemas`); ``progress`` counts files read;
+    ``unit`` and ``timestamp_as`` are how the scan will be read (see :class:`ResolvedScan`).
     """
     base, files = list_tsfiles(io, path)
     if not files:
@@ -285,7 +222,8 @@ def resolve_files(
         schema, part = TSFILE.read_part(io, url, path=relative, size_bytes=size, table=table)
         schemas.append((url, schema))
         parts.append(part)
-    return ResolvedScan(base, reconcile_schemas(schemas, merge_schema), tuple(parts))
+    schema = reconcile_schemas(schemas, merge_schema)
+    return ResolvedScan(base, schema, tuple(parts), io=io, unit=unit, timestamp_as=timestamp_as)
 
 
 def open_location(
@@ -299,6 +237,8 @@ def open_location(
     storage_options: Mapping[str, Any] | None = None,
     use_cache: bool = True,
     merge_schema: bool = False,
+    unit: TimeUnit = "ms",
+    timestamp_as: TimestampAs = "long",
 ) -> Table | ResolvedScan:
     """What a location holds, resolved as ``load(url)`` resolves it: the table whose manifest
     is there (at ``version`` / ``timestamp``, see :func:`~tsfile_catalog.table.open_table`),
@@ -310,6 +250,7 @@ def open_location(
             must hold it; for plain files it picks that table.
         table_uuid: the identity the caller expects (case-insensitive): the table must carry
             it, so a path dropped and recreated since the caller learnt it is not read.
+        unit, timestamp_as: how plain files will be read (see :class:`ResolvedScan`).
 
     Raises:
         TableNotFoundError: nothing readable at ``url``, another TsFile table than ``table``,
@@ -356,4 +297,41 @@ def open_location(
             f"a table UUID (tableUuid) needs a table with a manifest; {url} has none, so it "
             "has no identity to check (adopt it with tsfile_catalog.adopt_table)"
         )
-    return resolve_files(io, url, table=table, merge_schema=merge_schema)
+    return resolve_files(
+        io, url, table=table, merge_schema=merge_schema, unit=unit, timestamp_as=timestamp_as
+    )
+
+
+def scan_location(
+    url: str,
+    *,
+    unit: TimeUnit = "ms",
+    timestamp_as: TimestampAs = "long",
+    version: int | None = None,
+    timestamp: str | int | None = None,
+    time_zone: str | None = None,
+    table: str | None = None,
+    table_uuid: str | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    use_cache: bool = True,
+    merge_schema: bool = False,
+) -> ResolvedScan:
+    """What a scan of ``url`` reads, table or plain files alike: :func:`open_location`
+    (same arguments and errors) with a table taken as :meth:`ResolvedScan.of_table`. Only
+    callers that show a table's history or details need :func:`open_location` itself."""
+    found = open_location(
+        url,
+        version=version,
+        timestamp=timestamp,
+        time_zone=time_zone,
+        table=table,
+        table_uuid=table_uuid,
+        storage_options=storage_options,
+        use_cache=use_cache,
+        merge_schema=merge_schema,
+        unit=unit,
+        timestamp_as=timestamp_as,
+    )
+    if isinstance(found, ResolvedScan):
+        return found
+    return ResolvedScan.of_table(found, unit=unit, timestamp_as=timestamp_as)

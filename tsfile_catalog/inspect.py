@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.manifest import written_format_version
@@ -30,9 +30,9 @@ from tsfile_catalog.table.expire import Expired
 from tsfile_catalog.table.vacuum import Vacuumed
 
 if TYPE_CHECKING:
-    # Only annotations: discovery imports the TsFile reader (pyarrow), which the metadata
-    # answers built from a Table never need.
-    from tsfile_catalog.discovery import ResolvedScan
+    # Only annotations: the read path imports the TsFile reader (pyarrow), which the
+    # metadata answers built from a Table never need.
+    from tsfile_catalog.exec.source import ResolvedScan
 
 __all__ = [
     "EXPLAIN_SCHEMA",
@@ -302,11 +302,18 @@ EXPLAIN_SCHEMA = (
 )
 
 
+class _Versioned(Protocol):
+    """A table version or a resolved scan (plain files have no version)."""
+
+    @property
+    def version(self) -> int | None: ...
+
+
 def explain_rows(
     index: int,
     name: str,
     alias: str | None,
-    table: Table | ResolvedScan,
+    table: _Versioned,
     plan: ScanPlan,
     columns: Sequence[str] | None,
     where: str | None,

@@ -20,9 +20,12 @@ from fsspec.core import split_protocol
 
 from tsfile_catalog.exceptions import StorageError
 
-__all__ = ["FileIO", "EntryKind", "join_url"]
+__all__ = ["FileIO", "EntryKind", "GLOB_CHARS", "join_url"]
 
 EntryKind = Literal["file", "dir", "link"]
+
+GLOB_CHARS = frozenset("*?[")
+"""The characters that make a path a glob pattern (a listing rule, as fsspec's ``glob``)."""
 
 
 _P = ParamSpec("_P")

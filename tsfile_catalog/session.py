@@ -8,6 +8,7 @@ import socket
 import sys
 from typing import TYPE_CHECKING
 
+from tsfile_catalog.datasource.compat import MIN_PYSPARK, check_pyspark_version
 from tsfile_catalog.exceptions import TsFileCatalogError
 
 if TYPE_CHECKING:
@@ -17,28 +18,8 @@ __all__ = ["MIN_PYSPARK", "UNIX_SOCKET_CONF", "check_pyspark_version", "register
 
 UNIX_SOCKET_CONF = "spark.python.unix.domain.socket.enabled"
 
-MIN_PYSPARK = (4, 2)
-"""The oldest PySpark minor supported: the floor pyproject.toml declares and CI tests (the
-README's support matrix). Streaming needs it (admission control in Python stream readers
-arrived in 4.2); nothing older is tested."""
-
-
-def check_pyspark_version(version: str) -> None:
-    """Refuse a PySpark older than :data:`MIN_PYSPARK`, naming both versions.
-
-    pip enforces the floor on install; this catches a session whose PySpark came some other
-    way (a cluster image, an install with ``--no-deps``) before anything subtler fails.
-    """
-    try:
-        found = tuple(int(n) for n in version.split(".")[:2])
-    except ValueError:
-        return  # a development build ("4.3.0.dev1" parses; "master" does not): let it run
-    if found < MIN_PYSPARK:
-        floor = ".".join(map(str, MIN_PYSPARK))
-        raise TsFileCatalogError(
-            f"tsfile-catalog needs PySpark >= {floor}, but this session runs PySpark "
-            f"{version}: upgrade it (pip install 'pyspark>={floor}')"
-        )
+# MIN_PYSPARK and check_pyspark_version live in datasource.compat (the source checks them
+# too); re-exported here, where the support matrix and callers have always found them.
 
 
 def register(spark: SparkSession) -> None:

@@ -29,11 +29,11 @@ from tsfile_catalog.exceptions import (
     TsFileCatalogError,
     VersionNotFoundError,
 )
-from tsfile_catalog.metadata.aggregates import metadata_count
 from tsfile_catalog.metadata.ownership import new_part_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.scan import plan_scan
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.stats_aggregates import metadata_count
 from tsfile_catalog.sql import TableName
 from tsfile_catalog.sql.registry import Registry
 from tsfile_catalog.sql.table_options import check_table_options

@@ -234,7 +234,7 @@ def test_q7_reads_only_parts_straddling_a_bucket_or_the_where(
     catalog: Catalog, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tsfile_catalog.formats.tsfile as tsfile_format
-    from tsfile_catalog.datasource.partial import TsFileStatsPartition
+    from tsfile_catalog.datasource.partial_aggregates import TsFileStatsPartition
     from tsfile_catalog.datasource.source import TsFileDataSource
     from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState, TimeBucket
     from tsfile_catalog.table import open_table

@@ -6,7 +6,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from tsfile_catalog.metadata.aggregates import Aggregate
+from tsfile_catalog.metadata.stats_aggregates import Aggregate
 from tsfile_catalog.sql.dialect import TsFileSpark
 from tsfile_catalog.sql.stats_aggregates import recognize
 

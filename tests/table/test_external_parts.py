@@ -17,7 +17,6 @@ import pytest
 
 from tests.factories import table_schema
 from tests.table.helpers import part, write
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
     DataError,
@@ -26,6 +25,8 @@ from tsfile_catalog.exceptions import (
     SchemaMismatchError,
     TableNotFoundError,
 )
+from tsfile_catalog.exec.read import read_slices
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.formats.parquet import PARQUET
 from tsfile_catalog.inspect import describe_detail, show_parts
 from tsfile_catalog.io import FileIO
@@ -48,7 +49,6 @@ from tsfile_catalog.table import (
 )
 from tsfile_catalog.table.external import read_external_parts
 from tsfile_catalog.table.log import write_checkpoint
-from tsfile_catalog.table.reading import read_slices
 
 SCHEMA = table_schema("weather", tags=("city",), fields=[("temp", DataType.DOUBLE)])
 
@@ -67,11 +67,13 @@ def _parquet(path: Path, **columns: Any) -> Path:
 
 def _rows(url: str, **kwargs: Any) -> list[tuple[Any, ...]]:
     table = open_table(url, **kwargs)
-    scan = ResolvedScan(table.location, table.schema, tuple(table.parts()), table.version)
+    scan = ResolvedScan(
+        table.location, table.schema, tuple(table.parts()), table.version, io=FileIO(url)
+    )
     pushdown = ScanPushdown()
     slices = [s for g in plan_slices(table.parts(), pushdown, SCHEMA.tag_names, 100) for s in g]
     out = []
-    for batch in read_slices(FileIO(url), scan, slices, pushdown, table.schema.names):
+    for batch in read_slices(scan, slices, pushdown, table.schema.names):
         out.extend(tuple(r.values()) for r in batch.to_pylist())
     return sorted(out)
 
@@ -272,11 +274,13 @@ def test_external_parts_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
         f"s3://{bucket}/old/a.parquet",
         f"s3://{bucket}/old/b.parquet",
     ]
-    scan = ResolvedScan(table.location, table.schema, tuple(table.parts()), table.version)
+    scan = ResolvedScan(
+        table.location, table.schema, tuple(table.parts()), table.version, io=FileIO(url, options)
+    )
     slices = [s for g in plan_slices(table.parts(), ScanPushdown(), ("city",), 100) for s in g]
     rows = [
         r
-        for b in read_slices(FileIO(url, options), scan, slices, ScanPushdown(), ["time", "city"])
+        for b in read_slices(scan, slices, ScanPushdown(), ["time", "city"])
         for r in b.to_pylist()
     ]
     assert sorted((r["time"], r["city"]) for r in rows) == [(1, "a"), (2, "b")]
@@ -286,7 +290,7 @@ def test_external_parts_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
             pa.table({"time": [7], "city": ["z"], "temp": pa.array([7.0], pa.float32())}), handle
         )
     with pytest.raises(DataError, match=r"a\.parquet \(parquet\) changed after ADD PART"):
-        list(read_slices(FileIO(url, options), scan, slices, ScanPushdown(), ["time", "city"]))
+        list(read_slices(scan, slices, ScanPushdown(), ["time", "city"]))
 
 
 def test_add_files_reports_progress_per_file(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.table.helpers import SCHEMA, append_n, log_file, part, paths
-from tsfile_catalog.datasource.discovery import resolve
 from tsfile_catalog.datasource.options import parse_read_options
+from tsfile_catalog.datasource.source import resolve
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
     OptionError,

@@ -3,7 +3,7 @@
 A table of four parts written by the project (its real statistics: NULLs, NaN, every FIELD
 type, a device repeated across parts); for drawn specs and WHERE clauses, every (part, device)
 pair :func:`split_by_stats` answers must give exactly the row
-:func:`~tsfile_catalog.table.partial_aggregates.partial_aggregate` computes from that device's
+:func:`~tsfile_catalog.exec.partial_aggregates.partial_aggregate` computes from that device's
 rows, and every other device of the plan must be left to read (none lost, none twice).
 Spark's merge of these rows is the Spark differential test's job
 (tests/sql/test_partial_aggregates_spark.py).
@@ -25,13 +25,13 @@ from hypothesis import strategies as st
 
 from tests.factories import weather_schema
 from tests.table.helpers import append_rows
+from tsfile_catalog.exec.partial_aggregates import partial_aggregate
+from tsfile_catalog.exec.time_buckets import buckets_of
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState, TimeBucket
 from tsfile_catalog.metadata.partial_stats import split_by_stats
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.slices import matching_devices
 from tsfile_catalog.table import Table, open_table
-from tsfile_catalog.table.partial_aggregates import partial_aggregate
-from tsfile_catalog.table.time_buckets import buckets_of
 
 FIELDS = {
     "i": (DataType.INT32, pa.int32()),

@@ -1,30 +1,5 @@
-"""Resolve the ``tsfile`` source's read options into a pinned schema and list of parts.
+"""Moved to :mod:`tsfile_catalog.datasource.source`; kept so old imports work."""
 
-A path with a manifest is planned from the manifest alone (no listing, no file opened); a
-plain path goes to :func:`tsfile_catalog.discovery.resolve_files`, which lists it and reads
-each footer once.
-"""
-
-from __future__ import annotations
-
-from tsfile_catalog.datasource.options import ReadOptions
-from tsfile_catalog.discovery import ResolvedScan, open_location
+from tsfile_catalog.datasource.source import resolve
 
 __all__ = ["resolve"]
-
-
-def resolve(options: ReadOptions) -> ResolvedScan:
-    found = open_location(
-        options.path,
-        version=options.version_as_of,
-        timestamp=options.timestamp_as_of,
-        time_zone=options.time_zone,
-        table=options.table,
-        table_uuid=options.table_uuid,
-        storage_options=options.storage_options,
-        use_cache=options.use_metadata_cache,
-        merge_schema=options.merge_schema,
-    )
-    if isinstance(found, ResolvedScan):
-        return found
-    return ResolvedScan.of_table(found)

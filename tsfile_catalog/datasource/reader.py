@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceReader,
     EqualTo,
@@ -34,17 +35,16 @@ from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.types import arrow_schema, to_output
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import PredicateError
+from tsfile_catalog.exec.read import read_slices
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.formats.base import coalesce_tables
-from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.slices import FileSlice, plan_slices, rows_per_partition
-from tsfile_catalog.table.reading import read_slices
 
 __all__ = [
     "TsFilePartition",
@@ -115,8 +115,6 @@ def _session_time_zone() -> str | None:
     """The session time zone of the running SQL job (Spark copies session settings into
     every task's local properties); None outside a task or when it was never set, in which
     case Spark uses the JVM's default zone, which this process cannot see."""
-    from pyspark import TaskContext
-
     context = TaskContext.get()
     return None if context is None else context.getLocalProperty(_SESSION_TIME_ZONE)
 
@@ -198,9 +196,8 @@ class TsFileScanReader(DataSourceReader):
             if options.pushdown
             else ScanPushdown(residual=predicate)
         )
-        io = FileIO(scan.base or options.path, options.storage_options)
         yield from read_slices(
-            io, scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
+            scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
         )
 
 

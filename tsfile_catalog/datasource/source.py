@@ -15,6 +15,7 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
+import pyspark
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -24,7 +25,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.discovery import resolve
+from tsfile_catalog.datasource.compat import check_pyspark_version
 from tsfile_catalog.datasource.options import (
     ReadOptions,
     StreamOptions,
@@ -36,22 +37,41 @@ from tsfile_catalog.datasource.options import (
     relation_write_options,
     split_stream_options,
 )
-from tsfile_catalog.datasource.partial import TsFilePartialReader, partial_schema
+from tsfile_catalog.datasource.partial_aggregates import TsFilePartialReader, partial_schema
 from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
 from tsfile_catalog.datasource.types import project_user_schema, spark_schema
 from tsfile_catalog.datasource.watermark import stream_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
-from tsfile_catalog.discovery import ResolvedScan
+from tsfile_catalog.discovery import scan_location
 from tsfile_catalog.exceptions import OptionError, SchemaMismatchError
+from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
-from tsfile_catalog.session import check_pyspark_version
-from tsfile_catalog.table.scan import resolve_columns
 
-__all__ = ["TsFileDataSource", "SHORT_NAME"]
+__all__ = ["TsFileDataSource", "SHORT_NAME", "resolve"]
 
 SHORT_NAME = "tsfile"
+
+
+def resolve(options: ReadOptions) -> ResolvedScan:
+    """The read options resolved into a pinned schema and list of parts: a path with a
+    manifest is planned from the manifest alone (no listing, no file opened); a plain path
+    is listed and each footer read once (:func:`~tsfile_catalog.discovery.resolve_files`)."""
+    return scan_location(
+        options.path,
+        unit=options.precision,
+        timestamp_as=options.timestamp_as,
+        version=options.version_as_of,
+        timestamp=options.timestamp_as_of,
+        time_zone=options.time_zone,
+        table=options.table,
+        table_uuid=options.table_uuid,
+        storage_options=options.storage_options,
+        use_cache=options.use_metadata_cache,
+        merge_schema=options.merge_schema,
+    )
 
 
 class TsFileDataSource(DataSource):
@@ -177,8 +197,6 @@ class TsFileDataSource(DataSource):
         # Admission control (latestOffset(start, limit), getDefaultReadLimit) and
         # Trigger.AvailableNow for Python sources arrived in 4.2, the package's floor: checked
         # again here because the source is found by Spark's discovery without register().
-        import pyspark
-
         check_pyspark_version(pyspark.__version__)
         # Imported here: the module needs Spark 4.2's streaming API, checked just above.
         from tsfile_catalog.datasource.stream_reader import TsFileStreamReader

@@ -40,7 +40,7 @@ from tsfile_catalog.datasource.options import ReadOptions, StreamOptions
 from tsfile_catalog.datasource.reader import TsFilePartition, TsFileScanReader
 from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.datasource.watermark import MARKER_COLUMN
-from tsfile_catalog.discovery import ResolvedScan
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.metadata.changes import (
     Segment,
     StreamOffset,
@@ -167,7 +167,10 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         parts = batch_parts(segments, begin, finish)
         out: list[InputPartition] = []
         if parts:
-            scan = ResolvedScan(self._scan.base, self._scan.schema, tuple(parts), last)
+            # The batch's parts at its last version, planned afresh (no table pre-filter).
+            scan = replace(
+                self._scan, parts=tuple(parts), version=last, read_only=False, candidates=None
+            )
             for planned in self._batch_reader(scan).partitions():
                 assert isinstance(planned, TsFilePartition)
                 out.append(TsFileStreamPartition(len(out), scan.for_reading(), planned.slices))

@@ -4,7 +4,7 @@ to raw table time, part statistics, and a scan that returns the table's columns.
 An external file keeps its own column names, types and time representation; every read maps
 it to the table here (case-insensitive names, TIMESTAMP/DATE time to raw values in the part's
 recorded precision, Hive partition values as TAG columns), so the rest of the read path
-(:mod:`tsfile_catalog.table.reading`) treats it like a TsFile part. The format modules only say
+(:mod:`tsfile_catalog.exec.read`) treats it like a TsFile part. The format modules only say
 how to read a schema, read columns (with a pushed filter where the format has row-group
 statistics) and what their footers know. No Spark here.
 """

@@ -19,7 +19,7 @@ integer sums, ``sum_double`` from :attr:`SeriesStats.sum_double` for FLOAT/DOUBL
 project's DOUBLE-sum contract: equal up to the order of additions) or the exact integer sum
 as a double while no partial sum can leave +-2**53, extremes, and ``first``/``last`` as the
 value at the device's earliest/latest time (NULL when the first/last non-null value is later/
-earlier), as :mod:`~tsfile_catalog.metadata.aggregates` reasons for ``min_by``/``max_by``.
+earlier), as :mod:`~tsfile_catalog.metadata.stats_aggregates` reasons for ``min_by``/``max_by``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ Errors name the line and column where the offending token starts.
 Table and column names are lower-cased (by the models), as Spark resolves them
 case-insensitively and TsFile's table model stores them in lower case; option and property
 keys keep their spelling.
+
+One job: one builder per statement the catalog owns, from the dialect's parse tree to its
+model, with the checks and line/column errors that statement needs; it grows by one builder
+per statement, and splitting the builders apart would only scatter what they share.
 """
 
 from __future__ import annotations

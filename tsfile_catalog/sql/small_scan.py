@@ -4,7 +4,7 @@ A query on the ``tsfile`` Python data source pays a fixed cost per Spark job (pl
 Python worker, a task, rows crossing from a Python worker into the JVM) that dwarfs reading a
 few thousand rows. When the manifest's row counts say a table reference reads at most
 ``smallScanRows`` rows, :func:`local_scan` reads it in the driver with the same Spark-free
-read path every reader shares (:func:`~tsfile_catalog.table.reading.read_slices` over the
+read path every reader shares (:func:`~tsfile_catalog.exec.read.read_slices` over the
 slices :func:`~tsfile_catalog.metadata.slices.plan_slices` plans for the pruned parts) and
 converts to Spark's types exactly as the data source does
 (:func:`~tsfile_catalog.datasource.types.to_output`), so the rows and their types are the
@@ -19,13 +19,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from tsfile_catalog.datasource.types import arrow_schema, spark_schema, to_output
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
+from tsfile_catalog.exec.read import read_slices
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.slices import estimated_rows, matching_devices, plan_slices
-from tsfile_catalog.table.reading import read_slices
 
 __all__ = [
     "SMALL_SCAN_CONF",
@@ -79,23 +77,20 @@ def planned_rows(plan: ScanPlan) -> int:
 def local_scan(
     spark: SparkSession,
     scan: ResolvedScan,
-    io: FileIO,
     plan: ScanPlan,
     columns: Sequence[str],
-    *,
-    timestamp_as: TimestampAs,
-    unit: TimeUnit,
 ) -> DataFrame:
     """``columns`` of the rows ``plan`` selects, read here, as a DataFrame over a local
-    relation with the exact schema the ``tsfile`` source would give the same scan."""
-    schema = spark_schema(scan.schema, columns, timestamp_as)
+    relation with the exact schema the ``tsfile`` source would give the same scan (read with
+    the scan's ``timestamp_as`` and ``unit``)."""
+    schema = spark_schema(scan.schema, columns, scan.timestamp_as)
     out_schema = arrow_schema(schema)
     # One group: the driver reads every slice anyway, in path order like the source's tasks.
     groups = plan_slices(plan.parts, plan.pushdown, scan.schema.tag_names, 1 << 62)
     slices = [piece for group in groups for piece in group]
     tables = [
-        to_output(table, scan.schema, out_schema, unit)
-        for table in read_slices(io, scan, slices, plan.pushdown, columns)
+        to_output(table, scan.schema, out_schema, scan.unit)
+        for table in read_slices(scan, slices, plan.pushdown, columns)
     ]
     data = pa.concat_tables(tables) if tables else out_schema.empty_table()
     return spark.createDataFrame(data, schema)

@@ -8,6 +8,9 @@ again gives an equal model.
 
 Table and column names are lower-cased, as Spark resolves them case-insensitively and TsFile's
 table model stores them in lower case; option and property keys keep their spelling.
+
+One job: the model, one small frozen class and its ``to_sql()`` per statement, with the
+quoting they share; it grows by one class per statement.
 """
 
 from __future__ import annotations

@@ -7,10 +7,10 @@
 time ranges and TAG predicates, is answered by :func:`answer` (``count``/``min``/``max`` of
 ``time`` too, from the devices' time ranges, as ``bigint`` or ``timestamp`` per
 ``timestampAs``): the planner
-(:func:`~tsfile_catalog.metadata.aggregates.plan_aggregates`) takes every (part, device)
+(:func:`~tsfile_catalog.metadata.stats_aggregates.plan_aggregates`) takes every (part, device)
 entirely inside the WHERE from the manifest; the devices straddling a time bound are read
 through the shared read path and summarised in the driver
-(:func:`~tsfile_catalog.table.aggregates.read_device_stats`); the result is a local DataFrame
+(:func:`~tsfile_catalog.exec.stats_aggregates.read_device_stats`); the result is a local DataFrame
 with the schema Spark itself gives the query (names such as ``count(1)``, ``sum(v)``; types
 such as BIGINT for a sum of INT). Whatever is not provably exact returns None and Spark
 evaluates the query as usual: HAVING, ORDER BY, LIMIT, DISTINCT, FIELD predicates, a NaN or
@@ -37,21 +37,19 @@ from tsfile_catalog.datasource.types import (
     spark_schema,
     to_output,
 )
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import DataError
-from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.aggregates import (
+from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.stats_aggregates import read_device_stats
+from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.metadata.stats_aggregates import (
     Aggregate,
     AggregateFunction,
     finish_aggregates,
     plan_aggregates,
 )
-from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql.analysis import TableRef, rewrite_table_refs, single_table_ref
-from tsfile_catalog.table import Table
-from tsfile_catalog.table.aggregates import read_device_stats
 
 __all__ = ["AggregateQuery", "recognize", "answer"]
 
@@ -178,17 +176,13 @@ def answer(
     spark: SparkSession,
     query: exp.Expr,
     found: AggregateQuery,
-    scan: Table | ResolvedScan,
+    scan: ResolvedScan,
     plan: ScanPlan,
-    io: FileIO,
-    *,
-    timestamp_as: TimestampAs,
-    unit: TimeUnit,
 ) -> DataFrame | None:
     """The query's result from statistics and the straddling rows, or None (not exact).
-    ``unit`` is the table's ``timestampPrecision``: raw ``min``/``max(time)`` become Spark
-    timestamps with it under ``timestampAs = timestamp``."""
-    schema = plan.schema
+    ``scan.unit`` is the table's ``timestampPrecision``: raw ``min``/``max(time)`` become
+    Spark timestamps with it under ``scan.timestamp_as = timestamp``."""
+    schema, timestamp_as = plan.schema, scan.timestamp_as
     if any(schema.column(name) is None or name not in schema.tag_names for name in found.group_by):
         return None  # GROUP BY a FIELD or time: not what device statistics group by
     planned = plan_aggregates(plan, found.aggregates)
@@ -196,10 +190,9 @@ def answer(
         return None
     devices = list(planned.known)
     if planned.reads:
-        resolved = scan if isinstance(scan, ResolvedScan) else ResolvedScan.of_table(scan)
         wanted = {a.column for a in found.aggregates}
         columns = [c.name for c in schema.fields if c.name in wanted]
-        devices += read_device_stats(io, resolved, planned.reads, plan.pushdown, columns)
+        devices += read_device_stats(scan, planned.reads, plan.pushdown, columns)
     rows = finish_aggregates(schema, devices, found.aggregates, found.group_by)
     if rows is None:
         return None
@@ -209,7 +202,7 @@ def answer(
     out = [tuple(key[-1 - i] if i < 0 else values[i] for i in found.items) for key, values in rows]
     for position, (i, field) in enumerate(zip(found.items, result_schema.fields, strict=True)):
         if i >= 0 and found.aggregates[i].column == TIME_COLUMN and _is_timestamp(field):
-            converted = _timestamps([row[position] for row in out], schema, unit)
+            converted = _timestamps([row[position] for row in out], schema, scan.unit)
             if converted is None:
                 return None
             out = [

@@ -8,7 +8,6 @@ import os
 import posixpath
 from collections.abc import Sequence
 
-from tsfile_catalog.discovery import _GLOB_CHARS
 from tsfile_catalog.exceptions import (
     InvalidCommitError,
     OptionError,
@@ -16,7 +15,7 @@ from tsfile_catalog.exceptions import (
     TsFileCatalogError,
 )
 from tsfile_catalog.formats.registry import EXTERNAL
-from tsfile_catalog.io import FileIO
+from tsfile_catalog.io import GLOB_CHARS, FileIO
 from tsfile_catalog.metadata.external import AddPartOptions, partition_keys, partition_values
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
@@ -47,8 +46,8 @@ def list_data_files(io: FileIO, path: str, extensions: Sequence[str]) -> tuple[s
                 out.append(io.normalize(url))
         return out
 
-    if any(c in path for c in _GLOB_CHARS):
-        fixed = path[: min(path.index(c) for c in _GLOB_CHARS if c in path)]
+    if any(c in path for c in GLOB_CHARS):
+        fixed = path[: min(path.index(c) for c in GLOB_CHARS if c in path)]
         root = io.normalize(fixed.rsplit("/", 1)[0] or "/")
         files: list[str] = []
         for match in io.glob(path):

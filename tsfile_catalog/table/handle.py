@@ -37,9 +37,9 @@ from tsfile_catalog.table.optimize import DeleteResult, delete
 from tsfile_catalog.table.snapshots import commit_info, resolve_snapshot
 
 if TYPE_CHECKING:
+    from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.part_index import PartIndex
-    from tsfile_catalog.table.scan import TableScan
 
 __all__ = ["Table", "create_table", "open_table"]
 
@@ -223,7 +223,8 @@ class Table:
             VersionNotFoundError: no such ``version`` / nothing at or before ``timestamp``.
             TableNotFoundError: the location holds another table now.
         """
-        from tsfile_catalog.table.scan import TableScan
+        # Imported here: the scan imports pyarrow, which opening a table never needs.
+        from tsfile_catalog.exec.table_scan import TableScan
 
         table = self
         if version is not None or timestamp is not None:

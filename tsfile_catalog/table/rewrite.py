@@ -1,6 +1,6 @@
 """Rewriting parts in the driver process: what OPTIMIZE, DELETE and replaceWhere share.
 
-Rows are read through the one shared read path (:func:`~tsfile_catalog.table.reading.read_slices`)
+Rows are read through the one shared read path (:func:`~tsfile_catalog.exec.read.read_slices`)
 and written as new TsFiles with the TsFile adapter, staged exactly as the batch writer stages
 its task files (``_staging/<job>/<task>/part-….tsfile``, names from
 :mod:`tsfile_catalog.metadata.ownership`), so a rewrite that dies leaves only what VACUUM
@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tsfile_catalog.discovery import ResolvedScan
 from tsfile_catalog.exceptions import InvalidCommitError
+from tsfile_catalog.exec.arrow_filter import predicate_mask
+from tsfile_catalog.exec.read import read_slices
+from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.formats.tsfile import (
     TSFILE,
@@ -39,9 +41,7 @@ from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.progress import Progress
-from tsfile_catalog.table.arrow_filter import predicate_mask
 from tsfile_catalog.table.commits import commit
-from tsfile_catalog.table.reading import read_slices
 
 if TYPE_CHECKING:
     from tsfile_catalog.table.handle import Table
@@ -97,10 +97,10 @@ def stage_part(
 def read_part_rows(table: Table, part: PartFile) -> pa.Table:
     """Every row of ``part``, as all columns of the table schema in the raw domain (columns
     the part lacks as nulls), through the shared read path."""
-    scan = ResolvedScan(table.location, table.schema, (part,), table.version)
+    scan = ResolvedScan(table.location, table.schema, (part,), table.version, io=table.io)
     columns = list(table.schema.names)
     whole = _WholePart(part.path)
-    tables = list(read_slices(table.io, scan, [whole], ScanPushdown(), columns))
+    tables = list(read_slices(scan, [whole], ScanPushdown(), columns))
     if not tables:
         return _empty(table.schema)
     return pa.concat_tables(tables)

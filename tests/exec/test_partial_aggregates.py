@@ -15,6 +15,8 @@ import pytest
 
 from tests.factories import table_schema
 from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exec.partial_aggregates import partial_aggregate
+from tsfile_catalog.exec.time_buckets import bucket_raw
 from tsfile_catalog.metadata.partial_aggregates import (
     PartialSpec,
     PartialState,
@@ -22,8 +24,6 @@ from tsfile_catalog.metadata.partial_aggregates import (
     parse_partial_spec,
 )
 from tsfile_catalog.metadata.schema import DataType
-from tsfile_catalog.table.partial_aggregates import partial_aggregate
-from tsfile_catalog.table.time_buckets import bucket_raw
 
 
 def _ms(text: str) -> int:

@@ -13,16 +13,16 @@ import math
 import pytest
 
 from tests.factories import part_file, part_of_devices, weather_schema
-from tsfile_catalog.metadata.aggregates import (
+from tsfile_catalog.metadata.expressions import INT64_MAX
+from tsfile_catalog.metadata.parts import DeviceStats, PartFile, SeriesStats
+from tsfile_catalog.metadata.scan import plan_scan
+from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.stats_aggregates import (
     Aggregate,
     finish_aggregates,
     plan_aggregates,
     supported_aggregate,
 )
-from tsfile_catalog.metadata.expressions import INT64_MAX
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile, SeriesStats
-from tsfile_catalog.metadata.scan import plan_scan
-from tsfile_catalog.metadata.schema import DataType
 
 SCHEMA = weather_schema(("v", DataType.INT64), ("d", DataType.DOUBLE), ("s", DataType.STRING))
 

@@ -1,7 +1,7 @@
 """Table.scan(): reading a table without Spark, against real TsFiles written by the project.
 
 Rows are checked against the data the test wrote, filtered in plain Python; that the answers
-equal Spark's is tests/table/test_scan_spark.py's job.
+equal Spark's is tests/exec/test_table_scan_spark.py's job.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from tests.factories import table_schema
 from tests.table.helpers import CHILD_ENV
 from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.exceptions import OptionError, PredicateError, VersionNotFoundError
+from tsfile_catalog.exec.table_scan import TableScan
 from tsfile_catalog.formats.tsfile import TSFILE, WriteSettings, write_file
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import Table, append_parts, open_table
-from tsfile_catalog.table.scan import TableScan
 
 SCHEMA = table_schema(
     "weather", tags=("city",), fields=[("temp", DataType.DOUBLE), ("at", DataType.TIMESTAMP)]

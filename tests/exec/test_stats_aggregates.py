@@ -9,9 +9,9 @@ import math
 import pyarrow as pa
 
 from tests.factories import weather_schema
+from tsfile_catalog.exec.stats_aggregates import device_stats_of
 from tsfile_catalog.metadata.parts import SeriesStats
 from tsfile_catalog.metadata.schema import DataType
-from tsfile_catalog.table.aggregates import device_stats_of
 
 SCHEMA = weather_schema(("d", DataType.DOUBLE), ("f", DataType.FLOAT))
 

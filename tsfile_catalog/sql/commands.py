@@ -1,0 +1,567 @@
+"""The catalog's statements other than SELECT: DDL, DESCRIBE/SHOW, ALTER, maintenance, INSERT.
+
+One function per statement (or family), each taking the catalog's
+:class:`~tsfile_catalog.sql.query.Tables` and the parsed statement and returning the answer
+as a small DataFrame. The work itself is the table layer's verbs (:mod:`tsfile_catalog.table`)
+and the registry's; the answers' shapes are :mod:`tsfile_catalog.inspect`'s. A statement on a
+name Spark owns (a Spark table or view) is handed to Spark unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+from sqlglot import exp
+
+from tsfile_catalog import inspect
+from tsfile_catalog.adopt import adopt_table
+from tsfile_catalog.datasource.options import parse_write_options
+from tsfile_catalog.discovery import open_location
+from tsfile_catalog.exceptions import SqlError, TableExistsError, TableNotFoundError
+from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.inspect import Result
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.spark_types import tsfile_type_of_sql
+from tsfile_catalog.sql import ddl, dml, table_options
+from tsfile_catalog.sql.query import Tables, run
+from tsfile_catalog.sql.registry import TableEntry
+from tsfile_catalog.sql.statements import (
+    AlterTableAddColumns,
+    AlterTableAddPart,
+    AlterTableAlterColumn,
+    AlterTableDropPart,
+    AlterTableRename,
+    AlterTableSetProperties,
+    AlterTableUnsupported,
+    CreateTable,
+    Delete,
+    DescribeDetail,
+    DescribeHistory,
+    DescribeTable,
+    DropTable,
+    ExpireSnapshots,
+    Insert,
+    Optimize,
+    RestoreTable,
+    ShowCreateTable,
+    ShowParts,
+    ShowTables,
+    TableUrl,
+    TimestampAsOf,
+    Vacuum,
+    VersionAsOf,
+    create_table_statement,
+)
+from tsfile_catalog.sql.urls import url_entry
+from tsfile_catalog.table import (
+    Table,
+    add_columns,
+    add_files,
+    alter_column_type,
+    create_table,
+    delete,
+    drop_parts,
+    expire_snapshots,
+    open_table,
+    optimize,
+    purge,
+    restore,
+    set_properties,
+    vacuum_table,
+)
+from tsfile_catalog.table.ownership import check_empty, check_location
+
+__all__ = [
+    "RETENTION_CHECK",
+    "alter_parts",
+    "alter_table",
+    "create",
+    "delete_rows",
+    "describe",
+    "describe_detail",
+    "describe_history",
+    "describe_url",
+    "drop",
+    "expire",
+    "insert",
+    "optimize_table",
+    "restore_table",
+    "set_table_properties",
+    "show_create_table",
+    "show_parts",
+    "show_tables",
+    "vacuum",
+]
+
+# Delta's spark.databricks.delta.retentionDurationCheck.enabled: "false" lets VACUUM use a
+# retention below a table's deletedFileRetention.
+RETENTION_CHECK = "spark.tsfile.retentionDurationCheck.enabled"
+
+_VERSION = "version bigint"
+_LOCATION = "location string"
+
+
+def _version(tables: Tables, version: int) -> DataFrame:
+    return tables.result(Result(_VERSION, [(version,)]))
+
+
+# -- DESCRIBE and SHOW --------------------------------------------------------------------------
+
+
+def describe(tables: Tables, statement: DescribeTable) -> DataFrame:
+    """DESCRIBE [EXTENDED] of a catalog table (a Spark table's is Spark's)."""
+    assert not isinstance(statement.table, TableUrl)
+    if tables.spark_owns(statement.table):
+        return tables.spark.sql(statement.to_sql())
+    entry = tables.registry.require(statement.table)
+    return tables.result(
+        inspect.describe(
+            tables.open(entry),
+            extended=statement.extended,
+            name=entry.display_name,
+            timestamp_as=table_options.timestamp_as(entry),
+            options=entry.options,
+        )
+    )
+
+
+def describe_history(tables: Tables, statement: DescribeHistory) -> DataFrame:
+    assert not isinstance(statement.table, TableUrl)
+    entry = tables.registry.require(statement.table)
+    return tables.result(inspect.describe_history(tables.open(entry)))
+
+
+def describe_detail(tables: Tables, statement: DescribeDetail) -> DataFrame:
+    assert not isinstance(statement.table, TableUrl)
+    entry = tables.registry.require(statement.table)
+    return tables.result(
+        inspect.describe_detail(
+            tables.open(entry),
+            name=entry.display_name,
+            timestamp_as=table_options.timestamp_as(entry),
+            options=entry.options,
+        )
+    )
+
+
+def show_tables(tables: Tables, statement: ShowTables) -> DataFrame:
+    entries = tables.registry.entries(statement.database)
+    rows = [(e.database, e.name, e.location) for e in entries]
+    return tables.result(Result("namespace string, tableName string, location string", rows))
+
+
+def show_parts(tables: Tables, statement: ShowParts) -> DataFrame:
+    assert not isinstance(statement.table, TableUrl)
+    entry = tables.registry.require(statement.table)
+    return tables.result(inspect.show_parts(tables.open(entry, statement.time_travel)))
+
+
+def show_create_table(tables: Tables, statement: ShowCreateTable) -> DataFrame:
+    entry = tables.registry.require(statement.table)
+    created = create_table_statement(
+        statement.table,
+        tables.open(entry).schema,
+        location=entry.location,
+        options=entry.options,
+        properties=tables.open(entry).properties,
+    )
+    return tables.result(inspect.show_create_table(created.to_sql()))
+
+
+def describe_url(
+    tables: Tables, statement: DescribeTable | DescribeHistory | DescribeDetail | ShowParts
+) -> DataFrame:
+    """DESCRIBE [EXTENDED | HISTORY | DETAIL] / SHOW PARTS of a URL reference: a table's
+    answers where the URL holds one, columns and files where it holds plain TsFiles."""
+    url = statement.table
+    assert isinstance(url, TableUrl)
+    entry = url_entry(url)
+    travel = url.time_travel
+    if isinstance(statement, ShowParts):
+        travel = statement.time_travel or travel
+    version, timestamp = tables.travel(travel)
+    # open_location, not Tables.resolve: history and details need the table itself.
+    found = open_location(
+        entry.location,
+        version=version,
+        timestamp=timestamp,
+        table=entry.url.table,
+        table_uuid=entry.url.table_uuid,
+        storage_options=tables.storage(entry),
+    )
+    if isinstance(found, ResolvedScan):
+        if isinstance(statement, ShowParts):
+            return tables.result(inspect.show_file_parts(found))
+        if isinstance(statement, DescribeTable) and not statement.extended:
+            return tables.result(inspect.describe_files(found))
+        raise TableNotFoundError(
+            f"{statement.to_sql()}: {url.url} holds TsFiles but no table (no manifest), so "
+            "it has no versions, history or table details; DESCRIBE and SHOW PARTS show "
+            "its columns and files (adopt it with CREATE TABLE ... LOCATION for the rest)"
+        )
+    match statement:
+        case DescribeTable(extended=extended):
+            answer = inspect.describe(
+                found, extended=extended, name=entry.display_name, options=entry.options
+            )
+        case DescribeHistory():
+            answer = inspect.describe_history(found)
+        case DescribeDetail():
+            answer = inspect.describe_detail(found, name=entry.display_name, options=entry.options)
+        case _:
+            answer = inspect.show_parts(found)
+    return tables.result(answer)
+
+
+# -- CREATE and DROP ----------------------------------------------------------------------------
+
+
+def create(tables: Tables, statement: CreateTable) -> DataFrame:
+    """CREATE TABLE: an empty table, one from a SELECT, or a table (or directory of TsFiles)
+    already at LOCATION registered."""
+    registry = tables.registry
+    existing = registry.get(statement.table)
+    if existing is not None:
+        if statement.if_not_exists:
+            return tables.result(Result(_LOCATION, [(existing.location,)]))
+        raise TableExistsError(f"table {existing.display_name!r} already exists")
+    options = table_options.check_table_options(statement.options)
+    if statement.location is None:
+        location = registry.default_location(statement.table)
+    else:
+        location = ddl.absolute_location(statement.location)
+    # Every form, registering an existing table too: a table inside another (or in the
+    # registry, or holding the warehouse) would share files with a second owner.
+    registry.check_new(statement.table, location)
+    storage = tables.storage(TableEntry("", "", location, options))
+    io = FileIO(location, storage)
+    check_location(io, location)
+    if statement.columns is not None:
+        options = _create_empty(statement, location, options, storage)
+    elif statement.query is not None:
+        options = _create_as_select(tables, statement, io, location, options)
+    else:
+        _adopt(statement, io, location, options)
+    try:
+        entry = registry.create(statement.table, location, options)
+    except TableExistsError:
+        if statement.if_not_exists:
+            entry = registry.require(statement.table)
+            return tables.result(Result(_LOCATION, [(entry.location,)]))
+        raise
+    tables.refresh_view(entry)
+    return tables.result(Result(_LOCATION, [(entry.location,)]))
+
+
+def _create_empty(
+    statement: CreateTable, location: str, options: dict[str, str], storage: dict[str, Any]
+) -> dict[str, str]:
+    schema = ddl.new_table_schema(statement, options)
+    table_options.check_encoding(options, schema)
+    table = create_table(
+        location,
+        schema,
+        properties=dict(statement.properties),
+        storage_options=storage,
+        exist_ok=statement.location is not None,
+    )
+    # A table that was already there (a version-0 one too) must match the columns.
+    _register_existing(statement, table, schema, storage)
+    return options
+
+
+def _register_existing(
+    statement: CreateTable, table: Table, schema: TableSchema, storage: dict[str, Any]
+) -> None:
+    """``CREATE TABLE name (columns) LOCATION`` of a table already there (what SHOW
+    CREATE TABLE prints): registered as it is when the columns match, as Delta does."""
+    if table.schema.columns != schema.columns:
+        there = table.schema
+        raise TableExistsError(
+            f"CREATE TABLE {statement.table}: the table at {table.location} has other "
+            f"columns ({', '.join(there.names)}; TAGs {', '.join(there.tag_names)}) than "
+            "declared; register it without a column list"
+        )
+    changed = {k: v for k, v in statement.properties.items() if table.properties.get(k) != v}
+    if changed:
+        set_properties(table.location, changed, storage_options=storage)
+
+
+def _create_as_select(
+    tables: Tables, statement: CreateTable, io: FileIO, location: str, options: dict[str, str]
+) -> dict[str, str]:
+    assert statement.query is not None
+    name = statement.table.qualified
+    storage = io.storage_options
+    try:
+        open_table(location, storage_options=storage)
+    except TableNotFoundError:
+        pass
+    else:
+        raise TableExistsError(
+            f"CREATE TABLE {name} AS SELECT: a table already exists at {location}; use "
+            f"CREATE TABLE {name} USING tsfile LOCATION '...' to register it"
+        )
+    check_empty(io, location)
+    source = run(tables, statement.query)
+    ddl.as_select_options(name, options, source.schema)
+    entry = TableEntry("", statement.table.name, location, options)
+    write = tables.source_options(entry, table_options.write_options(entry, statement.table.name))
+    source.write.format("tsfile").options(**write).mode("append").save()
+    if statement.properties:
+        set_properties(location, statement.properties, storage_options=storage)
+    return options
+
+
+def _adopt(statement: CreateTable, io: FileIO, location: str, options: Mapping[str, str]) -> None:
+    storage = io.storage_options
+    try:
+        table = open_table(location, storage_options=storage)
+    except TableNotFoundError:
+        if not io.isdir(location):
+            raise TableNotFoundError(
+                f"CREATE TABLE {statement.table.qualified} LOCATION {location!r}: there is "
+                "no table and no directory of TsFiles there"
+            ) from None
+        table = adopt_table(
+            location,
+            storage_options=storage,
+            check_schema=lambda schema: table_options.check_encoding(options, schema),
+        )
+    else:
+        table_options.check_encoding(options, table.schema)
+    if statement.properties:
+        set_properties(location, statement.properties, storage_options=storage)
+
+
+def drop(tables: Tables, statement: DropTable) -> DataFrame:
+    """DROP TABLE [PURGE]: unregister the name (and delete the table's files with PURGE)."""
+    registry = tables.registry
+    entry = registry.get(statement.table)
+    if entry is None and tables.spark_owns(statement.table):
+        return tables.spark.sql(statement.to_sql())
+    schema = "location string, purged boolean"
+    if entry is None:
+        if statement.if_exists:
+            return tables.result(Result(schema, []))
+        raise TableNotFoundError(
+            f"table {statement.table.qualified!r} is not in the catalog at {registry.warehouse}"
+        )
+    if statement.purge:
+        # Purge before unregistering: a failed purge leaves the name to retry with.
+        others = registry.names_at(entry.location, besides=(entry.database, entry.name))
+        if others:
+            raise SqlError(
+                f"DROP TABLE {entry.display_name} PURGE: its location {entry.location} is "
+                f"also registered as {', '.join(others)}, whose data it is; drop without "
+                "PURGE, or drop the other names first"
+            )
+        purge(entry.location, storage_options=tables.storage(entry))
+    registry.drop(statement.table)
+    tables.drop_view(entry)
+    return tables.result(Result(schema, [(entry.location, statement.purge)]))
+
+
+# -- ALTER TABLE --------------------------------------------------------------------------------
+
+
+def set_table_properties(tables: Tables, statement: AlterTableSetProperties) -> DataFrame:
+    entry = tables.registry.require(statement.table)
+    version = set_properties(
+        entry.location, statement.properties, storage_options=tables.storage(entry)
+    )
+    tables.refresh_view(entry)
+    return _version(tables, version)
+
+
+def alter_parts(tables: Tables, statement: AlterTableAddPart | AlterTableDropPart) -> DataFrame:
+    """ADD PART / DROP PART: one manifest commit through the table layer; the new
+    version is the answer."""
+    entry = tables.registry.require(statement.table)
+    storage = tables.storage(entry)
+    if isinstance(statement, AlterTableDropPart):
+        version = drop_parts(entry.location, statement.pattern, storage_options=storage)
+    else:
+        options = dict(statement.options)
+        keys = {k.lower(): k for k in options}
+        if "timestampprecision" not in keys:
+            # TIMESTAMP/DATE times become raw values in the unit the table is read with.
+            options["timestampPrecision"] = table_options.precision(entry)
+        path = options.pop(keys.get("path", "path"), "")
+        fmt = options.pop(keys.get("format", "format"), "")
+        version = add_files(
+            entry.location, path, format=fmt, options=options, storage_options=storage
+        )
+    tables.refresh_view(entry)
+    return _version(tables, version)
+
+
+def alter_table(
+    tables: Tables,
+    statement: AlterTableAddColumns
+    | AlterTableAlterColumn
+    | AlterTableRename
+    | AlterTableUnsupported,
+) -> DataFrame:
+    """ALTER TABLE ADD COLUMNS / ALTER COLUMN TYPE / RENAME TO (the rest is refused)."""
+    if tables.spark_owns(statement.table):
+        return tables.spark.sql(statement.to_sql())
+    entry = tables.registry.require(statement.table)
+    storage = tables.storage(entry)
+    if isinstance(statement, AlterTableUnsupported):
+        raise SqlError(statement.reason)
+    if isinstance(statement, AlterTableRename):
+        renamed = tables.registry.rename(statement.table, statement.new_name)
+        tables.drop_view(entry)
+        tables.refresh_view(renamed)
+        return tables.result(
+            Result("table string, location string", [(renamed.display_name, entry.location)])
+        )
+    if isinstance(statement, AlterTableAddColumns):
+        columns = [(c.name, tsfile_type_of_sql(c.data_type)) for c in statement.columns]
+        version = add_columns(entry.location, columns, storage_options=storage)
+    else:
+        column = statement.column
+        version = alter_column_type(
+            entry.location,
+            column.name,
+            tsfile_type_of_sql(column.data_type),
+            storage_options=storage,
+        )
+    tables.refresh_view(entry)
+    return _version(tables, version)
+
+
+# -- maintenance --------------------------------------------------------------------------------
+
+
+def _rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
+    """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
+    (compression, encoding), its scan's time unit and ``timestampAs``, the session time
+    zone (the opened table carries its storage options)."""
+    write = parse_write_options({**table_options.write_options(entry, "-"), "path": entry.location})
+    return {
+        "settings": write.settings(),
+        "unit": table_options.precision(entry),
+        "timestamp_as": table_options.timestamp_as(entry),
+        "time_zone": tables.session_time_zone(),
+    }
+
+
+def optimize_table(tables: Tables, statement: Optimize) -> DataFrame:
+    entry = tables.registry.require(statement.table)
+    done = optimize(tables.open(entry), where=statement.where, **_rewrite_args(tables, entry))
+    tables.refresh_view(entry)
+    return tables.result(inspect.optimize_result(done))
+
+
+def delete_rows(tables: Tables, statement: Delete) -> DataFrame:
+    """DELETE FROM a catalog table (a Spark table's is Spark's)."""
+    if tables.spark_owns(statement.table):
+        return tables.spark.sql(statement.to_sql())
+    entry = tables.registry.require(statement.table)
+    removed = delete(tables.open(entry), statement.where, **_rewrite_args(tables, entry))
+    tables.refresh_view(entry)
+    return tables.result(inspect.delete_result(removed))
+
+
+def vacuum(tables: Tables, statement: Vacuum) -> DataFrame:
+    entry = tables.registry.require(statement.table)
+    hours = statement.retain_hours
+    check = str(tables.spark.conf.get(RETENTION_CHECK, "true")).strip().lower() != "false"
+    vacuumed = vacuum_table(
+        entry.location,
+        dry_run=statement.dry_run,
+        retention_ms=None if hours is None else round(hours * 3_600_000),
+        retention_check=check,
+        storage_options=tables.storage(entry),
+    )
+    return tables.result(inspect.vacuum_result(vacuumed))
+
+
+def expire(tables: Tables, statement: ExpireSnapshots) -> DataFrame:
+    entry = tables.registry.require(statement.table)
+    hours = statement.retain_hours
+    expired = expire_snapshots(
+        entry.location,
+        older_than=statement.older_than,
+        retention_ms=None if hours is None else round(hours * 3_600_000),
+        retain_last=statement.retain_last,
+        time_zone=tables.session_time_zone(),
+        storage_options=tables.storage(entry),
+    )
+    return tables.result(inspect.expire_result(expired))
+
+
+def restore_table(tables: Tables, statement: RestoreTable) -> DataFrame:
+    entry = tables.registry.require(statement.table)
+    travel = statement.time_travel
+    restore(
+        entry.location,
+        version=travel.version if isinstance(travel, VersionAsOf) else None,
+        timestamp=tables.as_of_ms(travel) if isinstance(travel, TimestampAsOf) else None,
+        storage_options=tables.storage(entry),
+    )
+    tables.refresh_view(entry)
+    return tables.result(inspect.restore_result(tables.open(entry)))
+
+
+# -- INSERT -------------------------------------------------------------------------------------
+
+
+def insert(tables: Tables, statement: Insert) -> DataFrame:
+    """INSERT [OVERWRITE] [REPLACE WHERE] into a catalog table, or into a Spark table from
+    a query that reads catalog tables."""
+    if tables.spark_owns(statement.table):
+        return _insert_into_spark(tables, statement, _source(tables, statement))
+    entry = tables.registry.require(statement.table)
+    source = _source(tables, statement)
+    table = tables.open(entry)
+    schema = table.schema
+    rows = dml.insert_rows(statement, source, schema, entry)
+    write = tables.source_options(entry, table_options.write_options(entry, schema.table))
+    mode = "overwrite" if statement.overwrite else "append"
+    if statement.replace_where is not None:
+        mode = "overwrite"
+        write["replaceWhere"] = statement.replace_where
+        zone = tables.session_time_zone()
+        if zone is not None:
+            write["timeZone"] = zone
+    rows.write.format("tsfile").options(**write).mode(mode).save()
+    latest = tables.open(entry)
+    info = latest.history(limit=1)[0]
+    inserted = info.rows_added
+    if "numDeletedRows" in info.operation_parameters:
+        # A replaceWhere commit also re-adds the rows its rewritten parts kept.
+        kept = info.rows_removed - int(info.operation_parameters["numDeletedRows"])
+        inserted -= kept
+    tables.refresh_view(entry)
+    return tables.result(
+        Result("version bigint, num_inserted_rows bigint", [(latest.version, inserted)])
+    )
+
+
+def _source(tables: Tables, statement: Insert) -> DataFrame:
+    if isinstance(statement.query, exp.Query):
+        return run(tables, statement.query)
+    return tables.spark.sql(statement.query_sql)
+
+
+def _insert_into_spark(tables: Tables, statement: Insert, source: DataFrame) -> DataFrame:
+    """INSERT into a Spark table: the source still reads catalog tables with fresh scans."""
+    if statement.replace_where is not None:
+        raise SqlError(
+            f"INSERT INTO {statement.table} REPLACE WHERE: only catalog tables support "
+            "REPLACE WHERE"
+        )
+    if statement.columns is not None:
+        raise SqlError(
+            f"INSERT INTO {statement.table} ({', '.join(statement.columns)}): a column list "
+            "is only supported for catalog tables; select the columns in table order instead"
+        )
+    source.write.insertInto(statement.table.qualified, overwrite=statement.overwrite)
+    return tables.spark.createDataFrame([], T.StructType([]))
