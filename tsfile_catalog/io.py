@@ -19,6 +19,7 @@ import fsspec
 from fsspec.core import split_protocol
 
 from tsfile_catalog.exceptions import StorageError
+from tsfile_catalog.storage_options import check_url, redact_text
 
 __all__ = ["FileIO", "EntryKind", "join_url"]
 
@@ -48,8 +49,11 @@ def _target(args: Sequence[object]) -> str:
 
 
 def _failure(operation: str, args: Sequence[object], error: OSError) -> StorageError:
+    # The store's error may quote its endpoint, which may carry a user name and password.
     return StorageError(
-        f"storage {operation} of {_target(args)} failed: {type(error).__name__}: {error}"
+        redact_text(
+            f"storage {operation} of {_target(args)} failed: {type(error).__name__}: {error}"
+        )
     )
 
 
@@ -93,9 +97,15 @@ def join_url(base: str, *parts: str) -> str:
 
 
 class FileIO:
-    """File access for one URL scheme (``s3://``, ``memory://``, plain paths, ...)."""
+    """File access for one URL scheme (``s3://``, ``memory://``, plain paths, ...).
+
+    Every URL it is given, at construction and per call, must carry no credentials (see
+    :func:`~tsfile_catalog.storage_options.check_url`): they are refused before anything
+    connects, so no location with a password reaches a listing, an error or a commit.
+    """
 
     def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        check_url(url)
         protocol, _ = split_protocol(url)
         self.protocol = protocol or "file"
         self.storage_options = dict(storage_options or {})
@@ -118,12 +128,14 @@ class FileIO:
 
     def normalize(self, url: str) -> str:
         """The URL in the canonical form this FileIO lists and compares by."""
+        check_url(url)
         if self.is_local:
             _, path = split_protocol(url)
             return os.path.abspath(os.path.expanduser(path))
         return url.rstrip("/")
 
     def _path(self, url: str) -> str:
+        check_url(url)
         if self.is_local:
             return self.normalize(url)
         return url

@@ -67,7 +67,12 @@ from tsfile_catalog.sql.statements import (
     Vacuum,
     VersionAsOf,
 )
-from tsfile_catalog.storage_options import STORAGE_PREFIX
+from tsfile_catalog.storage_options import (
+    CREDENTIALS_AT_RUN_TIME,
+    STORAGE_PREFIX,
+    redact_text,
+    url_credentials,
+)
 
 __all__ = ["parse_statement", "time_travel_from_sqlglot", "table_url_from_sqlglot"]
 
@@ -118,6 +123,7 @@ def parse_statement(sql: str) -> Statement:
             unsupported clause or column type, ...).
     """
     tokens = _tokenize(sql)
+    _reject_credentials(sql, tokens)
     statement_tokens = [token for token in tokens if token.token_type != TokenType.SEMICOLON]
     if not statement_tokens:
         raise SqlParseError("the SQL text holds no statement")
@@ -171,6 +177,19 @@ def _tokenize(sql: str) -> list[Token]:
         return _DIALECT.tokenize(sql)
     except TokenError as e:
         raise SqlParseError(token_error_message(sql, e)) from e
+
+
+def _reject_credentials(sql: str, tokens: Sequence[Token]) -> None:
+    """Refuse a URL with credentials anywhere in the text (a location, ``tsfile('<url>')``),
+    before any message could quote it: SQL text is logged and kept in query histories."""
+    for token in tokens:
+        found = url_credentials(token.text)
+        if found is not None:
+            raise SqlError(
+                f"the URL {redact_text(token.text)!r} at {position(sql, token)} carries "
+                f"credentials ({found}), and SQL text is logged and kept in query histories: "
+                f"remove them and supply them at run time: {CREDENTIALS_AT_RUN_TIME}"
+            )
 
 
 def _reject_multiple_statements(sql: str, tokens: Sequence[Token]) -> None:

@@ -27,6 +27,7 @@ from tsfile_catalog.sql import dialect
 from tsfile_catalog.storage_options import (
     CREDENTIALS_AT_RUN_TIME,
     STORAGE_PREFIX,
+    check_url,
     is_credential_option,
 )
 
@@ -188,6 +189,7 @@ class TableUrl:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "settings", frozen_mapping(self.settings))
+        check_url(self.url)  # before any message below quotes the URL
         if not self.url.strip():
             raise SqlError(f"{URL_FUNCTION}(): the URL is empty")
         for what, value in (("table", self.table), ("tableUuid", self.table_uuid)):
