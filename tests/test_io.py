@@ -127,7 +127,7 @@ def test_urls_with_credentials_are_refused_before_any_connection(
 
     io = FileIO("memory://t")
     assert io.fs is not None
-    monkeypatch.setattr("fsspec.filesystem", connect)
+    monkeypatch.setattr("fsspec.get_filesystem_class", connect)
     with pytest.raises(OptionError, match="carries credentials") as refused:
         assert FileIO(url).fs is None
     assert "S3CR3T" not in str(refused.value) and "***" in str(refused.value)
@@ -151,3 +151,32 @@ def test_storage_errors_redact_credentials_the_store_quotes(tmp_path: Path) -> N
     assert "S3CR3T" not in str(failed.value) and "https://***@minio:9000/?sig=***" in str(
         failed.value
     )
+
+
+def test_an_unknown_url_scheme_is_one_line_naming_the_url() -> None:
+    io = FileIO("s4://bucket/t")
+    with pytest.raises(OptionError) as refused:
+        io.exists("s4://bucket/t/_tsfile_manifest")
+    message = str(refused.value)
+    assert "'s4://bucket/t'" in message and "'s4://' URLs" in message and "\n" not in message
+    assert "spelling" in message
+
+
+def test_missing_s3_credentials_are_one_line_naming_the_file_and_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    io = FileIO(
+        "s3://bucket/t",
+        {"endpoint_url": "http://127.0.0.1:9", "skip_instance_cache": True},
+    )
+    with pytest.raises(StorageError) as failed:
+        io.list_names("s3://bucket/t/_tsfile_manifest")
+    message = str(failed.value)
+    assert message.startswith("storage list of s3://bucket/t/_tsfile_manifest failed: no ")
+    assert "AWS_ACCESS_KEY_ID" in message and "fs.anon=true" in message and "\n" not in message
+    assert type(failed.value.__cause__).__name__ == "NoCredentialsError"
