@@ -282,15 +282,31 @@ def _reject_clauses(node: exp.Expr, allowed: Sequence[str], statement: str) -> N
             raise SqlError(f"{statement} does not support {clause} here")
 
 
+def _url_reference_refused(statement: str, shown: str) -> str:
+    return (
+        f"{statement} needs a registered table name, not the URL reference {shown!r}: URL "
+        "references are for reading. Register the table (CREATE TABLE name USING tsfile "
+        "LOCATION '<url>') and name it, or write to the URL with the DataFrame API "
+        "(df.write.format('tsfile').mode('append').save('<url>'))"
+    )
+
+
+def _is_url_call(node: exp.Schema) -> bool:
+    """Whether ``node`` is ``tsfile('<url>', ...)`` read as a table with a column list."""
+    table = node.this
+    return (
+        isinstance(table, exp.Table)
+        and not table.args.get("db")
+        and table.name.lower() == URL_FUNCTION
+        and any(not isinstance(e, exp.Identifier) for e in node.expressions)
+    )
+
+
 def _table_name(node: exp.Expr, statement: str, allowed: Sequence[str] = ()) -> TableName:
     if not isinstance(node, exp.Table):
         raise SqlError(f"{statement} expects a table name, got {_node_sql(node)!r}")
     if table_url_from_sqlglot(node) is not None:
-        raise SqlError(
-            f"{statement} needs a registered table name, not the URL reference "
-            f"{_node_sql(node)!r}: URL references are for reading (register the table with "
-            "CREATE TABLE name USING tsfile LOCATION '<url>' to change it)"
-        )
+        raise SqlError(_url_reference_refused(statement, _node_sql(node)))
     shown = ".".join(part.name for part in node.parts)
     if node.args.get("catalog") or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"invalid table name {shown!r}: use name or database.name")
@@ -458,13 +474,17 @@ def _delete(node: exp.Delete, text: str) -> Statement:
 
 
 def _insert(node: exp.Insert) -> Insert:
-    _reject_clauses(node, ("this", "expression", "overwrite", "where"), "INSERT")
+    _reject_clauses(node, ("this", "expression", "overwrite", "where", "source"), "INSERT")
     if node.args.get("where") is not None and node.args.get("overwrite"):
         raise SqlError(
             "INSERT OVERWRITE does not take REPLACE WHERE; use INSERT INTO ... REPLACE WHERE"
         )
     target = node.this
     columns: tuple[str, ...] | None = None
+    if isinstance(target, exp.Schema) and _is_url_call(target):
+        # sqlglot reads ``tsfile('<url>')`` after INSERT INTO as a table with a column list.
+        shown = ", ".join(_node_sql(e) for e in target.expressions)
+        raise SqlError(_url_reference_refused("INSERT", f"{URL_FUNCTION}({shown})"))
     if isinstance(target, exp.Schema):
         names = []
         for column in target.expressions:
@@ -474,6 +494,9 @@ def _insert(node: exp.Insert) -> Insert:
         columns = tuple(names)
         target = target.this
     query = node.expression
+    source = node.args.get("source")
+    if isinstance(source, exp.Table) and query is None:
+        query = exp.select("*").from_(source)  # Spark's INSERT ... TABLE u: every row of u
     if not isinstance(query, (exp.Query, exp.Values)):
         raise SqlError(f"INSERT expects a query or VALUES, got {_node_sql(query)!r}")
     return Insert(
