@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_PYSPARK", "UNIX_SOCKET_CONF", "check_pyspark_version", "register", "local_session"]
 
+HIDE_TRACEBACK_CONF = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
+"""Spark's switch that reduces a Python worker's error to its class and message, which
+:func:`local_session` turns on."""
+
 UNIX_SOCKET_CONF = "spark.python.unix.domain.socket.enabled"
 """Spark's switch for Unix domain sockets to Python workers, which :func:`local_session` leaves
 off (see there why)."""
@@ -116,6 +120,10 @@ def local_session(
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # An error from the tsfile source (in a Python worker) reaches the caller as its class
+        # and message, not the worker's traceback around them (docs/options.md, "Errors on
+        # the DataFrame path"; tsfile_catalog.errors.unwrap gives back the exception).
+        .config(HIDE_TRACEBACK_CONF, "true")
     )
     # Spark's default TCP between the JVM and its Python workers, not Unix domain sockets
     # (UNIX_SOCKET_CONF): those saved about 10% of the fixed cost of a query on a Python
