@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
@@ -59,6 +60,7 @@ from tsfile_catalog.sql.analysis import (
 )
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.partial_aggregates import plan_partial_aggregate
+from tsfile_catalog.sql.query_errors import in_user_terms, view_names
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.registry import parse_table_name as _table_name
 from tsfile_catalog.sql.statements import (
@@ -480,7 +482,12 @@ class Catalog:
         return plan
 
     def _ref_scan(
-        self, entry: TableEntry, ref: TableRef, pinned: dict[tuple[str, str], Table | ResolvedScan]
+        self,
+        entry: TableEntry,
+        ref: TableRef,
+        pinned: dict[tuple[str, str], Table | ResolvedScan],
+        *,
+        projected: bool = True,
     ) -> DataFrame:
         """A scan for one reference. References without time travel read the version
         ``pinned`` holds for their table (opened by the first of them), so every reference
@@ -494,7 +501,7 @@ class Catalog:
             travel = VersionAsOf(table.version) if table.version is not None else None
         else:
             table = self._resolve(entry, travel)
-        columns = projection(table.schema, ref.columns)
+        columns = projection(table.schema, ref.columns) if projected else None
         plan = self._plan(entry, table, ref.where)
         local = self._small_scan(entry, table, plan, columns)
         if local is not None:
@@ -545,23 +552,32 @@ class Catalog:
     def _view_name(self) -> str:
         return f"{_VIEW_PREFIX}{next(self._counter)}_{self._session_id}{uuid.uuid4().hex[:8]}"
 
-    def _query(self, query: exp.Expr) -> DataFrame:
-        """``query`` with every catalog table reference read by a fresh scan of its own."""
+    def _query(self, query: exp.Expr, *, projected: bool = True) -> DataFrame:
+        """``query`` with every catalog table reference read by a fresh scan of its own.
+
+        Spark's analysis error names the user's tables, with suggestions over all their
+        columns: see :mod:`~tsfile_catalog.sql.query_errors`."""
         views: dict[int, str] = {}
         pinned: dict[tuple[str, str], Table | ResolvedScan] = {}
+        refs = {ref.index: ref for ref in table_refs(query)}
         try:
-            for ref in table_refs(query):
+            for ref in refs.values():
                 entry = self._entry(ref.table)
                 if entry is None:
                     continue  # not ours: a Spark table or view, left to Spark
-                scan = self._ref_scan(entry, ref, pinned)
+                scan = self._ref_scan(entry, ref, pinned, projected=projected)
                 name = self._view_name()
                 scan.createOrReplaceTempView(name)
                 views[ref.index] = name
             text = rewrite_table_refs(query, lambda ref: views.get(ref.index))
             # spark.sql analyses eagerly: the DataFrame holds the resolved scans, so the views
             # are not needed once it returns.
-            return self._spark.sql(text)
+            try:
+                return self._spark.sql(text)
+            except AnalysisException as e:
+                if projected and views:
+                    return self._query(query, projected=False)
+                raise in_user_terms(e, view_names(refs, views)) from e
         finally:
             for name in views.values():
                 self._spark.catalog.dropTempView(name)
