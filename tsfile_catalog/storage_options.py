@@ -91,12 +91,17 @@ def url_credentials(url: str) -> str | None:
     (``?sig=``, ``X-Amz-Signature=``, ``X-Amz-Security-Token=``)."""
     if _URL_USERINFO.search(url):
         return "a user name and password before the host"
+    if "://" not in url:
+        return None  # a local path: its "?" is a glob character, never a query
     try:
         query = urlsplit(url).query
     except ValueError:  # an invalid IPv6 host, say: no query this rule can read
         query = url.partition("?")[2]
+    # Only name=value pairs: a "?" glob in an object-store pattern has no "=" after it.
     signed = [
-        name for name, _ in parse_qsl(query, keep_blank_values=True) if _credential_name(name)
+        name
+        for name, _ in parse_qsl(query, keep_blank_values=True)
+        if _credential_name(name) and f"{name}=" in query
     ]
     if signed:
         return f"a signed query string ({', '.join(signed)})"

@@ -23,7 +23,12 @@ from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import Registry, TableEntry
 from tsfile_catalog.sql.statements import TableUrl
 from tsfile_catalog.sql.table_options import check_table_options
-from tsfile_catalog.storage_options import REDACTED, is_credential_option
+from tsfile_catalog.storage_options import (
+    REDACTED,
+    check_url,
+    is_credential_option,
+    url_credentials,
+)
 from tsfile_catalog.table import create_table, open_table
 
 SECRET = "S3CR3T-do-not-print"
@@ -92,6 +97,22 @@ def test_sql_refuses_urls_with_credentials_without_quoting_them(url: str) -> Non
     with pytest.raises(OptionError, match="carries credentials") as refused:
         TableUrl(url=url)
     assert SECRET not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/data/2024-0?-monkey.parquet",
+        "/data/x?token=1",
+        "s3://bucket/2024-0?-monkey.parquet",
+        "s3://bucket/t@v1/part.tsfile",
+        "https://host/t?versionId=3",
+        "file:///tmp/user@host/t",
+    ],
+)
+def test_globs_and_plain_paths_are_no_credentials(url: str) -> None:
+    assert url_credentials(url) is None
+    check_url(url)
 
 
 def test_create_options_and_the_registry_refuse_credentials(tmp_path: Path) -> None:
