@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.faults import FaultKind, FaultPlan, InjectedFault
-from tsfile_catalog.exceptions import StorageError
+from tsfile_catalog.exceptions import OptionError, StorageError
 from tsfile_catalog.io import FileIO
 
 
@@ -104,3 +104,79 @@ def test_storage_failures_name_the_operation_and_the_file(tmp_path: Path) -> Non
             assert isinstance(failed.value.__cause__, InjectedFault)
     assert str(failed.value).startswith("storage delete of failing://t/a.json (and 1 more)")
     assert io.read_bytes("failing://t/a.json") == b"{}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "s3://user:S3CR3T@bucket/t",
+        "https://user:S3CR3T@host/t",
+        "https://acct.blob.core.windows.net/c/t?sv=2024-01-01&sig=S3CR3T",
+        "https://b.s3.amazonaws.com/t?X-Amz-Credential=AKIA&X-Amz-Signature=S3CR3T",
+    ],
+)
+def test_urls_with_credentials_are_refused_before_any_connection(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one storage boundary refuses a URL holding a password or a signature, at
+    construction and per call, before a file system is built; the message shows it
+    redacted."""
+
+    def connect(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a file system was built for a URL with credentials")
+
+    io = FileIO("memory://t")
+    assert io.fs is not None
+    monkeypatch.setattr("fsspec.get_filesystem_class", connect)
+    with pytest.raises(OptionError, match="carries credentials") as refused:
+        assert FileIO(url).fs is None
+    assert "S3CR3T" not in str(refused.value) and "***" in str(refused.value)
+    for call in (io.exists, io.read_bytes, io.normalize, lambda u: io.delete_files([u])):
+        with pytest.raises(OptionError, match="carries credentials") as refused:
+            call(url)
+        assert "S3CR3T" not in str(refused.value)
+
+
+def test_storage_errors_redact_credentials_the_store_quotes(tmp_path: Path) -> None:
+    """A store's own error can quote an endpoint with a password (a credential setting);
+    the StorageError shows it redacted."""
+
+    class Quoting(FileIO):
+        @property
+        def fs(self) -> Any:
+            raise ConnectionError("cannot reach https://admin:S3CR3T@minio:9000/?sig=S3CR3T")
+
+    with pytest.raises(StorageError) as failed:
+        Quoting("memory://t").read_bytes("memory://t/a")
+    assert "S3CR3T" not in str(failed.value) and "https://***@minio:9000/?sig=***" in str(
+        failed.value
+    )
+
+
+def test_an_unknown_url_scheme_is_one_line_naming_the_url() -> None:
+    io = FileIO("s4://bucket/t")
+    with pytest.raises(OptionError) as refused:
+        io.exists("s4://bucket/t/_tsfile_manifest")
+    message = str(refused.value)
+    assert "'s4://bucket/t'" in message and "'s4://' URLs" in message and "\n" not in message
+    assert "spelling" in message
+
+
+def test_missing_s3_credentials_are_one_line_naming_the_file_and_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    io = FileIO(
+        "s3://bucket/t",
+        {"endpoint_url": "http://127.0.0.1:9", "skip_instance_cache": True},
+    )
+    with pytest.raises(StorageError) as failed:
+        io.list_names("s3://bucket/t/_tsfile_manifest")
+    message = str(failed.value)
+    assert message.startswith("storage list of s3://bucket/t/_tsfile_manifest failed: no ")
+    assert "AWS_ACCESS_KEY_ID" in message and "fs.anon=true" in message and "\n" not in message
+    assert type(failed.value.__cause__).__name__ == "NoCredentialsError"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tsfile_catalog import errors
 from tsfile_catalog.exceptions import (
     AlreadyCommittedError,
     ChangeCommitError,
@@ -46,6 +47,7 @@ __all__ = [
     "Table",
     "adopt_table",
     "create_table",
+    "errors",
     "local_session",
     "open_table",
     "purge",

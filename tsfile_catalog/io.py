@@ -18,7 +18,8 @@ from typing import IO, Any, Literal, ParamSpec, TypeVar
 import fsspec
 from fsspec.core import split_protocol
 
-from tsfile_catalog.exceptions import StorageError
+from tsfile_catalog.exceptions import OptionError, StorageError
+from tsfile_catalog.storage_options import CREDENTIALS_AT_RUN_TIME, check_url, redact_text
 
 __all__ = ["FileIO", "EntryKind", "GLOB_CHARS", "join_url"]
 
@@ -51,14 +52,45 @@ def _target(args: Sequence[object]) -> str:
 
 
 def _failure(operation: str, args: Sequence[object], error: OSError) -> StorageError:
+    # The store's error may quote its endpoint, which may carry a user name and password.
     return StorageError(
-        f"storage {operation} of {_target(args)} failed: {type(error).__name__}: {error}"
+        redact_text(
+            f"storage {operation} of {_target(args)} failed: {type(error).__name__}: {error}"
+        )
     )
 
 
+# The storage SDKs' "no credentials anywhere" errors (botocore's, google-auth's), by name: the
+# SDKs are optional, and their errors are no OSError, so they would surface raw.
+_MISSING_CREDENTIALS = frozenset(
+    {"NoCredentialsError", "PartialCredentialsError", "DefaultCredentialsError"}
+)
+
+
+def _missing_credentials(operation: str, args: Sequence[object], error: Exception) -> StorageError:
+    return StorageError(
+        redact_text(
+            f"storage {operation} of {_target(args)} failed: no credentials for this store were "
+            f"found ({type(error).__name__}: {error}). Supply them {CREDENTIALS_AT_RUN_TIME}; "
+            "a public bucket reads without any with the option fs.anon=true"
+        )
+    )
+
+
+def _translate(operation: str, args: Sequence[object], error: Exception) -> Exception | None:
+    """The StorageError an error from the store becomes, or None to let it through."""
+    if isinstance(error, (*_PASS_THROUGH, StorageError)):
+        return None
+    if isinstance(error, OSError):
+        return _failure(operation, args, error)
+    if any(cls.__name__ in _MISSING_CREDENTIALS for cls in type(error).__mro__):
+        return _missing_credentials(operation, args, error)
+    return None
+
+
 def _storage(operation: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
-    """Wrap a FileIO method's unexpected OSErrors in a StorageError (see _PASS_THROUGH);
-    generator methods are wrapped while they are iterated."""
+    """Wrap a FileIO method's unexpected OSErrors (see _PASS_THROUGH) and missing-credential
+    errors in a StorageError; generator methods are wrapped while they are iterated."""
 
     def wrap(method: Callable[_P, _R]) -> Callable[_P, _R]:
         if inspect.isgeneratorfunction(method):
@@ -67,10 +99,11 @@ def _storage(operation: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
             def generate(*args: _P.args, **kwargs: _P.kwargs) -> Any:
                 try:
                     yield from method(*args, **kwargs)
-                except (*_PASS_THROUGH, StorageError):
-                    raise
-                except OSError as e:
-                    raise _failure(operation, args[1:], e) from e
+                except Exception as e:
+                    translated = _translate(operation, args[1:], e)
+                    if translated is None:
+                        raise
+                    raise translated from e
 
             return generate
 
@@ -78,10 +111,11 @@ def _storage(operation: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
         def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             try:
                 return method(*args, **kwargs)
-            except (*_PASS_THROUGH, StorageError):
-                raise
-            except OSError as e:
-                raise _failure(operation, args[1:], e) from e
+            except Exception as e:
+                translated = _translate(operation, args[1:], e)
+                if translated is None:
+                    raise
+                raise translated from e
 
         return call
 
@@ -96,12 +130,19 @@ def join_url(base: str, *parts: str) -> str:
 
 
 class FileIO:
-    """File access for one URL scheme (``s3://``, ``memory://``, plain paths, ...)."""
+    """File access for one URL scheme (``s3://``, ``memory://``, plain paths, ...).
+
+    Every URL it is given, at construction and per call, must carry no credentials (see
+    :func:`~tsfile_catalog.storage_options.check_url`): they are refused before anything
+    connects, so no location with a password reaches a listing, an error or a commit.
+    """
 
     def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        check_url(url)
         protocol, _ = split_protocol(url)
         self.protocol = protocol or "file"
         self.storage_options = dict(storage_options or {})
+        self._origin = url  # for errors about the scheme
         self._fs: fsspec.AbstractFileSystem | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -112,8 +153,25 @@ class FileIO:
     @property
     def fs(self) -> fsspec.AbstractFileSystem:
         if self._fs is None:
-            self._fs = fsspec.filesystem(self.protocol, **self.storage_options)
+            try:
+                cls = fsspec.get_filesystem_class(self.protocol)
+            except (ValueError, ImportError) as e:
+                raise self._unknown_scheme(e) from e
+            self._fs = cls(**self.storage_options)
         return self._fs
+
+    def _unknown_scheme(self, error: Exception) -> OptionError:
+        if isinstance(error, ImportError):  # fsspec knows the scheme; its package is missing
+            return OptionError(
+                f"cannot open {redact_text(self._origin)!r}: {error} (the file system for "
+                f"'{self.protocol}://' URLs is a separate package; pip install it)"
+            )
+        return OptionError(
+            f"cannot open {redact_text(self._origin)!r}: no file system handles "
+            f"'{self.protocol}://' URLs. Check the scheme's spelling (s3://, gs://, abfs://, "
+            "hdfs://, file://, or a plain local path); a store fsspec supports through another "
+            "package needs that package installed"
+        )
 
     @property
     def is_local(self) -> bool:
@@ -121,12 +179,14 @@ class FileIO:
 
     def normalize(self, url: str) -> str:
         """The URL in the canonical form this FileIO lists and compares by."""
+        check_url(url)
         if self.is_local:
             _, path = split_protocol(url)
             return os.path.abspath(os.path.expanduser(path))
         return url.rstrip("/")
 
     def _path(self, url: str) -> str:
+        check_url(url)
         if self.is_local:
             return self.normalize(url)
         return url

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
 from typing import TYPE_CHECKING
 
@@ -16,7 +15,13 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_PYSPARK", "UNIX_SOCKET_CONF", "check_pyspark_version", "register", "local_session"]
 
+HIDE_TRACEBACK_CONF = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
+"""Spark's switch that reduces a Python worker's error to its class and message, which
+:func:`local_session` turns on."""
+
 UNIX_SOCKET_CONF = "spark.python.unix.domain.socket.enabled"
+"""Spark's switch for Unix domain sockets to Python workers, which :func:`local_session` leaves
+off (see there why)."""
 
 # MIN_PYSPARK and check_pyspark_version live in datasource.compat (the source checks them
 # too); re-exported here, where the support matrix and callers have always found them.
@@ -96,13 +101,18 @@ def local_session(
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # An error from the tsfile source (in a Python worker) reaches the caller as its class
+        # and message, not the worker's traceback around them (docs/options.md, "Errors on
+        # the DataFrame path"; tsfile_catalog.errors.unwrap gives back the exception).
+        .config(HIDE_TRACEBACK_CONF, "true")
     )
-    if hasattr(socket, "AF_UNIX"):
-        # Python workers and the driver talk over Unix domain sockets instead of TCP on
-        # loopback: about 10% off the fixed cost of every query on a Python source (measured,
-        # issue 12). Where the platform has none, Spark's default TCP stays; ``config`` may
-        # turn it off too.
-        builder = builder.config(UNIX_SOCKET_CONF, "true")
+    # Spark's default TCP between the JVM and its Python workers, not Unix domain sockets
+    # (UNIX_SOCKET_CONF): those saved about 10% of the fixed cost of a query on a Python
+    # source (issue 12), but PySpark's daemon then prints BrokenPipeError tracebacks when the
+    # JVM closes a worker's socket before the worker's last flush (a write to a closed Unix
+    # socket fails at once; on TCP it succeeds). Its only switch
+    # (spark.python.daemon.killWorkerOnFlushFailure) trades the traceback for another, so the
+    # demo and every session stayed noisy (issue 24). ``config`` may still turn it on.
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -11,14 +11,20 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from tsfile_catalog.exceptions import OptionError
 
 __all__ = [
     "CREDENTIALS_AT_RUN_TIME",
     "REDACTED",
     "STORAGE_PREFIX",
+    "check_url",
     "is_credential_option",
     "redact_credentials",
+    "redact_text",
     "storage_options_from",
+    "url_credentials",
 ]
 
 STORAGE_PREFIX = "fs."
@@ -48,8 +54,17 @@ _CREDENTIAL_WORDS = re.compile(
     re.IGNORECASE,
 )
 
-# A URL carrying a user name and password (https://user:pass@host).
-_URL_USERINFO = re.compile(r"://[^/@\s]+@")
+# Short names that are credentials only as a whole word of a name (``fs.pw``, ``fs.sas``, a
+# SAS URL's ``sig``): as substrings they would match unrelated names.
+_CREDENTIAL_NAME_WORDS = frozenset({"pw", "pass", "sas", "sig", "creds"})
+# A name ending in "signature" holds one (``X-Amz-Signature``); ``signature_version`` does not.
+_SIGNATURE = "signature"
+
+# A URL carrying a user name (and password) before its host: ``https://user:pass@host``.
+_URL_USERINFO = re.compile(r"(?P<scheme>://)[^/@\s'\"]+@")
+
+# One ``name=value`` pair of a query string, in a URL or in text that quotes one.
+_QUERY_PAIR = re.compile(r"(?P<lead>[?&])(?P<name>[^=&#\s'\"]+)=(?P<value>[^&#\s'\"]*)")
 
 CREDENTIALS_AT_RUN_TIME = (
     "in the environment (e.g. AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or fsspec's "
@@ -62,13 +77,72 @@ REDACTED = "*** (redacted)"
 """What DESCRIBE shows instead of a credential's value."""
 
 
+def _credential_name(name: str) -> bool:
+    """Whether a setting or query parameter named ``name`` suggests a credential."""
+    if _CREDENTIAL_WORDS.search(name):
+        return True
+    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+    return not _CREDENTIAL_NAME_WORDS.isdisjoint(words) or words[-1] == _SIGNATURE
+
+
+def url_credentials(url: str) -> str | None:
+    """What in ``url`` is a credential, in words, or None when it holds none: a user name
+    and password (``s3://user:pw@bucket``, ``https://user@host``) or a signed query string
+    (``?sig=``, ``X-Amz-Signature=``, ``X-Amz-Security-Token=``)."""
+    if _URL_USERINFO.search(url):
+        return "a user name and password before the host"
+    if "://" not in url:
+        return None  # a local path: its "?" is a glob character, never a query
+    try:
+        query = urlsplit(url).query
+    except ValueError:  # an invalid IPv6 host, say: no query this rule can read
+        query = url.partition("?")[2]
+    # Only name=value pairs: a "?" glob in an object-store pattern has no "=" after it.
+    signed = [
+        name
+        for name, _ in parse_qsl(query, keep_blank_values=True)
+        if _credential_name(name) and f"{name}=" in query
+    ]
+    if signed:
+        return f"a signed query string ({', '.join(signed)})"
+    return None
+
+
+def redact_text(text: str) -> str:
+    """``text`` (a URL, or a message quoting URLs) with every user name and password in a URL
+    and every credential-like query value replaced by ``***``: what may be shown or logged."""
+    text = _URL_USERINFO.sub(r"\g<scheme>***@", text)
+    return _QUERY_PAIR.sub(
+        lambda m: f"{m['lead']}{m['name']}=***" if _credential_name(m["name"]) else m[0], text
+    )
+
+
+def check_url(url: str) -> None:
+    """Refuse a URL that carries credentials, before anything connects with it or stores,
+    logs or shows it (a table location is kept in the catalog, the history and DESCRIBE).
+    The one rule for every entry point: :class:`~tsfile_catalog.io.FileIO` applies it to each
+    URL it is given, and the SQL parser to URLs in SQL text.
+
+    Raises:
+        OptionError: ``url`` holds a credential (see :func:`url_credentials`); the message
+            shows it redacted.
+    """
+    found = url_credentials(url)
+    if found is not None:
+        raise OptionError(
+            f"the URL {redact_text(url)!r} carries credentials ({found}), and a URL is stored, "
+            "logged and shown: remove them from the URL and supply them at run time: "
+            f"{CREDENTIALS_AT_RUN_TIME}"
+        )
+
+
 def _names_credential(value: Any) -> bool:
     """Whether a decoded JSON value holds an object key that suggests a credential."""
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, Mapping):
-            if any(_CREDENTIAL_WORDS.search(str(k)) for k in item):
+            if any(_credential_name(str(k)) for k in item):
                 return True
             pending.extend(item.values())
         elif isinstance(item, list):
@@ -78,17 +152,18 @@ def _names_credential(value: Any) -> bool:
 
 def is_credential_option(name: str, value: str | None = None) -> bool:
     """Whether ``fs.<name>`` (given with or without the prefix) holds or may hold a credential:
-    its name suggests one (``fs.key``, ``fs.secret``, ``fs.session_token``, ...), its value is
-    a URL with a user name (``https://user:pass@host``), or a JSON object with a
+    its name suggests one (``fs.key``, ``fs.secret``, ``fs.session_token``, ``fs.pw``,
+    ``fs.sas``, ...), its value is a URL with a user name (``https://user:pass@host``) or a
+    signed query string (``?sig=...``), or a JSON object with a
     credential-like key at any depth (``fs.client_kwargs '{"aws_secret_access_key": ...}'``).
     """
     if name.lower().startswith(STORAGE_PREFIX):
         name = name[len(STORAGE_PREFIX) :]
-    if _CREDENTIAL_WORDS.search(name):
+    if _credential_name(name):
         return True
     if value is None:
         return False
-    if _URL_USERINFO.search(value):
+    if url_credentials(value) is not None:
         return True
     try:
         decoded = json.loads(value)

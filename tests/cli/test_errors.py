@@ -71,6 +71,12 @@ def test_credentials_are_refused_on_the_command_line(runner: CliRunner, table_di
     assert "KEY=VALUE" in line
 
 
+def test_a_url_with_credentials_is_refused_redacted(runner: CliRunner) -> None:
+    for url in ("s3://user:hunter2@bucket/t", "https://h/t?sv=1&sig=hunter2"):
+        line = one_error_line(run(runner, "history", url))
+        assert "carries credentials" in line and "***" in line and "hunter2" not in line
+
+
 @pytest.mark.parametrize(
     "args",
     [

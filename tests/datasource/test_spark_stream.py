@@ -176,3 +176,32 @@ def test_a_stream_fails_on_a_table_dropped_and_recreated_at_its_path(
     restarted = spark.readStream.format("tsfile").load(url).select("time")
     with pytest.raises(Exception, match=rf"(?s)read table {old} at .*now holds table {new}"):
         _run(restarted, ck)
+
+
+def test_a_stream_resumes_after_expire_snapshots_and_names_a_gap(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A restarted stream reads on from the versions EXPIRE SNAPSHOTS kept; when it kept too
+    few, the error names the stream's offset and the oldest version kept."""
+    url = str(tmp_path / "t")
+    for v in range(2):
+        append_rows(url, _rows(v * 100_000, 1), SCHEMA)
+    ck = tmp_path / "ck"
+
+    def stream() -> DataFrame:  # as a restarted process loads it: at the latest version
+        return spark.readStream.format("tsfile").load(url).select("time")
+
+    assert sorted(r for b in _run(stream(), ck) for r in b) == [(0,), (100_000,)]
+    for v in range(2, 5):
+        append_rows(url, _rows(v * 100_000, 1), SCHEMA)
+    # The stream's next version is 2, which stays: 2, 3 and 4 are kept.
+    assert open_table(url).maintenance.expire_snapshots(retain_last=3).versions == (0, 1)
+    assert _run(stream(), ck) == [[(200_000,), (300_000,), (400_000,)]]
+
+    lagging = tmp_path / "lagging"
+    assert _run(stream(), lagging)
+    for v in range(5, 8):
+        append_rows(url, _rows(v * 100_000, 1), SCHEMA)
+    open_table(url).maintenance.expire_snapshots(retain_last=1)  # keeps version 7 only
+    with pytest.raises(Exception, match="offset is at version 5 .* oldest version kept is 7"):
+        _run(stream(), lagging)

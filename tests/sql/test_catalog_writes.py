@@ -146,3 +146,17 @@ def test_writes_through_the_views_plain_spark_sql_sees(spark: SparkSession, tmp_
     with pytest.raises(Exception, match=r"must not be null \(nullTagPolicy=error\)"):
         spark.sql("INSERT INTO viewed VALUES (5, NULL, 5.0)")
     assert open_table(location).version == 3
+
+
+def test_insert_table_copies_every_row_of_the_other_table(catalog: Catalog) -> None:
+    """Spark's ``INSERT INTO t TABLE u`` (it was refused with "does not support SOURCE")."""
+    for name in ("copy_from", "copy_to"):
+        catalog.sql(f"CREATE TABLE {name} {COLUMNS} USING tsfile OPTIONS (tagColumns 'd')")
+    try:
+        catalog.sql("INSERT INTO copy_from VALUES (1, 'a', 1.5), (2, 'b', 2.5)")
+        catalog.sql("INSERT INTO copy_to TABLE copy_from")
+        rows = sorted(tuple(r) for r in catalog.sql("SELECT * FROM copy_to").collect())
+        assert rows == [(1, "a", 1.5), (2, "b", 2.5)]
+    finally:
+        for name in ("copy_from", "copy_to"):
+            catalog.sql(f"DROP TABLE {name}")

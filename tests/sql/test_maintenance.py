@@ -141,6 +141,50 @@ def test_rename_moves_the_catalog_entry_and_its_view(spark: SparkSession, wareho
 
 
 @spark_test
+@pytest.mark.parametrize(
+    ("name", "columns", "options", "row"),
+    [
+        ("rt_long", "time BIGINT, city STRING, temp DOUBLE", "", "1, 'bj', 1.5"),
+        (
+            "rt_ts",
+            "time TIMESTAMP, city STRING, temp DOUBLE",
+            "",
+            "TIMESTAMP'2024-01-01', 'bj', 1.5",
+        ),
+        (
+            "rt_field",
+            "time BIGINT, city STRING, seen TIMESTAMP",
+            ", timestampAs 'long'",
+            "1, 'bj', 2",
+        ),
+    ],
+)
+def test_show_create_table_round_trips_exactly(
+    catalog: Catalog, name: str, columns: str, options: str, row: str
+) -> None:
+    """Running SHOW CREATE TABLE's output after DROP TABLE gives back the same table: the
+    same statement, options, properties and details (it added ``timestampAs`` before)."""
+    catalog.sql(
+        f"CREATE TABLE {name} ({columns}) USING tsfile OPTIONS (tagColumns 'city'{options}) "
+        "TBLPROPERTIES ('owner' = 'ops')"
+    )
+    catalog.sql(f"INSERT INTO {name} VALUES ({row})")
+
+    def state() -> tuple[str, dict[str, object], dict[str, str]]:
+        shown = catalog.sql(f"SHOW CREATE TABLE {name}").collect()[0].createtab_stmt
+        detail = catalog.sql(f"DESCRIBE DETAIL {name}").collect()[0].asDict(recursive=True)
+        return shown, detail, dict(open_table(str(detail["location"])).properties)
+
+    before = state()
+    try:
+        catalog.sql(f"DROP TABLE {name}")  # the files stay
+        catalog.sql(before[0])
+        assert state() == before
+    finally:
+        catalog.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@spark_test
 def test_show_create_table_recreates_the_table(
     spark: SparkSession, catalog: Catalog, warehouse: Path, tmp_path: Path
 ) -> None:

@@ -185,6 +185,15 @@ def test_insert_values() -> None:
     assert statement.query_sql == "VALUES (1, 'a'), (2, 'b')"
 
 
+def test_insert_table_reads_every_row_of_the_table() -> None:
+    """Spark's ``INSERT INTO t TABLE u`` is ``INSERT INTO t SELECT * FROM u``."""
+    for sql in ("INSERT INTO t TABLE u", "INSERT OVERWRITE TABLE t TABLE db.u"):
+        statement = parse_statement(sql)
+        assert isinstance(statement, Insert) and statement.table == TableName("t")
+        assert statement.query_sql.startswith("SELECT * FROM ")
+        assert parse_statement(statement.to_sql()) == statement
+
+
 def test_insert_select_with_columns() -> None:
     statement = _round_trip("INSERT INTO TABLE t (Time, city) SELECT time, city FROM s")
     assert isinstance(statement, Insert)
@@ -469,6 +478,11 @@ def test_explain_parts_needs_a_query() -> None:
         ("CREATE TABLE t USING tsfile LOCATION 1", "LOCATION expects a string literal"),
         ("CREATE TABLE t (a INT) USING tsfile AS SELECT 1", "not both"),
         ("INSERT INTO t PARTITION (a = 1) SELECT 1", "PARTITION"),
+        (
+            "INSERT INTO tsfile('/x') VALUES (1)",
+            r"INSERT needs a registered table name, not the URL reference \"tsfile\('/x'\)\".*"
+            r"CREATE TABLE name USING tsfile LOCATION.*save\('<url>'\)",
+        ),
         ("WITH c AS (SELECT 1) INSERT INTO t SELECT * FROM c", "WITH"),
         ("DESCRIBE t PARTITION (a = 1)", "PARTITION"),
         ("DROP TABLE cat.db.t", "use name or database.name"),

@@ -36,7 +36,20 @@ def test_drop_part_parses_a_path_or_glob() -> None:
 @pytest.mark.parametrize(
     ("sql", "error", "message"),
     [
-        ("ALTER TABLE t ADD PART '/d'", SqlParseError, "OPTIONS"),
+        ("ALTER TABLE t ADD PART '/d'", SqlParseError, r"expected OPTIONS \(path '<file"),
+        (
+            "ALTER TABLE t ADD PART OPTIONS (path '/a', format 'orc') "
+            "ADD PART OPTIONS (path '/b', format 'orc')",
+            SqlParseError,
+            "at or near 'ADD' .*: ALTER TABLE takes one ADD PART or DROP PART per statement: run "
+            "one statement each, or add many files in one commit with a folder or glob",
+        ),
+        (
+            "ALTER TABLE t ADD PART OPTIONS (path '/a'), PART OPTIONS (path '/b')",
+            SqlParseError,
+            "at or near ',' .*takes one ADD PART or DROP PART per statement",
+        ),
+        ("ALTER TABLE t DROP PART 'a', DROP PART 'b'", SqlParseError, "one ADD PART or DROP"),
         ("ALTER TABLE t DROP PART", SqlParseError, "path or glob"),
         ("ALTER TABLE t DROP PART ''", SqlError, "DROP PART: the path or glob is empty"),
         ("ALTER TABLE t ADD PART OPTIONS (path '/a', PATH '/b')", SqlError, "'PATH' twice"),

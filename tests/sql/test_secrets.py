@@ -15,13 +15,20 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tsfile_catalog import Catalog
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import OptionError, SqlError
 from tsfile_catalog.inspect import describe, describe_detail
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.sql import TableName
+from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.registry import Registry, TableEntry
+from tsfile_catalog.sql.statements import TableUrl
 from tsfile_catalog.sql.table_options import check_table_options
-from tsfile_catalog.storage_options import REDACTED, is_credential_option
+from tsfile_catalog.storage_options import (
+    REDACTED,
+    check_url,
+    is_credential_option,
+    url_credentials,
+)
 from tsfile_catalog.table import create_table, open_table
 
 SECRET = "S3CR3T-do-not-print"
@@ -43,6 +50,15 @@ SECRET = "S3CR3T-do-not-print"
         ("fs.client_kwargs", '{"aws_secret_access_key": "s"}', True),
         ("fs.config_kwargs", '{"proxies": {"https": "x"}, "auth": ["u", "p"]}', True),
         ("fs.endpoint_url", "https://user:pass@minio:9000", True),
+        ("fs.pw", "p", True),
+        ("fs.sas", "sv=2024&sig=s", True),
+        ("fs.sig", "s", True),
+        ("fs.sasToken", "t", True),
+        ("fs.endpoint_url", "https://acct.blob.core.windows.net/?sv=2024&sig=s", True),
+        ("fs.endpoint_url", "https://b.s3.amazonaws.com/?X-Amz-Signature=s", True),
+        ("fs.passive", "true", False),
+        ("fs.default_block_size", "1048576", False),
+        ("fs.requester_pays", "true", False),
         ("fs.endpoint_url", "http://127.0.0.1:9000", False),
         ("fs.anon", "true", False),
         ("fs.client_kwargs", '{"region_name": "eu-west-1"}', False),
@@ -53,6 +69,50 @@ SECRET = "S3CR3T-do-not-print"
 )
 def test_credential_like_options_are_recognised(name: str, value: str, credential: bool) -> None:
     assert is_credential_option(name, value) is credential
+
+
+CREDENTIAL_URLS = [
+    f"s3://user:{SECRET}@bucket/t",
+    f"https://user:{SECRET}@host/t",
+    f"https://acct.blob.core.windows.net/c/t?sv=2024-01-01&sig={SECRET}",
+    f"https://b.s3.amazonaws.com/t?X-Amz-Algorithm=AWS4&X-Amz-Signature={SECRET}",
+]
+
+
+@pytest.mark.parametrize("url", CREDENTIAL_URLS)
+def test_sql_refuses_urls_with_credentials_without_quoting_them(url: str) -> None:
+    """Wherever a URL sits in the SQL text (a location, a URL reference, an external part),
+    and even when the statement would not parse, the refusal names the URL redacted."""
+    statements = [
+        f"CREATE TABLE t USING tsfile LOCATION '{url}'",
+        f"SELECT * FROM tsfile('{url}')",
+        f"SELECT * FROM tsfile.`{url}` WHERE",
+        f"ALTER TABLE t ADD PART '{url}'",
+    ]
+    for sql in statements:
+        with pytest.raises(SqlError, match="carries credentials") as refused:
+            parse_statement(sql)
+        assert SECRET not in str(refused.value), sql
+        assert "***" in str(refused.value)
+    with pytest.raises(OptionError, match="carries credentials") as refused:
+        TableUrl(url=url)
+    assert SECRET not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/data/2024-0?-monkey.parquet",
+        "/data/x?token=1",
+        "s3://bucket/2024-0?-monkey.parquet",
+        "s3://bucket/t@v1/part.tsfile",
+        "https://host/t?versionId=3",
+        "file:///tmp/user@host/t",
+    ],
+)
+def test_globs_and_plain_paths_are_no_credentials(url: str) -> None:
+    assert url_credentials(url) is None
+    check_url(url)
 
 
 def test_create_options_and_the_registry_refuse_credentials(tmp_path: Path) -> None:
@@ -179,3 +239,20 @@ def test_catalog_credentials_reach_a_table_with_its_own_endpoint(
     assert [tuple(r) for r in catalog.sql("SELECT * FROM t").collect()] == [(1, "bj", 1.5)]
     detail = catalog.sql("DESCRIBE DETAIL t").collect()[0]
     assert detail.options == {"tagColumns": "city", "fs.endpoint_url": own_endpoint}
+
+
+@pytest.mark.spark
+def test_spark_entry_points_refuse_urls_with_credentials(spark: SparkSession) -> None:
+    """The DataFrame reader and writer and the catalog refuse such a URL before connecting,
+    and Spark's wrapped error does not quote it either."""
+    url = CREDENTIAL_URLS[0]
+    with pytest.raises(Exception, match="carries credentials") as refused:
+        spark.read.format("tsfile").load(url).collect()
+    assert SECRET not in str(refused.value)
+    frame = spark.createDataFrame([(1, "bj", 1.5)], "time bigint, city string, temp double")
+    with pytest.raises(Exception, match="carries credentials") as refused:
+        frame.write.format("tsfile").option("tagColumns", "city").mode("append").save(url)
+    assert SECRET not in str(refused.value)
+    with pytest.raises(OptionError, match="carries credentials") as refused:
+        Catalog(spark, url, register_views=False)
+    assert SECRET not in str(refused.value)

@@ -127,7 +127,7 @@ SECRET = "S3CR3T-do-not-print"
         ),
         (
             f"tsfile('/t', `fs.endpoint_url` => 'https://u:{SECRET}@minio:9000')",
-            "'fs.endpoint_url' looks like a credential",
+            r"the URL 'https://\*\*\*@minio:9000' at line 1.*carries credentials",
         ),
     ],
 )

@@ -102,6 +102,23 @@ def test_a_stream_position_in_a_dropped_table_is_refused_in_the_recreated_one(
     assert _read_all(url, legacy) == ["new2.tsfile"]
 
 
+def test_a_stream_resumes_after_expire_snapshots_kept_what_it_needs(tmp_path: Path) -> None:
+    url = _table(tmp_path, 5)
+    done = expire_snapshots(url, retain_last=2)
+    assert done.versions == (0, 1, 2)  # 3 and 4 are kept, 3 from a checkpoint
+    clear_cache()
+    # An offset at the oldest version kept, and one past it, still read every later part.
+    assert _read_all(url, StreamOffset(3)) == ["p3.tsfile", "p4.tsfile"]
+    assert _read_all(url, StreamOffset(4)) == ["p4.tsfile"]
+    assert _read_all(url, StreamOffset(3, 0, snapshot=True)) == [f"p{v}.tsfile" for v in range(5)]
+    # One whose next version is gone fails naming the offset and the oldest version kept.
+    message = "the stream's offset is at version 2 of table .*, but the oldest version kept is 3"
+    with pytest.raises(VersionNotFoundError, match=message):
+        _read_all(url, StreamOffset(2))
+    with pytest.raises(VersionNotFoundError, match="offset is at version 1 .*startingVersion 3"):
+        stream_segments(url, StreamOffset(1, 0, snapshot=True), 4, skip_change_commits=False)
+
+
 def test_completeness_is_recorded_per_commit_and_shown_by_the_table(tmp_path: Path) -> None:
     url = _table(tmp_path, 1)
     assert open_table(url).complete_until() is None

@@ -325,8 +325,12 @@ class _Parser(SparkLiteralParser):
         if not self._match_text_seq("PART"):
             return super()._parse_alter_table_add()
         if not self._match_text_seq("OPTIONS", "(", advance=False):
-            self.raise_error("Expected OPTIONS (key 'value', …) after ADD PART")
+            self.raise_error(
+                "Expected OPTIONS (path '<file, folder or glob>', format 'parquet'|'orc'|'csv') "
+                "after ADD PART: the file is an option"
+            )
         options = self._parse_property()
+        self._refuse_second_part_action()
         return [self.expression(AddPart(this=options))]
 
     def _parse_alter_table_drop(self) -> list[exp.Expr]:
@@ -335,7 +339,19 @@ class _Parser(SparkLiteralParser):
         target = self._parse_string()
         if target is None:
             self.raise_error("Expected a quoted path or glob after DROP PART")
+        self._refuse_second_part_action()
         return [self.expression(DropPart(this=target))]
+
+    def _refuse_second_part_action(self) -> None:
+        # Without this, sqlglot gives the whole ALTER up as an opaque command, and the message
+        # would blame ALTER TABLE itself.
+        if self._curr is not None and (
+            self._curr.token_type == TokenType.COMMA or self._curr.text.upper() in ("ADD", "DROP")
+        ):
+            self.raise_error(
+                "ALTER TABLE takes one ADD PART or DROP PART per statement: run one statement "
+                "each, or add many files in one commit with a folder or glob as ADD PART's path"
+            )
 
     def _parse_plain_table(self) -> exp.Table:
         table = self._parse_table_parts()

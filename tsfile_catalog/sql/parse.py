@@ -71,7 +71,12 @@ from tsfile_catalog.sql.statements import (
     Vacuum,
     VersionAsOf,
 )
-from tsfile_catalog.storage_options import STORAGE_PREFIX
+from tsfile_catalog.storage_options import (
+    CREDENTIALS_AT_RUN_TIME,
+    STORAGE_PREFIX,
+    redact_text,
+    url_credentials,
+)
 
 __all__ = ["parse_statement", "time_travel_from_sqlglot", "table_url_from_sqlglot"]
 
@@ -122,6 +127,7 @@ def parse_statement(sql: str) -> Statement:
             unsupported clause or column type, ...).
     """
     tokens = _tokenize(sql)
+    _reject_credentials(sql, tokens)
     statement_tokens = [token for token in tokens if token.token_type != TokenType.SEMICOLON]
     if not statement_tokens:
         raise SqlParseError("the SQL text holds no statement")
@@ -175,6 +181,19 @@ def _tokenize(sql: str) -> list[Token]:
         return _DIALECT.tokenize(sql)
     except TokenError as e:
         raise SqlParseError(token_error_message(sql, e)) from e
+
+
+def _reject_credentials(sql: str, tokens: Sequence[Token]) -> None:
+    """Refuse a URL with credentials anywhere in the text (a location, ``tsfile('<url>')``),
+    before any message could quote it: SQL text is logged and kept in query histories."""
+    for token in tokens:
+        found = url_credentials(token.text)
+        if found is not None:
+            raise SqlError(
+                f"the URL {redact_text(token.text)!r} at {position(sql, token)} carries "
+                f"credentials ({found}), and SQL text is logged and kept in query histories: "
+                f"remove them and supply them at run time: {CREDENTIALS_AT_RUN_TIME}"
+            )
 
 
 def _reject_multiple_statements(sql: str, tokens: Sequence[Token]) -> None:
@@ -267,15 +286,31 @@ def _reject_clauses(node: exp.Expr, allowed: Sequence[str], statement: str) -> N
             raise SqlError(f"{statement} does not support {clause} here")
 
 
+def _url_reference_refused(statement: str, shown: str) -> str:
+    return (
+        f"{statement} needs a registered table name, not the URL reference {shown!r}: URL "
+        "references are for reading. Register the table (CREATE TABLE name USING tsfile "
+        "LOCATION '<url>') and name it, or write to the URL with the DataFrame API "
+        "(df.write.format('tsfile').mode('append').save('<url>'))"
+    )
+
+
+def _is_url_call(node: exp.Schema) -> bool:
+    """Whether ``node`` is ``tsfile('<url>', ...)`` read as a table with a column list."""
+    table = node.this
+    return (
+        isinstance(table, exp.Table)
+        and not table.args.get("db")
+        and table.name.lower() == URL_FUNCTION
+        and any(not isinstance(e, exp.Identifier) for e in node.expressions)
+    )
+
+
 def _table_name(node: exp.Expr, statement: str, allowed: Sequence[str] = ()) -> TableName:
     if not isinstance(node, exp.Table):
         raise SqlError(f"{statement} expects a table name, got {_node_sql(node)!r}")
     if table_url_from_sqlglot(node) is not None:
-        raise SqlError(
-            f"{statement} needs a registered table name, not the URL reference "
-            f"{_node_sql(node)!r}: URL references are for reading (register the table with "
-            "CREATE TABLE name USING tsfile LOCATION '<url>' to change it)"
-        )
+        raise SqlError(_url_reference_refused(statement, _node_sql(node)))
     shown = ".".join(part.name for part in node.parts)
     if node.args.get("catalog") or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"invalid table name {shown!r}: use name or database.name")
@@ -443,13 +478,17 @@ def _delete(node: exp.Delete, text: str) -> Statement:
 
 
 def _insert(node: exp.Insert) -> Insert:
-    _reject_clauses(node, ("this", "expression", "overwrite", "where"), "INSERT")
+    _reject_clauses(node, ("this", "expression", "overwrite", "where", "source"), "INSERT")
     if node.args.get("where") is not None and node.args.get("overwrite"):
         raise SqlError(
             "INSERT OVERWRITE does not take REPLACE WHERE; use INSERT INTO ... REPLACE WHERE"
         )
     target = node.this
     columns: tuple[str, ...] | None = None
+    if isinstance(target, exp.Schema) and _is_url_call(target):
+        # sqlglot reads ``tsfile('<url>')`` after INSERT INTO as a table with a column list.
+        shown = ", ".join(_node_sql(e) for e in target.expressions)
+        raise SqlError(_url_reference_refused("INSERT", f"{URL_FUNCTION}({shown})"))
     if isinstance(target, exp.Schema):
         names = []
         for column in target.expressions:
@@ -459,6 +498,9 @@ def _insert(node: exp.Insert) -> Insert:
         columns = tuple(names)
         target = target.this
     query = node.expression
+    source = node.args.get("source")
+    if isinstance(source, exp.Table) and query is None:
+        query = exp.select("*").from_(source)  # Spark's INSERT ... TABLE u: every row of u
     if not isinstance(query, (exp.Query, exp.Values)):
         raise SqlError(f"INSERT expects a query or VALUES, got {_node_sql(query)!r}")
     return Insert(

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
@@ -51,6 +52,7 @@ from tsfile_catalog.sql.analysis import (
     table_refs,
 )
 from tsfile_catalog.sql.partial_aggregates import plan_partial_aggregate
+from tsfile_catalog.sql.query_errors import in_user_terms, view_names
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     TableName,
@@ -310,22 +312,34 @@ def run(tables: Tables, query: exp.Expr) -> DataFrame:
     return _run(tables, _Resolved(tables), query)
 
 
-def _run(tables: Tables, resolved: _Resolved, query: exp.Expr) -> DataFrame:
+def _run(
+    tables: Tables, resolved: _Resolved, query: exp.Expr, *, projected: bool = True
+) -> DataFrame:
+    """Spark's analysis error names the user's tables, with suggestions over all their
+    columns: see :mod:`~tsfile_catalog.sql.query_errors`."""
     spark = tables.spark
     views: dict[int, str] = {}
+    refs = {ref.index: ref for ref in table_refs(query)}
     try:
-        for ref in table_refs(query):
+        for ref in refs.values():
             entry = tables.entry(ref.table)
             if entry is None:
                 continue  # not ours: a Spark table or view, left to Spark
-            scan = _ref_scan(tables, resolved, entry, ref)
+            scan = _ref_scan(tables, resolved, entry, ref, projected=projected)
             name = tables.view_name()
             scan.createOrReplaceTempView(name)
             views[ref.index] = name
         text = rewrite_table_refs(query, lambda ref: views.get(ref.index))
         # spark.sql analyses eagerly: the DataFrame holds the resolved scans, so the views
         # are not needed once it returns.
-        return spark.sql(text)
+        try:
+            return spark.sql(text)
+        except AnalysisException as e:
+            if projected and views:
+                # Analysed again over views of every column, so Spark's suggestions cover
+                # the table's real columns rather than the projection.
+                return _run(tables, resolved, query, projected=False)
+            raise in_user_terms(e, view_names(refs, views)) from e
     finally:
         for name in views.values():
             spark.catalog.dropTempView(name)
@@ -376,7 +390,14 @@ def _plan(
     return plan
 
 
-def _ref_scan(tables: Tables, resolved: _Resolved, entry: TableEntry, ref: TableRef) -> DataFrame:
+def _ref_scan(
+    tables: Tables,
+    resolved: _Resolved,
+    entry: TableEntry,
+    ref: TableRef,
+    *,
+    projected: bool = True,
+) -> DataFrame:
     """A scan for one reference. References without time travel read the version
     ``resolved`` holds for their table (opened by the first of them), so every reference
     to a table in one statement sees the same snapshot (plain files have no versions)."""
@@ -384,7 +405,7 @@ def _ref_scan(tables: Tables, resolved: _Resolved, entry: TableEntry, ref: Table
     scan = resolved.get(entry, travel)
     if travel is None and scan.version is not None:
         travel = VersionAsOf(scan.version)
-    columns = projection(scan.schema, ref.columns)
+    columns = projection(scan.schema, ref.columns) if projected else None
     plan = _plan(tables, entry, scan, ref.where)
     local = _small_scan(tables, scan, plan, columns)
     if local is not None:

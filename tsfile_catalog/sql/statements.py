@@ -30,6 +30,7 @@ from tsfile_catalog.sql import dialect
 from tsfile_catalog.storage_options import (
     CREDENTIALS_AT_RUN_TIME,
     STORAGE_PREFIX,
+    check_url,
     is_credential_option,
 )
 
@@ -191,6 +192,7 @@ class TableUrl:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "settings", frozen_mapping(self.settings))
+        check_url(self.url)  # before any message below quotes the URL
         if not self.url.strip():
             raise SqlError(f"{URL_FUNCTION}(): the URL is empty")
         for what, value in (("table", self.table), ("tableUuid", self.table_uuid)):
@@ -658,21 +660,23 @@ def create_table_statement(
     """The ``CREATE TABLE`` that recreates a table of ``schema`` (``SHOW CREATE TABLE``):
     ``time``, the TAG columns in ``tagColumns`` order, the FIELD columns, and the stored
     options (``tagColumns`` and ``timestampAs`` say which columns are TAGs and how ``time``
-    reads). Run in another catalog it registers the table at ``location``."""
+    reads). Run in another catalog it registers the table at ``location``.
+
+    Running it yields the same statement again: the options are the stored ones, plus only
+    what the table needs and did not store (``tagColumns`` of an adopted table;
+    ``timestampAs 'long'`` when a TIMESTAMP field would otherwise make CREATE TABLE choose
+    ``timestamp``)."""
     timestamps = options.get("timestampAs") == "timestamp"
     columns = [ColumnSpec(TIME_COLUMN, "TIMESTAMP" if timestamps else "BIGINT")]
     columns.extend(ColumnSpec(c.name, _CREATE_TYPES[c.type]) for c in schema.columns)
+    completed = {**options, "tagColumns": ",".join(schema.tag_names)}
+    if "timestampAs" not in options and any(c.data_type == "TIMESTAMP" for c in columns):
+        completed["timestampAs"] = "long"  # the default this table reads with
     return CreateTable(
         table=table,
         columns=tuple(columns),
         location=location,
-        # Spelled out even when they were defaults or never stored (an adopted table), so the
-        # statement means the same in a catalog whose defaults might differ.
-        options={
-            **options,
-            "tagColumns": ",".join(schema.tag_names),
-            "timestampAs": "timestamp" if timestamps else "long",
-        },
+        options=completed,
         properties=properties,
     )
 

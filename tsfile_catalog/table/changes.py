@@ -121,14 +121,21 @@ def stream_segments(
     ``start`` is in one, then one per commit (see :func:`~tsfile_catalog.metadata.changes.
     commit_segment`; a commit that removed data becomes a segment that stops the stream).
 
+    Only the versions the stream still needs must exist: it resumes after EXPIRE SNAPSHOTS
+    when its offset is at or past the oldest version kept.
+
     Raises:
         TableNotFoundError: ``start`` records another table than the one at ``url`` now.
+        VersionNotFoundError: the stream needs a version EXPIRE SNAPSHOTS removed; the message
+            names the stream's offset and the oldest version kept.
     """
     io, location = _location(url, storage_options)
     listing = list_log(io, location)
     _identity(io, location, listing, start.table)
     segments: list[Segment] = []
     first = start.version
+    if (start.snapshot or first <= stop) and first < listing.commits[0]:
+        raise _expired_offset(location, start, listing.commits[0])
     if start.snapshot:
         snapshot = load_snapshot(io, location, listing, start.version, use_cache=True)
         table = Table(io, location, snapshot, use_cache=True)
@@ -136,9 +143,21 @@ def stream_segments(
         first += 1
     if first > stop:
         return segments
-    before = None if first == 0 else load_snapshot(io, location, listing, first - 1, use_cache=True)
-    commits = read_commits(
-        io, location, listing, first, stop, None if before is None else before.schema
-    )
+    # Commit ``first`` decodes with the schema after it as well as with the one before (a
+    # commit that changes the schema carries the new one, and decoding uses that), and
+    # version ``first`` loads where ``first - 1`` may be gone: EXPIRE SNAPSHOTS leaves a
+    # checkpoint at the oldest version it keeps, and nothing before it.
+    after = load_snapshot(io, location, listing, first, use_cache=True)
+    commits = read_commits(io, location, listing, first, stop, after.schema)
     segments.extend(commit_segment(c, skip_change_commits=skip_change_commits) for c in commits)
     return segments
+
+
+def _expired_offset(location: str, start: StreamOffset, oldest: int) -> VersionNotFoundError:
+    return VersionNotFoundError(
+        f"the stream's offset is at version {start.version} of table {location}, but the "
+        f"oldest version kept is {oldest}: EXPIRE SNAPSHOTS removed the versions the stream "
+        "had still to read, so it cannot resume without skipping data. Start a new stream (a "
+        f"new checkpoint location), with startingVersion {oldest} to read what is kept, or "
+        "keep versions longer than streams may lag (the table property logRetention)"
+    )

@@ -158,6 +158,16 @@ def test_structure_is_preserved() -> None:
         ("temp > day", "compare a column with a literal"),
         ("time >", "cannot parse"),
         ("time = NULL", "IS NULL"),
+        (
+            "city IN ('a', NULL)",
+            r"the NULL in .* matches no row .* write city IN \('a'\), and add OR city IS NULL",
+        ),
+        ("city IN (NULL)", "matches no row .*: write city IS NULL to select rows whose"),
+        (
+            "city NOT IN ('a', NULL)",
+            r"city NOT IN \('a', NULL\)\" is never true.*write city NOT IN \('a'\)",
+        ),
+        ("NOT (temp IN (NULL, 1.5))", r"never true.*write temp NOT IN \(1.5\)"),
         ("time > 'yesterday'", "not a bigint"),
         ("city = 'abc", "cannot parse"),
         ("city LIKE 'a%'", "unsupported predicate"),

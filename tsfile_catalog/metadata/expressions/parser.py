@@ -131,6 +131,8 @@ def predicate_from_sqlglot(node: exp.Expr, depth: int = 0) -> Expr:
             base = predicate_from_sqlglot(inner, depth + 1)
             assert isinstance(base, IsNull)
             return IsNull(base.column, not base.negated)
+        if isinstance(inner, exp.In) and _holds_null(inner):
+            raise _null_in_list(inner, negated=True)
         return Not(predicate_from_sqlglot(inner, depth + 1))
     op = _OPS.get(type(node))
     if op is not None:
@@ -150,6 +152,8 @@ def predicate_from_sqlglot(node: exp.Expr, depth: int = 0) -> Expr:
     if isinstance(node, exp.In):
         if node.args.get("query") or node.args.get("unnest") or node.args.get("field"):
             raise PredicateError(f"unsupported IN {_sql(node)!r}: use a literal list")
+        if _holds_null(node):
+            raise _null_in_list(node, negated=False)
         return In(_column(node.this, node), tuple(_literal(v, node) for v in node.expressions))
     if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
         return IsNull(_column(node.this, node))
@@ -157,6 +161,36 @@ def predicate_from_sqlglot(node: exp.Expr, depth: int = 0) -> Expr:
         f"unsupported predicate {_sql(node)!r}: the where option accepts column "
         "comparisons with literals (=, !=, <, <=, >, >=, BETWEEN, IN, IS [NOT] NULL) combined "
         "with AND, OR, NOT; filter the DataFrame for anything else"
+    )
+
+
+def _holds_null(node: exp.In) -> bool:
+    return any(isinstance(_unparen(v), exp.Null) for v in node.expressions)
+
+
+def _null_in_list(node: exp.In, *, negated: bool) -> PredicateError:
+    """Why a NULL in an IN list is refused, and what to write instead: a NULL compares as
+    unknown with every value, so it never matches, and under NOT IN it makes every row
+    unknown."""
+    column = _sql(node.this)
+    rest = [_sql(v) for v in node.expressions if not isinstance(_unparen(v), exp.Null)]
+    listed = f"({', '.join(rest)})" if rest else None
+    if negated:
+        shown = f"{column} NOT IN ({', '.join(_sql(v) for v in node.expressions)})"
+        instead = (
+            f"write {column} NOT IN {listed} (rows whose {column} is null are left out either way)"
+            if listed
+            else f"write {column} IS NOT NULL"
+        )
+        return PredicateError(
+            f"{shown!r} is never true: every value compares unknown with the NULL in the "
+            f"list; {instead}"
+        )
+    nulls = f"{column} IS NULL to select rows whose {column} is null"
+    instead = f"write {column} IN {listed}, and add OR {nulls}" if listed else f"write {nulls}"
+    return PredicateError(
+        f"the NULL in {_sql(node)!r} matches no row (a comparison with NULL is unknown, never "
+        f"true): {instead}"
     )
 
 
