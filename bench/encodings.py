@@ -4,7 +4,7 @@ Writes the realistic data set (:func:`bench.datagen.realistic_arrow`) once per c
 encoding of each FIELD type (every other type at its current default) and once per
 compression, with the project's own TsFile writer, and Parquet zstd/snappy with pyarrow for
 scale. Writes ``bench/out/encodings.json`` and ``docs/benchmarks-encodings.md``; the defaults
-in ``tsfile_catalog/formats/tsfile.py`` are the smallest lossless choice per type found here.
+in ``tsfile_catalog/formats/tsfile/write.py`` are the smallest lossless choice per type found here.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def render(results: dict[str, Any]) -> str:
         + ", ".join(f"{t} {e}" for t, e in results["defaults"].items())
         + ".",
         "",
-        "Defaults chosen from these measurements (tsfile_catalog/formats/tsfile.py): "
+        "Defaults chosen from these measurements (tsfile_catalog/formats/tsfile/write.py): "
         f"compression {DEFAULT_COMPRESSION}; "
         + ", ".join(f"{t.value} {e}" for t, e in DEFAULT_ENCODINGS.items())
         + ".",

@@ -19,11 +19,11 @@ from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.manifest import written_format_version
 from tsfile_catalog.metadata.overlap import overlapping_ranges
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
-from tsfile_catalog.metadata.quoting import quote_identifier
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.slices import matching_devices
-from tsfile_catalog.metadata.spark_types import spark_type, spark_type_of
+from tsfile_catalog.metadata.spark.quoting import quote_identifier
+from tsfile_catalog.metadata.spark.types import spark_type, spark_type_of
 from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import DeleteResult, OptimizeResult, Table
 from tsfile_catalog.table.expire import Expired

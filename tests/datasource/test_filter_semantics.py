@@ -40,8 +40,8 @@ from pyspark.sql import DataFrame, SparkSession
 from tsfile_catalog import Catalog
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.formats.tsfile import WriteSettings, write_file
-from tsfile_catalog.metadata import literals
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.spark import literals
 
 pytestmark = pytest.mark.spark
 

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from tsfile_catalog import Catalog
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
-from tsfile_catalog.metadata.spark_time import spark_timestamp_bounds
+from tsfile_catalog.metadata.spark.time import spark_timestamp_bounds
 from tsfile_catalog.table import create_table, open_table
 
 spark_test = pytest.mark.spark

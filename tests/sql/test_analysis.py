@@ -7,7 +7,7 @@ import sqlglot
 from sqlglot import exp
 
 from tsfile_catalog.exceptions import SqlError
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.sql import (
     TableName,
     TableRef,

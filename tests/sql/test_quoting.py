@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from tsfile_catalog import Catalog
 from tsfile_catalog.metadata.expressions import Compare
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.sql import CreateTable, parse_statement
 from tsfile_catalog.sql.dialect import TsFileSpark
 

@@ -27,7 +27,7 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.schema import DataType, TableSchema
-from tsfile_catalog.metadata.spark_dialect import quote_string
+from tsfile_catalog.metadata.spark.dialect import quote_string
 from tsfile_catalog.sql import parse_statement
 from tsfile_catalog.sql.analysis import rewrite_table_refs, table_refs
 from tsfile_catalog.sql.statements import (

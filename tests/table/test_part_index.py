@@ -21,11 +21,11 @@ from tests.metadata.expressions.test_pruning import (
 from tests.table.helpers import SCHEMA, part
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import Expr, bind
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
+from tsfile_catalog.metadata.expressions.pruning import might_match
 from tsfile_catalog.metadata.manifest import AddPart, Operation, RemovePart, Snapshot
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
-from tsfile_catalog.metadata.pruning import might_match
 from tsfile_catalog.metadata.scan import PartWindow, ScanPlan, part_window, plan_bound
 from tsfile_catalog.table import append_parts, clear_cache, open_table
 from tsfile_catalog.table.checkpoint_parquet import (

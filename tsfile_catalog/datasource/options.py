@@ -24,8 +24,8 @@ from tsfile_catalog.formats.tsfile import (
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import parse_complete_until
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
-from tsfile_catalog.metadata.literals import parse_interval_ns, parse_zone
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.spark.literals import parse_interval_ns, parse_zone
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
 
 __all__ = [

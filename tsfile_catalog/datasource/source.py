@@ -47,8 +47,8 @@ from tsfile_catalog.exceptions import OptionError, SchemaMismatchError
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.expressions import Expr, bind
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
 
 __all__ = ["TsFileDataSource", "SHORT_NAME", "resolve"]
 

@@ -20,7 +20,7 @@ from tsfile_catalog.exec.time_buckets import floor_divide
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
-from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.metadata.spark.time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -52,10 +52,10 @@ from tsfile_catalog.metadata.expressions import (
     bind,
     needs_time_zone,
 )
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, SetSchema
 from tsfile_catalog.metadata.ownership import new_job_id
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table import Table, append_parts, open_table

@@ -34,7 +34,7 @@ from tsfile_catalog.metadata.expressions import (
     bind,
     needs_time_zone,
 )
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.scan import ScanPlan, plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice, plan_slices

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.partial_aggregates import TimeBucket
+from tsfile_catalog.metadata.spark.literals import parse_zone
 
 __all__ = ["floor_divide", "bucket_raw", "buckets_of", "RAW_PER_SECOND"]
 

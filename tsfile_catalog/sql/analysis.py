@@ -27,7 +27,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 from tsfile_catalog.exceptions import PredicateError, SqlError
-from tsfile_catalog.metadata.predicate_sql import parse_predicate
+from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql.dialect import TsFileSpark
 from tsfile_catalog.sql.parse import table_url_from_sqlglot, time_travel_from_sqlglot
@@ -68,7 +68,7 @@ class TableRef:
         columns: the column names the query may read from it (possibly with extra names
             that are not columns), or None when it may read every column.
         where: a predicate over its columns (unqualified, accepted by
-            :func:`~tsfile_catalog.metadata.predicate_sql.parse_predicate`) that every row the
+            :func:`~tsfile_catalog.metadata.expressions.parser.parse_predicate`) that every row the
             query uses from this reference satisfies, or None.
     """
 

@@ -25,7 +25,7 @@ from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TableSchema
-from tsfile_catalog.metadata.spark_types import tsfile_type_of_sql
+from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.query import Tables, run
 from tsfile_catalog.sql.registry import TableEntry

@@ -31,7 +31,7 @@ from sqlglot.generators.spark import SparkGenerator
 from sqlglot.tokens import TokenType
 from sqlglot.trie import new_trie
 
-from tsfile_catalog.metadata.spark_dialect import SparkDialect, SparkLiteralParser
+from tsfile_catalog.metadata.spark.dialect import SparkDialect, SparkLiteralParser
 
 __all__ = [
     "TsFileSpark",
@@ -458,7 +458,7 @@ class _Generator(SparkGenerator):
 class TsFileSpark(SparkDialect):
     """Spark SQL with tsfile-catalog's statements; use it as ``read=``/``dialect=``.
 
-    String literals follow Spark's rules (see :mod:`tsfile_catalog.metadata.spark_dialect`).
+    String literals follow Spark's rules (see :mod:`tsfile_catalog.metadata.spark.dialect`).
     """
 
     class Tokenizer(SparkDialect.Tokenizer):

@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 
 from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
-from tsfile_catalog.metadata.spark_types import spark_type_of
+from tsfile_catalog.metadata.spark.types import spark_type_of
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.statements import Insert, quote_identifier

@@ -25,7 +25,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from tsfile_catalog.exceptions import SqlError, SqlParseError
-from tsfile_catalog.metadata.sql_errors import (
+from tsfile_catalog.metadata.spark.sql_errors import (
     position,
     snippet,
     syntax_error_message,

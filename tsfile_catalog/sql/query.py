@@ -38,9 +38,9 @@ from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.expressions import needs_time_zone
-from tsfile_catalog.metadata.literals import parse_zone
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec
 from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.metadata.spark.literals import parse_zone
 from tsfile_catalog.metadata.stats_aggregates import metadata_count
 from tsfile_catalog.sql import small_scan, stats_aggregates, table_options
 from tsfile_catalog.sql.analysis import (

@@ -25,7 +25,7 @@ from sqlglot import exp
 from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.metadata.frozen import empty_mapping, frozen_mapping
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
-from tsfile_catalog.metadata.spark_dialect import quote_identifier, quote_string
+from tsfile_catalog.metadata.spark.dialect import quote_identifier, quote_string
 from tsfile_catalog.sql import dialect
 from tsfile_catalog.storage_options import (
     CREDENTIALS_AT_RUN_TIME,

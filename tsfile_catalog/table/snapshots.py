@@ -24,7 +24,6 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.expressions import parse_iso_datetime
 from tsfile_catalog.metadata.gc_pause import gc_paused
-from tsfile_catalog.metadata.literals import instant_micros, parse_zone
 from tsfile_catalog.metadata.manifest import (
     CommitInfo,
     Snapshot,
@@ -32,7 +31,8 @@ from tsfile_catalog.metadata.manifest import (
     foreign_commit,
     replay,
 )
-from tsfile_catalog.metadata.spark_time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.metadata.spark.literals import instant_micros, parse_zone
+from tsfile_catalog.metadata.spark.time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
 from tsfile_catalog.table.cache import CACHE, identify
 from tsfile_catalog.table.log import (
     Listing,
