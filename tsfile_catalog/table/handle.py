@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.part_index import PartIndex
+    from tsfile_catalog.write.api import WriteData
 
 __all__ = ["Table", "create_table", "open_table"]
 
@@ -251,7 +252,57 @@ class Table:
             max_workers=max_workers,
         )
 
-    # -- data verbs (deltalake's dt.delete): the rest are namespaces above.
+    # -- data verbs (deltalake's dt.delete, pyiceberg's append/overwrite): the rest are
+    # namespaces above. Writes go through the writer Spark uses (tsfile_catalog.write).
+
+    def append(self, data: WriteData, *, options: Mapping[str, Any] | None = None) -> None:
+        """Append ``data`` (pyarrow or pandas) to this table in one commit, without Spark:
+        ``df.write.format("tsfile").mode("append")`` with the same ``options`` (see
+        :func:`tsfile_catalog.write_table`).
+
+        Raises:
+            TableNotFoundError: this table is no longer at its location.
+            (and as :func:`tsfile_catalog.write_table`)
+        """
+        # Imported here: writing imports pyarrow, which opening a table never needs.
+        from tsfile_catalog.write.api import write_options, write_rows
+
+        given = write_options(self._location, options)
+        write_rows(
+            given,
+            data,
+            overwrite=False,
+            storage_options=self._io.storage_options,
+            table_uuid=self.table_uuid,
+        )
+
+    def overwrite(
+        self,
+        data: WriteData,
+        *,
+        where: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace this table's rows with ``data`` in one commit, without Spark; with
+        ``where``, only the rows matching it (the writer's ``replaceWhere``: every row of
+        ``data`` must match, parts straddling it are rewritten without the matching rows).
+
+        Raises:
+            DataError: a row of ``data`` outside ``where``; nothing was committed.
+            TableNotFoundError: this table is no longer at its location.
+            (and as :func:`tsfile_catalog.write_table`)
+        """
+        # Imported here: writing imports pyarrow, which opening a table never needs.
+        from tsfile_catalog.write.api import write_options, write_rows
+
+        given = write_options(self._location, options, replace_where=where)
+        write_rows(
+            given,
+            data,
+            overwrite=True,
+            storage_options=self._io.storage_options,
+            table_uuid=self.table_uuid,
+        )
 
     def delete(
         self,
