@@ -55,8 +55,8 @@ def test_create_append_overwrite_and_replace_where(tmp_path: Path) -> None:
     assert read(url) == [(9, "c", 9.0)]
     history = open_table(str(url)).history()
     assert [h.operation for h in history] == ["OVERWRITE", "OVERWRITE", "WRITE", "WRITE"]
-    assert history[0].parameters["mode"] == "overwrite"
-    assert history[1].parameters["replaceWhere"] == "city = 'a'"
+    assert history[0].operation_parameters["mode"] == "overwrite"
+    assert history[1].operation_parameters["replaceWhere"] == "city = 'a'"
 
 
 def test_replace_where_straddling_part_is_rewritten(tmp_path: Path) -> None:
