@@ -34,7 +34,8 @@ from tsfile_catalog.metadata.manifest import Operation, StreamTxn, already_commi
 from tsfile_catalog.metadata.ownership import new_job_id
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.table import append_parts
-from tsfile_catalog.write.plan import WritePlan, existing_table
+from tsfile_catalog.write.api import existing_table
+from tsfile_catalog.write.plan import WritePlan
 from tsfile_catalog.write.staging import publish_and_commit, remove_staging, stage_task
 
 __all__ = ["TsFileStreamWriter", "QUERY_ID_PROPERTY", "BATCH_ID_PROPERTY", "COMPLETE_MODE_MESSAGE"]

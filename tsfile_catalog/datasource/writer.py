@@ -22,6 +22,7 @@ from tsfile_catalog.datasource.staging import TsFileCommitMessage, staged_parts
 from tsfile_catalog.datasource.types import spark_columns
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.ownership import new_job_id
+from tsfile_catalog.write.api import existing_table
 from tsfile_catalog.write.commit import commit_write
 from tsfile_catalog.write.plan import (
     WritePlan,
@@ -41,7 +42,7 @@ def plan_write(spark_schema: StructType, options: WriteOptions) -> WritePlan:
     Raises:
         OptionError, SchemaError, UnsupportedTypeError: naming the column or option at fault.
     """
-    return plan_columns(spark_columns(spark_schema), options)
+    return plan_columns(spark_columns(spark_schema), options, existing_table(options))
 
 
 class TsFileBatchWriter(DataSourceArrowWriter):
@@ -81,10 +82,14 @@ class TsFileBatchWriter(DataSourceArrowWriter):
     # -- driver side ----------------------------------------------------------------------
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        options = self._options
         zones = [m.time_zone for m in messages if isinstance(m, TsFileCommitMessage)]
         commit_write(
             self._plan,
             self._options,
+            # Only a table the write was planned against matters: one created since is
+            # refused by the commit.
+            current=lambda: None if self._plan.table_uuid is None else existing_table(options),
             job=self._job,
             staged=staged_parts(messages),
             overwrite=self._overwrite,

@@ -9,6 +9,7 @@ and its verbs are namespaces over the modules below it (``table.maintenance``,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import CommitConflictError, TableExistsError, TableNotFoundError
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.part_index import PartIndex
-    from tsfile_catalog.write.api import WriteData
+    from tsfile_catalog.write.rows import WriteData
 
 __all__ = ["Table", "create_table", "open_table"]
 
@@ -264,17 +265,7 @@ class Table:
             TableNotFoundError: this table is no longer at its location.
             (and as :func:`tsfile_catalog.write_table`)
         """
-        # Imported here: writing imports pyarrow, which opening a table never needs.
-        from tsfile_catalog.write.api import write_options, write_rows
-
-        given = write_options(self._location, options)
-        write_rows(
-            given,
-            data,
-            overwrite=False,
-            storage_options=self._io.storage_options,
-            table_uuid=self.table_uuid,
-        )
+        self._write(data, options, overwrite=False, where=None)
 
     def overwrite(
         self,
@@ -292,17 +283,43 @@ class Table:
             TableNotFoundError: this table is no longer at its location.
             (and as :func:`tsfile_catalog.write_table`)
         """
-        # Imported here: writing imports pyarrow, which opening a table never needs.
-        from tsfile_catalog.write.api import write_options, write_rows
+        self._write(data, options, overwrite=True, where=where)
 
-        given = write_options(self._location, options, replace_where=where)
-        write_rows(
-            given,
-            data,
-            overwrite=True,
-            storage_options=self._io.storage_options,
-            table_uuid=self.table_uuid,
+    def _write(
+        self,
+        data: WriteData,
+        options: Mapping[str, Any] | None,
+        *,
+        overwrite: bool,
+        where: str | None,
+    ) -> None:
+        # Imported here: writing imports pyarrow and the TsFile writer, which opening a
+        # table never needs.
+        from tsfile_catalog.datasource.options import parse_write_options
+        from tsfile_catalog.write.rows import write_options, write_rows
+
+        parsed = parse_write_options(write_options(self._location, options, replace_where=where))
+        parsed = replace(
+            parsed, storage_options={**self._io.storage_options, **parsed.storage_options}
         )
+        write_rows(parsed, data, table=self.latest(), overwrite=overwrite)
+
+    def latest(self) -> Table:
+        """The latest version of this table (a new handle; this one stays as it is).
+
+        Raises:
+            TableNotFoundError: the location no longer holds this table (dropped, or
+                dropped and recreated).
+        """
+        table = open_table(
+            self._location, storage_options=self._io.storage_options, use_cache=self._use_cache
+        )
+        if table.table_uuid != self.table_uuid:
+            raise TableNotFoundError(
+                f"table {self.table_uuid} is no longer at {self._location}: it holds "
+                f"table {table.table_uuid} now (the table was dropped and recreated)"
+            )
+        return table
 
     def delete(
         self,

@@ -10,7 +10,8 @@ staging folder is removed, and nothing is visible to readers unless the commit l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import CommitConflictError
@@ -24,10 +25,12 @@ from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, SetSche
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table.commits import append_parts
-from tsfile_catalog.table.handle import open_table
 from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
 from tsfile_catalog.write.plan import WritePlan, replace_predicate
 from tsfile_catalog.write.staging import StagedPart, publish_and_commit, remove_staging
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.handle import Table
 
 __all__ = ["commit_write"]
 
@@ -36,6 +39,7 @@ def commit_write(
     plan: WritePlan,
     options: WriteOptions,
     *,
+    current: Callable[[], Table | None],
     job: str,
     staged: list[StagedPart],
     overwrite: bool,
@@ -43,8 +47,10 @@ def commit_write(
 ) -> None:
     """Publish ``staged`` and make the write's one commit; remove the job's staging always.
 
-    ``time_zone`` is the zone ``replaceWhere`` and ``completeUntil`` are read in (the
-    ``timeZone`` option, else the Spark session's; None: none known).
+    ``current`` returns the latest version of the table at the write's path as the commit
+    starts (None: there is none); the commit refuses to land in another table than the one
+    planned against. ``time_zone`` is the zone ``replaceWhere`` and ``completeUntil`` are
+    read in (the ``timeZone`` option, else the Spark session's; None: none known).
 
     Raises:
         CommitConflictError: the table was dropped and recreated, or a concurrent commit
@@ -59,7 +65,9 @@ def commit_write(
             options=options,
             job=job,
             staged=staged,
-            commit=lambda parts: _commit_parts(plan, options, job, parts, overwrite, time_zone),
+            commit=lambda parts: _commit_parts(
+                plan, options, current(), job, parts, overwrite, time_zone
+            ),
         )
     finally:
         remove_staging(io, options, [job])
@@ -68,13 +76,14 @@ def commit_write(
 def _commit_parts(
     plan: WritePlan,
     options: WriteOptions,
+    table: Table | None,
     job: str,
     parts: list[PartFile],
     overwrite: bool,
     time_zone: str | None,
 ) -> None:
     if options.replace_where is not None and plan.table_uuid is not None:
-        _commit_replace(plan, options, job, parts, time_zone)
+        _commit_replace(plan, options, table, job, parts, time_zone)
         return
     append_parts(
         options.path,
@@ -85,12 +94,12 @@ def _commit_parts(
         operation_parameters={"mode": "overwrite" if overwrite else "append", "job": job},
         storage_options=options.storage_options,
         expected_table_uuid=plan.table_uuid,
-        complete_until=_complete_until(plan, options, parts, time_zone),
+        complete_until=_complete_until(options, table, parts, time_zone),
     )
 
 
 def _complete_until(
-    plan: WritePlan, options: WriteOptions, parts: Sequence[PartFile], time_zone: str | None
+    options: WriteOptions, table: Table | None, parts: Sequence[PartFile], time_zone: str | None
 ) -> int | None:
     """What this commit declares complete (docs/streaming.md): the ``completeUntil``
     option, and under the table property ``watermark.interval`` the interval all the
@@ -101,8 +110,7 @@ def _complete_until(
     lows = [p.min_time for p in parts if p.min_time is not None]
     highs = [p.max_time for p in parts if p.max_time is not None]
     # Only an existing table has properties (a write that creates one sets none).
-    if plan.table_uuid is not None and lows and highs:
-        table = open_table(options.path, storage_options=options.storage_options)
+    if table is not None and lows and highs:
         interval = watermark_interval(table.properties, options.precision)
         bound = (
             None if interval is None else interval_complete_until(min(lows), max(highs), interval)
@@ -115,19 +123,19 @@ def _complete_until(
 def _commit_replace(
     plan: WritePlan,
     options: WriteOptions,
+    table: Table | None,
     job: str,
     parts: list[PartFile],
     time_zone: str | None,
 ) -> None:
     """One commit that removes the table's rows matching ``replaceWhere`` (parts wholly
     inside dropped, straddling parts rewritten without them) and adds ``parts``."""
-    table = open_table(options.path, storage_options=options.storage_options)
-    if table.table_uuid != plan.table_uuid:
+    if table is None or table.table_uuid != plan.table_uuid:
+        now = "no table" if table is None else f"table {table.table_uuid}"
         raise CommitConflictError(
-            f"commit to table {table.location} refused: the write was prepared against "
-            f"table {plan.table_uuid}, but the location holds table "
-            f"{table.table_uuid} now (dropped and recreated while it ran); nothing was "
-            "committed: retry the write"
+            f"commit to table {options.path} refused: the write was prepared against "
+            f"table {plan.table_uuid}, but the location holds {now} now (dropped or "
+            "recreated while it ran); nothing was committed: retry the write"
         )
     predicate = replace_predicate(plan, options, time_zone, exact=True)
     # The predicate was bound to the written schema; the table's rows are read in the

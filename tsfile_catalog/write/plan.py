@@ -11,21 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from tsfile_catalog.datasource.options import WriteOptions, check_tag_columns
-from tsfile_catalog.discovery import has_manifest, list_tsfiles
 from tsfile_catalog.exceptions import (
     DataError,
     OptionError,
     PredicateError,
     SchemaError,
-    TableNotFoundError,
     UnsupportedTypeError,
 )
 from tsfile_catalog.formats.tsfile import validate_encoding
-from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import (
     BindContext,
     Expr,
@@ -36,14 +34,15 @@ from tsfile_catalog.metadata.expressions import (
 from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
-from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.rewrite import without_matching
 from tsfile_catalog.write.arrow import IncomingColumn
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.handle import Table
 
 __all__ = [
     "WritePlan",
     "plan_write",
-    "existing_table",
     "check_write_mode",
     "replace_predicate",
     "check_replaced",
@@ -65,30 +64,6 @@ class WritePlan:
     timestamp_as: TimestampAs = "long"
 
 
-def existing_table(options: WriteOptions) -> Table | None:
-    """The table at ``options.path``, or None when the write creates one.
-
-    Raises:
-        TableNotFoundError: the folder holds TsFiles but no manifest (adopt it first).
-    """
-    io = FileIO(options.path, options.storage_options)
-    if not has_manifest(io, options.path):
-        if io.exists(options.path) and io.isdir(options.path):
-            _, files = list_tsfiles(io, options.path)
-            if files:
-                raise TableNotFoundError(
-                    f"{options.path} holds TsFiles but no table manifest; adopt it first with "
-                    "tsfile_catalog.adopt_table(path) so its existing files stay visible"
-                )
-        return None
-    try:
-        return open_table(options.path, storage_options=options.storage_options)
-    except TableNotFoundError:
-        # A manifest folder without a commit: the table's first commit was killed. This
-        # write creates the table; files the killed one left behind are vacuum's orphans.
-        return None
-
-
 def check_write_mode(options: WriteOptions, overwrite: bool) -> None:
     """Refuse options that contradict the write's mode.
 
@@ -108,8 +83,11 @@ def check_write_mode(options: WriteOptions, overwrite: bool) -> None:
         )
 
 
-def plan_write(incoming: Sequence[IncomingColumn], options: WriteOptions) -> WritePlan:
-    """Check the incoming columns against the options (and the table, if one exists).
+def plan_write(
+    incoming: Sequence[IncomingColumn], options: WriteOptions, current: Table | None
+) -> WritePlan:
+    """Check the incoming columns against the options and ``current``, the table at the
+    write's path (None: the write creates one).
 
     Raises:
         OptionError, SchemaError, UnsupportedTypeError: naming the column or option at fault.
@@ -140,7 +118,6 @@ def plan_write(incoming: Sequence[IncomingColumn], options: WriteOptions) -> Wri
             raise UnsupportedTypeError(column.unsupported)
         return column.type
 
-    current = existing_table(options)
     existing = None if current is None else current.schema
     table = options.table or (existing.table if existing else None)
     if table is None:
