@@ -107,15 +107,14 @@ def write_rows(
     Raises:
         as :func:`~tsfile_catalog.write.api.write_table`.
     """
-    parsed = options
-    check_write_mode(parsed, overwrite)
+    check_write_mode(options, overwrite)
     schema, batches = _batches(data)
-    plan = plan_write(arrow_columns(schema), parsed, table)
-    time_zone = parsed.time_zone
+    plan = plan_write(arrow_columns(schema), options, table)
+    time_zone = options.time_zone
     replace_where = (
         None
-        if parsed.replace_where is None
-        else replace_predicate(plan, parsed, time_zone, exact=True)
+        if options.replace_where is None
+        else replace_predicate(plan, options, time_zone, exact=True)
     )
     job = new_job_id()
     parts, _ = stage_task(
@@ -123,17 +122,17 @@ def write_rows(
         schema=plan.schema,
         time_source=plan.time_source,
         sources=plan.sources,
-        options=parsed,
+        options=options,
         job=job,
         partition=0,
         attempt=0,
         check=None
         if replace_where is None
-        else lambda raw: check_replaced(raw, replace_where, parsed),
+        else lambda raw: check_replaced(raw, replace_where, options),
     )
     commit_write(
         plan,
-        parsed,
+        options,
         # The table as the commit starts: a replaceWhere removes the rows it holds then.
         current=lambda: None if table is None else table.latest(),
         job=job,
