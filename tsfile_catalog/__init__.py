@@ -6,6 +6,7 @@ The public API::
     spark = tsfile_catalog.local_session()          # local Spark, tsfile registered
     table = tsfile_catalog.open_table("/data/weather")
     table.version, table.schema, table.parts(), table.history(), table.plan(where="...")
+    tsfile_catalog.write_table("/data/weather", arrow_table)   # no Spark: pyarrow or pandas
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.adopt import adopt_table
     from tsfile_catalog.datasource.watermark import with_source_watermark
     from tsfile_catalog.sql.catalog import Catalog
+    from tsfile_catalog.write.api import write_table
 
 __all__ = [
     "Catalog",
@@ -53,6 +55,7 @@ __all__ = [
     "purge",
     "register",
     "vacuum",
+    "write_table",
     "AlreadyCommittedError",
     "with_source_watermark",
     "ChangeCommitError",
@@ -91,4 +94,9 @@ def __getattr__(name: str) -> Any:
         from tsfile_catalog.datasource.watermark import with_source_watermark
 
         return with_source_watermark
+    if name == "write_table":
+        # Writing imports pyarrow and the TsFile writer: only on use.
+        from tsfile_catalog.write.api import write_table
+
+        return write_table
     raise AttributeError(f"module 'tsfile_catalog' has no attribute {name!r}")

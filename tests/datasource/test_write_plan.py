@@ -9,10 +9,10 @@ import pytest
 from pyspark.sql import types as T
 
 from tsfile_catalog.datasource.options import parse_write_options
-from tsfile_catalog.datasource.types import raw_from_spark_column
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.exceptions import DataError, SchemaError
 from tsfile_catalog.metadata.schema import Category, Column, DataType
+from tsfile_catalog.write.arrow import raw_from_arrow_column
 
 
 def test_column_names_with_a_comma_are_refused(tmp_path: Path) -> None:
@@ -32,10 +32,10 @@ def test_column_names_with_a_comma_are_refused(tmp_path: Path) -> None:
 def test_tag_values_with_nul_are_refused_naming_the_column() -> None:
     # The TsFile device index cuts TAG values at NUL: 'a\x00b' would be indexed as 'a'.
     tag = Column("city", DataType.STRING, Category.TAG)
-    assert raw_from_spark_column(pa.array(["a", "b"]), tag, "ms").to_pylist() == ["a", "b"]
+    assert raw_from_arrow_column(pa.array(["a", "b"]), tag, "ms").to_pylist() == ["a", "b"]
     values = pa.chunked_array([["ok"], ["fine", "a\x00b"]])
     with pytest.raises(DataError, match=r"TAG column 'city' has a value containing a NUL"):
-        raw_from_spark_column(values, tag, "ms")
+        raw_from_arrow_column(values, tag, "ms")
     # FIELD strings are stored as data, not in the device index.
     field = Column("note", DataType.STRING, Category.FIELD)
-    assert raw_from_spark_column(pa.array(["a\x00b"]), field, "ms").to_pylist() == ["a\x00b"]
+    assert raw_from_arrow_column(pa.array(["a\x00b"]), field, "ms").to_pylist() == ["a\x00b"]

@@ -1,6 +1,6 @@
 """The streaming sink: ``df.writeStream.format("tsfile")``, one commit per micro-batch.
 
-Each micro-batch is written like a batch append (:mod:`~tsfile_catalog.datasource.staging`:
+Each micro-batch is written like a batch append (:mod:`~tsfile_catalog.write.staging`:
 tasks stage part files, the driver publishes them) and committed as one manifest version,
 history operation ``STREAMING UPDATE``. Exactly once: the commit records the streaming query
 id and the micro-batch id (:class:`~tsfile_catalog.metadata.manifest.StreamTxn`, Delta's
@@ -27,20 +27,16 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
 from tsfile_catalog.datasource.options import StreamWriteOptions
-from tsfile_catalog.datasource.staging import (
-    TsFileCommitMessage,
-    publish_and_commit,
-    remove_staging,
-    stage_task,
-    staged_parts,
-)
-from tsfile_catalog.datasource.writer import WritePlan, existing_table
+from tsfile_catalog.datasource.staging import TsFileCommitMessage, staged_parts
 from tsfile_catalog.exceptions import AlreadyCommittedError, TsFileCatalogError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import Operation, StreamTxn, already_committed
 from tsfile_catalog.metadata.ownership import new_job_id
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.table import append_parts
+from tsfile_catalog.write.api import existing_table
+from tsfile_catalog.write.plan import WritePlan
+from tsfile_catalog.write.staging import publish_and_commit, remove_staging, stage_task
 
 __all__ = ["TsFileStreamWriter", "QUERY_ID_PROPERTY", "BATCH_ID_PROPERTY", "COMPLETE_MODE_MESSAGE"]
 

@@ -17,10 +17,10 @@ from pyspark.sql import types as T
 
 from tsfile_catalog.exceptions import DataError, SchemaMismatchError, UnsupportedTypeError
 from tsfile_catalog.exec.time_buckets import floor_divide
-from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
 from tsfile_catalog.metadata.spark.time import SPARK_TIMESTAMP_RANGE, spark_timestamp_bounds
+from tsfile_catalog.write.arrow import IncomingColumn
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -31,7 +31,7 @@ __all__ = [
     "arrow_schema",
     "to_output",
     "tsfile_type_of",
-    "raw_from_spark_column",
+    "spark_columns",
 ]
 
 TimestampAs = Literal["long", "timestamp"]
@@ -225,50 +225,17 @@ def tsfile_type_of(field: T.StructField) -> DataType:
     )
 
 
-def _micros_to_raw(array: pa.Array | pa.ChunkedArray, unit: TimeUnit) -> pa.Array:
-    micros = pc.cast(array, pa.timestamp("us")).cast(pa.int64())
-    if unit == "ms":
-        return floor_divide(micros, 1_000)
-    if unit == "ns":
-        return pc.multiply_checked(micros, 1_000)
-    return micros
-
-
-def raw_from_spark_column(
-    array: pa.Array | pa.ChunkedArray, column: Column | None, unit: TimeUnit
-) -> pa.Array | pa.ChunkedArray:
-    """One incoming Spark Arrow column in the raw type the native writer accepts.
-
-    ``column`` None means the time column.
-    """
-    if pa.types.is_dictionary(array.type):
-        array = array.cast(array.type.value_type)
-    if column is None:
-        if pa.types.is_timestamp(array.type):
-            return _micros_to_raw(array, unit)
-        return array.cast(pa.int64())
-    if column.type is DataType.TIMESTAMP:
-        raw = _micros_to_raw(array, unit) if pa.types.is_timestamp(array.type) else array
-        # The native writer takes TIMESTAMP only as timestamp[ns]; it stores the raw long.
-        return raw.cast(pa.int64()).cast(pa.timestamp("ns"))
-    wanted = NORMALIZED_ARROW[column.type]
-    if column.category is Category.TAG:
-        _check_tag_values(array, column.name)
-    return array if array.type == wanted else array.cast(wanted)
-
-
-def _check_tag_values(array: pa.Array | pa.ChunkedArray, name: str) -> None:
-    if array.null_count:
-        raise DataError(
-            f"TAG column '{name}' has a null value; TAG values identify the device "
-            "and must not be null (nullTagPolicy=error)"
+def spark_columns(schema: T.StructType) -> list[IncomingColumn]:
+    """The columns of a DataFrame a write receives, as the (Spark-free) planner sees them."""
+    out = []
+    for field in schema.fields:
+        try:
+            type_: DataType | None = tsfile_type_of(field)
+            unsupported = ""
+        except UnsupportedTypeError as e:
+            type_, unsupported = None, str(e)
+        timestamp = isinstance(field.dataType, T.TimestampType)
+        out.append(
+            IncomingColumn(field.name, type_, field.dataType.simpleString(), timestamp, unsupported)
         )
-    # The TsFile device index stores TAG values NUL-terminated: 'a\x00b' would be indexed as
-    # 'a', merging devices in the statistics and hiding the rows from TAG filters.
-    has_nul = pc.match_substring(array, "\x00")
-    if pc.any(has_nul).as_py():
-        value = array.filter(has_nul)[0].as_py()
-        raise DataError(
-            f"TAG column '{name}' has a value containing a NUL character (\\x00): {value!r}; "
-            "TsFile cannot index such a device, remove or replace the character"
-        )
+    return out

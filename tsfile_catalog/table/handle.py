@@ -9,6 +9,7 @@ and its verbs are namespaces over the modules below it (``table.maintenance``,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import CommitConflictError, TableExistsError, TableNotFoundError
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.part_index import PartIndex
+    from tsfile_catalog.write.rows import WriteData
 
 __all__ = ["Table", "create_table", "open_table"]
 
@@ -251,7 +253,73 @@ class Table:
             max_workers=max_workers,
         )
 
-    # -- data verbs (deltalake's dt.delete): the rest are namespaces above.
+    # -- data verbs (deltalake's dt.delete, pyiceberg's append/overwrite): the rest are
+    # namespaces above. Writes go through the writer Spark uses (tsfile_catalog.write).
+
+    def append(self, data: WriteData, *, options: Mapping[str, Any] | None = None) -> None:
+        """Append ``data`` (pyarrow or pandas) to this table in one commit, without Spark:
+        ``df.write.format("tsfile").mode("append")`` with the same ``options`` (see
+        :func:`tsfile_catalog.write_table`).
+
+        Raises:
+            TableNotFoundError: this table is no longer at its location.
+            (and as :func:`tsfile_catalog.write_table`)
+        """
+        self._write(data, options, overwrite=False, where=None)
+
+    def overwrite(
+        self,
+        data: WriteData,
+        *,
+        where: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace this table's rows with ``data`` in one commit, without Spark; with
+        ``where``, only the rows matching it (the writer's ``replaceWhere``: every row of
+        ``data`` must match, parts straddling it are rewritten without the matching rows).
+
+        Raises:
+            DataError: a row of ``data`` outside ``where``; nothing was committed.
+            TableNotFoundError: this table is no longer at its location.
+            (and as :func:`tsfile_catalog.write_table`)
+        """
+        self._write(data, options, overwrite=True, where=where)
+
+    def _write(
+        self,
+        data: WriteData,
+        options: Mapping[str, Any] | None,
+        *,
+        overwrite: bool,
+        where: str | None,
+    ) -> None:
+        # Imported here: writing imports pyarrow and the TsFile writer, which opening a
+        # table never needs.
+        from tsfile_catalog.datasource.options import parse_write_options
+        from tsfile_catalog.write.rows import write_options, write_rows
+
+        parsed = parse_write_options(write_options(self._location, options, replace_where=where))
+        parsed = replace(
+            parsed, storage_options={**self._io.storage_options, **parsed.storage_options}
+        )
+        write_rows(parsed, data, table=self.latest(), overwrite=overwrite)
+
+    def latest(self) -> Table:
+        """The latest version of this table (a new handle; this one stays as it is).
+
+        Raises:
+            TableNotFoundError: the location no longer holds this table (dropped, or
+                dropped and recreated).
+        """
+        table = open_table(
+            self._location, storage_options=self._io.storage_options, use_cache=self._use_cache
+        )
+        if table.table_uuid != self.table_uuid:
+            raise TableNotFoundError(
+                f"table {self.table_uuid} is no longer at {self._location}: it holds "
+                f"table {table.table_uuid} now (the table was dropped and recreated)"
+            )
+        return table
 
     def delete(
         self,

@@ -1,0 +1,162 @@
+"""The commit of a write: staged parts published and added in one manifest version.
+
+Both the Spark driver (:class:`~tsfile_catalog.datasource.writer.TsFileBatchWriter`) and the
+Spark-free :func:`~tsfile_catalog.write.api.write_table` end here: an append or overwrite
+adds the parts (:func:`~tsfile_catalog.table.commits.append_parts`); a ``replaceWhere``
+overwrite removes the table's matching rows (parts wholly inside dropped, straddling parts
+rewritten without them) and adds the parts in the same commit. Whatever happens, the job's
+staging folder is removed, and nothing is visible to readers unless the commit lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from tsfile_catalog.datasource.options import WriteOptions
+from tsfile_catalog.exceptions import CommitConflictError
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.completeness import (
+    interval_complete_until,
+    parse_complete_until,
+    watermark_interval,
+)
+from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, SetSchema
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema_merge import merge_schema
+from tsfile_catalog.table.commits import append_parts
+from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+from tsfile_catalog.write.plan import WritePlan, replace_predicate
+from tsfile_catalog.write.staging import StagedPart, publish_and_commit, remove_staging
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.handle import Table
+
+__all__ = ["commit_write"]
+
+
+def commit_write(
+    plan: WritePlan,
+    options: WriteOptions,
+    *,
+    current: Callable[[], Table | None],
+    job: str,
+    staged: list[StagedPart],
+    overwrite: bool,
+    time_zone: str | None,
+) -> None:
+    """Publish ``staged`` and make the write's one commit; remove the job's staging always.
+
+    ``current`` returns the latest version of the table at the write's path as the commit
+    starts (None: there is none); the commit refuses to land in another table than the one
+    planned against. ``time_zone`` is the zone ``replaceWhere`` and ``completeUntil`` are
+    read in (the ``timeZone`` option, else the Spark session's; None: none known).
+
+    Raises:
+        CommitConflictError: the table was dropped and recreated, or a concurrent commit
+            conflicts; nothing was committed.
+        OptionError: ``replaceWhere`` needs a time zone nobody gave.
+    """
+    io = FileIO(options.path, options.storage_options)
+    try:
+        publish_and_commit(
+            io,
+            schema=plan.schema,
+            options=options,
+            job=job,
+            staged=staged,
+            commit=lambda parts: _commit_parts(
+                plan, options, current(), job, parts, overwrite, time_zone
+            ),
+        )
+    finally:
+        remove_staging(io, options, [job])
+
+
+def _commit_parts(
+    plan: WritePlan,
+    options: WriteOptions,
+    table: Table | None,
+    job: str,
+    parts: list[PartFile],
+    overwrite: bool,
+    time_zone: str | None,
+) -> None:
+    if options.replace_where is not None and plan.table_uuid is not None:
+        _commit_replace(plan, options, table, job, parts, time_zone)
+        return
+    append_parts(
+        options.path,
+        parts,
+        plan.schema,
+        merge_schema=options.merge_schema,
+        overwrite=overwrite,
+        operation_parameters={"mode": "overwrite" if overwrite else "append", "job": job},
+        storage_options=options.storage_options,
+        expected_table_uuid=plan.table_uuid,
+        complete_until=_complete_until(options, table, parts, time_zone),
+    )
+
+
+def _complete_until(
+    options: WriteOptions, table: Table | None, parts: Sequence[PartFile], time_zone: str | None
+) -> int | None:
+    """What this commit declares complete (docs/streaming.md): the ``completeUntil``
+    option, and under the table property ``watermark.interval`` the interval all the
+    written rows fall into; the larger when both."""
+    declared: list[int] = []
+    if options.complete_until is not None:
+        declared.append(parse_complete_until(options.complete_until, options.precision, time_zone))
+    lows = [p.min_time for p in parts if p.min_time is not None]
+    highs = [p.max_time for p in parts if p.max_time is not None]
+    # Only an existing table has properties (a write that creates one sets none).
+    if table is not None and lows and highs:
+        interval = watermark_interval(table.properties, options.precision)
+        bound = (
+            None if interval is None else interval_complete_until(min(lows), max(highs), interval)
+        )
+        if bound is not None:
+            declared.append(bound)
+    return max(declared) if declared else None
+
+
+def _commit_replace(
+    plan: WritePlan,
+    options: WriteOptions,
+    table: Table | None,
+    job: str,
+    parts: list[PartFile],
+    time_zone: str | None,
+) -> None:
+    """One commit that removes the table's rows matching ``replaceWhere`` (parts wholly
+    inside dropped, straddling parts rewritten without them) and adds ``parts``."""
+    if table is None or table.table_uuid != plan.table_uuid:
+        now = "no table" if table is None else f"table {table.table_uuid}"
+        raise CommitConflictError(
+            f"commit to table {options.path} refused: the write was prepared against "
+            f"table {plan.table_uuid}, but the location holds {now} now (dropped or "
+            "recreated while it ran); nothing was committed: retry the write"
+        )
+    predicate = replace_predicate(plan, options, time_zone, exact=True)
+    # The predicate was bound to the written schema; the table's rows are read in the
+    # table's, which the written one may only extend (schema_merge), never contradict.
+    schema = merge_schema(table.schema, plan.schema, merge=options.merge_schema)
+    extra: list[Action] = []
+    if schema != table.schema:
+        extra.append(SetSchema(schema, table.schema_id + 1))
+    extra.extend(AddPart(p) for p in parts)
+    with RewriteJob(table, options.settings()) as rewrite:
+        removal = remove_matching_rows(rewrite, predicate)
+        rewrite.commit(
+            removal.removed,
+            operation=Operation.OVERWRITE,
+            parameters={
+                "mode": "overwrite",
+                "replaceWhere": options.replace_where or "",
+                "mergeSchema": "true" if options.merge_schema else "false",
+                "job": job,
+                "numDeletedRows": str(removal.deleted_rows),
+            },
+            data_change=True,
+            extra=extra,
+        )
