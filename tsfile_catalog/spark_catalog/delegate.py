@@ -95,7 +95,11 @@ def _create(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
 
 
 def _rename(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
-    new = table_name(request["new_namespace"], request["new_name"])
+    namespace = list(request["new_namespace"])
+    if len(namespace) == 2 and namespace[0] == request["catalog"]["name"]:
+        # Spark passes RENAME TO's name as written: ``ts.db.t2`` names this catalog's table.
+        namespace = namespace[1:]
+    new = table_name(namespace, request["new_name"])
     delegate.warehouse(request).rename(_name(request), new)
     return None
 

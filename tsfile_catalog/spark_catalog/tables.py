@@ -233,6 +233,8 @@ class Warehouse:
         self, name: TableName, schema: T.StructType, properties: Mapping[str, str]
     ) -> dict[str, Any]:
         options, table_properties, location = _split_properties(name, properties)
+        # The database outlives its last table, as Spark users expect of a namespace.
+        self.registry.create_database(name.database or DEFAULT_DATABASE)
         columns = (
             tuple(_column(name, f.name, f.dataType.simpleString()) for f in schema.fields)
             if schema.fields
