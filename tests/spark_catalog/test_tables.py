@@ -33,27 +33,23 @@ def test_create_show_describe_drop(spark: SparkSession, ts: str, warehouse: Path
     assert "db.weather" in _catalog(spark, warehouse).tables()
     table = open_table(str(warehouse / "db.db" / "weather"))
     assert table.schema.tag_names == ("city", "device")
-    described = {
-        r.col_name: r.data_type for r in spark.sql(f"DESCRIBE {ts}.db.weather").collect()
-    }
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE {ts}.db.weather").collect()}
     assert described == {
         "time": "timestamp",
         "city": "string",
         "device": "string",
         "temp": "double",
     }
-    properties = dict(
-        (r.key, r.value) for r in spark.sql(f"SHOW TBLPROPERTIES {ts}.db.weather").collect()
-    )
+    properties = {
+        r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ts}.db.weather").collect()
+    }
     assert properties["tagColumns"] == "city,device"
     spark.sql(f"DROP TABLE {ts}.db.weather")
     assert spark.sql(f"SHOW TABLES IN {ts}.db").collect() == []
     assert "db.weather" not in _catalog(spark, warehouse).tables()
 
 
-def test_a_name_is_one_table_on_both_sides(
-    spark: SparkSession, ts: str, warehouse: Path
-) -> None:
+def test_a_name_is_one_table_on_both_sides(spark: SparkSession, ts: str, warehouse: Path) -> None:
     catalog = _catalog(spark, warehouse)
     catalog.sql(
         "CREATE TABLE shared (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
