@@ -94,6 +94,25 @@ def _create(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     return delegate.warehouse(request).create(_name(request), schema, request["properties"])
 
 
+def _stage(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    from pyspark.sql.types import StructType  # the driver's PySpark: always there here
+
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    return delegate.warehouse(request).stage(
+        _name(request), request["mode"], schema, request["properties"]
+    )
+
+
+def _commit_staged(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    from pyspark.sql.types import StructType  # the driver's PySpark: always there here
+
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    delegate.warehouse(request).commit_staged(
+        _name(request), request["staged"], schema, request["write_options"]
+    )
+    return None
+
+
 def _rename(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     namespace = list(request["new_namespace"])
     if len(namespace) == 2 and namespace[0] == request["catalog"]["name"]:
@@ -130,6 +149,9 @@ _OPERATIONS: dict[str, _Handler] = {
     "create_table": _create,
     "drop_table": lambda d, r: d.warehouse(r).drop(_name(r), purge=bool(r.get("purge"))),
     "rename_table": _rename,
+    "stage": _stage,
+    "commit_staged": _commit_staged,
+    "abort_staged": lambda d, r: d.warehouse(r).abort_staged(_name(r), r["staged"]),
     "alter_table": lambda d, r: d.warehouse(r).alter(_name(r), r["changes"]),
     "push_predicates": lambda d, r: scans.push_predicates(
         r["scan"], r["predicates"], r["time_zone"]

@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import types as T
 
 from tsfile_catalog.datasource.types import spark_schema
-from tsfile_catalog.exceptions import OptionError, SqlError, TableNotFoundError
+from tsfile_catalog.exceptions import (
+    OptionError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+)
+from tsfile_catalog.io import FileIO
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
@@ -35,7 +41,8 @@ from tsfile_catalog.sql.statements import (
     TableName,
 )
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
-from tsfile_catalog.table import Table, open_table
+from tsfile_catalog.table import Table, open_table, purge
+from tsfile_catalog.table.ownership import check_empty, check_location
 from tsfile_catalog.table.scan import resolve_columns
 
 if TYPE_CHECKING:
@@ -256,6 +263,93 @@ class Warehouse:
             return False
         self.execute(DropTable(table=name, purge=purge))
         return True
+
+    # -- CREATE/REPLACE ... AS SELECT: the rows are the first commit, the name comes after --
+
+    def stage(
+        self, name: TableName, mode: str, schema: T.StructType, properties: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """Check a table about to be created (or replaced) from a query's rows, and the
+        options its write runs with.
+
+        ``mode`` is ``create``, ``replace`` or ``create_or_replace``. A replaced table keeps
+        its identity, history and schema: the query's rows overwrite all of its rows in one
+        commit. A new table's first commit is the write itself; :meth:`commit_staged`
+        registers the name once it is made.
+        """
+        options, table_properties, location = _split_properties(name, properties)
+        entry = self.registry.get(name)
+        if entry is not None and mode == "create":
+            raise TableExistsError(f"table {entry.display_name!r} already exists")
+        if entry is None and mode == "replace":
+            raise TableNotFoundError(f"table {name.qualified!r} is not in the catalog")
+        if entry is not None:
+            table = self.load(name)
+            return {
+                "existing": True,
+                "truncate": True,
+                "write_options": table["write_options"],
+                "table_properties": table_properties,
+            }
+        options = table_options.check_table_options(options)
+        location = location or self.registry.default_location(name)
+        self.registry.check_new(name, location)
+        new = TableEntry(name.database or DEFAULT_DATABASE, name.name, location, options)
+        io = FileIO(location, self.storage(new))
+        check_location(io, location)
+        check_empty(io, location)
+        return {
+            "existing": False,
+            "truncate": False,
+            "location": location,
+            "options": options,
+            "table_properties": table_properties,
+            "write_options": self.source_options(new, table_options.write_options(new, name.name)),
+        }
+
+    def commit_staged(
+        self,
+        name: TableName,
+        staged: Mapping[str, Any],
+        schema: T.StructType,
+        write_options: Mapping[str, str],
+    ) -> None:
+        """Register a staged new table (the table its write created, or an empty one for an
+        empty query) with its options, the write's own (``saveAsTable``'s ``tagColumns``)
+        included; set a replaced table's new properties."""
+        properties = dict(staged["table_properties"])
+        if staged["existing"]:
+            if properties:
+                self.execute(AlterTableSetProperties(table=name, properties=properties))
+            return
+        names = {key.lower() for key in table_options.TABLE_OPTIONS}
+        options = dict(staged["options"])
+        for key, value in write_options.items():
+            if key.lower() in names or key.lower().startswith((STORAGE_PREFIX, "encoding.")):
+                options.setdefault(key, value)
+        self.registry.create_database(name.database or DEFAULT_DATABASE)
+        self.execute(
+            CreateTable(
+                table=name,
+                columns=tuple(_column(name, f.name, f.dataType.simpleString()) for f in schema),
+                location=staged["location"],
+                options=options,
+                properties=properties,
+            )
+        )
+
+    def abort_staged(self, name: TableName, staged: Mapping[str, Any]) -> None:
+        """Remove what a failed create wrote: its location was empty when it was staged, and
+        no name was registered for it."""
+        if staged["existing"] or self.registry.get(name) is not None:
+            return
+        location = staged["location"]
+        new = TableEntry(name.database or DEFAULT_DATABASE, name.name, location, staged["options"])
+        try:
+            open_table(location, storage_options=self.storage(new))
+        except TableNotFoundError:
+            return
+        purge(location, storage_options=self.storage(new))
 
     def rename(self, name: TableName, new: TableName) -> None:
         self.execute(AlterTableRename(table=name, new_name=new))

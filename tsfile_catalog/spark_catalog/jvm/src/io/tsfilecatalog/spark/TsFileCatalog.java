@@ -12,6 +12,8 @@ import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
@@ -28,7 +30,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>Configured as {@code spark.sql.catalog.<name> = io.tsfilecatalog.spark.TsFileCatalog} with
  * {@code spark.sql.catalog.<name>.warehouse}; see docs/spark-catalog.md.
  */
-public class TsFileCatalog implements TableCatalog, SupportsNamespaces {
+public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces {
   private String name;
   private ObjectNode config;
 
@@ -118,17 +120,87 @@ public class TsFileCatalog implements TableCatalog, SupportsNamespaces {
     // Nothing is cached here: every loadTable reads the registry and the latest version.
   }
 
-  @Override
-  @SuppressWarnings("deprecation") // Spark 4.2 and 4.3 route CREATE TABLE through this one
-  public Table createTable(
-      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
-      throws TableAlreadyExistsException, NoSuchNamespaceException {
+  private static StructType structOf(Column[] columns) {
     StructType schema = new StructType();
     for (Column column : columns) {
       schema = schema.add(new StructField(column.name(), column.dataType(), column.nullable(),
           org.apache.spark.sql.types.Metadata.empty()));
     }
-    return createTable(ident, schema, partitions, properties);
+    return schema;
+  }
+
+  private static void refusePartitions(Transform[] partitions) {
+    if (partitions.length > 0) {
+      throw new UnsupportedOperationException(
+          "tsfile tables have no PARTITIONED BY: parts are pruned by time, TAG and field "
+              + "statistics instead (see docs/spark-catalog.md)");
+    }
+  }
+
+  @Override
+  @SuppressWarnings("deprecation") // Spark 4.2 and 4.3 route CREATE TABLE through this one
+  public Table createTable(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    return createTable(ident, structOf(columns), partitions, properties);
+  }
+
+  // -- CREATE/REPLACE TABLE ... AS SELECT, saveAsTable, writeTo(...).create() -------------------
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreate(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    try {
+      return stage(ident, structOf(columns), partitions, properties, "create");
+    } catch (NoSuchTableException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageReplace(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException, NoSuchTableException {
+    try {
+      return stage(ident, structOf(columns), partitions, properties, "replace");
+    } catch (TableAlreadyExistsException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  @Override
+  @SuppressWarnings("deprecation")
+  public StagedTable stageCreateOrReplace(
+      Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+      throws NoSuchNamespaceException {
+    try {
+      return stage(ident, structOf(columns), partitions, properties, "create_or_replace");
+    } catch (TableAlreadyExistsException | NoSuchTableException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
+  }
+
+  private StagedTable stage(
+      Identifier ident,
+      StructType schema,
+      Transform[] partitions,
+      Map<String, String> properties,
+      String mode)
+      throws TableAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException {
+    refusePartitions(partitions);
+    ObjectNode request = request(ident);
+    request.put("mode", mode);
+    request.put("schema", schema.json());
+    request.set("properties", Client.map(properties));
+    try {
+      JsonNode staged = Client.callChecked("stage", request, ident, null);
+      return new TsFileStagedTable(request, schema, staged);
+    } catch (NamespaceAlreadyExistsException | NonEmptyNamespaceException e) {
+      throw new IllegalStateException(e.getMessage(), e);
+    }
   }
 
   @Override
@@ -136,11 +208,7 @@ public class TsFileCatalog implements TableCatalog, SupportsNamespaces {
   public Table createTable(
       Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    if (partitions.length > 0) {
-      throw new UnsupportedOperationException(
-          "tsfile tables have no PARTITIONED BY: parts are pruned by time, TAG and field "
-              + "statistics instead (see docs/spark-catalog.md)");
-    }
+    refusePartitions(partitions);
     ObjectNode request = request(ident);
     request.put("schema", schema.json());
     request.set("properties", Client.map(properties));

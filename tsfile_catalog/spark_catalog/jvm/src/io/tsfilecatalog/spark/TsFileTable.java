@@ -52,7 +52,10 @@ public class TsFileTable implements SupportsRead, SupportsWrite {
   @Override
   public Set<TableCapability> capabilities() {
     return EnumSet.of(
-        TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE);
+        TableCapability.BATCH_READ,
+        TableCapability.BATCH_WRITE,
+        TableCapability.TRUNCATE,
+        TableCapability.OVERWRITE_BY_FILTER);
   }
 
   /** What the delegate needs back to plan a scan of this version (opaque here). */
@@ -67,6 +70,7 @@ public class TsFileTable implements SupportsRead, SupportsWrite {
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
-    return new TsFileWriteBuilder(schema, Client.toMap(description.get("write_options")), info);
+    return new TsFileWriteBuilder(
+        schema, Client.toMap(description.get("write_options")), info, scanDescription());
   }
 }
