@@ -182,7 +182,12 @@ def plan_scan(
         options["timeZone"] = time_zone
     if parallelism is not None and not any(k.lower() == "partitions" for k in user_options):
         options["partitions"] = str(parallelism)
+    # A stream starts where its own options say and follows new commits: no pinned version.
+    stream = {k: v for k, v in options.items() if k not in ("versionAsOf", "partitions")}
+    pushed = f", where: {where}" if where else ""
     return {
         "schema": spark_schema(schema, names, scan["timestamp_as"]).json(),
         "options": options,
+        "stream_options": stream,
+        "description": f"tsfile {scan['table']} version {scan['version']}{pushed}",
     }

@@ -91,13 +91,21 @@ class TsFileScanBuilder implements SupportsPushDownV2Filters, SupportsPushDownRe
     request.put("parallelism", SparkSession.active().sparkContext().defaultParallelism());
     JsonNode reply = Client.call("plan_scan", request);
     StructType readSchema = (StructType) DataType.fromJson(reply.get("schema").asText());
+    return new TsFileScan(
+        pythonScan(readSchema, reply.get("options")),
+        pythonScan(readSchema, reply.get("stream_options")),
+        reply.path("description").asText("(Python)"));
+  }
+
+  /** Spark's scan of the registered Python source, on a source instance of its own. */
+  private static Scan pythonScan(StructType readSchema, JsonNode options) {
     PythonDataSourceV2 source = new PythonDataSourceV2();
     source.setShortName(Scans.SHORT_NAME);
     return new PythonScan(
         source,
         Scans.SHORT_NAME,
         readSchema,
-        new CaseInsensitiveStringMap(Client.toMap(reply.get("options"))),
+        new CaseInsensitiveStringMap(Client.toMap(options)),
         new Filter[0]);
   }
 }

@@ -55,7 +55,9 @@ public class TsFileTable implements SupportsRead, SupportsWrite {
         TableCapability.BATCH_READ,
         TableCapability.BATCH_WRITE,
         TableCapability.TRUNCATE,
-        TableCapability.OVERWRITE_BY_FILTER);
+        TableCapability.OVERWRITE_BY_FILTER,
+        TableCapability.MICRO_BATCH_READ,
+        TableCapability.STREAMING_WRITE);
   }
 
   /** What the delegate needs back to plan a scan of this version (opaque here). */
