@@ -56,3 +56,18 @@ def weather_rows(spark: SparkSession, start: int = 0, count: int = 40) -> DataFr
         rain = None if i % 5 == 2 else i % 3
         rows.append((base + dt.timedelta(hours=i), city, device, temp, rain))
     return spark.createDataFrame(rows, WEATHER_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def weather(spark: SparkSession, ts: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``<ts>.db.weather`` and a Parquet copy, view ``pq_weather``, of the same 40 rows."""
+    spark.sql(
+        f"CREATE TABLE {ts}.db.weather (time TIMESTAMP, city STRING, device STRING, "
+        "temp DOUBLE, rain INT) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    rows = weather_rows(spark)
+    rows.writeTo(f"{ts}.db.weather").append()
+    parquet = str(tmp_path_factory.mktemp("parquet") / "weather")
+    rows.write.parquet(parquet)
+    spark.read.parquet(parquet).createOrReplaceTempView("pq_weather")
+    return f"{ts}.db.weather"

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.spark_catalog.conftest import weather_rows
 from tsfile_catalog.spark_catalog.scans import predicate_sql
 
 if TYPE_CHECKING:
@@ -81,21 +80,6 @@ def test_what_the_where_model_cannot_take_stays_with_spark() -> None:
         )
         is None
     )
-
-
-@pytest.fixture(scope="module")
-def weather(spark: SparkSession, ts: str, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """``<ts>.db.weather`` and a Parquet copy, view ``pq_weather``, of the same 40 rows."""
-    spark.sql(
-        f"CREATE TABLE {ts}.db.weather (time TIMESTAMP, city STRING, device STRING, "
-        "temp DOUBLE, rain INT) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
-    )
-    rows = weather_rows(spark)
-    rows.writeTo(f"{ts}.db.weather").append()
-    parquet = str(tmp_path_factory.mktemp("parquet") / "weather")
-    rows.write.parquet(parquet)
-    spark.read.parquet(parquet).createOrReplaceTempView("pq_weather")
-    return f"{ts}.db.weather"
 
 
 QUERIES = [

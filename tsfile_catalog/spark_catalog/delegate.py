@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFileCatalogError
-from tsfile_catalog.spark_catalog import scans
+from tsfile_catalog.spark_catalog import aggregates, scans
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -157,4 +157,11 @@ _OPERATIONS: dict[str, _Handler] = {
         r["scan"], r["predicates"], r["time_zone"]
     ),
     "plan_scan": _plan,
+    "push_aggregation": lambda d, r: aggregates.push_aggregation(
+        r["scan"],
+        aggregates=r["aggregates"],
+        group_by=r["group_by"],
+        where=r.get("where"),
+        time_zone=r["time_zone"],
+    ),
 }

@@ -146,8 +146,32 @@ def push_predicates(
             continue
         pushed.append(index)
         texts.append(text)
-    where = " AND ".join(f"({t})" for t in texts) if texts else None
+    # Spark adds ``c IS NOT NULL`` beside every comparison on ``c``, which already holds only
+    # for non-null values: taken, but left out of the scan's predicate, whose statistics
+    # answers (a count by TAG) it would otherwise defeat.
+    compared = {_compared(predicates[i]) for i in pushed} - {None}
+    kept = [
+        text
+        for i, text in zip(pushed, texts, strict=True)
+        if _not_null_of(predicates[i]) not in compared
+    ]
+    where = " AND ".join(f"({t})" for t in kept) if kept else None
     return {"pushed": pushed, "where": where}
+
+
+def _not_null_of(node: Mapping[str, Any]) -> str | None:
+    """The column of ``c IS NOT NULL``, else None."""
+    args = node.get("args") or []
+    return _column(args[0]) if node.get("op") == "IS_NOT_NULL" and len(args) == 1 else None
+
+
+def _compared(node: Mapping[str, Any]) -> str | None:
+    """The column a comparison or IN with literals holds for only when it is not null."""
+    args = node.get("args") or []
+    if node.get("op") in _COMPARISONS or node.get("op") == "IN":
+        columns = {_column(a) for a in args} - {None}
+        return columns.pop() if len(columns) == 1 else None
+    return None
 
 
 def plan_scan(

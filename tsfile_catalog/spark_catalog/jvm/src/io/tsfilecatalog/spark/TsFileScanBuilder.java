@@ -7,7 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
@@ -26,12 +28,16 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>A new builder (and a new Python source instance) per query: nothing a query pushed is
  * reused by the next one on the same DataFrame.
  */
-class TsFileScanBuilder implements SupportsPushDownV2Filters, SupportsPushDownRequiredColumns {
+class TsFileScanBuilder
+    implements SupportsPushDownV2Filters,
+        SupportsPushDownRequiredColumns,
+        SupportsPushDownAggregates {
   private final TsFileTable table;
   private final CaseInsensitiveStringMap options;
   private StructType required;
   private Predicate[] pushed = new Predicate[0];
   private String where;
+  private JsonNode aggregated;
 
   TsFileScanBuilder(TsFileTable table, CaseInsensitiveStringMap options) {
     this.table = table;
@@ -75,6 +81,26 @@ class TsFileScanBuilder implements SupportsPushDownV2Filters, SupportsPushDownRe
     return pushed;
   }
 
+  /**
+   * Spark offers an aggregation only when the scan took every filter; the delegate answers it
+   * from statistics or declines (Spark then aggregates the scanned rows).
+   */
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    ObjectNode request = request();
+    request.setAll(Aggregates.toJson(aggregation));
+    if (where != null) {
+      request.put("where", where);
+    }
+    request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
+    JsonNode reply = Client.call("push_aggregation", request);
+    if (reply == null || reply.isNull()) {
+      return false;
+    }
+    aggregated = reply;
+    return true;
+  }
+
   @Override
   public void pruneColumns(StructType requiredSchema) {
     required = requiredSchema;
@@ -82,6 +108,12 @@ class TsFileScanBuilder implements SupportsPushDownV2Filters, SupportsPushDownRe
 
   @Override
   public Scan build() {
+    if (aggregated != null) {
+      return Aggregates.localScan(
+          (StructType) DataType.fromJson(aggregated.get("schema").asText()),
+          aggregated.get("rows"),
+          aggregated.path("description").asText("tsfile statistics"));
+    }
     ObjectNode request = request();
     request.set("columns", Client.strings(required.fieldNames()));
     if (where != null) {
