@@ -31,8 +31,8 @@ from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.scan import plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType
 from tsfile_catalog.storage_options import storage_options_from
-from tsfile_catalog.table import open_table
 from tsfile_catalog.table.aggregates import read_device_stats
+from tsfile_catalog.table.handle import open_table
 
 __all__ = ["push_aggregation"]
 

@@ -24,7 +24,7 @@ from tsfile_catalog.metadata.predicate_sql import parse_predicate
 from tsfile_catalog.metadata.quoting import quote_identifier, quote_string
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.storage_options import storage_options_from
-from tsfile_catalog.table import open_table
+from tsfile_catalog.table.handle import open_table
 from tsfile_catalog.table.scan import resolve_columns
 
 __all__ = ["predicate_sql", "push_predicates", "plan_scan"]

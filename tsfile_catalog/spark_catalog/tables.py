@@ -41,7 +41,8 @@ from tsfile_catalog.sql.statements import (
     TableName,
 )
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
-from tsfile_catalog.table import Table, open_table, purge
+from tsfile_catalog.table.handle import Table, open_table
+from tsfile_catalog.table.maintenance import purge
 from tsfile_catalog.table.ownership import check_empty, check_location
 from tsfile_catalog.table.scan import resolve_columns
 
