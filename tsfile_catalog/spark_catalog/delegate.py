@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFileCatalogError
-from tsfile_catalog.spark_catalog import aggregates, scans
+from tsfile_catalog.spark_catalog import aggregates, procedures, scans
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -157,6 +157,13 @@ _OPERATIONS: dict[str, _Handler] = {
         r["scan"], r["predicates"], r["time_zone"]
     ),
     "plan_scan": _plan,
+    "list_procedures": lambda d, r: (
+        list(procedures.PROCEDURES) if r["namespace"] == [procedures.NAMESPACE] else []
+    ),
+    "describe_procedure": lambda d, r: procedures.describe(r["namespace"], r["name"]),
+    "call_procedure": lambda d, r: procedures.call_procedure(
+        d.warehouse(r), r["namespace"], r["name"], r["args"]
+    ),
     "push_aggregation": lambda d, r: aggregates.push_aggregation(
         r["scan"],
         aggregates=r["aggregates"],

@@ -12,12 +12,14 @@ import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -30,7 +32,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>Configured as {@code spark.sql.catalog.<name> = io.tsfilecatalog.spark.TsFileCatalog} with
  * {@code spark.sql.catalog.<name>.warehouse}; see docs/spark-catalog.md.
  */
-public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces {
+public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, ProcedureCatalog {
   private String name;
   private ObjectNode config;
 
@@ -269,6 +271,24 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces {
     } catch (TableAlreadyExistsException e) {
       throw new TableAlreadyExistsException(to);
     }
+  }
+
+  // -- procedures -----------------------------------------------------------------------------
+
+  @Override
+  public UnboundProcedure loadProcedure(Identifier ident) {
+    ObjectNode request = request(ident);
+    return new TsFileProcedure(request, ident.name(), Client.call("describe_procedure", request));
+  }
+
+  @Override
+  public Identifier[] listProcedures(String[] namespace) {
+    JsonNode names = Client.call("list_procedures", request(namespace));
+    Identifier[] out = new Identifier[names.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = Identifier.of(namespace, names.get(i).asText());
+    }
+    return out;
   }
 
   // -- namespaces -----------------------------------------------------------------------------
