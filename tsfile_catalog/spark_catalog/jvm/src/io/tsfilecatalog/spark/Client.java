@@ -31,10 +31,6 @@ public final class Client {
     delegate = value;
   }
 
-  public static boolean hasDelegate() {
-    return delegate != null;
-  }
-
   static ObjectNode object() {
     return JSON.createObjectNode();
   }
