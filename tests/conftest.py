@@ -107,11 +107,25 @@ def spark() -> Iterator[SparkSession]:
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
             **executor_env,
+            **_plugin_jar(),
         },
     )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+def _plugin_jar() -> dict[str, str]:
+    """The catalog plugin's jar on the shared session's classpath, where it must be when the
+    JVM starts (tests/spark_catalog configure catalogs at run time); none without a JDK, and
+    those tests skip saying so."""
+    from tsfile_catalog.exceptions import TsFileCatalogError
+    from tsfile_catalog.spark_catalog.build import build_jar
+
+    try:
+        return {"spark.jars": str(build_jar())}
+    except TsFileCatalogError:
+        return {}
 
 
 @pytest.fixture(scope="session")

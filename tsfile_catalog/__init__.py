@@ -4,6 +4,7 @@ The public API::
 
     import tsfile_catalog
     spark = tsfile_catalog.local_session()          # local Spark, tsfile registered
+    spark = tsfile_catalog.local_session(warehouse="/data/wh")  # + the catalog "tsfile"
     table = tsfile_catalog.open_table("/data/weather")
     table.version, table.schema, table.parts(), table.history(), table.plan(where="...")
     tsfile_catalog.write_table("/data/weather", arrow_table)   # no Spark: pyarrow or pandas
@@ -35,7 +36,7 @@ from tsfile_catalog.exceptions import (
     UnsupportedTypeError,
     VersionNotFoundError,
 )
-from tsfile_catalog.session import local_session, register
+from tsfile_catalog.spark_catalog.session import configure, local_session, register
 from tsfile_catalog.table import Table, create_table, open_table, purge, vacuum
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ __all__ = [
     "Catalog",
     "Table",
     "adopt_table",
+    "configure",
     "create_table",
     "errors",
     "local_session",

@@ -1,7 +1,9 @@
 """The catalog's table registry: one small JSON document per table under the warehouse.
 
 ``<warehouse>/_catalog/tables/<database>/<name>.json`` maps a table name to its location and
-the options every scan and write of it needs (``tagColumns``, ``timestampAs``, ...). Entries
+the options every scan and write of it needs (``tagColumns``, ``timestampAs``, ...). A
+database exists while it holds a table, or once created explicitly (Spark's ``CREATE
+NAMESPACE`` through the catalog plugin), which leaves a ``_database.json`` marker. Entries
 are created with an atomic put-if-absent, so two processes creating the same name cannot
 both succeed, and any process opening a :class:`Registry` on the same warehouse sees the
 same tables. Nothing here imports pyspark; all storage access goes through
@@ -50,6 +52,7 @@ DEFAULT_DATABASE = "default"
 REGISTRY_FORMAT_VERSION = 1
 
 _SUFFIX = ".json"
+_DATABASE_MARKER = "_database.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +226,41 @@ class Registry:
                 if entry is not None:
                     out.append(entry)
         return sorted(out, key=lambda e: (e.database, e.name))
+
+    def databases(self) -> list[str]:
+        """Every database: the default one, those holding tables and those created empty."""
+        names = {DEFAULT_DATABASE}
+        for name in self._io.list_names(self.root):
+            if name.startswith((".", "_")):
+                continue
+            try:
+                TableName("t", name)
+            except SqlError:
+                continue  # a stray folder, not a database
+            if name == DEFAULT_DATABASE or self._io.list_names(join_url(self.root, name)):
+                names.add(name)
+        return sorted(names)
+
+    def create_database(self, database: str) -> bool:
+        """Create an empty database (its marker); False when it already existed.
+
+        Raises:
+            SqlError: ``database`` is not a plain identifier.
+        """
+        database = TableName("t", database).database or DEFAULT_DATABASE
+        if database in self.databases():
+            return False
+        marker = json.dumps({"format_version": REGISTRY_FORMAT_VERSION, "database": database})
+        try:
+            url = join_url(self.root, database, _DATABASE_MARKER)
+            self._io.create_exclusive(url, marker.encode())
+        except FileExistsError:
+            return False
+        return True
+
+    def drop_database(self, database: str) -> None:
+        """Forget an empty database's marker (tables keep a database in existence)."""
+        self._io.delete(join_url(self.root, database, _DATABASE_MARKER))
 
     def names_at(self, location: str, *, besides: tuple[str, str]) -> list[str]:
         """Display names of the tables registered at exactly ``location``, except the one

@@ -1,0 +1,125 @@
+"""Tables and namespaces of the catalog plugin through plain ``spark.sql``: the same
+registry as ``Catalog(spark, warehouse)``, the same checks and messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tsfile_catalog import Catalog, open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+CREATE = (
+    "CREATE TABLE {ts}.{name} (time TIMESTAMP, city STRING, device STRING, temp DOUBLE) "
+    "USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+)
+
+
+def _catalog(spark: SparkSession, warehouse: Path) -> Catalog:
+    return Catalog(spark, str(warehouse), register_views=False)
+
+
+def test_create_show_describe_drop(spark: SparkSession, ts: str, warehouse: Path) -> None:
+    spark.sql(CREATE.format(ts=ts, name="db.weather"))
+    shown = spark.sql(f"SHOW TABLES IN {ts}.db").collect()
+    assert [(r.namespace, r.tableName) for r in shown] == [("db", "weather")]
+    # One registry: the Catalog sees the table Spark created, with its TAGs and time type.
+    assert "db.weather" in _catalog(spark, warehouse).tables()
+    table = open_table(str(warehouse / "db.db" / "weather"))
+    assert table.schema.tag_names == ("city", "device")
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE {ts}.db.weather").collect()}
+    assert described == {
+        "time": "timestamp",
+        "city": "string",
+        "device": "string",
+        "temp": "double",
+    }
+    properties = {
+        r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ts}.db.weather").collect()
+    }
+    assert properties["tagColumns"] == "city,device"
+    spark.sql(f"DROP TABLE {ts}.db.weather")
+    assert spark.sql(f"SHOW TABLES IN {ts}.db").collect() == []
+    assert "db.weather" not in _catalog(spark, warehouse).tables()
+
+
+def test_a_name_is_one_table_on_both_sides(spark: SparkSession, ts: str, warehouse: Path) -> None:
+    catalog = _catalog(spark, warehouse)
+    catalog.sql(
+        "CREATE TABLE shared (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'city')"
+    )
+    catalog.sql("INSERT INTO shared VALUES (1, 'bj', 1.5)")
+    # The Catalog's unqualified name is the plugin's default namespace.
+    assert spark.sql(f"SELECT * FROM {ts}.default.shared").collect() == [(1, "bj", 1.5)]
+    with pytest.raises(Exception, match="already exists"):
+        spark.sql(
+            f"CREATE TABLE {ts}.default.shared (time BIGINT, city STRING) USING tsfile "
+            "TBLPROPERTIES ('tagColumns' = 'city')"
+        )
+    spark.sql(f"DROP TABLE {ts}.default.shared")
+    assert "shared" not in catalog.tables()
+
+
+def test_refusals_carry_the_catalogs_messages(spark: SparkSession, ts: str) -> None:
+    with pytest.raises(Exception, match="option 'tagColumns' is required to create a table"):
+        spark.sql(f"CREATE TABLE {ts}.db.untagged (time BIGINT, temp DOUBLE) USING tsfile")
+    with pytest.raises(Exception, match="column 'price' has type decimal"):
+        spark.sql(
+            f"CREATE TABLE {ts}.db.priced (time BIGINT, city STRING, price DECIMAL(5, 2)) "
+            "USING tsfile TBLPROPERTIES ('tagColumns' = 'city')"
+        )
+    with pytest.raises(Exception, match="tsfile tables only"):
+        spark.sql(
+            f"CREATE TABLE {ts}.db.other (time BIGINT, city STRING) USING parquet "
+            "TBLPROPERTIES ('tagColumns' = 'city')"
+        )
+    assert spark.sql(f"SHOW TABLES IN {ts}.db").collect() == []
+
+
+def test_missing_tables_are_sparks_not_found(spark: SparkSession, ts: str) -> None:
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(f"SELECT * FROM {ts}.db.nowhere")
+    spark.sql(f"DROP TABLE IF EXISTS {ts}.db.nowhere")  # no error
+    assert not spark.catalog.tableExists(f"{ts}.db.nowhere")
+
+
+def test_namespaces(spark: SparkSession, ts: str, warehouse: Path) -> None:
+    spark.sql(f"CREATE NAMESPACE {ts}.empty_db")
+    names = {r.namespace for r in spark.sql(f"SHOW NAMESPACES IN {ts}").collect()}
+    assert {"default", "empty_db"} <= names
+    with pytest.raises(Exception, match="already exists"):
+        spark.sql(f"CREATE NAMESPACE {ts}.empty_db")
+    spark.sql(CREATE.format(ts=ts, name="empty_db.t"))
+    with pytest.raises(Exception, match="SCHEMA_NOT_EMPTY"):
+        spark.sql(f"DROP NAMESPACE {ts}.empty_db")
+    spark.sql(f"DROP NAMESPACE {ts}.empty_db CASCADE")
+    names = {r.namespace for r in spark.sql(f"SHOW NAMESPACES IN {ts}").collect()}
+    assert "empty_db" not in names
+    assert "empty_db.t" not in _catalog(spark, warehouse).tables()
+
+
+def test_alter_and_rename(spark: SparkSession, ts: str, warehouse: Path) -> None:
+    spark.sql(CREATE.format(ts=ts, name="db.altered"))
+    spark.sql(f"ALTER TABLE {ts}.db.altered ADD COLUMNS (rain INT)")
+    spark.sql(f"ALTER TABLE {ts}.db.altered ALTER COLUMN rain TYPE BIGINT")
+    spark.sql(f"ALTER TABLE {ts}.db.altered SET TBLPROPERTIES ('team' = 'ops')")
+    columns = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE {ts}.db.altered").collect()}
+    assert columns["rain"] == "bigint"
+    properties = {
+        r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES {ts}.db.altered").collect()
+    }
+    assert properties["team"] == "ops"
+    with pytest.raises(Exception, match="DeleteColumn of column 'temp' is not supported"):
+        spark.sql(f"ALTER TABLE {ts}.db.altered DROP COLUMN temp")
+    spark.sql(f"ALTER TABLE {ts}.db.altered RENAME TO db.renamed")
+    assert [r.tableName for r in spark.sql(f"SHOW TABLES IN {ts}.db").collect()] == ["renamed"]
+    assert _catalog(spark, warehouse).tables("db") == ["db.renamed"]
+    spark.sql(f"DROP TABLE {ts}.db.renamed PURGE")
+    assert not (warehouse / "db.db" / "altered").exists()

@@ -1,0 +1,142 @@
+"""Writes into catalog tables through Spark's own APIs, each one commit, compared with the
+same writes into a Parquet copy in the same session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.spark_catalog.conftest import WEATHER_COLUMNS, weather_rows
+from tsfile_catalog import Catalog, open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+pytestmark = pytest.mark.spark
+
+
+class Copy:
+    """A Parquet table taking the same writes as a catalog table."""
+
+    def __init__(self, spark: SparkSession, path: Path) -> None:
+        self.spark = spark
+        self.path = str(path)
+        spark.createDataFrame([], WEATHER_COLUMNS).write.parquet(self.path)
+
+    def append(self, rows: DataFrame) -> None:
+        rows.write.mode("append").parquet(self.path)
+
+    def overwrite(self, rows: DataFrame, keep: str | None = None) -> None:
+        kept = self.read().where(keep) if keep else self.spark.createDataFrame([], WEATHER_COLUMNS)
+        # Materialized first: Spark cannot overwrite the files it is reading.
+        merged = self.spark.createDataFrame(kept.unionByName(rows).collect(), WEATHER_COLUMNS)
+        merged.write.mode("overwrite").parquet(self.path)
+
+    def read(self) -> DataFrame:
+        return self.spark.read.parquet(self.path)
+
+
+def _same(spark: SparkSession, table: str, copy: Copy) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    assertDataFrameEqual(spark.table(table), copy.read())
+
+
+def _version(warehouse: Path, name: str) -> int:
+    return open_table(str(warehouse / "db.db" / name)).version
+
+
+def test_sql_inserts(spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path) -> None:
+    table = f"{ts}.db.inserted"
+    spark.sql(
+        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    copy = Copy(spark, tmp_path / "copy")
+    spark.sql(
+        f"INSERT INTO {table} VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 'd1', 1.5, NULL)"
+    )
+    copy.append(
+        spark.sql(
+            "SELECT TIMESTAMP '2024-01-01 00:00:00', 'bj', 'd1', 1.5D, CAST(NULL AS INT)"
+        ).toDF(*(c.split()[0] for c in WEATHER_COLUMNS.split(", ")))
+    )
+    _same(spark, table, copy)
+    rows = weather_rows(spark, start=1, count=20)
+    rows.createOrReplaceTempView("incoming")
+    spark.sql(f"INSERT INTO {table} SELECT * FROM incoming")
+    copy.append(rows)
+    _same(spark, table, copy)
+    assert _version(warehouse, "inserted") == 2  # created, then one commit per INSERT
+    spark.sql(f"INSERT OVERWRITE {table} SELECT * FROM incoming WHERE city = 'sh'")
+    copy.overwrite(rows.where("city = 'sh'"))
+    _same(spark, table, copy)
+    assert _version(warehouse, "inserted") == 3
+
+
+def test_dataframe_writes(spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    table = f"{ts}.db.framed"
+    copy = Copy(spark, tmp_path / "copy")
+    first = weather_rows(spark, count=8)
+    # writeTo(...).create(): the rows are the table's first commit (version 0).
+    first.writeTo(table).tableProperty("tagColumns", "city,device").create()
+    copy.append(first)
+    _same(spark, table, copy)
+    assert _version(warehouse, "framed") == 0
+    second = weather_rows(spark, start=8, count=8)
+    second.writeTo(table).append()
+    copy.append(second)
+    third = weather_rows(spark, start=16, count=8)
+    third.write.insertInto(table)
+    copy.append(third)
+    fourth = weather_rows(spark, start=24, count=8)
+    fourth.write.mode("append").saveAsTable(table)
+    copy.append(fourth)
+    _same(spark, table, copy)
+    assert _version(warehouse, "framed") == 3
+    # overwrite(condition): the rows matching it are replaced, in one commit.
+    fresh = weather_rows(spark, start=100, count=8).where("city = 'bj'")
+    fresh.writeTo(table).overwrite(F.col("city") == "bj")
+    copy.overwrite(fresh, keep="NOT (city = 'bj')")
+    _same(spark, table, copy)
+    assert _version(warehouse, "framed") == 4
+
+
+def test_save_as_table_creates_with_the_writes_options(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    rows = weather_rows(spark, count=12)
+    rows.write.format("tsfile").option("tagColumns", "city,device").saveAsTable(f"{ts}.db.saved")
+    assert spark.table(f"{ts}.db.saved").count() == 12
+    table = open_table(str(warehouse / "db.db" / "saved"))
+    assert (table.version, table.schema.tag_names) == (0, ("city", "device"))
+    # Registered with its options, as CREATE TABLE would have: the Catalog reads it too.
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    assert catalog.sql("SELECT count(*) FROM db.saved").first()[0] == 12
+    # A refused write leaves no table and no name behind.
+    with pytest.raises(Exception, match="tagColumns"):
+        rows.writeTo(f"{ts}.db.untagged").create()
+    assert not spark.catalog.tableExists(f"{ts}.db.untagged")
+    assert not (warehouse / "db.db" / "untagged" / "_tsfile_manifest").exists()
+
+
+def test_create_table_as_select(spark: SparkSession, ts: str, warehouse: Path) -> None:
+    weather_rows(spark).createOrReplaceTempView("source_rows")
+    spark.sql(
+        f"CREATE TABLE {ts}.db.selected TBLPROPERTIES ('tagColumns' = 'city,device') "
+        "AS SELECT * FROM source_rows WHERE temp > 15"
+    )
+    expected = spark.sql("SELECT * FROM source_rows WHERE temp > 15")
+    from pyspark.testing import assertDataFrameEqual
+
+    assertDataFrameEqual(spark.table(f"{ts}.db.selected"), expected)
+    assert _version(warehouse, "selected") == 0
+    # The time column keeps its type: the table records it, not the registry.
+    assert dict(spark.table(f"{ts}.db.selected").dtypes)["time"] == "timestamp"
+    assert open_table(str(warehouse / "db.db" / "selected")).scan().to_arrow().num_rows == (
+        expected.count()
+    )

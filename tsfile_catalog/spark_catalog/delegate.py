@@ -1,0 +1,174 @@
+"""The catalog plugin's Python half: the Py4J callback object the Java adapter calls.
+
+The JVM's ``TsFileCatalog`` calls ``call(operation, request)`` on a Py4J callback thread of
+this driver (as PySpark's ``foreachBatch`` and streaming listeners are called), with JSON in
+and out. Every answer comes from the package's own code: :mod:`.tables` for tables and
+namespaces, :mod:`.scans` for pushdown and scan options. Errors go back as data (a kind
+and a message) so the adapter raises Spark's own exceptions: ``NoSuchTableException`` for a
+missing table, an ``IllegalArgumentException`` carrying this package's message otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFileCatalogError
+from tsfile_catalog.spark_catalog import aggregates, procedures, scans
+from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["DELEGATE_INTERFACE", "CatalogDelegate"]
+
+DELEGATE_INTERFACE = "io.tsfilecatalog.spark.Delegate"
+
+_log = logging.getLogger(__name__)
+
+
+class CatalogDelegate:
+    """Answers the Java adapter for every catalog of this session's JVM (one warehouse per
+    configured catalog name)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+        self._warehouses: dict[tuple[str, tuple[tuple[str, str], ...]], Warehouse] = {}
+        self._lock = threading.Lock()
+
+    def call(self, operation: str, request: str) -> str:
+        """Py4J entry point: one JSON request, one JSON reply (never an exception)."""
+        try:
+            handler = _OPERATIONS.get(operation)
+            if handler is None:
+                raise TsFileCatalogError(f"unknown catalog operation {operation!r}")
+            return json.dumps({"result": handler(self, json.loads(request))})
+        except NamespaceError as e:
+            return _error(e.kind, str(e), namespace=e.namespace)
+        except TableNotFoundError as e:
+            return _error("no_such_table", str(e))
+        except TableExistsError as e:
+            return _error("table_exists", str(e))
+        except TsFileCatalogError as e:
+            return _error("invalid", f"{type(e).__name__}: {e}")
+        except Exception as e:  # noqa: BLE001 - the JVM must get an answer, not a hang
+            _log.exception("tsfile catalog operation %s failed", operation)
+            return _error("internal", f"{type(e).__name__}: {e}")
+
+    def warehouse(self, request: Mapping[str, Any]) -> Warehouse:
+        catalog = request["catalog"]
+        options = {str(k): str(v) for k, v in catalog["options"].items()}
+        key = (str(catalog["name"]), tuple(sorted(options.items())))
+        with self._lock:
+            found = self._warehouses.get(key)
+            if found is None:
+                found = Warehouse(self._spark, key[0], options)
+                self._warehouses[key] = found
+        return found
+
+    class Java:
+        implements = [DELEGATE_INTERFACE]
+
+
+def _error(kind: str, message: str, **extra: Any) -> str:
+    return json.dumps({"error": kind, "message": message, **extra})
+
+
+def _name(request: Mapping[str, Any]) -> Any:
+    return table_name(request["namespace"], request["name"])
+
+
+def _load(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    return delegate.warehouse(request).load(
+        _name(request), version=request.get("version"), timestamp_us=request.get("timestamp_us")
+    )
+
+
+def _create(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    from pyspark.sql.types import StructType  # the driver's PySpark: always there here
+
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    return delegate.warehouse(request).create(_name(request), schema, request["properties"])
+
+
+def _stage(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    from pyspark.sql.types import StructType  # the driver's PySpark: always there here
+
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    return delegate.warehouse(request).stage(
+        _name(request), request["mode"], schema, request["properties"]
+    )
+
+
+def _commit_staged(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    from pyspark.sql.types import StructType  # the driver's PySpark: always there here
+
+    schema = StructType.fromJson(json.loads(request["schema"]))
+    delegate.warehouse(request).commit_staged(
+        _name(request), request["staged"], schema, request["write_options"]
+    )
+    return None
+
+
+def _rename(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    namespace = list(request["new_namespace"])
+    if len(namespace) == 2 and namespace[0] == request["catalog"]["name"]:
+        # Spark passes RENAME TO's name as written: ``ts.db.t2`` names this catalog's table.
+        namespace = namespace[1:]
+    new = table_name(namespace, request["new_name"])
+    delegate.warehouse(request).rename(_name(request), new)
+    return None
+
+
+def _plan(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    return scans.plan_scan(
+        request["scan"],
+        columns=request["columns"],
+        where=request.get("where"),
+        time_zone=request["time_zone"],
+        parallelism=request.get("parallelism"),
+        user_options=request.get("options") or {},
+    )
+
+
+_Handler = Callable[[CatalogDelegate, Mapping[str, Any]], Any]
+
+_OPERATIONS: dict[str, _Handler] = {
+    "list_namespaces": lambda d, r: d.warehouse(r).list_namespaces(r["namespace"]),
+    "namespace_exists": lambda d, r: d.warehouse(r).namespace_exists(r["namespace"]),
+    "namespace_metadata": lambda d, r: (d.warehouse(r).require_namespace(r["namespace"]), {})[1],
+    "create_namespace": lambda d, r: d.warehouse(r).create_namespace(r["namespace"]),
+    "drop_namespace": lambda d, r: d.warehouse(r).drop_namespace(
+        r["namespace"], cascade=bool(r.get("cascade"))
+    ),
+    "list_tables": lambda d, r: d.warehouse(r).list_tables(r["namespace"]),
+    "load_table": _load,
+    "create_table": _create,
+    "drop_table": lambda d, r: d.warehouse(r).drop(_name(r), purge=bool(r.get("purge"))),
+    "rename_table": _rename,
+    "stage": _stage,
+    "commit_staged": _commit_staged,
+    "abort_staged": lambda d, r: d.warehouse(r).abort_staged(_name(r), r["staged"]),
+    "alter_table": lambda d, r: d.warehouse(r).alter(_name(r), r["changes"]),
+    "push_predicates": lambda d, r: scans.push_predicates(
+        r["scan"], r["predicates"], r["time_zone"]
+    ),
+    "plan_scan": _plan,
+    "list_procedures": lambda d, r: (
+        list(procedures.PROCEDURES) if r["namespace"] == [procedures.NAMESPACE] else []
+    ),
+    "describe_procedure": lambda d, r: procedures.describe(r["namespace"], r["name"]),
+    "call_procedure": lambda d, r: procedures.call_procedure(
+        d.warehouse(r), r["namespace"], r["name"], r["args"]
+    ),
+    "push_aggregation": lambda d, r: aggregates.push_aggregation(
+        r["scan"],
+        aggregates=r["aggregates"],
+        group_by=r["group_by"],
+        where=r.get("where"),
+        time_zone=r["time_zone"],
+    ),
+}

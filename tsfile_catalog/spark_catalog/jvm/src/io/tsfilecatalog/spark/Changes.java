@@ -1,0 +1,34 @@
+package io.tsfilecatalog.spark;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.sql.connector.catalog.TableChange;
+
+/** {@code ALTER TABLE} changes as JSON for the delegate, which decides what is supported. */
+final class Changes {
+  private Changes() {}
+
+  static ObjectNode toJson(TableChange change) {
+    ObjectNode out = Client.object();
+    out.put("kind", change.getClass().getSimpleName());
+    if (change instanceof TableChange.SetProperty) {
+      TableChange.SetProperty set = (TableChange.SetProperty) change;
+      out.put("property", set.property());
+      out.put("value", set.value());
+    } else if (change instanceof TableChange.RemoveProperty) {
+      out.put("property", ((TableChange.RemoveProperty) change).property());
+    } else if (change instanceof TableChange.AddColumn) {
+      TableChange.AddColumn add = (TableChange.AddColumn) change;
+      out.set("column", Client.strings(add.fieldNames()));
+      out.put("type", add.dataType().simpleString());
+      out.put("nullable", add.isNullable());
+      out.put("positioned", add.position() != null);
+    } else if (change instanceof TableChange.UpdateColumnType) {
+      TableChange.UpdateColumnType update = (TableChange.UpdateColumnType) change;
+      out.set("column", Client.strings(update.fieldNames()));
+      out.put("type", update.newDataType().simpleString());
+    } else if (change instanceof TableChange.ColumnChange) {
+      out.set("column", Client.strings(((TableChange.ColumnChange) change).fieldNames()));
+    }
+    return out;
+  }
+}

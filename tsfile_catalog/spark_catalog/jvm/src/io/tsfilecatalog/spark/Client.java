@@ -1,0 +1,154 @@
+package io.tsfilecatalog.spark;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+
+/**
+ * Calls the Python {@link Delegate} with JSON and maps its errors onto Spark's exceptions.
+ *
+ * <p>The delegate is set once per JVM by {@code tsfile_catalog.register(spark)}; a JVM with no
+ * Python driver (a Thrift server, a Scala job) gets one error saying so.
+ */
+public final class Client {
+  static final ObjectMapper JSON = new ObjectMapper();
+  private static volatile Delegate delegate;
+
+  private Client() {}
+
+  /** Called from Python by {@code tsfile_catalog.register(spark)}. */
+  public static void setDelegate(Delegate value) {
+    delegate = value;
+  }
+
+  static ObjectNode object() {
+    return JSON.createObjectNode();
+  }
+
+  static ArrayNode strings(String[] values) {
+    ArrayNode out = JSON.createArrayNode();
+    for (String value : values) {
+      out.add(value);
+    }
+    return out;
+  }
+
+  static ObjectNode map(Map<String, String> values) {
+    ObjectNode out = object();
+    values.forEach(out::put);
+    return out;
+  }
+
+  @SuppressWarnings("deprecation") // fields(): the one spelling every Jackson Spark 4 ships has
+  static Map<String, String> toMap(JsonNode node) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (node != null) {
+      node.fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+    }
+    return out;
+  }
+
+  static ObjectNode identifier(String catalog, Identifier ident) {
+    ObjectNode out = object();
+    out.put("catalog", catalog);
+    out.set("namespace", strings(ident.namespace()));
+    out.put("name", ident.name());
+    return out;
+  }
+
+  /** Calls {@code operation}; unchecked errors for anything the caller cannot declare. */
+  static JsonNode call(String operation, ObjectNode request) {
+    try {
+      return callChecked(operation, request, null, null);
+    } catch (NoSuchTableException
+        | TableAlreadyExistsException
+        | NoSuchNamespaceException
+        | NamespaceAlreadyExistsException
+        | NonEmptyNamespaceException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Calls {@code operation}; {@code ident} and {@code namespace} (either may be null) name
+   * what Spark's "not found" and "already exists" exceptions report.
+   */
+  static JsonNode callChecked(
+      String operation, ObjectNode request, Identifier ident, String[] namespace)
+      throws NoSuchTableException,
+          TableAlreadyExistsException,
+          NoSuchNamespaceException,
+          NamespaceAlreadyExistsException,
+          NonEmptyNamespaceException {
+    Delegate current = delegate;
+    if (current == null) {
+      throw new IllegalStateException(
+          "the tsfile catalog needs its Python driver: call tsfile_catalog.register(spark) in "
+              + "the Python process that owns this session (a JVM without a Python driver, "
+              + "such as the Thrift server, cannot use it)");
+    }
+    JsonNode reply;
+    try {
+      reply = JSON.readTree(current.call(operation, JSON.writeValueAsString(request)));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("tsfile catalog: invalid reply to " + operation, e);
+    }
+    JsonNode error = reply.get("error");
+    if (error == null) {
+      return reply.get("result");
+    }
+    String message = reply.path("message").asText();
+    String[] space = namespace != null ? namespace : ident != null ? ident.namespace() : null;
+    switch (error.asText()) {
+      case "no_such_table":
+        if (ident != null) {
+          throw new NoSuchTableException(ident);
+        }
+        break;
+      case "table_exists":
+        if (ident != null) {
+          throw new TableAlreadyExistsException(ident);
+        }
+        break;
+      case "no_such_namespace":
+        if (space != null) {
+          throw new NoSuchNamespaceException(space);
+        }
+        break;
+      case "namespace_exists":
+        if (space != null) {
+          throw new NamespaceAlreadyExistsException(space);
+        }
+        break;
+      case "namespace_not_empty":
+        if (space != null) {
+          throw new NonEmptyNamespaceException(space);
+        }
+        break;
+      case "unsupported":
+        throw new UnsupportedOperationException(message);
+      default:
+        break;
+    }
+    // The Python message names the table, column or option at fault (as Catalog.sql's do).
+    throw new IllegalArgumentException(message);
+  }
+
+  static String[] toStrings(JsonNode array) {
+    String[] out = new String[array.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = array.get(i).asText();
+    }
+    return out;
+  }
+}

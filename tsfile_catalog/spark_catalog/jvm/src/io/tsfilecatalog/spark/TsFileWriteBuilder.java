@@ -1,0 +1,146 @@
+package io.tsfilecatalog.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonTable;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * A write into a catalog table: Spark's own Python-source write, given the table's stored write
+ * options (path, TsFile table name, tagColumns, ...) under the options the user set on this
+ * write. One write is one commit of the {@code tsfile} source's batch writer.
+ *
+ * <p>{@code INSERT OVERWRITE} truncates (replaces every row); {@code writeTo(...).overwrite(c)}
+ * replaces the rows matching {@code c}, which the delegate writes as the writer's {@code
+ * replaceWhere} when it can evaluate it exactly (else the write is refused).
+ */
+class TsFileWriteBuilder implements SupportsOverwriteV2 {
+  private final StructType tableSchema;
+  private final Map<String, String> tableOptions;
+  private final LogicalWriteInfo info;
+  private final JsonNode scan;
+  private boolean truncate;
+  private String replaceWhere;
+
+  /** {@code scan}: the table's scan description, which binds an overwrite's condition. */
+  TsFileWriteBuilder(
+      StructType tableSchema, Map<String, String> tableOptions, LogicalWriteInfo info, JsonNode scan) {
+    this.tableSchema = tableSchema;
+    this.tableOptions = tableOptions;
+    this.info = info;
+    this.scan = scan;
+  }
+
+  @Override
+  public WriteBuilder truncate() {
+    truncate = true;
+    replaceWhere = null;
+    return this;
+  }
+
+  @Override
+  public boolean canOverwrite(Predicate[] predicates) {
+    return scan != null && where(predicates) != null;
+  }
+
+  @Override
+  public WriteBuilder overwrite(Predicate[] predicates) {
+    replaceWhere = where(predicates);
+    if (replaceWhere == null) {
+      throw new IllegalArgumentException(
+          "this overwrite condition cannot be evaluated exactly by the tsfile writer (it takes "
+              + "comparisons of columns with literals, IN, IS NULL, AND, OR, NOT)");
+    }
+    truncate = true;
+    return this;
+  }
+
+  /** The conjunction of {@code predicates} as replaceWhere text, or null. */
+  private String where(Predicate[] predicates) {
+    if (scan == null) {
+      return null;
+    }
+    ObjectNode request = Client.object();
+    request.set("scan", scan);
+    ArrayNode list = request.putArray("predicates");
+    for (Predicate predicate : predicates) {
+      list.add(Scans.toJson(predicate));
+    }
+    request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
+    JsonNode reply = Client.call("push_predicates", request);
+    if (reply.get("pushed").size() != predicates.length || reply.path("where").isNull()) {
+      return null;
+    }
+    return reply.get("where").asText();
+  }
+
+  @Override
+  public Write build() {
+    Map<String, String> options = new HashMap<>(info.options().asCaseSensitiveMap());
+    // The table's own options win: a write cannot move the table or rename its TAGs.
+    options.putAll(tableOptions);
+    if (replaceWhere != null) {
+      options.put("replaceWhere", replaceWhere);
+      options.put("timeZone", SQLConf.get().sessionLocalTimeZone());
+    }
+    LogicalWriteInfo merged = new WriteInfo(info, new CaseInsensitiveStringMap(options));
+    PythonDataSourceV2 source = new PythonDataSourceV2();
+    source.setShortName(Scans.SHORT_NAME);
+    WriteBuilder builder = new PythonTable(source, Scans.SHORT_NAME, tableSchema).newWriteBuilder(merged);
+    if (truncate) {
+      // Spark's Python write knows only truncation: the writer replaces the rows matching
+      // replaceWhere, when given, instead of all of them.
+      builder = ((SupportsTruncate) builder).truncate();
+    }
+    return builder.build();
+  }
+
+  /** Spark's write info with the merged options. */
+  private static final class WriteInfo implements LogicalWriteInfo {
+    private final LogicalWriteInfo info;
+    private final CaseInsensitiveStringMap options;
+
+    WriteInfo(LogicalWriteInfo info, CaseInsensitiveStringMap options) {
+      this.info = info;
+      this.options = options;
+    }
+
+    @Override
+    public CaseInsensitiveStringMap options() {
+      return options;
+    }
+
+    @Override
+    public String queryId() {
+      return info.queryId();
+    }
+
+    @Override
+    public StructType schema() {
+      return info.schema();
+    }
+
+    @Override
+    public Optional<StructType> rowIdSchema() {
+      return info.rowIdSchema();
+    }
+
+    @Override
+    public Optional<StructType> metadataSchema() {
+      return info.metadataSchema();
+    }
+  }
+}

@@ -1,0 +1,143 @@
+"""Stored procedures for what Spark SQL has no syntax for: ``CALL ts.system.optimize(...)``.
+
+In Iceberg's style: procedures live in the catalog's ``system`` namespace, take named
+arguments (``table => 'db.t'``) and return the rows the matching ``Catalog.sql`` statement
+returns, because they run exactly that statement. A ``CALL`` takes effect once, when Spark
+executes it, never while a query is planned.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog.spark_catalog.tables import Warehouse
+from tsfile_catalog.sql.registry import parse_table_name
+from tsfile_catalog.sql.statements import (
+    ExpireSnapshots,
+    Optimize,
+    RestoreTable,
+    Statement,
+    TableName,
+    TimestampAsOf,
+    Vacuum,
+    VersionAsOf,
+)
+
+__all__ = ["NAMESPACE", "Parameter", "Procedure", "PROCEDURES", "call_procedure", "describe"]
+
+NAMESPACE = "system"
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter:
+    """One argument: its name, Spark type (``simpleString``) and default as SQL (None:
+    required)."""
+
+    name: str
+    type: str
+    default: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Procedure:
+    description: str
+    parameters: tuple[Parameter, ...]
+    statement: Callable[[TableName, Mapping[str, Any]], Statement]
+
+
+_TABLE = Parameter("table", "string")
+
+
+def _restore(table: TableName, args: Mapping[str, Any]) -> Statement:
+    version, timestamp = args.get("version"), args.get("timestamp")
+    if (version is None) == (timestamp is None):
+        raise SqlError(f"restore of {table}: give exactly one of version => n, timestamp => '…'")
+    travel = VersionAsOf(int(version)) if version is not None else TimestampAsOf(str(timestamp))
+    return RestoreTable(table=table, time_travel=travel)
+
+
+PROCEDURES: dict[str, Procedure] = {
+    "optimize": Procedure(
+        "Compact a table's small parts (OPTIMIZE [WHERE ...])",
+        (_TABLE, Parameter("where", "string", "NULL")),
+        lambda t, a: Optimize(table=t, where=a.get("where")),
+    ),
+    "vacuum": Procedure(
+        "Delete files no version within the retention references (VACUUM)",
+        (
+            _TABLE,
+            Parameter("retain_hours", "double", "NULL"),
+            Parameter("dry_run", "boolean", "false"),
+        ),
+        lambda t, a: Vacuum(
+            table=t, retain_hours=a.get("retain_hours"), dry_run=bool(a.get("dry_run"))
+        ),
+    ),
+    "expire_snapshots": Procedure(
+        "Expire old versions of a table's log (EXPIRE SNAPSHOTS)",
+        (
+            _TABLE,
+            Parameter("older_than", "string", "NULL"),
+            Parameter("retain_hours", "double", "NULL"),
+            Parameter("retain_last", "bigint", "NULL"),
+        ),
+        lambda t, a: ExpireSnapshots(
+            table=t,
+            older_than=a.get("older_than"),
+            retain_hours=a.get("retain_hours"),
+            retain_last=a.get("retain_last"),
+        ),
+    ),
+    "restore": Procedure(
+        "Make an older version the latest (RESTORE ... TO VERSION AS OF / TIMESTAMP AS OF)",
+        (_TABLE, Parameter("version", "bigint", "NULL"), Parameter("timestamp", "string", "NULL")),
+        _restore,
+    ),
+}
+
+
+def _procedure(namespace: list[str], name: str) -> Procedure:
+    found = PROCEDURES.get(name.lower()) if namespace == [NAMESPACE] else None
+    if found is None:
+        raise SqlError(
+            f"no procedure {'.'.join([*namespace, name])!r}; the catalog's procedures are "
+            + ", ".join(f"{NAMESPACE}.{p}" for p in PROCEDURES)
+        )
+    return found
+
+
+def describe(namespace: list[str], name: str) -> dict[str, Any]:
+    """The procedure's description and parameters, for Spark to bind the call's arguments."""
+    procedure = _procedure(namespace, name)
+    return {
+        "description": procedure.description,
+        "parameters": [
+            {"name": p.name, "type": p.type, "default": p.default} for p in procedure.parameters
+        ],
+    }
+
+
+def call_procedure(
+    warehouse: Warehouse, namespace: list[str], name: str, args: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Run the procedure's statement through the Catalog; its rows and schema (timestamps
+    as microseconds since the epoch, as Spark holds them)."""
+    procedure = _procedure(namespace, name)
+    table = args.get("table")
+    if not isinstance(table, str):
+        raise SqlError(f"{NAMESPACE}.{name}: argument table => 'db.t' is required")
+    result = warehouse.catalog.execute(procedure.statement(parse_table_name(table), args))
+    rows = [[_value(v) for v in row] for row in result.collect()]
+    return {"schema": result.schema.json(), "rows": rows}
+
+
+def _value(value: object) -> object:
+    if isinstance(value, dt.datetime):
+        instant = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return (instant - _EPOCH) // dt.timedelta(microseconds=1)
+    return value

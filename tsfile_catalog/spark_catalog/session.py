@@ -1,0 +1,155 @@
+"""Wiring the catalog plugin into a session: the jar and catalog settings before the JVM
+starts, and the Python delegate once it runs.
+
+``configure(builder, warehouse=...)`` builds (or finds) the plugin's jar and sets
+``spark.jars``, ``spark.sql.catalog.<name>`` and its ``warehouse``; ``register(spark)``
+registers the ``tsfile`` data source and hands the JVM the delegate that answers the
+catalog; ``local_session(warehouse=...)`` does both with the catalog named ``tsfile``.
+
+These wrap :mod:`tsfile_catalog.session` rather than living in it: the delegate runs the
+Catalog's statements, and the Catalog registers the data source through that module.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tsfile_catalog import session as _session
+from tsfile_catalog.exceptions import TsFileCatalogError
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.spark_catalog.build import build_jar
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = [
+    "CATALOG_CLASS",
+    "DEFAULT_NAME",
+    "catalog_config",
+    "configure",
+    "local_session",
+    "register",
+]
+
+CATALOG_CLASS = "io.tsfilecatalog.spark.TsFileCatalog"
+DEFAULT_NAME = "tsfile"
+_CATALOG_PREFIX = "spark.sql.catalog."
+_CLIENT = "io.tsfilecatalog.spark.Client"
+
+# The delegate handed to each JVM gateway, referenced here for as long as the process runs.
+_delegates: dict[int, object] = {}
+
+
+def catalog_config(warehouse: str, *, name: str = DEFAULT_NAME) -> dict[str, str]:
+    """The session settings of the plugin: its jar (built now if need be), the catalog class
+    under ``name`` and its warehouse (a local path made absolute).
+
+    Raises:
+        TsFileCatalogError: the jar cannot be built (no JDK: the message says what to install).
+    """
+    jar = build_jar()
+    location = FileIO(warehouse).normalize(warehouse)
+    return {
+        "spark.jars": str(jar),
+        f"{_CATALOG_PREFIX}{name}": CATALOG_CLASS,
+        f"{_CATALOG_PREFIX}{name}.warehouse": location,
+    }
+
+
+def configure(
+    builder: SparkSession.Builder, *, warehouse: str, name: str = DEFAULT_NAME
+) -> SparkSession.Builder:
+    """Configure ``builder`` for the catalog plugin; returns it for chaining.
+
+    The jar must be on the classpath when the JVM starts, so this builds it now (into a cache
+    keyed by the PySpark version). Jars already given in ``spark.jars`` are kept. Call
+    :func:`register` on the session once created.
+
+    Example::
+
+        spark = tsfile_catalog.configure(SparkSession.builder, warehouse="/data/wh",
+                                         name="ts").getOrCreate()
+        tsfile_catalog.register(spark)
+        spark.sql("SELECT * FROM ts.db.weather")
+    """
+    settings = catalog_config(warehouse, name=name)
+    # The builder's options are private; spark.jars set earlier must survive this call.
+    existing = str(getattr(builder, "_options", {}).get("spark.jars") or "")
+    jars = [j for j in existing.split(",") if j]
+    if settings["spark.jars"] not in jars:
+        jars.append(settings["spark.jars"])
+    settings["spark.jars"] = ",".join(jars)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+def register(spark: SparkSession) -> None:
+    """Register the ``tsfile`` data source in ``spark``, and, when the plugin's jar is on the
+    session's classpath, hand the JVM the delegate that answers its catalogs (idempotent).
+
+    Raises:
+        TsFileCatalogError: the PySpark is too old; or a catalog is configured with the
+            plugin's class but its jar is not on the classpath (the session was started
+            before :func:`configure`).
+    """
+    _session.register(spark)
+    try:
+        jvm = spark.sparkContext._jvm
+    except (AttributeError, NotImplementedError):  # Spark Connect: no JVM in this process
+        return
+    if jvm is None:
+        return
+    from py4j.java_gateway import JavaClass  # PySpark's own dependency: here with it
+
+    client = jvm
+    for part in _CLIENT.split("."):
+        client = getattr(client, part)
+    if not isinstance(client, JavaClass):
+        configured = _configured_catalogs(spark)
+        if configured:
+            raise TsFileCatalogError(
+                f"catalog {configured[0]!r} is configured as {CATALOG_CLASS}, but the plugin's "
+                "jar is not on this session's classpath: it must be there when the JVM starts; "
+                "use tsfile_catalog.configure(builder, warehouse=...) before getOrCreate() in a "
+                "new process"
+            )
+        return
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    # Imported here: the delegate runs the Catalog's statements (sqlglot, the SQL layer).
+    from tsfile_catalog.spark_catalog.delegate import CatalogDelegate
+
+    gateway = spark.sparkContext._gateway
+    ensure_callback_server_started(gateway)
+    delegate = CatalogDelegate(spark)
+    _delegates[id(gateway)] = delegate
+    client.setDelegate(delegate)
+
+
+def _configured_catalogs(spark: SparkSession) -> list[str]:
+    names = []
+    for key, value in spark.sparkContext.getConf().getAll():
+        if key.startswith(_CATALOG_PREFIX) and value == CATALOG_CLASS:
+            names.append(key[len(_CATALOG_PREFIX) :])
+    return sorted(names)
+
+
+def local_session(
+    app_name: str = "tsfile-catalog",
+    *,
+    warehouse: str | None = None,
+    master: str = "local[2]",
+    config: dict[str, str] | None = None,
+) -> SparkSession:
+    """A local SparkSession whose Python workers run this interpreter, with ``tsfile``
+    registered; with ``warehouse``, also the catalog plugin as catalog ``tsfile``
+    (``spark.sql("SELECT * FROM tsfile.db.t")``).
+
+    Raises:
+        TsFileCatalogError: no Java; with ``warehouse``, no JDK to build the plugin with.
+    """
+    settings = {} if warehouse is None else catalog_config(warehouse)
+    spark = _session.local_session(app_name, master=master, config={**settings, **(config or {})})
+    register(spark)
+    return spark

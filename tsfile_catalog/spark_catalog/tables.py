@@ -1,0 +1,464 @@
+"""The catalog plugin's table and namespace operations, over the warehouse's one registry.
+
+Spark's ``ts.db.t`` is the registry's ``db.t`` (the one ``Catalog(spark, warehouse)`` reads),
+and the Catalog's unqualified ``t`` is ``ts.default.t``. Creating, dropping, renaming and
+altering a table run the Catalog's own statements (:meth:`Catalog.execute` with the statement
+Spark's call amounts to), so both front ends make the same checks with the same messages.
+Loading a table resolves its latest version (or the one time travel names) every time:
+nothing is cached between queries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import types as T
+
+from tsfile_catalog.datasource.types import spark_schema
+from tsfile_catalog.exceptions import (
+    OptionError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+)
+from tsfile_catalog.exec.table_scan import resolve_columns
+from tsfile_catalog.io import FileIO
+from tsfile_catalog.sql import table_options
+from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
+from tsfile_catalog.sql.statements import (
+    AlterTableAddColumns,
+    AlterTableAlterColumn,
+    AlterTableRename,
+    AlterTableSetProperties,
+    ColumnSpec,
+    CreateTable,
+    DropTable,
+    SparkType,
+    Statement,
+    TableName,
+)
+from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
+from tsfile_catalog.table.handle import Table, open_table
+from tsfile_catalog.table.ownership import check_empty, check_location
+from tsfile_catalog.table.vacuum import purge
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from tsfile_catalog.sql.catalog import Catalog
+
+__all__ = ["NamespaceError", "Warehouse", "table_name", "describe_table"]
+
+WAREHOUSE_OPTION = "warehouse"
+PROVIDER = "tsfile"
+
+# Table properties Spark sets itself on CREATE TABLE; none is a tsfile table option.
+_SPARK_RESERVED = frozenset({"provider", "location", "owner", "external", "is_managed_location"})
+_OPTION_PREFIX = "option."
+# Spark's simpleString of each type a tsfile column may have.
+_SPARK_TYPE_NAMES: dict[str, SparkType] = {
+    "boolean": "BOOLEAN",
+    "int": "INT",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "string": "STRING",
+    "date": "DATE",
+    "timestamp": "TIMESTAMP",
+    "binary": "BINARY",
+}
+
+
+class NamespaceError(SqlError):
+    """A namespace Spark named does not exist, exists already, or is not empty."""
+
+    def __init__(self, kind: str, namespace: Sequence[str], message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.namespace = list(namespace)
+
+
+def table_name(namespace: Sequence[str], name: str) -> TableName:
+    """Spark's identifier as a registry name; one namespace level (the database).
+
+    Raises:
+        SqlError: a nested or empty namespace, or a name that is not a plain identifier.
+    """
+    if len(namespace) != 1:
+        raise SqlError(
+            f"table {'.'.join([*namespace, name])!r}: a tsfile catalog table is "
+            "<catalog>.<database>.<name>, with exactly one database level"
+        )
+    return TableName(name, namespace[0])
+
+
+@dataclass
+class Warehouse:
+    """One configured catalog (``spark.sql.catalog.<name>.*``): its registry and the
+    Catalog whose statements carry out DDL."""
+
+    spark: SparkSession
+    name: str
+    options: Mapping[str, str]
+    _catalog: Catalog | None = field(default=None, init=False, repr=False)
+
+    @cached_property
+    def storage_options(self) -> dict[str, Any]:
+        return storage_options_from({k.lower(): v for k, v in self.options.items()})
+
+    @cached_property
+    def registry(self) -> Registry:
+        return Registry(self._warehouse, self.storage_options)
+
+    @property
+    def _warehouse(self) -> str:
+        for key, value in self.options.items():
+            if key.lower() == WAREHOUSE_OPTION:
+                return value
+        raise OptionError(
+            f"catalog {self.name!r} has no warehouse: set spark.sql.catalog.{self.name}."
+            f"{WAREHOUSE_OPTION} (tsfile_catalog.configure(builder, warehouse=...) does)"
+        )
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            # Imported on first DDL: the statements live with the SQL front end (sqlglot).
+            from tsfile_catalog.sql.catalog import Catalog
+
+            self._catalog = Catalog(
+                self.spark,
+                self._warehouse,
+                storage_options=self.storage_options,
+                register_views=False,
+            )
+        return self._catalog
+
+    def execute(self, statement: Statement) -> None:
+        self.catalog.execute(statement)
+
+    def storage(self, entry: TableEntry) -> dict[str, Any]:
+        """The catalog's storage options under the table's own ``fs.*`` settings."""
+        return {**self.storage_options, **table_options.storage_options(entry)}
+
+    def source_options(self, entry: TableEntry, options: Mapping[str, str]) -> dict[str, str]:
+        """``options`` for the ``tsfile`` source on ``entry``: its path and storage settings
+        (which reach Spark's Python workers inside the source options)."""
+        out = dict(options)
+        for key, value in self.storage(entry).items():
+            out[f"{STORAGE_PREFIX}{key}"] = value if isinstance(value, str) else json.dumps(value)
+        out["path"] = entry.location
+        return out
+
+    # -- namespaces -------------------------------------------------------------------------
+
+    def list_namespaces(self, parent: Sequence[str]) -> list[list[str]]:
+        if not parent:
+            return [[name] for name in self.registry.databases()]
+        self.require_namespace(parent)
+        return []
+
+    def namespace_exists(self, namespace: Sequence[str]) -> bool:
+        return len(namespace) == 1 and namespace[0].lower() in self.registry.databases()
+
+    def require_namespace(self, namespace: Sequence[str]) -> str:
+        if not self.namespace_exists(namespace):
+            raise NamespaceError(
+                "no_such_namespace", namespace, f"no namespace {'.'.join(namespace)!r}"
+            )
+        return namespace[0].lower()
+
+    def create_namespace(self, namespace: Sequence[str]) -> None:
+        if len(namespace) != 1:
+            raise SqlError(
+                f"namespace {'.'.join(namespace)!r}: the tsfile catalog has one level of "
+                "namespaces (databases)"
+            )
+        if not self.registry.create_database(namespace[0]):
+            raise NamespaceError(
+                "namespace_exists", namespace, f"namespace {namespace[0]!r} already exists"
+            )
+
+    def drop_namespace(self, namespace: Sequence[str], *, cascade: bool) -> bool:
+        if not self.namespace_exists(namespace):
+            return False
+        database = namespace[0].lower()
+        if database == DEFAULT_DATABASE:
+            raise SqlError("the default namespace cannot be dropped")
+        entries = self.registry.entries(database)
+        if entries and not cascade:
+            raise NamespaceError(
+                "namespace_not_empty",
+                namespace,
+                f"namespace {database!r} holds tables ({', '.join(e.name for e in entries)})",
+            )
+        for entry in entries:
+            self.execute(DropTable(table=TableName(entry.name, database)))
+        self.registry.drop_database(database)
+        return True
+
+    # -- tables -----------------------------------------------------------------------------
+
+    def list_tables(self, namespace: Sequence[str]) -> list[str]:
+        database = self.require_namespace(namespace)
+        return [entry.name for entry in self.registry.entries(database)]
+
+    def load(
+        self, name: TableName, *, version: str | None = None, timestamp_us: int | None = None
+    ) -> dict[str, Any]:
+        """The table's description for Spark (see :func:`describe_table`)."""
+        entry = self.registry.require(name)
+        number = None
+        if version is not None:
+            try:
+                number = int(version)
+            except ValueError:
+                raise SqlError(
+                    f"VERSION AS OF {version!r} on table {entry.display_name!r}: a version is a "
+                    "commit number (DESCRIBE HISTORY lists them)"
+                ) from None
+        try:
+            table = open_table(
+                entry.location,
+                version=number,
+                # Spark resolved TIMESTAMP AS OF to microseconds; a version is committed at or
+                # before it exactly when its millisecond is at or before the floor.
+                timestamp=None if timestamp_us is None else timestamp_us // 1000,
+                storage_options=self.storage(entry),
+            )
+        except TableNotFoundError as e:
+            raise TableNotFoundError(
+                f"table {entry.display_name!r} is registered at {entry.location}, but no table "
+                f"is there any more ({e})"
+            ) from e
+        return describe_table(self, entry, table)
+
+    def create(
+        self, name: TableName, schema: T.StructType, properties: Mapping[str, str]
+    ) -> dict[str, Any]:
+        options, table_properties, location = _split_properties(name, properties)
+        # The database outlives its last table, as Spark users expect of a namespace.
+        self.registry.create_database(name.database or DEFAULT_DATABASE)
+        columns = (
+            tuple(_column(name, f.name, f.dataType.simpleString()) for f in schema.fields)
+            if schema.fields
+            else None
+        )
+        self.execute(
+            CreateTable(
+                table=name,
+                columns=columns,
+                location=location,
+                options=options,
+                properties=table_properties,
+            )
+        )
+        return self.load(name)
+
+    def drop(self, name: TableName, *, purge: bool) -> bool:
+        if self.registry.get(name) is None:
+            return False
+        self.execute(DropTable(table=name, purge=purge))
+        return True
+
+    # -- CREATE/REPLACE ... AS SELECT: the rows are the first commit, the name comes after --
+
+    def stage(
+        self, name: TableName, mode: str, schema: T.StructType, properties: Mapping[str, str]
+    ) -> dict[str, Any]:
+        """Check a table about to be created (or replaced) from a query's rows, and the
+        options its write runs with.
+
+        ``mode`` is ``create``, ``replace`` or ``create_or_replace``. A replaced table keeps
+        its identity, history and schema: the query's rows overwrite all of its rows in one
+        commit. A new table's first commit is the write itself; :meth:`commit_staged`
+        registers the name once it is made.
+        """
+        options, table_properties, location = _split_properties(name, properties)
+        entry = self.registry.get(name)
+        if entry is not None and mode == "create":
+            raise TableExistsError(f"table {entry.display_name!r} already exists")
+        if entry is None and mode == "replace":
+            raise TableNotFoundError(f"table {name.qualified!r} is not in the catalog")
+        if entry is not None:
+            table = self.load(name)
+            return {
+                "existing": True,
+                "truncate": True,
+                "write_options": table["write_options"],
+                "table_properties": table_properties,
+            }
+        options = table_options.check_table_options(options)
+        location = location or self.registry.default_location(name)
+        self.registry.check_new(name, location)
+        new = TableEntry(name.database or DEFAULT_DATABASE, name.name, location, options)
+        io = FileIO(location, self.storage(new))
+        check_location(io, location)
+        check_empty(io, location)
+        return {
+            "existing": False,
+            "truncate": False,
+            "location": location,
+            "options": options,
+            "table_properties": table_properties,
+            "write_options": self.source_options(new, table_options.write_options(new, name.name)),
+        }
+
+    def commit_staged(
+        self,
+        name: TableName,
+        staged: Mapping[str, Any],
+        schema: T.StructType,
+        write_options: Mapping[str, str],
+    ) -> None:
+        """Register a staged new table (the table its write created, or an empty one for an
+        empty query) with its options, the write's own (``saveAsTable``'s ``tagColumns``)
+        included; set a replaced table's new properties."""
+        properties = dict(staged["table_properties"])
+        if staged["existing"]:
+            if properties:
+                self.execute(AlterTableSetProperties(table=name, properties=properties))
+            return
+        names = {key.lower() for key in table_options.TABLE_OPTIONS}
+        options = dict(staged["options"])
+        for key, value in write_options.items():
+            if key.lower() in names or key.lower().startswith((STORAGE_PREFIX, "encoding.")):
+                options.setdefault(key, value)
+        self.registry.create_database(name.database or DEFAULT_DATABASE)
+        self.execute(
+            CreateTable(
+                table=name,
+                columns=tuple(_column(name, f.name, f.dataType.simpleString()) for f in schema),
+                location=staged["location"],
+                options=options,
+                properties=properties,
+            )
+        )
+
+    def abort_staged(self, name: TableName, staged: Mapping[str, Any]) -> None:
+        """Remove what a failed create wrote: its location was empty when it was staged, and
+        no name was registered for it."""
+        if staged["existing"] or self.registry.get(name) is not None:
+            return
+        location = staged["location"]
+        new = TableEntry(name.database or DEFAULT_DATABASE, name.name, location, staged["options"])
+        try:
+            open_table(location, storage_options=self.storage(new))
+        except TableNotFoundError:
+            return
+        purge(location, storage_options=self.storage(new))
+
+    def rename(self, name: TableName, new: TableName) -> None:
+        self.execute(AlterTableRename(table=name, new_name=new))
+
+    def alter(self, name: TableName, changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Apply Spark's table changes in order, each as the Catalog's ALTER TABLE does."""
+        properties: dict[str, str] = {}
+        added: list[ColumnSpec] = []
+        for change in changes:
+            kind = change["kind"]
+            if kind == "SetProperty":
+                properties[change["property"]] = change["value"]
+            elif kind == "AddColumn" and len(change["column"]) == 1:
+                added.append(_column(name, change["column"][0], change["type"]))
+            elif kind == "UpdateColumnType" and len(change["column"]) == 1:
+                column = _column(name, change["column"][0], change["type"])
+                self.execute(AlterTableAlterColumn(table=name, column=column))
+            else:
+                raise SqlError(
+                    f"ALTER TABLE {name}: {_change_text(change)} is not supported on tsfile "
+                    "tables (supported: ADD COLUMNS, ALTER COLUMN ... TYPE to a wider type, "
+                    "SET TBLPROPERTIES, RENAME TO)"
+                )
+        if added:
+            self.execute(AlterTableAddColumns(table=name, columns=tuple(added)))
+        if properties:
+            self.execute(AlterTableSetProperties(table=name, properties=properties))
+        return self.load(name)
+
+
+def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dict[str, Any]:
+    """What Spark's table object holds: the schema scans give (``time`` a TIMESTAMP when the
+    table is read so), its properties, the pinned version a scan plans from, and the options
+    of a write into it."""
+    timestamp_as = table_options.timestamp_as(entry)
+    columns = resolve_columns(table.schema, None, what="the table")
+    schema = spark_schema(table.schema, columns, timestamp_as)
+    read = table_options.read_options(entry)
+    read["versionAsOf"] = str(table.version)
+    properties = {**table.properties, **entry.options}
+    properties[PROVIDER_PROPERTY] = PROVIDER
+    properties["location"] = entry.location
+    properties[VERSION_PROPERTY] = str(table.version)
+    return {
+        "schema": schema.json(),
+        "properties": {
+            k: v for k, v in properties.items() if not k.lower().startswith(STORAGE_PREFIX)
+        },
+        "scan": {
+            "table": entry.display_name,
+            "location": entry.location,
+            "version": table.version,
+            "unit": table_options.precision(entry),
+            "timestamp_as": timestamp_as,
+            "options": warehouse.source_options(entry, read),
+        },
+        "write_options": warehouse.source_options(
+            entry, table_options.write_options(entry, table.schema.table)
+        ),
+    }
+
+
+PROVIDER_PROPERTY = "provider"
+VERSION_PROPERTY = "tsfile.version"
+
+
+def _split_properties(
+    name: TableName, properties: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str], str | None]:
+    """Spark's CREATE TABLE properties as (table options, table properties, location).
+
+    Table options come as ``OPTIONS`` (Spark prefixes them ``option.``) or as TBLPROPERTIES
+    of an option's name (``'tagColumns' = 'city,device'``); other TBLPROPERTIES are the
+    table's properties.
+    """
+    option_names = {key.lower() for key in table_options.TABLE_OPTIONS}
+    provider = properties.get("provider")
+    if provider is not None and provider.lower() != PROVIDER:
+        raise SqlError(
+            f"CREATE TABLE {name}: the tsfile catalog holds tsfile tables only (USING tsfile), "
+            f"not {provider}"
+        )
+    options: dict[str, str] = {}
+    table_properties: dict[str, str] = {}
+    for key, value in properties.items():
+        lowered = key.lower()
+        if lowered in _SPARK_RESERVED:
+            continue
+        if lowered.startswith(_OPTION_PREFIX):
+            options[key[len(_OPTION_PREFIX) :]] = value
+        elif lowered in option_names or lowered.startswith((STORAGE_PREFIX, "encoding.")):
+            options[key] = value
+        else:
+            table_properties[key] = value
+    return options, table_properties, properties.get("location")
+
+
+def _column(table: TableName, name: str, type_name: str) -> ColumnSpec:
+    """A column Spark declared (its type as Spark's ``simpleString``)."""
+    spark_type = _SPARK_TYPE_NAMES.get(type_name)
+    if spark_type is None:
+        raise SqlError(
+            f"table {table}: column {name!r} has type {type_name}, which tsfile tables do not "
+            f"support (supported: {', '.join(sorted(_SPARK_TYPE_NAMES))})"
+        )
+    return ColumnSpec(name, spark_type)
+
+
+def _change_text(change: Mapping[str, Any]) -> str:
+    column = change.get("column")
+    return change["kind"] + (f" of column {'.'.join(column)!r}" if column else "")
