@@ -91,6 +91,9 @@ class SliceQuery(Protocol):
     @property
     def devices(self) -> tuple[tuple[str | None, ...], ...] | None: ...
 
+    @property
+    def size_bytes(self) -> int | None: ...
+
 
 def _io_for(io: FileIO, url: str) -> FileIO:
     """``io`` when ``url`` is on its file system, else one for ``url``'s scheme with the same
@@ -149,6 +152,7 @@ def read_slices(
             tag_values=pushdown.tag_dict(),
             devices=piece.devices,
             batch_rows=batch_rows,
+            size_bytes=piece.size_bytes,
         )
         part = by_path.get(piece.path)
         if part is None or part.format == TSFILE.name:
