@@ -191,17 +191,26 @@ def test_a_stream_resumes_after_expire_snapshots_and_names_a_gap(
     def stream() -> DataFrame:  # as a restarted process loads it: at the latest version
         return spark.readStream.format("tsfile").load(url).select("time")
 
-    assert sorted(r for b in _run(stream(), ck) for r in b) == [(0,), (100_000,)]
+    # Loaded at version 1, started again after EXPIRE SNAPSHOTS removed version 1.
+    reused = stream()
+    batch = spark.read.format("tsfile").load(url).select("time")
+    assert sorted(r for b in _run(reused, ck) for r in b) == [(0,), (100_000,)]
     for v in range(2, 5):
         append_rows(url, _rows(v * 100_000, 1), SCHEMA)
     # The stream's next version is 2, which stays: 2, 3 and 4 are kept.
     assert open_table(url).maintenance.expire_snapshots(retain_last=3).versions == (0, 1)
     assert _run(stream(), ck) == [[(200_000,), (300_000,), (400_000,)]]
+    append_rows(url, _rows(500_000, 1), SCHEMA)
+    # The reused DataFrame plans at the latest version; its offsets say what it reads.
+    assert _run(reused, ck) == [[(500_000,)]]
+    # A batch read's rows are its version's: that one is gone.
+    with pytest.raises(Exception, match="no version 1 any more"):
+        batch.collect()
 
     lagging = tmp_path / "lagging"
     assert _run(stream(), lagging)
-    for v in range(5, 8):
+    for v in range(6, 9):
         append_rows(url, _rows(v * 100_000, 1), SCHEMA)
-    open_table(url).maintenance.expire_snapshots(retain_last=1)  # keeps version 7 only
-    with pytest.raises(Exception, match="offset is at version 5 .* oldest version kept is 7"):
+    open_table(url).maintenance.expire_snapshots(retain_last=1)  # keeps version 8 only
+    with pytest.raises(Exception, match="offset is at version 6 .* oldest version kept is 8"):
         _run(stream(), lagging)

@@ -249,3 +249,52 @@ def test_the_scan_module_imports_no_pyspark(written: tuple[str, list[dict[str, A
     assert result.returncode == 0, result.stderr
     rows, count = result.stdout.split()
     assert int(rows) == int(count) > 0
+
+
+def _swap_test(url: str, storage_options: dict[str, Any] | None, put: Any) -> None:
+    """Parts a.tsfile and b.tsfile; b then replaced by another valid TsFile (other rows,
+    another size): reading it fails naming the file and the fix, never reads its rows with
+    the statistics of the file the table wrote."""
+    import shutil
+    import tempfile
+
+    from tsfile_catalog.exceptions import DataError
+
+    io = FileIO(url, storage_options)
+    with tempfile.TemporaryDirectory() as scratch:
+        local = Path(scratch)
+        for name, rows in (("a.tsfile", _rows(0, "paris")), ("b.tsfile", _rows(1, "rome", 5))):
+            _write(local, name, rows)
+            put(local / name, f"{url}/{name}")
+            _, part = TSFILE.read_part(
+                io, f"{url}/{name}", path=name, size_bytes=os.path.getsize(local / name)
+            )
+            append_parts(url, [part], SCHEMA, storage_options=storage_options)
+        table = open_table(url, storage_options=storage_options)
+        assert table.scan().to_arrow().num_rows == 25
+        _write(local, "other.tsfile", _rows(1, "rome", 9) + _rows(1, "oslo", 3))
+        assert os.path.getsize(local / "other.tsfile") != os.path.getsize(local / "b.tsfile")
+        put(local / "other.tsfile", f"{url}/b.tsfile")
+        shutil.rmtree(local)
+    swapped = r"TsFile part .*/b\.tsfile no longer matches the table's manifest.*DROP PART it"
+    with pytest.raises(DataError, match=swapped):
+        table.scan().to_arrow()
+    with pytest.raises(DataError, match=swapped):
+        table.scan(where="city = 'rome'", columns=["time"]).to_arrow()
+    assert table.scan(where="city = 'paris'").to_arrow().num_rows == 20  # a.tsfile still reads
+
+
+def test_a_tsfile_part_swapped_for_another_fails_its_read(tmp_path: Path) -> None:
+    import shutil
+
+    url = str(tmp_path / "t")
+    os.makedirs(url)
+    _swap_test(url, None, lambda local, target: shutil.copyfile(local, target))
+
+
+def test_a_tsfile_part_swapped_on_s3_fails_its_read(s3_table: tuple[str, dict[str, Any]]) -> None:
+    import s3fs
+
+    url, options = s3_table
+    fs = s3fs.S3FileSystem(**options)
+    _swap_test(url, options, lambda local, target: fs.put_file(str(local), target))

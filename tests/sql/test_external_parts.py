@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -270,3 +271,58 @@ def test_hive_partition_values_read_as_sparks_partition_discovery(
     assert spark.read.parquet(str(nulls)).where("city IS NULL").count() == 2
     with pytest.raises(DataError, match="city=__HIVE_DEFAULT_PARTITION__ folder holds a null"):
         add_files(url, str(nulls), format="parquet", options={"partition": "city:string"})
+
+
+@spark_test
+def test_statistics_answers_fail_once_an_external_file_changed(
+    spark: SparkSession, warehouse: Path, tmp_path: Path
+) -> None:
+    """count(*), min(time) and max(v) BY a TAG are answered from the manifest, without
+    opening the file: once the file is rewritten (more rows, a new device) they fail as a
+    read does, naming the file and the fix, instead of answering for the old file."""
+    import os
+
+    from tsfile_catalog.errors import unwrap
+
+    # small_scan_rows=0: the tables are tiny; a small scan would read (and check) the file.
+    local = Catalog(spark, str(warehouse), register_views=False, small_scan_rows=0)
+    local.sql(
+        "CREATE TABLE stamped (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'city')"
+    )
+    local.sql("INSERT INTO stamped VALUES (1, 'ts', 1.0)")
+    file = tmp_path / "a.parquet"
+    pq.write_table(pa.table({"time": [10, 11], "city": ["pq", "pq"], "temp": [2.0, 3.0]}), file)
+    local.sql(f"ALTER TABLE stamped ADD PART OPTIONS (path '{file}', format 'parquet')")
+    queries = {
+        "SELECT count(*) AS n FROM stamped": [(3,)],
+        "SELECT min(time) AS t FROM stamped": [(1,)],
+        "SELECT city, max(temp) AS m FROM stamped GROUP BY city": [("pq", 3.0), ("ts", 1.0)],
+        # Not a statistics answer (ORDER BY): a partial aggregate, whose planning answers the
+        # devices wholly inside the WHERE from statistics.
+        "SELECT city, count(*) AS n FROM stamped GROUP BY city ORDER BY city": [
+            ("pq", 2),
+            ("ts", 1),
+        ],
+    }
+    for query, rows in queries.items():
+        assert sorted(tuple(r) for r in local.sql(query).collect()) == rows, query
+    added = file.stat()
+    pq.write_table(
+        pa.table({"time": [10, 11, 12], "city": ["pq", "pq", "new"], "temp": [2.0, 3.0, 9.0]}),
+        file,
+    )
+    # The modification time it had when added: its size alone tells.
+    os.utime(file, ns=(added.st_atime_ns, added.st_mtime_ns))
+    for query in queries:
+        with pytest.raises(Exception) as failed:  # noqa: PT011 - unwrapped below
+            local.sql(query).collect()
+        error = unwrap(failed.value)
+        assert isinstance(error, DataError), (query, failed.value)
+        assert re.search(r"a\.parquet \(parquet\) changed after ADD PART.*re-add it", str(error))
+    # Internal parts alone are still answered from statistics.
+    assert local.sql("SELECT count(*) AS n FROM stamped WHERE city = 'ts'").collect()[0].n == 1
+    local.sql(f"ALTER TABLE stamped DROP PART '{file}'")
+    local.sql(f"ALTER TABLE stamped ADD PART OPTIONS (path '{file}', format 'parquet')")
+    assert local.sql("SELECT count(*) AS n FROM stamped").collect()[0].n == 4
+    local.sql("DROP TABLE stamped")

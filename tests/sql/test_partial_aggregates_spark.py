@@ -289,9 +289,9 @@ def test_q7_reads_only_parts_straddling_a_bucket_or_the_where(
     opened: list[str] = []
     real = tsfile_format.opened
 
-    def counting(io: Any, url: str) -> Any:
+    def counting(io: Any, url: str, **kwargs: Any) -> Any:
         opened.append(url.rsplit("/", 1)[-1])
-        return real(io, url)
+        return real(io, url, **kwargs)
 
     monkeypatch.setattr(tsfile_format, "opened", counting)
     partitions = reader.partitions()

@@ -332,9 +332,9 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     urls: list[str] = []
     real = tsfile_format.opened
 
-    def counting(io: Any, url: str) -> Any:
+    def counting(io: Any, url: str, **kwargs: Any) -> Any:
         urls.append(url)
-        return real(io, url)
+        return real(io, url, **kwargs)
 
     monkeypatch.setattr(tsfile_format, "opened", counting)
     return urls

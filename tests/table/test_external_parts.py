@@ -291,6 +291,10 @@ def test_external_parts_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
         )
     with pytest.raises(DataError, match=r"a\.parquet \(parquet\) changed after ADD PART"):
         list(read_slices(scan, slices, ScanPushdown(), ["time", "city"]))
+    # So does a count from statistics alone (one HEAD per object, both parts at once).
+    with pytest.raises(DataError, match=r"a\.parquet \(parquet\) changed after ADD PART"):
+        table.scan().count()
+    assert table.scan(where="city = 'b'").count() == 1  # b.parquet is unchanged
 
 
 def test_add_files_reports_progress_per_file(tmp_path: Path) -> None:
@@ -356,9 +360,15 @@ def test_a_file_rewritten_after_add_part_fails_its_read(tmp_path: Path, fmt: str
     write_checkpoint(FileIO(url), url, open_table(url).snapshot)
     assert stamp is not None and open_table(url).parts()[0].source_stamp == stamp
     assert _rows(url) == [(1, "x", 1.0), (2, "x", 1.0)]
+    assert open_table(url).scan().count() == 2
     put([1, 2, 3], ["x", "x", "new"])  # same schema, more rows, a new device
     with pytest.raises(DataError, match=rf"a\.{fmt} \({fmt}\) changed after ADD PART.*re-add it"):
         _rows(url)
+    # Counted from statistics alone (no file opened), it fails the same way.
+    scan = open_table(url).scan()
+    assert "2 from statistics" in scan.explain()
+    with pytest.raises(DataError, match=rf"a\.{fmt} \({fmt}\) changed after ADD PART.*re-add it"):
+        scan.count()
     drop_parts(url, str(file))
     add_files(url, str(file), format=fmt)
     assert _rows(url) == [(1, "x", 1.0), (2, "x", 1.0), (3, "new", 1.0)]
@@ -373,6 +383,11 @@ def test_a_same_sized_rewrite_is_caught_by_its_stamp(tmp_path: Path) -> None:
     os.utime(file, ns=(file.stat().st_atime_ns, file.stat().st_mtime_ns + 5_000_000))
     with pytest.raises(DataError, match=r"a\.csv \(csv\) changed after ADD PART"):
         _rows(url)
+    with pytest.raises(DataError, match=r"a\.csv \(csv\) changed after ADD PART"):
+        open_table(url).scan().count()
+    file.unlink()
+    with pytest.raises(DataError, match=r"a\.csv \(csv\) is missing .*DROP PART it"):
+        open_table(url).scan().count()
 
 
 def test_parts_recorded_without_a_stamp_still_read(tmp_path: Path) -> None:

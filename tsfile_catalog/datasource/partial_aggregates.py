@@ -29,6 +29,7 @@ from tsfile_catalog.datasource.reader import (
 )
 from tsfile_catalog.datasource.types import spark_schema, to_output
 from tsfile_catalog.exec.partial_aggregates import partial_aggregates
+from tsfile_catalog.exec.read import check_sources
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.time_buckets import buckets_of
 from tsfile_catalog.metadata.expressions import Expr, TimestampAs
@@ -99,6 +100,11 @@ class TsFilePartialReader(TsFileScanReader):
         # The very function the read path buckets rows with (session zone and DST included).
         of = buckets_of(bucket, unit) if bucket is not None else None
         split = split_by_stats(scan.schema, parts, pushdown, self._spec, of)
+        # Parts answered wholly from statistics open no file: check them here (the rest are
+        # checked when read).
+        still_read = {p.path for p in split.parts}
+        answered = split.narrowed - still_read
+        check_sources(scan.io, (p for p in parts if p.path in answered))
         groups = partition_slices(scan, pushdown, split.parts, options)
         groups = narrow_slices(groups, split.parts, split.narrowed)
         out: list[InputPartition] = [TsFilePartition(i, g) for i, g in enumerate(groups)]

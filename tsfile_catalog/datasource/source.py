@@ -43,7 +43,7 @@ from tsfile_catalog.datasource.types import project_user_schema, spark_schema
 from tsfile_catalog.datasource.watermark import stream_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.discovery import scan_location
-from tsfile_catalog.exceptions import OptionError, SchemaMismatchError
+from tsfile_catalog.exceptions import OptionError, SchemaMismatchError, VersionNotFoundError
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.expressions import Expr, bind
@@ -206,6 +206,7 @@ class TsFileDataSource(DataSource):
                 "options 'versionAsOf'/'timestampAsOf' pin one version, which a stream never "
                 "does; use 'startingVersion' or 'startingTimestamp'"
             )
+        self._unpin_expired()
         if self._scan.version is None:
             raise OptionError(
                 f"spark.readStream needs a table with a manifest: {self._read_options.path} is "
@@ -220,6 +221,20 @@ class TsFileDataSource(DataSource):
             self._batch_schema(),
             self._where,
         )
+
+    def _unpin_expired(self) -> None:
+        """A stream plans at the latest version when the one ``load()`` pinned was expired
+        since (a DataFrame loaded before ``EXPIRE SNAPSHOTS`` and started after it): its
+        offsets, not that version, decide what it reads; the pinned version only gave the
+        schema, which the stream's own schema check compares again. Batch reads keep
+        refusing an expired version (their rows are that version's)."""
+        if self.__dict__.get("_pinned_version") is None or "_scan" in self.__dict__:
+            return
+        try:
+            self._scan  # noqa: B018 - resolves (and caches) the pinned version
+        except VersionNotFoundError:
+            latest = replace(self._read_options, version_as_of=None, timestamp_as_of=None)
+            self.__dict__["_scan"] = resolve(latest)
 
     @cached_property
     def _write_options(self) -> dict[str, str]:

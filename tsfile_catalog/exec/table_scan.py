@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pyarrow as pa
 
 from tsfile_catalog.exceptions import OptionError, PredicateError
-from tsfile_catalog.exec.read import read_slices
+from tsfile_catalog.exec.read import check_sources, read_slices
 from tsfile_catalog.exec.source import ResolvedScan, TableVersion
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import (
@@ -244,8 +244,17 @@ class TableScan:
 
     @property
     def metadata_count(self) -> int | None:
-        """The row count from part statistics alone, when they make it exact, else None."""
-        return metadata_count(self._plan)
+        """The row count from part statistics alone, when they make it exact, else None.
+
+        Raises:
+            DataError: an external part it counts changed after ``ADD PART`` (one metadata
+                request per external part kept; see
+                :func:`~tsfile_catalog.exec.read.check_sources`).
+        """
+        known = metadata_count(self._plan)
+        if known is not None:
+            check_sources(self._table.io, self._plan.parts)
+        return known
 
     def count(self) -> int:
         """The number of rows: from statistics when exact, else by reading ``time`` (plus the
@@ -279,6 +288,6 @@ class TableScan:
         lines.append(f"parts: {len(plan.parts)} of {total} read, {len(plan.pruned)} pruned")
         lines.extend(f"  read   {p.path} ({p.row_count} rows)" for p in plan.parts)
         lines.extend(f"  pruned {p.path} ({p.row_count} rows)" for p in plan.pruned)
-        known = self.metadata_count
+        known = metadata_count(plan)  # what count() would do, without checking files
         lines.append("count(): " + ("by reading" if known is None else f"{known} from statistics"))
         return "\n".join(lines)

@@ -49,7 +49,9 @@ class ScanSlice:
     """One query on one file: ``time`` plus ``columns``, inside a time range and device set.
 
     ``tag_values`` keeps rows whose TAG is one of the given values; ``devices`` (TAG tuples in
-    ``tag_names`` order, ``None`` for a null TAG) keeps only those devices.
+    ``tag_names`` order, ``None`` for a null TAG) keeps only those devices. ``size_bytes`` is
+    the file's size as the manifest records it: a TsFile part of another size is not the file
+    the table wrote, and fails its read (None: not checked; external parts have their stamp).
     """
 
     columns: tuple[str, ...]
@@ -59,6 +61,7 @@ class ScanSlice:
     tag_values: Mapping[str, frozenset[str]] = field(default_factory=dict)
     devices: tuple[tuple[str | None, ...], ...] | None = None
     batch_rows: int = 65_536
+    size_bytes: int | None = None
 
 
 class FileFormat(Protocol[SettingsT_contra]):

@@ -303,6 +303,8 @@ def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) 
     """Refuse to read an external part whose file is no longer the one its statistics
     describe: another size, modification time or ETag than at ``ADD PART``, or another row
     count in its footer. Parts recorded without a stamp are checked by their footer only.
+    Without ``footer_rows`` (an answer from statistics, which opens no file) this costs one
+    metadata request (two ``stat`` calls locally).
 
     Raises:
         DataError: naming the file and the fix (drop the part and add the file again).
@@ -311,7 +313,13 @@ def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) 
     if footer_rows is not None and footer_rows != part.row_count:
         changed = f"it holds {footer_rows} rows, {part.row_count} when it was added"
     elif part.source_stamp is not None:
-        now = content_stamp(io, part.path)
+        try:
+            now = content_stamp(io, part.path)
+        except FileNotFoundError as e:
+            raise DataError(
+                f"external part {part.path} ({part.format}) is missing (removed or moved after "
+                "ADD PART): put it back, or ALTER TABLE … DROP PART it"
+            ) from e
         if now != part.source_stamp:
             changed = f"it is now {now}, {part.source_stamp} when it was added"
     if changed is not None:

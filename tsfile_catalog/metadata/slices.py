@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
@@ -32,12 +32,29 @@ MIN_PARTITION_ROWS = 65_536
 
 @dataclass(frozen=True, slots=True)
 class FileSlice:
-    """One TsFile query: a part, optionally narrowed to some devices or a time sub-range."""
+    """One TsFile query: a part, optionally narrowed to some devices or a time sub-range.
+
+    ``size_bytes`` is the part's size as the manifest records it, so a read can tell a file
+    replaced since (None: not checked). It says which file, not which rows: slices compare
+    equal without it.
+    """
 
     path: str
     time_min: int
     time_max: int
     devices: tuple[tuple[str | None, ...], ...] | None = None
+    size_bytes: int | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        part: PartFile,
+        time_min: int,
+        time_max: int,
+        devices: tuple[tuple[str | None, ...], ...] | None = None,
+    ) -> FileSlice:
+        """A slice of ``part`` (its path and recorded size; a size of 0 is not checked)."""
+        return cls(part.path, time_min, time_max, devices, part.size_bytes or None)
 
 
 def matching_devices(
@@ -97,18 +114,18 @@ def plan_slices(
         pieces = math.ceil(rows / target_rows) if rows > target_rows else 1
         if pieces > 1 and devices is not None and len(devices) > 1:
             for group in _device_groups(devices, min(pieces, len(devices))):
-                out.append([FileSlice(part.path, lo, hi, tuple(d.tags for d in group))])
+                out.append([FileSlice.of(part, lo, hi, tuple(d.tags for d in group))])
             continue
         if pieces > 1 and part.min_time is not None and part.max_time is not None:
             start, stop = max(lo, part.min_time), min(hi, part.max_time)
             width = max(1, math.ceil((stop - start + 1) / pieces))
             for begin in range(start, stop + 1, width):
-                out.append([FileSlice(part.path, begin, min(stop, begin + width - 1))])
+                out.append([FileSlice.of(part, begin, min(stop, begin + width - 1))])
             continue
         if pending and pending_rows + rows > target_rows:
             out.append(pending)
             pending, pending_rows = [], 0
-        pending.append(FileSlice(part.path, lo, hi))
+        pending.append(FileSlice.of(part, lo, hi))
         pending_rows += rows
     if pending:
         out.append(pending)

@@ -176,7 +176,7 @@ def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> Aggregat
         if not part.row_count:
             continue
         if part.devices is None:
-            reads.append(FileSlice(part.path, lo, hi))
+            reads.append(FileSlice.of(part, lo, hi))
             continue
         straddling: list[tuple[str | None, ...]] = []
         for device in part.devices:
@@ -191,7 +191,7 @@ def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> Aggregat
             else:
                 straddling.append(device.tags)
         if straddling:
-            reads.append(FileSlice(part.path, lo, hi, tuple(straddling)))
+            reads.append(FileSlice.of(part, lo, hi, tuple(straddling)))
     return AggregatePlan(tuple(known), tuple(reads))
 
 

@@ -34,6 +34,7 @@ from tsfile_catalog.datasource.options import WRITE_OPTIONS_KEY
 from tsfile_catalog.datasource.types import local_relation
 from tsfile_catalog.discovery import scan_location
 from tsfile_catalog.exceptions import PredicateError, TableNotFoundError, TsFileCatalogError
+from tsfile_catalog.exec.read import check_sources
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.inspect import Result
@@ -451,6 +452,8 @@ def _metadata_count(tables: Tables, resolved: _Resolved, query: exp.Query) -> Da
     rows = metadata_count(plan) if plan is not None else None
     if rows is None:
         return None
+    assert plan is not None
+    check_sources(resolved.get(entry, ref.time_travel).io, plan.parts)
     item = query.expressions[0]
     name = item.alias if isinstance(item, exp.Alias) else "count(1)"
     schema = T.StructType([T.StructField(name, T.LongType(), nullable=False)])

@@ -38,6 +38,7 @@ from tsfile_catalog.datasource.types import (
     to_output,
 )
 from tsfile_catalog.exceptions import DataError
+from tsfile_catalog.exec.read import check_sources
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.stats_aggregates import read_device_stats
 from tsfile_catalog.metadata.expressions import TimeUnit
@@ -188,6 +189,9 @@ def answer(
     planned = plan_aggregates(plan, found.aggregates)
     if planned is None:
         return None
+    # The parts read are checked by their read; the others answer from statistics alone.
+    read = {piece.path for piece in planned.reads}
+    check_sources(scan.io, (p for p in plan.parts if p.path not in read))
     devices = list(planned.known)
     if planned.reads:
         wanted = {a.column for a in found.aggregates}

@@ -40,6 +40,7 @@ from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemoveP
 from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import DataType, TableSchema
+from tsfile_catalog.metadata.slices import FileSlice
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.commits import commit
 
@@ -99,19 +100,11 @@ def read_part_rows(table: Table, part: PartFile) -> pa.Table:
     the part lacks as nulls), through the shared read path."""
     scan = ResolvedScan(table.location, table.schema, (part,), table.version, io=table.io)
     columns = list(table.schema.names)
-    whole = _WholePart(part.path)
+    whole = FileSlice.of(part, INT64_MIN, INT64_MAX)  # checked against its recorded size
     tables = list(read_slices(scan, [whole], ScanPushdown(), columns))
     if not tables:
         return _empty(table.schema)
     return pa.concat_tables(tables)
-
-
-@dataclass(frozen=True, slots=True)
-class _WholePart:
-    path: str
-    time_min: int = INT64_MIN
-    time_max: int = INT64_MAX
-    devices: tuple[tuple[str | None, ...], ...] | None = None
 
 
 def _empty(schema: TableSchema) -> pa.Table:

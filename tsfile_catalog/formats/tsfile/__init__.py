@@ -81,7 +81,7 @@ class TsFileFormat:
             return schema, part_from_reader(reader, schema, path, size_bytes, fmt=self.name)
 
     def scan(self, io: FileIO, url: str, table: str, piece: ScanSlice) -> Iterator[pa.Table]:
-        with opened(io, url) as reader:
+        with opened(io, url, size_bytes=piece.size_bytes) as reader:
             # A part written before a FIELD column was added lacks it; the caller fills nulls.
             file_schema = read_table_schema(reader, url, table)
             present = [c for c in piece.columns if file_schema.column(c) is not None]

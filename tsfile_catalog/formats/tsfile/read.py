@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import math
+import os
 from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 import pyarrow as pa
 
 from tsfile_catalog.exceptions import (
+    DataError,
     OptionError,
     SchemaError,
     TableNotFoundError,
@@ -54,18 +56,38 @@ __all__ = [
 
 
 @contextlib.contextmanager
-def opened(io: FileIO, url: str) -> Iterator[Any]:
+def opened(io: FileIO, url: str, *, size_bytes: int | None = None) -> Iterator[Any]:
     """An open native reader on ``url``: a plain path locally (native I/O), otherwise a
-    seekable fsspec file object, so remote files are read without a local copy."""
+    seekable fsspec file object, so remote files are read without a local copy.
+
+    With ``size_bytes`` (the part's size in the manifest), a file of another size is refused:
+    a part replaced by another TsFile, even a valid one, would otherwise be read with the
+    statistics of the file the table wrote. The size comes with the remote file object (its
+    open already asked the store: no extra request); locally it is one ``stat`` (about 5 µs).
+
+    Raises:
+        DataError: the file's size is not ``size_bytes``, naming the file and the fix.
+    """
     tsfile = native()
 
     handle: IO[bytes] | None = None
     try:
         if io.is_local:
-            reader = tsfile.TsFileReader(io.normalize(url))
+            path = io.normalize(url)
+            if size_bytes is not None:
+                # The native reader opens the path itself: one stat of it, as its open does.
+                _check_size(url, os.stat(path).st_size, size_bytes)
+            reader = tsfile.TsFileReader(path)
         else:
             handle = io.open_input(url)
+            if size_bytes is not None:
+                known = getattr(handle, "size", None)  # fsspec's files learn it on open
+                _check_size(url, known if isinstance(known, int) else io.size(url), size_bytes)
             reader = tsfile.TsFileReader(handle)
+    except DataError:
+        if handle is not None:
+            handle.close()
+        raise
     except Exception as e:  # the native layer raises its own hierarchy (and plain ones)
         if handle is not None:
             handle.close()
@@ -76,6 +98,15 @@ def opened(io: FileIO, url: str) -> Iterator[Any]:
         reader.close()
         if handle is not None:
             handle.close()
+
+
+def _check_size(url: str, actual: int, recorded: int) -> None:
+    if actual != recorded:
+        raise DataError(
+            f"TsFile part {url} no longer matches the table's manifest: it is {actual} bytes, "
+            f"the manifest records {recorded} (the file was replaced or changed after it was "
+            "written): restore it from a backup, or ALTER TABLE … DROP PART it"
+        )
 
 
 def read_table_schema(reader: Any, where: str, table: str | None) -> TableSchema:
