@@ -320,9 +320,24 @@ def test_statistics_answers_fail_once_an_external_file_changed(
         error = unwrap(failed.value)
         assert isinstance(error, DataError), (query, failed.value)
         assert re.search(r"a\.parquet \(parquet\) changed after ADD PART.*re-add it", str(error))
-    # Internal parts alone are still answered from statistics.
-    assert local.sql("SELECT count(*) AS n FROM stamped WHERE city = 'ts'").collect()[0].n == 1
+    # Filters that the old statistics say skip the file fail too: the rewrite may have added
+    # rows they match (here: time 12, city 'new'), which a skipped file would silently lose.
+    for query in (
+        "SELECT * FROM stamped WHERE time >= 12",
+        "SELECT * FROM stamped WHERE city = 'new'",
+        "SELECT count(*) AS n FROM stamped WHERE city = 'ts'",
+    ):
+        with pytest.raises(Exception) as failed:  # noqa: PT011 - unwrapped below
+            local.sql(query).collect()
+        assert re.search(
+            r"a\.parquet \(parquet\) changed after ADD PART", str(unwrap(failed.value))
+        )
+    with pytest.raises(DataError, match=r"a\.parquet \(parquet\) changed after ADD PART"):
+        open_table(str(warehouse / "stamped")).scan(where="time >= 12").to_arrow()
     local.sql(f"ALTER TABLE stamped DROP PART '{file}'")
     local.sql(f"ALTER TABLE stamped ADD PART OPTIONS (path '{file}', format 'parquet')")
     assert local.sql("SELECT count(*) AS n FROM stamped").collect()[0].n == 4
+    assert [tuple(r) for r in local.sql("SELECT * FROM stamped WHERE time >= 12").collect()] == [
+        (12, "new", 9.0)
+    ]
     local.sql("DROP TABLE stamped")

@@ -29,8 +29,8 @@ from tsfile_catalog.datasource.reader import (
 )
 from tsfile_catalog.datasource.types import spark_schema, to_output
 from tsfile_catalog.exec.partial_aggregates import partial_aggregates
-from tsfile_catalog.exec.read import check_sources
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.stamps import check_sources
 from tsfile_catalog.exec.time_buckets import buckets_of
 from tsfile_catalog.metadata.expressions import Expr, TimestampAs
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState

@@ -38,6 +38,7 @@ from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.stamps import check_skipped_sources
 from tsfile_catalog.formats.base import coalesce_tables
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
@@ -83,6 +84,7 @@ def prune_scan(
     if not options.pushdown:
         return ScanPushdown(residual=predicate), scan.parts
     plan = plan_bound(scan.schema, scan.parts, predicate, candidates=scan.candidates)
+    check_skipped_sources(scan.io, scan.parts, plan.parts)
     return plan.pushdown, plan.parts
 
 

@@ -10,20 +10,17 @@ columns as int64 in the table's precision); converting to Spark's types is the c
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Protocol
 
 import pyarrow as pa
 
 from tsfile_catalog.exec.arrow_filter import apply_filter
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.stamps import io_for
 from tsfile_catalog.formats.base import NORMALIZED_ARROW, ScanSlice
-from tsfile_catalog.formats.external import check_unchanged
 from tsfile_catalog.formats.registry import external_format
 from tsfile_catalog.formats.tsfile import TSFILE
-from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import ScanPushdown, columns_of
-from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 
 __all__ = [
@@ -32,11 +29,9 @@ __all__ = [
     "normalize",
     "read_slices",
     "scan_columns",
-    "check_sources",
 ]
 
 # Metadata requests in flight at once when checking many external parts on an object store.
-_CHECK_THREADS = 16
 
 
 def normalize(raw: pa.Table, target: TableSchema, columns: Sequence[str]) -> pa.Table:
@@ -95,34 +90,6 @@ class SliceQuery(Protocol):
     def size_bytes(self) -> int | None: ...
 
 
-def _io_for(io: FileIO, url: str) -> FileIO:
-    """``io`` when ``url`` is on its file system, else one for ``url``'s scheme with the same
-    storage options (an external part may live on another store than the table)."""
-    other = FileIO(url, io.storage_options)
-    return io if other.protocol == io.protocol else other
-
-
-def check_sources(io: FileIO, parts: Iterable[PartFile]) -> None:
-    """Refuse an answer computed from the statistics of ``parts`` (a ``count(*)`` or
-    ``min``/``max`` that opens no file) when an external one among them changed after
-    ``ADD PART``, with the error a read of it gives
-    (:func:`~tsfile_catalog.formats.external.check_unchanged`). One metadata request per
-    external part, several at once on an object store; internal parts are not checked here
-    (only this table writes them; a read compares their size with the manifest's).
-
-    Raises:
-        DataError: naming the first changed or missing file and the fix.
-    """
-    checks = [(_io_for(io, p.path), p) for p in parts if p.external and p.source_stamp is not None]
-    if len(checks) <= 1 or all(part_io.is_local for part_io, _ in checks):
-        for part_io, part in checks:
-            check_unchanged(part_io, part)
-        return
-    with ThreadPoolExecutor(min(_CHECK_THREADS, len(checks))) as pool:
-        # list(): waits for all; the first failure in part order is raised here.
-        list(pool.map(lambda pair: check_unchanged(*pair), checks))
-
-
 def read_slices(
     scan: ResolvedScan,
     slices: Iterable[SliceQuery],
@@ -161,7 +128,7 @@ def read_slices(
             # External parts (Parquet, ORC, CSV added in place) map their own columns, time
             # representation and partition folders to the table's raw domain.
             adapter = external_format(part.format, part=part.path)
-            raws = adapter.scan(_io_for(io, part.path), part, scan.schema, query)
+            raws = adapter.scan(io_for(io, part.path), part, scan.schema, query)
         for raw in raws:
             table = apply_filter(normalize(raw, scan.schema, needed), pushdown.residual)
             if table.num_rows:

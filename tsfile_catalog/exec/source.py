@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from tsfile_catalog.exec.stamps import check_skipped_sources
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
@@ -112,4 +113,8 @@ class ResolvedScan:
         and ``timestamp_as``: a plain path's parts carry the statistics its footers hold."""
         self.check_plannable()
         context = BindContext(unit=self.unit, timestamp_as=self.timestamp_as, time_zone=time_zone)
-        return plan_scan(self.schema, self.parts, where, context, candidates=self.candidates)
+        plan = plan_scan(self.schema, self.parts, where, context, candidates=self.candidates)
+        # An external part pruned by statistics its file no longer matches would silently
+        # drop the rows a rewrite added: refused as a read of it would be.
+        check_skipped_sources(self.io, self.parts, plan.parts)
+        return plan

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, TypeVar
 import pyarrow as pa
 
 from tsfile_catalog.exceptions import OptionError, PredicateError
-from tsfile_catalog.exec.read import check_sources, read_slices
+from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan, TableVersion
+from tsfile_catalog.exec.stamps import check_skipped_sources, check_sources
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import (
     INT64_MAX,
@@ -156,6 +157,7 @@ class TableScan:
             )
         # table.parts() lists the snapshot's parts in order, as the index does.
         self._plan = plan_bound(schema, table.snapshot.parts, bound, candidates=table.candidates)
+        check_skipped_sources(table.io, table.snapshot.parts, self._plan.parts)
         if rows_per_task is None:
             share = -(-sum(p.row_count for p in self._plan.parts) // self._workers)
             rows_per_task = max(MIN_ROWS_PER_TASK, min(MAX_ROWS_PER_TASK, share))

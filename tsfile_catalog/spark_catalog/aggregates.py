@@ -19,6 +19,7 @@ from typing import Any
 from pyspark.sql import types as T
 
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.stamps import check_skipped_sources
 from tsfile_catalog.exec.stats_aggregates import read_device_stats
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
@@ -104,6 +105,8 @@ def push_aggregation(
     bound = None if where is None else ex.bind(parse_predicate(where), schema, context)
     resolved = ResolvedScan.of_table(table, unit=scan["unit"], timestamp_as=scan["timestamp_as"])
     plan = plan_bound(schema, resolved.parts, bound, candidates=resolved.candidates)
+    # Answered from statistics: every external part must still be the file they describe.
+    check_skipped_sources(resolved.io, resolved.parts, ())
     planned = plan_aggregates(plan, wanted)
     if planned is None:
         return None

@@ -34,8 +34,8 @@ from tsfile_catalog.datasource.options import WRITE_OPTIONS_KEY
 from tsfile_catalog.datasource.types import local_relation
 from tsfile_catalog.discovery import scan_location
 from tsfile_catalog.exceptions import PredicateError, TableNotFoundError, TsFileCatalogError
-from tsfile_catalog.exec.read import check_sources
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.stamps import check_sources
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.expressions import needs_time_zone

@@ -38,8 +38,8 @@ from tsfile_catalog.datasource.types import (
     to_output,
 )
 from tsfile_catalog.exceptions import DataError
-from tsfile_catalog.exec.read import check_sources
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.exec.stamps import check_sources
 from tsfile_catalog.exec.stats_aggregates import read_device_stats
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.scan import ScanPlan
