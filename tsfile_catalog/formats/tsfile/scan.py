@@ -21,13 +21,14 @@ from tsfile_catalog.metadata.schema import TIME_COLUMN
 __all__ = ["NATIVE_BLOCK_ROWS", "scan_file"]
 
 # The ``batch_size`` of native queries. The 2.5 reader hands out one block per device (or per
-# this many rows of one device), and its cost per block grows with ``batch_size`` whatever
-# the block holds: it sizes each block's columns for ``batch_size`` rows. With the callers'
-# 65,536 and devices of about a thousand rows per part, that room was most of the cost of
-# reading time, a TAG and a FIELD (what looked like the per-row cost of TAG columns) and a
-# large share of a full-row read. A few
-# thousand rows keep the room small while the per-block cost of the Arrow hand-off stays low;
-# blocks are coalesced to the caller's ``batch_rows`` afterwards either way.
+# this many rows of one device) and sizes every column of every block for ``batch_size`` rows,
+# however few the block holds. At 65,536 a numeric column's buffer is 512 KiB, beyond glibc's
+# default mmap threshold: depending on the allocator's state (it varies from process to
+# process) each block of a device of a thousand rows then costs fresh, zeroed pages per
+# column, and that, not decoding, was most of the cost of reading time + a TAG + a FIELD (it
+# looked like the per-row cost of TAG columns). At 4,096 rows the buffers stay small heap
+# allocations while the per-block cost of the Arrow hand-off stays low; blocks are coalesced
+# to the caller's ``batch_rows`` afterwards either way.
 NATIVE_BLOCK_ROWS = 4_096
 
 
