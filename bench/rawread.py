@@ -1,10 +1,11 @@
 """In-process read throughput: the native reader alone, and the data source's own read path.
 
 Neither involves Spark: ``native`` is ``tsfile.TsFileReader.query_table`` + ``read_arrow_batch``
-over every part (the floor the Spark path can approach); ``datasource`` runs exactly what a
-Spark Python worker runs (``TsFileScanReader.read`` on each planned partition) but keeps the
-Arrow batches in this process, so Spark-path time minus this is the cost of Spark's Python
-worker hand-off. Both are single-threaded; Spark uses every core.
+over every part, in native blocks of the size every scan uses (the floor the Spark path can
+approach); ``datasource`` runs exactly what a Spark Python worker runs
+(``TsFileScanReader.read`` on each planned partition) but keeps the Arrow batches in this
+process, so Spark-path time minus this is the cost of Spark's Python worker hand-off. Both are
+single-threaded; Spark uses every core.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def native_scan(path: str, columns: Sequence[str]) -> dict[str, Any]:
     """Rows/s of the raw reader over every part of the table at ``path``."""
     import tsfile
 
+    from tsfile_catalog.formats.tsfile.scan import NATIVE_BLOCK_ROWS
     from tsfile_catalog.table import open_table
 
     table = open_table(path)
@@ -36,7 +38,7 @@ def native_scan(path: str, columns: Sequence[str]) -> dict[str, Any]:
                 list(columns),
                 start_time=part.min_time,
                 end_time=part.max_time,
-                batch_size=65_536,
+                batch_size=NATIVE_BLOCK_ROWS,
             )
             try:
                 while (batch := result.read_arrow_batch()) is not None:

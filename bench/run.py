@@ -311,6 +311,7 @@ def _bench_inprocess(path: str, slowest: Query) -> dict[str, Any]:
         slowest_options["where"] = slowest.where
     return {
         "native_all_columns": native_scan(path, all_columns),
+        "native_all_fields": native_scan(path, list(FIELD_COLUMNS)),
         "native_f_double": native_scan(path, ["f_double"]),
         "datasource_f_double": datasource_scan(path, {"columns": "f_double"}),
         "datasource_slowest_query": {"query": slowest.id, **datasource_scan(path, slowest_options)},
