@@ -28,6 +28,7 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.sql import table_options
+from tsfile_catalog.sql.query import open_entry
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     AlterTableAddColumns,
@@ -221,20 +222,14 @@ class Warehouse:
                     f"VERSION AS OF {version!r} on table {entry.display_name!r}: a version is a "
                     "commit number (DESCRIBE HISTORY lists them)"
                 ) from None
-        try:
-            table = open_table(
-                entry.location,
-                version=number,
-                # Spark resolved TIMESTAMP AS OF to microseconds; a version is committed at or
-                # before it exactly when its millisecond is at or before the floor.
-                timestamp=None if timestamp_us is None else timestamp_us // 1000,
-                storage_options=self.storage(entry),
-            )
-        except TableNotFoundError as e:
-            raise TableNotFoundError(
-                f"table {entry.display_name!r} is registered at {entry.location}, but no table "
-                f"is there any more ({e})"
-            ) from e
+        table = open_entry(
+            entry,
+            self.storage(entry),
+            version=number,
+            # Spark resolved TIMESTAMP AS OF to microseconds; a version is committed at or
+            # before it exactly when its millisecond is at or before the floor.
+            timestamp=None if timestamp_us is None else timestamp_us // 1000,
+        )
         return describe_table(self, entry, table)
 
     def create(

@@ -167,18 +167,7 @@ class Tables:
     def open(self, entry: TableEntry, travel: TimeTravel | None = None) -> Table:
         """The registered table of ``entry``, at ``travel``'s version."""
         version, timestamp = self.travel(travel)
-        try:
-            return open_table(
-                entry.location,
-                version=version,
-                timestamp=timestamp,
-                storage_options=self.storage(entry),
-            )
-        except TableNotFoundError as e:
-            raise TableNotFoundError(
-                f"table {entry.display_name!r} is registered at {entry.location}, but no table "
-                f"is there any more ({e})"
-            ) from e
+        return open_entry(entry, self.storage(entry), version=version, timestamp=timestamp)
 
     def resolve(self, entry: TableEntry, travel: TimeTravel | None = None) -> ResolvedScan:
         """What a reference reads: a registered table (:meth:`open`), or whatever a URL
@@ -290,6 +279,26 @@ class _Resolved:
         if key not in self._scans:
             self._scans[key] = self._tables.resolve(entry, travel)
         return self._scans[key]
+
+
+def open_entry(
+    entry: TableEntry,
+    storage_options: Mapping[str, Any],
+    *,
+    version: int | None = None,
+    timestamp: int | None = None,
+) -> Table:
+    """The table registered as ``entry`` (at ``version`` or epoch-ms ``timestamp``), or an
+    error naming the registered name when its location holds no table any more."""
+    try:
+        return open_table(
+            entry.location, version=version, timestamp=timestamp, storage_options=storage_options
+        )
+    except TableNotFoundError as e:
+        raise TableNotFoundError(
+            f"table {entry.display_name!r} is registered at {entry.location}, but no table "
+            f"is there any more ({e})"
+        ) from e
 
 
 def select(tables: Tables, query: exp.Query) -> DataFrame:
