@@ -124,6 +124,7 @@ STRATEGY_FIELDS = {
             "read_options",
             "partition_values",
             "source_stamp",
+            "sequence",
         }
     ),
     "DeviceStats": frozenset({"tags", "row_count", "min_time", "max_time", "fields"}),
@@ -250,6 +251,7 @@ def part_files(draw: st.DrawFn, index: int = 0) -> PartFile:
         read_options=draw(strings) if external else {},
         partition_values=draw(strings) if external else {},
         source_stamp=draw(st.one_of(st.none(), st.text(max_size=12))) if external else None,
+        sequence=draw(st.one_of(st.none(), st.integers(min_value=0, max_value=2**40))),
     )
 
 

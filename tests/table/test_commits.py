@@ -37,7 +37,7 @@ def test_open_without_a_manifest(tmp_path: Path) -> None:
 def test_create_table(tmp_path: Path) -> None:
     table = create_table(str(tmp_path), SCHEMA, properties={"owner": "ops"})
     assert (table.version, table.schema, table.parts()) == (0, SCHEMA, [])
-    assert open_table(str(tmp_path)).properties == {"owner": "ops"}
+    assert open_table(str(tmp_path)).properties == {"owner": "ops", "key.duplicates": "last"}
     with pytest.raises(TableExistsError, match=str(tmp_path)):
         create_table(str(tmp_path), SCHEMA)
     assert create_table(str(tmp_path), WIDER, exist_ok=True).schema == SCHEMA
@@ -51,7 +51,7 @@ def test_first_append_creates_the_table(tmp_path: Path) -> None:
     table = open_table(url)
     assert table.location == str(tmp_path / "t")
     assert (table.version, table.schema, table.schema_id) == (1, SCHEMA, 0)
-    assert table.properties == {"k": "v"}
+    assert table.properties == {"k": "v", "key.duplicates": "last"}
     assert [(p.path, p.added_version) for p in table.parts()] == [
         ("a.tsfile", 0),
         ("b.tsfile", 1),

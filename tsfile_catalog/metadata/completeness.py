@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.expressions.literals import parse_iso_datetime, to_raw_time
 from tsfile_catalog.metadata.expressions.model import TimeUnit
+from tsfile_catalog.metadata.key import check_key_property
 from tsfile_catalog.metadata.manifest.model import CommitInfo
 from tsfile_catalog.metadata.retention import duration_ms
 from tsfile_catalog.metadata.spark.literals import parse_zone
@@ -69,6 +70,7 @@ def check_table_properties(properties: Mapping[str, str]) -> None:
         OptionError: naming the property and its value.
     """
     watermark_interval(properties, "ms")
+    check_key_property(properties)
 
 
 def interval_complete_until(time_min: int, time_max: int, interval: int) -> int | None:

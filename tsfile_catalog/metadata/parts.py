@@ -121,9 +121,32 @@ class PartFile:
     read_options: Mapping[str, str] = field(default_factory=dict)
     partition_values: Mapping[str, str] = field(default_factory=dict)
     source_stamp: str | None = None
+    sequence: int | None = None
 
     def with_version(self, version: int, schema_id: int) -> PartFile:
         return replace(self, added_version=version, schema_id=schema_id)
+
+    @property
+    def key_sequence(self) -> int:
+        """Which write this part's rows belong to, for the table key (``key.duplicates =
+        last``): of two rows with the same (TAG values, time), the one in the part with the
+        larger ``key_sequence`` wins; parts of equal sequence are one write, whose own
+        ``onDuplicate`` rules already held.
+
+        A written part's sequence is the version that added it. A rewrite (OPTIMIZE, DELETE,
+        UPDATE's copy-on-write) re-adds old rows at a later version, so it records the
+        sequence of what it rewrote in ``sequence``: otherwise a rewritten old row would win
+        over a newer row that replaced it.
+        """
+        return self.added_version if self.sequence is None else self.sequence
+
+    def rewritten_from(self, sources: Sequence[PartFile]) -> PartFile:
+        """This new part as the rewrite of ``sources`` (the largest of their sequences:
+        exact when the sources hold every part that shares a (device, time) with any of
+        them, which :func:`tsfile_catalog.metadata.key.closed_groups` guarantees)."""
+        if not sources:
+            return self
+        return replace(self, sequence=max(p.key_sequence for p in sources))
 
     def to_json(self, field_types: Mapping[str, DataType]) -> dict[str, Any]:
         out = self._json_body(field_types)
@@ -134,6 +157,10 @@ class PartFile:
             if self.source_stamp is not None:
                 # Optional: parts recorded without it read as before (no check).
                 out["source_stamp"] = self.source_stamp
+        if self.sequence is not None:
+            # Optional, written only by rewrites: an earlier reader ignores it (and reads a
+            # ``key.duplicates = last`` table as ``keep`` anyway).
+            out["sequence"] = self.sequence
         return out
 
     def _json_body(self, field_types: Mapping[str, DataType]) -> dict[str, Any]:
@@ -189,4 +216,5 @@ class PartFile:
             schema_id=int(obj.get("schema_id", 0)),
             added_version=int(obj.get("added_version", -1)),
             source_stamp=None if obj.get("source_stamp") is None else str(obj["source_stamp"]),
+            sequence=None if obj.get("sequence") is None else int(obj["sequence"]),
         )

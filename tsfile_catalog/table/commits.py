@@ -28,6 +28,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.completeness import check_table_properties
+from tsfile_catalog.metadata.key import new_table_properties
 from tsfile_catalog.metadata.manifest import (
     Action,
     AddPart,
@@ -355,7 +356,7 @@ def append_parts(
     actions: list[Action] = []
     if read is None:
         actions.append(SetSchema(incoming_schema, 0))
-        actions.append(SetProperties(dict(properties or {})))
+        actions.append(SetProperties(new_table_properties(properties)))
     else:
         schema = _merge_schema(read.schema, incoming_schema, merge=merge_schema)
         if schema != read.schema:

@@ -16,6 +16,7 @@ from tsfile_catalog.exceptions import CommitConflictError, TableExistsError, Tab
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import check_table_properties, completeness
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
+from tsfile_catalog.metadata.key import new_table_properties
 from tsfile_catalog.metadata.manifest import (
     Action,
     CommitInfo,
@@ -421,7 +422,7 @@ def create_table(
         raise TableExistsError(f"a table already exists at {location}")
     ownership.check_location(io, location)
     ownership.check_empty(io, location)
-    actions: list[Action] = [SetSchema(schema, 0), SetProperties(dict(properties or {}))]
+    actions: list[Action] = [SetSchema(schema, 0), SetProperties(new_table_properties(properties))]
     try:
         snapshot = commit(io, location, actions, read=None, operation=Operation.CREATE)
     except CommitConflictError as e:
