@@ -326,7 +326,7 @@ def test_history_detail_parts_and_show_tables(catalog: Catalog, warehouse: Path)
     )
     assert (detail.min_time, detail.max_time) == (1, 12)
     assert detail.tag_columns == ["city", "device"]
-    assert detail.properties == {"owner": "ops"}
+    assert detail.properties == {"owner": "ops", "key.duplicates": "last"}
     parts = catalog.sql("SHOW PARTS weather VERSION AS OF 1").collect()
     assert sum(p.rows for p in parts) == 4
     assert {p.added_version for p in parts} == {1}
@@ -399,7 +399,10 @@ def test_create_insert_overwrite_alter_drop(catalog: Catalog, warehouse: Path) -
 
     version = catalog.sql("ALTER TABLE m SET TBLPROPERTIES ('retention' = '7d')").collect()[0][0]
     detail = catalog.sql("DESCRIBE DETAIL m").collect()[0]
-    assert detail.version == version and detail.properties == {"retention": "7d"}
+    assert detail.version == version and detail.properties == {
+        "retention": "7d",
+        "key.duplicates": "last",
+    }
     assert detail.options["compression"] == "snappy"
     assert detail.options["timestampAs"] == "timestamp"
 
@@ -423,7 +426,10 @@ def test_create_as_select_and_adopt(catalog: Catalog, tmp_path: Path) -> None:
         (11, 6.0),
         (12, 7.0),
     ]
-    assert catalog.sql("DESCRIBE DETAIL hot").collect()[0].properties == {"source": "weather"}
+    assert catalog.sql("DESCRIBE DETAIL hot").collect()[0].properties == {
+        "source": "weather",
+        "key.duplicates": "last",
+    }
     with pytest.raises(OptionError, match="tagColumns"):
         catalog.sql("CREATE TABLE hot2 USING tsfile AS SELECT * FROM weather")
     with pytest.raises(SqlError, match="no 'time' column"):
@@ -547,7 +553,7 @@ def test_hostile_names_and_values(catalog: Catalog, tmp_path: Path) -> None:
     assert catalog.sql("SELECT count(*) FROM h WHERE a = 'x`y'").collect()[0][0] == 1
     detail = catalog.sql("DESCRIBE DETAIL h").collect()[0]
     assert detail.location == str(odd)
-    assert detail.properties == {"k": "x'); DROP TABLE weather; --"}
+    assert detail.properties == {"k": "x'); DROP TABLE weather; --", "key.duplicates": "last"}
     assert "weather" in catalog.tables()
     catalog.sql("DROP TABLE h PURGE")
     assert not odd.exists()
