@@ -2,11 +2,13 @@
 
 Every query ends in a small aggregate (Q7/Q8 grouped per device) so the timing measures the
 scan and not ``collect()`` of millions of rows, and so the engines' answers can be compared
-exactly. Four engines: tsfile through the DataFrame API (filter and projection through the
+exactly. Five engines: tsfile through the DataFrame API (filter and projection through the
 ``where`` / ``columns`` options, the only way a Python data source sees them), tsfile through
 ``Catalog.sql`` (the same query as SQL text, which the catalog plans: pruning, small scans in
-the driver, and whatever aggregate pushdown it knows), and Spark on Parquet written with snappy
-and with zstd (the predicate as a DataFrame filter, pushed into the Parquet reader natively).
+the driver, and whatever aggregate pushdown it knows), the same SQL text through plain
+``spark.sql`` on the table in the Spark catalog plugin (Spark plans it and hands the plugin's
+scan its columns, filters and aggregates), and Spark on Parquet written with snappy and with
+zstd (the predicate as a DataFrame filter, pushed into the Parquet reader natively).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ __all__ = [
     "sql_text",
 ]
 
-Engine = Literal["tsfile", "tsfile_sql", "parquet", "parquet_zstd"]
-ENGINES: tuple[Engine, ...] = ("tsfile", "tsfile_sql", "parquet", "parquet_zstd")
+Engine = Literal["tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"]
+ENGINES: tuple[Engine, ...] = ("tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd")
 SQL_TABLE = "sensors"  # the catalog name the tsfile_sql engine queries
 HOUR_MS = 3_600_000
 
@@ -164,10 +166,18 @@ def sql_text(query: Query, table: str = SQL_TABLE) -> str:
 
 
 def frame(
-    spark: SparkSession, engine: Engine, path: str, query: Query, catalog: Catalog | None = None
+    spark: SparkSession,
+    engine: Engine,
+    path: str,
+    query: Query,
+    catalog: Catalog | None = None,
+    *,
+    spark_table: str | None = None,
 ) -> DataFrame:
     """The query as a DataFrame on ``engine`` (not yet executed); ``tsfile_sql`` runs
-    :func:`sql_text` through ``catalog``, where ``path`` is registered as :data:`SQL_TABLE`."""
+    :func:`sql_text` through ``catalog``, where ``path`` is registered as :data:`SQL_TABLE`;
+    ``spark_sql`` runs it through ``spark.sql`` on ``spark_table``, the same table's name in
+    the catalog plugin (``<catalog>.default.sensors``)."""
     from pyspark.sql import functions as F
 
     aggregates = [F.expr(a) for a in query.aggregates]
@@ -175,6 +185,9 @@ def frame(
     if engine == "tsfile_sql":
         assert catalog is not None, "the tsfile_sql engine needs a catalog"
         return catalog.sql(sql_text(query))
+    if engine == "spark_sql":
+        assert spark_table is not None, "the spark_sql engine needs the plugin's table name"
+        return spark.sql(sql_text(query, spark_table))
     if engine == "tsfile":
         reader = spark.read.format("tsfile").option("columns", ",".join(query.columns))
         if query.where:
@@ -188,10 +201,16 @@ def frame(
 
 
 def run_query(
-    spark: SparkSession, engine: Engine, path: str, query: Query, catalog: Catalog | None = None
+    spark: SparkSession,
+    engine: Engine,
+    path: str,
+    query: Query,
+    catalog: Catalog | None = None,
+    *,
+    spark_table: str | None = None,
 ) -> list[list[Any]]:
     """Execute and return the result rows as lists, sorted (grouped queries have several)."""
-    rows = frame(spark, engine, path, query, catalog).collect()
+    rows = frame(spark, engine, path, query, catalog, spark_table=spark_table).collect()
     assert rows, f"{query.id} on {engine} returned no rows"
     return sorted((list(r) for r in rows), key=lambda r: [str(v) for v in r])
 
