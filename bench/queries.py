@@ -29,8 +29,10 @@ __all__ = [
     "Engine",
     "Query",
     "ENGINES",
+    "SPARK_CATALOG",
     "SQL_TABLE",
     "build_queries",
+    "plugin_table",
     "run_query",
     "same_answer",
     "same_rows",
@@ -40,6 +42,7 @@ __all__ = [
 Engine = Literal["tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"]
 ENGINES: tuple[Engine, ...] = ("tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd")
 SQL_TABLE = "sensors"  # the catalog name the tsfile_sql engine queries
+SPARK_CATALOG = "bench"  # the catalog plugin's name in a session bench.run starts
 HOUR_MS = 3_600_000
 
 
@@ -163,6 +166,44 @@ def sql_text(query: Query, table: str = SQL_TABLE) -> str:
     if query.group_by:
         text += " GROUP BY " + ", ".join(expr for expr, _ in query.group_by)
     return text
+
+
+def plugin_table(spark: SparkSession, warehouse: str) -> str:
+    """:data:`SQL_TABLE`'s name for ``spark.sql`` (the ``spark_sql`` engine): the Catalog's
+    unqualified ``sensors`` in ``warehouse`` is ``<catalog>.default.sensors`` in a catalog
+    plugin's catalog over the same warehouse, whose registry is the Catalog's.
+
+    The catalog is :data:`SPARK_CATALOG` when the session was started with it over
+    ``warehouse``, else one configured now under a fresh name (Spark keeps a catalog it has
+    used with the settings it first had, so a reused name could point at another warehouse).
+    Either way the plugin's delegate is registered.
+
+    Raises:
+        TsFileCatalogError: the plugin's jar is not on the session's classpath.
+    """
+    import uuid
+
+    from py4j.java_gateway import JavaClass  # PySpark's own dependency
+
+    from tsfile_catalog.exceptions import TsFileCatalogError
+    from tsfile_catalog.io import FileIO
+    from tsfile_catalog.spark_catalog.session import CATALOG_CLASS, register
+
+    register(spark)
+    jvm = spark.sparkContext._jvm
+    if jvm is None or not isinstance(jvm.io.tsfilecatalog.spark.Client, JavaClass):
+        raise TsFileCatalogError(
+            "the spark_sql engine needs the catalog plugin's jar on the session's classpath: "
+            "start the session with tsfile_catalog.configure(builder, warehouse=...)"
+        )
+    warehouse = FileIO(warehouse).normalize(warehouse)  # as the catalog's settings hold it
+    prefix = "spark.sql.catalog."
+    name = SPARK_CATALOG
+    if spark.conf.get(f"{prefix}{name}.warehouse", None) != warehouse:
+        name = f"{SPARK_CATALOG}_{uuid.uuid4().hex[:8]}"
+        spark.conf.set(f"{prefix}{name}", CATALOG_CLASS)
+        spark.conf.set(f"{prefix}{name}.warehouse", warehouse)
+    return f"{name}.default.{SQL_TABLE}"
 
 
 def frame(

@@ -42,10 +42,12 @@ from bench.datagen import (
 )
 from bench.queries import (
     ENGINES,
+    SPARK_CATALOG,
     SQL_TABLE,
     Engine,
     Query,
     build_queries,
+    plugin_table,
     run_query,
     same_rows,
     sql_text,
@@ -60,7 +62,6 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "bench" / "out"
 DEFAULT_DOCS = REPO / "docs" / "benchmarks.md"
 DEFAULT_SCALE_MILLIONS = 10.0
-SPARK_CATALOG = "bench"  # the catalog plugin's name in a session run() starts
 
 
 def _log(message: str) -> None:
@@ -224,38 +225,6 @@ def _bench_realistic(spark: SparkSession, scale: Scale, data_dir: str) -> dict[s
     return out
 
 
-def _spark_catalog(spark: SparkSession, warehouse: str) -> str:
-    """The name of a catalog plugin's catalog over ``warehouse`` in ``spark``, with the
-    delegate registered: :data:`SPARK_CATALOG` when the session was started with it over this
-    warehouse, else one configured now under a fresh name (Spark keeps a catalog it has used
-    with the settings it was first used with, so a reused name could point elsewhere).
-
-    Raises:
-        TsFileCatalogError: the plugin's jar is not on the session's classpath.
-    """
-    import uuid
-
-    from py4j.java_gateway import JavaClass  # PySpark's own dependency
-
-    from tsfile_catalog.exceptions import TsFileCatalogError
-    from tsfile_catalog.spark_catalog.session import CATALOG_CLASS, register
-
-    register(spark)
-    jvm = spark.sparkContext._jvm
-    if jvm is None or not isinstance(jvm.io.tsfilecatalog.spark.Client, JavaClass):
-        raise TsFileCatalogError(
-            "the spark_sql engine needs the catalog plugin's jar on the session's classpath: "
-            "start the session with tsfile_catalog.configure(builder, warehouse=...)"
-        )
-    prefix = "spark.sql.catalog."
-    if spark.conf.get(f"{prefix}{SPARK_CATALOG}.warehouse", None) == warehouse:
-        return SPARK_CATALOG
-    name = f"{SPARK_CATALOG}_{uuid.uuid4().hex[:8]}"
-    spark.conf.set(f"{prefix}{name}", CATALOG_CLASS)
-    spark.conf.set(f"{prefix}{name}.warehouse", warehouse)
-    return name
-
-
 def _bench_queries(
     spark: SparkSession,
     paths: dict[str, str],
@@ -272,9 +241,8 @@ def _bench_queries(
     # The tsfile_sql engine: the same table registered in a catalog, queried with SQL text.
     catalog = Catalog(spark, warehouse, register_views=False)
     catalog.sql(f"CREATE TABLE {SQL_TABLE} USING tsfile LOCATION '{paths['tsfile']}'")
-    # The spark_sql engine: the catalog plugin over the same warehouse, whose registry is the
-    # Catalog's: its unqualified table is the plugin's default.<table>.
-    spark_table = f"{_spark_catalog(spark, warehouse)}.default.{SQL_TABLE}"
+    # The spark_sql engine: the catalog plugin over the same warehouse (one registry).
+    spark_table = plugin_table(spark, warehouse)
 
     def execute(engine: Engine, query: Query) -> list[list[Any]]:
         return run_query(spark, engine, paths[engine], query, catalog, spark_table=spark_table)
