@@ -2,11 +2,13 @@
 
 Every query ends in a small aggregate (Q7/Q8 grouped per device) so the timing measures the
 scan and not ``collect()`` of millions of rows, and so the engines' answers can be compared
-exactly. Four engines: tsfile through the DataFrame API (filter and projection through the
+exactly. Five engines: tsfile through the DataFrame API (filter and projection through the
 ``where`` / ``columns`` options, the only way a Python data source sees them), tsfile through
 ``Catalog.sql`` (the same query as SQL text, which the catalog plans: pruning, small scans in
-the driver, and whatever aggregate pushdown it knows), and Spark on Parquet written with snappy
-and with zstd (the predicate as a DataFrame filter, pushed into the Parquet reader natively).
+the driver, and whatever aggregate pushdown it knows), the same SQL text through plain
+``spark.sql`` on the table in the Spark catalog plugin (Spark plans it and hands the plugin's
+scan its columns, filters and aggregates), and Spark on Parquet written with snappy and with
+zstd (the predicate as a DataFrame filter, pushed into the Parquet reader natively).
 """
 
 from __future__ import annotations
@@ -27,17 +29,20 @@ __all__ = [
     "Engine",
     "Query",
     "ENGINES",
+    "SPARK_CATALOG",
     "SQL_TABLE",
     "build_queries",
+    "plugin_table",
     "run_query",
     "same_answer",
     "same_rows",
     "sql_text",
 ]
 
-Engine = Literal["tsfile", "tsfile_sql", "parquet", "parquet_zstd"]
-ENGINES: tuple[Engine, ...] = ("tsfile", "tsfile_sql", "parquet", "parquet_zstd")
+Engine = Literal["tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"]
+ENGINES: tuple[Engine, ...] = ("tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd")
 SQL_TABLE = "sensors"  # the catalog name the tsfile_sql engine queries
+SPARK_CATALOG = "bench"  # the catalog plugin's name in a session bench.run starts
 HOUR_MS = 3_600_000
 
 
@@ -163,11 +168,57 @@ def sql_text(query: Query, table: str = SQL_TABLE) -> str:
     return text
 
 
+def plugin_table(spark: SparkSession, warehouse: str) -> str:
+    """:data:`SQL_TABLE`'s name for ``spark.sql`` (the ``spark_sql`` engine): the Catalog's
+    unqualified ``sensors`` in ``warehouse`` is ``<catalog>.default.sensors`` in a catalog
+    plugin's catalog over the same warehouse, whose registry is the Catalog's.
+
+    The catalog is :data:`SPARK_CATALOG` when the session was started with it over
+    ``warehouse``, else one configured now under a fresh name (Spark keeps a catalog it has
+    used with the settings it first had, so a reused name could point at another warehouse).
+    Either way the plugin's delegate is registered.
+
+    Raises:
+        TsFileCatalogError: the plugin's jar is not on the session's classpath.
+    """
+    import uuid
+
+    from py4j.java_gateway import JavaClass  # PySpark's own dependency
+
+    from tsfile_catalog.exceptions import TsFileCatalogError
+    from tsfile_catalog.io import FileIO
+    from tsfile_catalog.spark_catalog.session import CATALOG_CLASS, register
+
+    register(spark)
+    jvm = spark.sparkContext._jvm
+    if jvm is None or not isinstance(jvm.io.tsfilecatalog.spark.Client, JavaClass):
+        raise TsFileCatalogError(
+            "the spark_sql engine needs the catalog plugin's jar on the session's classpath: "
+            "start the session with tsfile_catalog.configure(builder, warehouse=...)"
+        )
+    warehouse = FileIO(warehouse).normalize(warehouse)  # as the catalog's settings hold it
+    prefix = "spark.sql.catalog."
+    name = SPARK_CATALOG
+    if spark.conf.get(f"{prefix}{name}.warehouse", None) != warehouse:
+        name = f"{SPARK_CATALOG}_{uuid.uuid4().hex[:8]}"
+        spark.conf.set(f"{prefix}{name}", CATALOG_CLASS)
+        spark.conf.set(f"{prefix}{name}.warehouse", warehouse)
+    return f"{name}.default.{SQL_TABLE}"
+
+
 def frame(
-    spark: SparkSession, engine: Engine, path: str, query: Query, catalog: Catalog | None = None
+    spark: SparkSession,
+    engine: Engine,
+    path: str,
+    query: Query,
+    catalog: Catalog | None = None,
+    *,
+    spark_table: str | None = None,
 ) -> DataFrame:
     """The query as a DataFrame on ``engine`` (not yet executed); ``tsfile_sql`` runs
-    :func:`sql_text` through ``catalog``, where ``path`` is registered as :data:`SQL_TABLE`."""
+    :func:`sql_text` through ``catalog``, where ``path`` is registered as :data:`SQL_TABLE`;
+    ``spark_sql`` runs it through ``spark.sql`` on ``spark_table``, the same table's name in
+    the catalog plugin (``<catalog>.default.sensors``)."""
     from pyspark.sql import functions as F
 
     aggregates = [F.expr(a) for a in query.aggregates]
@@ -175,6 +226,9 @@ def frame(
     if engine == "tsfile_sql":
         assert catalog is not None, "the tsfile_sql engine needs a catalog"
         return catalog.sql(sql_text(query))
+    if engine == "spark_sql":
+        assert spark_table is not None, "the spark_sql engine needs the plugin's table name"
+        return spark.sql(sql_text(query, spark_table))
     if engine == "tsfile":
         reader = spark.read.format("tsfile").option("columns", ",".join(query.columns))
         if query.where:
@@ -188,10 +242,16 @@ def frame(
 
 
 def run_query(
-    spark: SparkSession, engine: Engine, path: str, query: Query, catalog: Catalog | None = None
+    spark: SparkSession,
+    engine: Engine,
+    path: str,
+    query: Query,
+    catalog: Catalog | None = None,
+    *,
+    spark_table: str | None = None,
 ) -> list[list[Any]]:
     """Execute and return the result rows as lists, sorted (grouped queries have several)."""
-    rows = frame(spark, engine, path, query, catalog).collect()
+    rows = frame(spark, engine, path, query, catalog, spark_table=spark_table).collect()
     assert rows, f"{query.id} on {engine} returned no rows"
     return sorted((list(r) for r in rows), key=lambda r: [str(v) for v in r])
 

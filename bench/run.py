@@ -1,13 +1,16 @@
 """``python -m bench.run [--scale N] [--smoke] [--out bench/out]``: the whole benchmark.
 
-Generates the data, writes it as a tsfile table and as Parquet, times the six queries on
-both engines in one SparkSession (alternating order, median of the repetitions, answers
-compared), measures write throughput, bytes on disk, planning on 1k/10k-part manifests, the
-bytes VACUUM reclaims after an overwrite and the in-process read throughput, then writes
-``results.json`` and the report (``docs/benchmarks.md`` + ``docs/benchmarks.png`` for a full
-run).
+Generates the data, writes it as a tsfile table and as Parquet, times the eight queries on
+every engine of :mod:`bench.queries` in one SparkSession (alternating order, median of the
+repetitions, answers compared), measures write throughput, bytes on disk, planning on
+1k/10k-part manifests, the bytes VACUUM reclaims after an overwrite and the in-process read
+throughput, then writes ``results.json`` and the report (``docs/benchmarks.md`` +
+``docs/benchmarks.png`` for a full run).
 
-:func:`run` takes an existing SparkSession, so the smoke test reuses the test session.
+:func:`run` takes an existing SparkSession, so the smoke test reuses the test session. The
+``spark_sql`` engine needs the Spark catalog plugin's jar on the session's classpath (a
+session :func:`run` starts has it, with the catalog ``bench`` configured); on a session
+given without a plugin catalog over the run's warehouse, one is configured at run time.
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ from bench.datagen import (
 )
 from bench.queries import (
     ENGINES,
+    SPARK_CATALOG,
     SQL_TABLE,
     Engine,
     Query,
     build_queries,
+    plugin_table,
     run_query,
     same_rows,
     sql_text,
@@ -162,6 +167,7 @@ def _bench_writes(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str,
         "paths": {
             "tsfile": tsfile_path,
             "tsfile_sql": tsfile_path,
+            "spark_sql": tsfile_path,
             "parquet": parquet_path,
             "parquet_zstd": zstd_path,
         },
@@ -222,6 +228,7 @@ def _bench_realistic(spark: SparkSession, scale: Scale, data_dir: str) -> dict[s
 def _bench_queries(
     spark: SparkSession,
     paths: dict[str, str],
+    warehouse: str,
     queries: Sequence[Query],
     repetitions: int,
     warmup: bool,
@@ -232,13 +239,13 @@ def _bench_queries(
 
     table = open_table(paths["tsfile"])
     # The tsfile_sql engine: the same table registered in a catalog, queried with SQL text.
-    catalog = Catalog(
-        spark, os.path.join(os.path.dirname(paths["tsfile"]), "warehouse"), register_views=False
-    )
+    catalog = Catalog(spark, warehouse, register_views=False)
     catalog.sql(f"CREATE TABLE {SQL_TABLE} USING tsfile LOCATION '{paths['tsfile']}'")
+    # The spark_sql engine: the catalog plugin over the same warehouse (one registry).
+    spark_table = plugin_table(spark, warehouse)
 
     def execute(engine: Engine, query: Query) -> list[list[Any]]:
-        return run_query(spark, engine, paths[engine], query, catalog)
+        return run_query(spark, engine, paths[engine], query, catalog, spark_table=spark_table)
 
     out: dict[str, dict[str, Any]] = {}
     answers: dict[str, dict[str, list[list[Any]]]] = {q.id: {} for q in queries}
@@ -284,7 +291,7 @@ def _bench_queries(
         entry["ratio"] = medians["tsfile"] / medians["parquet"]
         entry["ratios"] = {
             f"{ours}/{peer}": medians[ours] / medians[peer]
-            for ours in ("tsfile", "tsfile_sql")
+            for ours in ("tsfile", "tsfile_sql", "spark_sql")
             for peer in ("parquet", "parquet_zstd")
         }
         results.append(entry)
@@ -366,13 +373,18 @@ def run(
     data = Path(data_dir) if data_dir is not None else out / "data"
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir(parents=True)
+    # The tsfile_sql and spark_sql engines' warehouse: one registry for both.
+    warehouse = os.path.abspath(data / "warehouse")
     own_session = spark is None
     if spark is None:
         from tsfile_catalog import local_session
+        from tsfile_catalog.spark_catalog.session import catalog_config
 
         spark = local_session(
             "tsfile-catalog-bench",
             config={
+                # The catalog plugin (the spark_sql engine): jar and catalog before the JVM.
+                **catalog_config(warehouse, name=SPARK_CATALOG),
                 "spark.driver.memory": "4g",
                 "spark.ui.showConsoleProgress": "false",
                 "spark.sql.shuffle.partitions": "4",
@@ -402,7 +414,7 @@ def run(
         queries = build_queries(scale)
         _log(f"queries: {scale.repetitions} repetitions, alternating engine order")
         results["queries"] = _bench_queries(
-            spark, writes["paths"], queries, scale.repetitions, scale.warmup
+            spark, writes["paths"], warehouse, queries, scale.repetitions, scale.warmup
         )
         slowest_id = max(results["queries"], key=lambda q: q["median_s"]["tsfile"])["id"]
         slowest = next(q for q in queries if q.id == slowest_id)
@@ -440,10 +452,15 @@ def run(
             results["profile"] = _profile(writes["paths"]["tsfile"], slowest, out)
         results["load_average"]["end"] = os.getloadavg()
         results["elapsed_s"] = time.perf_counter() - started
-        from bench.report import evaluate_sql_targets, evaluate_targets
+        from bench.report import (
+            evaluate_spark_sql_targets,
+            evaluate_sql_targets,
+            evaluate_targets,
+        )
 
         results["targets"] = evaluate_targets(results)
         results["sql_targets"] = evaluate_sql_targets(results)
+        results["spark_sql_targets"] = evaluate_spark_sql_targets(results)
         (out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
         if docs_path is not None:
             from bench.report import write_report

@@ -33,13 +33,13 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     ids = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8"]
     assert [q["id"] for q in results["queries"]] == ids
-    assert set(ENGINES) == {"tsfile", "tsfile_sql", "parquet", "parquet_zstd"}
+    assert set(ENGINES) == {"tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"}
     for query in results["queries"]:
         for engine in ENGINES:
             assert query["times"][engine], (query["id"], engine)
             assert all(t > 0 for t in query["times"][engine]), (query["id"], engine)
             assert query["median_s"][engine] > 0
-        # Every engine (both tsfile paths, both Parquet codecs) gave Parquet's rows.
+        # Every engine (the three tsfile paths, both Parquet codecs) gave Parquet's rows.
         assert query["same_answer"], (query["id"], query["answers"])
         assert query["result_rows"] > 0, f"{query['id']} matched no rows"
     by_id = {q["id"]: q for q in results["queries"]}
@@ -54,6 +54,14 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     assert set(sql_targets) == {"Q1", "Q2", "Q7", "Q8", "Q3_Q5", "Q6", "bytes", "write"}
     assert all(t["met"] in (True, False) for t in sql_targets.values())
     assert "## Targets of issue 12" in docs.read_text()
+    # Issue 27's targets on plain spark.sql through the catalog plugin, judged the same way.
+    plugin_targets = {t["key"]: t for t in results["spark_sql_targets"]}
+    assert set(plugin_targets) == {"Q1", "Q2", "Q3_Q5", "Q8"}
+    for target in plugin_targets.values():
+        worst = max(target["vs"].values())
+        assert target["met"] == (worst <= target["limit"]), target
+    assert "## Targets of issue 27" in docs.read_text()
+    assert "| spark_sql/pq |" in docs.read_text()
     assert results["write"]["tsfile"]["rows_per_s"] > 0
     assert results["write"]["parquet"]["data_bytes"] > 0
     targets = {t["key"]: t for t in results["targets"]}
