@@ -10,7 +10,7 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
 - :mod:`~tsfile_catalog.table.cache`: the in-process metadata cache and table identity;
 - :mod:`~tsfile_catalog.table.snapshots`: loading a version, and time travel;
 - :mod:`~tsfile_catalog.table.commits`: the commit loop, :func:`append_parts`,
-  :func:`set_properties`, :func:`add_files` / :func:`drop_parts` (external parts, found and
+  :func:`set_properties` / :func:`unset_properties`, :func:`add_files` / :func:`drop_parts` (external parts, found and
   validated by :mod:`~tsfile_catalog.table.external`);
 - one verb family per module: :mod:`~tsfile_catalog.table.optimize` (:func:`optimize`,
   :func:`delete`, rewriting parts with :mod:`~tsfile_catalog.table.rewrite`),
@@ -37,6 +37,7 @@ from tsfile_catalog.table.commits import (
     commit,
     drop_parts,
     set_properties,
+    unset_properties,
 )
 from tsfile_catalog.table.expire import expire_snapshots
 from tsfile_catalog.table.handle import Table, create_table, open_table
@@ -57,6 +58,7 @@ __all__ = [
     "add_files",
     "drop_parts",
     "set_properties",
+    "unset_properties",
     "commit",
     "vacuum",
     "purge",

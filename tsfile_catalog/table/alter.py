@@ -1,8 +1,8 @@
 """ALTER TABLE: schema evolution and table properties, each one commit, no data rewritten.
 
 :func:`add_columns` and :func:`alter_column_type` commit a new schema (older parts read added
-columns as null and widened ones cast up); properties are set by
-:func:`tsfile_catalog.table.commits.set_properties`. :class:`Alter` is ``table.alter``.
+columns as null and widened ones cast up); properties are set and
+unset by :func:`tsfile_catalog.table.commits.set_properties` and ``unset_properties``. :class:`Alter` is ``table.alter``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import Operation, SetSchema, Snapshot
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import widens
-from tsfile_catalog.table.commits import commit, set_properties
+from tsfile_catalog.table.commits import commit, set_properties, unset_properties
 from tsfile_catalog.table.snapshots import resolve_snapshot
 
 if TYPE_CHECKING:
@@ -161,6 +161,10 @@ class Alter:
     def set_properties(self, properties: Mapping[str, str]) -> int:
         """See :func:`tsfile_catalog.table.commits.set_properties`."""
         return set_properties(self._table.location, properties, storage_options=self._storage())
+
+    def unset_properties(self, keys: Sequence[str]) -> int:
+        """See :func:`tsfile_catalog.table.commits.unset_properties`."""
+        return unset_properties(self._table.location, keys, storage_options=self._storage())
 
     def _storage(self) -> Mapping[str, Any]:
         return self._table.io.storage_options
