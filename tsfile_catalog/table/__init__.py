@@ -10,14 +10,14 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
 - :mod:`~tsfile_catalog.table.cache`: the in-process metadata cache and table identity;
 - :mod:`~tsfile_catalog.table.snapshots`: loading a version, and time travel;
 - :mod:`~tsfile_catalog.table.commits`: the commit loop, :func:`append_parts`,
-  :func:`set_properties` / :func:`unset_properties`, :func:`add_files` / :func:`drop_parts` (external parts, found and
+  :func:`set_properties`, :func:`add_files` / :func:`drop_parts` (external parts, found and
   validated by :mod:`~tsfile_catalog.table.external`);
 - one verb family per module: :mod:`~tsfile_catalog.table.optimize` (:func:`optimize`,
   :func:`delete`, rewriting parts with :mod:`~tsfile_catalog.table.rewrite`),
   :mod:`~tsfile_catalog.table.vacuum` (:func:`vacuum`, :func:`purge`),
   :mod:`~tsfile_catalog.table.expire` (:func:`expire_snapshots`),
   :mod:`~tsfile_catalog.table.restore` (:func:`restore`) and
-  :mod:`~tsfile_catalog.table.alter` (the ALTER TABLE schema changes);
+  :mod:`~tsfile_catalog.table.alter` (the ALTER TABLE schema changes and :func:`unset_properties`);
 - :mod:`~tsfile_catalog.table.handle`: :class:`Table` (with its ``maintenance`` and ``alter``
   namespaces of verbs, :mod:`~tsfile_catalog.table.maintenance`), :func:`open_table` and
   :func:`create_table`.
@@ -29,7 +29,7 @@ the import to use.
 from __future__ import annotations
 
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
-from tsfile_catalog.table.alter import add_columns, alter_column_type
+from tsfile_catalog.table.alter import add_columns, alter_column_type, unset_properties
 from tsfile_catalog.table.cache import clear_cache
 from tsfile_catalog.table.commits import (
     add_files,
@@ -37,7 +37,6 @@ from tsfile_catalog.table.commits import (
     commit,
     drop_parts,
     set_properties,
-    unset_properties,
 )
 from tsfile_catalog.table.expire import expire_snapshots
 from tsfile_catalog.table.handle import Table, create_table, open_table

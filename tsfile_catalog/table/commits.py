@@ -34,7 +34,6 @@ from tsfile_catalog.metadata.manifest import (
     Commit,
     Operation,
     RemovePart,
-    RemoveProperties,
     SetProperties,
     SetSchema,
     Snapshot,
@@ -69,7 +68,6 @@ __all__ = [
     "commit",
     "now_ms",
     "set_properties",
-    "unset_properties",
 ]
 
 # Every lost race means another writer committed (the table moves on), so the bound only
@@ -421,42 +419,6 @@ def set_properties(
         read=read,
         operation=Operation.SET_TBLPROPERTIES,
         operation_parameters={"properties": json.dumps(dict(properties), sort_keys=True)},
-        overwrite=False,
-        data_change=False,
-    )
-    return snapshot.version
-
-
-def unset_properties(
-    table_url: str,
-    keys: Sequence[str],
-    *,
-    storage_options: Mapping[str, Any] | None = None,
-) -> int:
-    """Remove table properties (SQL ``ALTER TABLE … UNSET TBLPROPERTIES``) in one commit.
-
-    As in Spark 4, a key the table does not have is no change, with or without ``IF
-    EXISTS``; the commit is made even when nothing changes, as :func:`set_properties` does.
-
-    Returns:
-        The committed version.
-
-    Raises:
-        TableNotFoundError: there is no table at ``table_url``.
-    """
-    io = FileIO(table_url, storage_options)
-    location = io.normalize(table_url)
-    read = _latest_or_none(io, location)
-    if read is None:
-        raise TableNotFoundError(f"no table at {location}")
-    present = tuple(dict.fromkeys(k for k in keys if k in read.properties))
-    snapshot = _commit(
-        io,
-        location,
-        [RemoveProperties(present)] if present else [],
-        read=read,
-        operation=Operation.UNSET_TBLPROPERTIES,
-        operation_parameters={"properties": json.dumps(list(keys))},
         overwrite=False,
         data_change=False,
     )
