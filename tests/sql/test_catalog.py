@@ -402,6 +402,16 @@ def test_create_insert_overwrite_alter_drop(catalog: Catalog, warehouse: Path) -
     assert detail.version == version and detail.properties == {"retention": "7d"}
     assert detail.options["compression"] == "snappy"
     assert detail.options["timestampAs"] == "timestamp"
+    # UNSET: absent keys are ignored with or without IF EXISTS (Spark 4); table options are
+    # the catalog entry's and refused by name.
+    catalog.sql("ALTER TABLE m SET TBLPROPERTIES ('owner' = 'ops')")
+    unset = catalog.sql("ALTER TABLE m UNSET TBLPROPERTIES ('retention', 'absent')")
+    assert unset.collect()[0][0] == version + 2
+    catalog.sql("ALTER TABLE m UNSET TBLPROPERTIES IF EXISTS ('absent')")
+    assert catalog.sql("DESCRIBE DETAIL m").collect()[0].properties == {"owner": "ops"}
+    with pytest.raises(SqlError, match="'compression' is a table option.*cannot be unset"):
+        catalog.sql("ALTER TABLE m UNSET TBLPROPERTIES ('owner', 'compression')")
+    assert catalog.sql("DESCRIBE DETAIL m").collect()[0].properties == {"owner": "ops"}
 
     location = warehouse / "m"
     catalog.sql("DROP TABLE m")
