@@ -577,6 +577,11 @@ def test_pass_through_and_plain_spark_views(
     catalog.sql("INSERT INTO sp SELECT city, count(*) FROM weather WHERE time < 10 GROUP BY city")
     assert _rows(catalog.sql("SELECT * FROM sp")) == [("bj", 2), ("sh", 2)]
     assert [r.col_name for r in catalog.sql("DESCRIBE sp").collect()][:2] == ["city", "n"]
+    # UNSET TBLPROPERTIES of a Spark table is Spark's.
+    spark.sql("ALTER TABLE sp SET TBLPROPERTIES ('team' = 'ops', 'tier' = 'gold')")
+    catalog.sql("ALTER TABLE sp UNSET TBLPROPERTIES IF EXISTS ('team', 'absent')")
+    shown = {r.key: r.value for r in spark.sql("SHOW TBLPROPERTIES sp").collect()}
+    assert ("team" in shown, shown.get("tier")) == (False, "gold")
     catalog.sql("DROP TABLE sp")
     assert not spark.catalog.tableExists("sp")
     # every default-database table is a session view for plain spark.sql, at its last version
