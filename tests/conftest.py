@@ -107,7 +107,7 @@ def spark() -> Iterator[SparkSession]:
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
             **executor_env,
-            **_plugin_jar(),
+            **plugin_jar_config(),
         },
     )
     session.sparkContext.setLogLevel("ERROR")
@@ -115,7 +115,7 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-def _plugin_jar() -> dict[str, str]:
+def plugin_jar_config() -> dict[str, str]:
     """The catalog plugin's jar on the shared session's classpath, where it must be when the
     JVM starts (tests/spark_catalog configure catalogs at run time); none without a JDK, and
     those tests skip saying so."""

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.cluster.helpers import CLUSTER_MASTER, EXECUTORS, ClusterTable
+from tests.conftest import plugin_jar_config
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -95,6 +96,9 @@ def cluster_spark() -> Iterator[SparkSession]:
                 # or 30 s): on a busy 2-core machine one JVM can take that long.
                 "spark.scheduler.minRegisteredResourcesRatio": "1.0",
                 "spark.scheduler.maxRegisteredResourcesWaitingTime": "180s",
+                # The catalog plugin's jar (tests/cluster/test_cluster_catalog.py), on the
+                # classpath from the start, as on the shared session.
+                **plugin_jar_config(),
             },
         )
     finally:

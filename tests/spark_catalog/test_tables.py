@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.exceptions import SqlError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -123,3 +124,45 @@ def test_alter_and_rename(spark: SparkSession, ts: str, warehouse: Path) -> None
     assert _catalog(spark, warehouse).tables("db") == ["db.renamed"]
     spark.sql(f"DROP TABLE {ts}.db.renamed PURGE")
     assert not (warehouse / "db.db" / "altered").exists()
+
+
+def test_unset_tblproperties_as_spark_and_the_catalog_do(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    spark.sql(CREATE.format(ts=ts, name="db.unset"))
+    parquet = f"pq_unset_{ts}"
+    spark.sql(
+        f"CREATE TABLE {parquet} (time TIMESTAMP, city STRING) USING parquet "
+        f"LOCATION '{tmp_path / 'pq'}'"
+    )
+    try:
+        for table in (f"{ts}.db.unset", parquet):
+            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('team' = 'ops', 'tier' = 'gold')")
+            spark.sql(f"ALTER TABLE {table} UNSET TBLPROPERTIES ('team', 'absent')")
+            spark.sql(f"ALTER TABLE {table} UNSET TBLPROPERTIES IF EXISTS ('absent')")
+        user = {"team", "tier", "absent"}
+        shown = [
+            {
+                r.key: r.value
+                for r in spark.sql(f"SHOW TBLPROPERTIES {t}").collect()
+                if r.key in user
+            }
+            for t in (f"{ts}.db.unset", parquet)
+        ]
+        assert shown[0] == shown[1] == {"tier": "gold"}
+    finally:
+        spark.sql(f"DROP TABLE {parquet}")
+    catalog = _catalog(spark, warehouse)
+    detail = catalog.sql("DESCRIBE DETAIL db.unset").collect()[0].properties
+    assert (detail.get("tier"), "team" in detail) == ("gold", False)
+    history = catalog.sql("DESCRIBE HISTORY db.unset").collect()
+    assert [r.operation for r in history][:2] == ["UNSET TBLPROPERTIES"] * 2
+    # The same refusal as Catalog.sql's for a table option; the properties the plugin adds
+    # to Spark's view of the table are not the table's to unset either.
+    with pytest.raises(Exception, match="'tagColumns' is a table option.*cannot be unset"):
+        spark.sql(f"ALTER TABLE {ts}.db.unset UNSET TBLPROPERTIES ('tagColumns')")
+    with pytest.raises(SqlError, match="'tagColumns' is a table option.*cannot be unset"):
+        catalog.sql("ALTER TABLE db.unset UNSET TBLPROPERTIES ('tagColumns')")
+    with pytest.raises(Exception, match="'tsfile.version' is shown by the catalog"):
+        spark.sql(f"ALTER TABLE {ts}.db.unset UNSET TBLPROPERTIES ('tsfile.version')")
+    assert catalog.sql("DESCRIBE DETAIL db.unset").collect()[0].properties == detail

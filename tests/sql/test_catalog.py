@@ -405,6 +405,17 @@ def test_create_insert_overwrite_alter_drop(catalog: Catalog, warehouse: Path) -
     }
     assert detail.options["compression"] == "snappy"
     assert detail.options["timestampAs"] == "timestamp"
+    # UNSET: absent keys are ignored with or without IF EXISTS (Spark 4); table options are
+    # the catalog entry's and refused by name.
+    catalog.sql("ALTER TABLE m SET TBLPROPERTIES ('owner' = 'ops')")
+    unset = catalog.sql("ALTER TABLE m UNSET TBLPROPERTIES ('retention', 'absent')")
+    assert unset.collect()[0][0] == version + 2
+    catalog.sql("ALTER TABLE m UNSET TBLPROPERTIES IF EXISTS ('absent')")
+    properties = catalog.sql("DESCRIBE DETAIL m").collect()[0].properties
+    assert properties.get("owner") == "ops" and "retention" not in properties
+    with pytest.raises(SqlError, match="'compression' is a table option.*cannot be unset"):
+        catalog.sql("ALTER TABLE m UNSET TBLPROPERTIES ('owner', 'compression')")
+    assert catalog.sql("DESCRIBE DETAIL m").collect()[0].properties == properties
 
     location = warehouse / "m"
     catalog.sql("DROP TABLE m")
@@ -573,6 +584,11 @@ def test_pass_through_and_plain_spark_views(
     catalog.sql("INSERT INTO sp SELECT city, count(*) FROM weather WHERE time < 10 GROUP BY city")
     assert _rows(catalog.sql("SELECT * FROM sp")) == [("bj", 2), ("sh", 2)]
     assert [r.col_name for r in catalog.sql("DESCRIBE sp").collect()][:2] == ["city", "n"]
+    # UNSET TBLPROPERTIES of a Spark table is Spark's.
+    spark.sql("ALTER TABLE sp SET TBLPROPERTIES ('team' = 'ops', 'tier' = 'gold')")
+    catalog.sql("ALTER TABLE sp UNSET TBLPROPERTIES IF EXISTS ('team', 'absent')")
+    shown = {r.key: r.value for r in spark.sql("SHOW TBLPROPERTIES sp").collect()}
+    assert ("team" in shown, shown.get("tier")) == (False, "gold")
     catalog.sql("DROP TABLE sp")
     assert not spark.catalog.tableExists("sp")
     # every default-database table is a session view for plain spark.sql, at its last version

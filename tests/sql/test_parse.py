@@ -16,6 +16,7 @@ from tsfile_catalog.sql import (
     AlterTableAlterColumn,
     AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsetProperties,
     AlterTableUnsupported,
     ColumnSpec,
     CreateTable,
@@ -270,6 +271,19 @@ def test_alter_table_set_tblproperties() -> None:
     )
     other = "ALTER TABLE t SET LOCATION '/x'"
     assert _round_trip(other) == PassThrough(other)
+
+
+def test_alter_table_unset_tblproperties() -> None:
+    assert _round_trip("ALTER TABLE db.t UNSET TBLPROPERTIES ('a', spark.x.y)") == (
+        AlterTableUnsetProperties(table=TableName("t", "db"), keys=("a", "spark.x.y"))
+    )
+    assert _round_trip("alter table t unset tblproperties if exists ('a')") == (
+        AlterTableUnsetProperties(table=TableName("t"), keys=("a",), if_exists=True)
+    )
+    with pytest.raises(SqlParseError, match="expected a property key"):
+        parse_statement("ALTER TABLE t UNSET TBLPROPERTIES ()")
+    with pytest.raises(SqlParseError, match="expected TBLPROPERTIES"):
+        parse_statement("ALTER TABLE t UNSET LOCATION")
 
 
 def test_vacuum() -> None:

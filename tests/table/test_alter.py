@@ -61,3 +61,22 @@ def test_set_properties_is_a_commit_of_its_own_on_the_latest_version(tmp_path: P
     with pytest.raises(OptionError, match="watermark.interval"):
         table.alter.set_properties({"watermark.interval": "soon"})
     assert open_table(url).version == 2, "a refused property commits nothing"
+
+
+def test_unset_properties_removes_keys_and_ignores_absent_ones(tmp_path: Path) -> None:
+    url = str(tmp_path)
+    name = new_part_name(0)
+    tsfile(tmp_path / name)
+    append_parts(url, [part_of(tmp_path, name)], SCHEMA, properties={"team": "ops"})
+    table = open_table(url)
+    assert table.alter.set_properties({"targetFileSize": "1024", "keep": "yes"}) == 1
+    assert table.alter.unset_properties(["targetFileSize", "team", "absent"]) == 2
+    kept = dict(open_table(url).properties)
+    assert kept.get("keep") == "yes" and not {"targetFileSize", "team"} & set(kept)
+    assert open_table(url, version=1).properties["targetFileSize"] == "1024"
+    info = open_table(url).history(limit=1)[0]
+    assert (str(info.operation), info.data_change) == ("UNSET TBLPROPERTIES", False)
+    # As in Spark 4, a key the table does not have is no error: the commit records the
+    # statement and changes nothing.
+    assert table.alter.unset_properties(["absent"]) == 3
+    assert open_table(url).properties == kept

@@ -3,9 +3,10 @@
 The JVM's ``TsFileCatalog`` calls ``call(operation, request)`` on a Py4J callback thread of
 this driver (as PySpark's ``foreachBatch`` and streaming listeners are called), with JSON in
 and out. Every answer comes from the package's own code: :mod:`.tables` for tables and
-namespaces, :mod:`.scans` for pushdown and scan options. Errors go back as data (a kind
-and a message) so the adapter raises Spark's own exceptions: ``NoSuchTableException`` for a
-missing table, an ``IllegalArgumentException`` carrying this package's message otherwise.
+namespaces, :mod:`.scans` for pushdown and scan options, :mod:`.deletes` for DELETE FROM.
+Errors go back as data (a kind and a message) so the adapter raises Spark's own exceptions:
+``NoSuchTableException`` for a missing table, an ``IllegalArgumentException`` carrying this
+package's message otherwise.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFileCatalogError
-from tsfile_catalog.spark_catalog import aggregates, procedures, scans
+from tsfile_catalog.spark_catalog import aggregates, deletes, procedures, scans
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -153,6 +154,8 @@ _OPERATIONS: dict[str, _Handler] = {
     "commit_staged": _commit_staged,
     "abort_staged": lambda d, r: d.warehouse(r).abort_staged(_name(r), r["staged"]),
     "alter_table": lambda d, r: d.warehouse(r).alter(_name(r), r["changes"]),
+    "can_delete_where": lambda d, r: deletes.can_delete_where(r),
+    "delete_where": lambda d, r: deletes.delete_where(d.warehouse(r), r),
     "push_predicates": lambda d, r: scans.push_predicates(
         r["scan"], r["predicates"], r["time_zone"]
     ),

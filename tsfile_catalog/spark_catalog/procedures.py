@@ -17,6 +17,9 @@ from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.spark_catalog.tables import Warehouse
 from tsfile_catalog.sql.registry import parse_table_name
 from tsfile_catalog.sql.statements import (
+    AlterTableAddPart,
+    AlterTableDropPart,
+    Delete,
     ExpireSnapshots,
     Optimize,
     RestoreTable,
@@ -61,6 +64,26 @@ def _restore(table: TableName, args: Mapping[str, Any]) -> Statement:
     return RestoreTable(table=table, time_travel=travel)
 
 
+def _required(table: TableName, procedure: str, args: Mapping[str, Any], name: str) -> str:
+    value = args.get(name)
+    if value is None:
+        raise SqlError(f"{procedure} of {table}: argument {name} => '…' must not be NULL")
+    return str(value)
+
+
+def _add_part(table: TableName, args: Mapping[str, Any]) -> Statement:
+    options = {str(k): str(v) for k, v in (args.get("options") or {}).items()}
+    for key in options:
+        if key.lower() in ("path", "format"):
+            raise SqlError(
+                f"add_part of {table}: give {key.lower()} => '…' as an argument, not in options"
+            )
+    options["path"] = _required(table, "add_part", args, "path")
+    if args.get("format") is not None:
+        options["format"] = str(args["format"])
+    return AlterTableAddPart(table=table, options=options)
+
+
 PROCEDURES: dict[str, Procedure] = {
     "optimize": Procedure(
         "Compact a table's small parts (OPTIMIZE [WHERE ...])",
@@ -92,6 +115,26 @@ PROCEDURES: dict[str, Procedure] = {
             retain_hours=a.get("retain_hours"),
             retain_last=a.get("retain_last"),
         ),
+    ),
+    "delete": Procedure(
+        "Delete the rows a predicate matches (DELETE FROM ... WHERE)",
+        (_TABLE, Parameter("where", "string")),
+        lambda t, a: Delete(table=t, where=_required(t, "delete", a, "where")),
+    ),
+    "add_part": Procedure(
+        "Add Parquet, ORC or CSV files in place as parts (ALTER TABLE ... ADD PART)",
+        (
+            _TABLE,
+            Parameter("path", "string"),
+            Parameter("format", "string", "NULL"),
+            Parameter("options", "map<string,string>", "NULL"),
+        ),
+        _add_part,
+    ),
+    "drop_part": Procedure(
+        "Remove parts by path or glob from the table (ALTER TABLE ... DROP PART)",
+        (_TABLE, Parameter("path", "string")),
+        lambda t, a: AlterTableDropPart(table=t, pattern=_required(t, "drop_part", a, "path")),
     ),
     "restore": Procedure(
         "Make an older version the latest (RESTORE ... TO VERSION AS OF / TIMESTAMP AS OF)",

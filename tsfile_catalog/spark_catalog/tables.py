@@ -35,6 +35,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableAlterColumn,
     AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsetProperties,
     ColumnSpec,
     CreateTable,
     DropTable,
@@ -353,11 +354,14 @@ class Warehouse:
     def alter(self, name: TableName, changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Apply Spark's table changes in order, each as the Catalog's ALTER TABLE does."""
         properties: dict[str, str] = {}
+        unset: list[str] = []
         added: list[ColumnSpec] = []
         for change in changes:
             kind = change["kind"]
             if kind == "SetProperty":
                 properties[change["property"]] = change["value"]
+            elif kind == "RemoveProperty":
+                unset.append(_removable(name, change["property"]))
             elif kind == "AddColumn" and len(change["column"]) == 1:
                 added.append(_column(name, change["column"][0], change["type"]))
             elif kind == "UpdateColumnType" and len(change["column"]) == 1:
@@ -367,12 +371,14 @@ class Warehouse:
                 raise SqlError(
                     f"ALTER TABLE {name}: {_change_text(change)} is not supported on tsfile "
                     "tables (supported: ADD COLUMNS, ALTER COLUMN ... TYPE to a wider type, "
-                    "SET TBLPROPERTIES, RENAME TO)"
+                    "SET/UNSET TBLPROPERTIES, RENAME TO)"
                 )
         if added:
             self.execute(AlterTableAddColumns(table=name, columns=tuple(added)))
         if properties:
             self.execute(AlterTableSetProperties(table=name, properties=properties))
+        if unset:
+            self.execute(AlterTableUnsetProperties(table=name, keys=tuple(unset)))
         return self.load(name)
 
 
@@ -410,6 +416,17 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
 
 PROVIDER_PROPERTY = "provider"
 VERSION_PROPERTY = "tsfile.version"
+
+
+def _removable(name: TableName, key: str) -> str:
+    """``key`` of an UNSET TBLPROPERTIES, unless it is one :func:`describe_table` adds."""
+    if key.lower() in (PROVIDER_PROPERTY, "location", VERSION_PROPERTY):
+        raise SqlError(
+            f"ALTER TABLE {name} UNSET TBLPROPERTIES: {key!r} is shown by the catalog (the "
+            "table's provider, location or loaded version), not a table property; it cannot "
+            "be unset"
+        )
+    return key
 
 
 def _split_properties(

@@ -34,6 +34,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableDropPart,
     AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsetProperties,
     AlterTableUnsupported,
     CreateTable,
     Delete,
@@ -204,6 +205,8 @@ class Catalog:
                 return commands.show_create_table(tables, statement)
             case AlterTableSetProperties():
                 return commands.set_table_properties(tables, statement)
+            case AlterTableUnsetProperties():
+                return commands.unset_table_properties(tables, statement)
             case AlterTableAddPart() | AlterTableDropPart():
                 return commands.alter_parts(tables, statement)
             case (

@@ -36,6 +36,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableDropPart,
     AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsetProperties,
     AlterTableUnsupported,
     CreateTable,
     Delete,
@@ -71,6 +72,7 @@ from tsfile_catalog.table import (
     purge,
     restore,
     set_properties,
+    unset_properties,
     vacuum_table,
 )
 from tsfile_catalog.table.ownership import check_empty, check_location
@@ -373,6 +375,27 @@ def set_table_properties(tables: Tables, statement: AlterTableSetProperties) -> 
     entry = tables.registry.require(statement.table)
     version = set_properties(
         entry.location, statement.properties, storage_options=tables.storage(entry)
+    )
+    tables.refresh_view(entry)
+    return _version(tables, version)
+
+
+def unset_table_properties(tables: Tables, statement: AlterTableUnsetProperties) -> DataFrame:
+    """UNSET TBLPROPERTIES: one commit removing the table's properties (absent keys ignored,
+    as Spark 4 does); the table options its catalog entry holds are refused by name."""
+    if tables.spark_owns(statement.table):
+        return tables.spark.sql(statement.to_sql())
+    entry = tables.registry.require(statement.table)
+    options = {key.lower() for key in entry.options}
+    for key in statement.keys:
+        if key.lower() in options:
+            raise SqlError(
+                f"ALTER TABLE {entry.display_name} UNSET TBLPROPERTIES: {key!r} is a table "
+                "option, stored with the catalog entry when the table was created, not a table "
+                "property; table options cannot be unset"
+            )
+    version = unset_properties(
+        entry.location, statement.keys, storage_options=tables.storage(entry)
     )
     tables.refresh_view(entry)
     return _version(tables, version)

@@ -17,6 +17,8 @@ get positioned syntax errors, and round-trip through the generator:
 * ``DESCRIBE DETAIL name``                              -> ``exp.Describe(style="DETAIL")``
 * ``ALTER TABLE name ADD PART OPTIONS (…)``              -> ``exp.Alter`` with :class:`AddPart`
 * ``ALTER TABLE name DROP PART 'path-or-glob'``          -> ``exp.Alter`` with :class:`DropPart`
+* ``ALTER TABLE name UNSET TBLPROPERTIES [IF EXISTS] ('k', …)``
+                                                  -> ``exp.Alter`` with :class:`UnsetProperties`
 
 Every other ``SHOW``/``EXPLAIN`` form still falls back to ``exp.Command``, which
 :func:`tsfile_catalog.sql.parse_statement` rejects rather than guessing at.
@@ -41,6 +43,7 @@ __all__ = [
     "Vacuum",
     "AddPart",
     "DropPart",
+    "UnsetProperties",
     "ShowCreateTable",
     "ExpireSnapshots",
     "Restore",
@@ -108,6 +111,13 @@ class DropPart(exp.Expression):
     arg_types = {"this": True}
 
 
+class UnsetProperties(exp.Expression):
+    """``UNSET TBLPROPERTIES [IF EXISTS] ('k', …)``, an ALTER TABLE action; ``expressions``
+    are the keys as string literals (a dotted identifier key is read as its text)."""
+
+    arg_types = {"expressions": True, "exists": False}
+
+
 class Optimize(exp.Expression):
     """``OPTIMIZE name [WHERE predicate]`` (Delta's compaction statement)."""
 
@@ -162,6 +172,11 @@ class _Parser(SparkLiteralParser):
         "EXPIRE": lambda self: self._parse_expire(),
         "RESTORE": lambda self: self._parse_restore(),
         "OPTIMIZE": lambda self: self._parse_optimize(),
+    }
+
+    ALTER_PARSERS = {
+        **SparkLiteralParser.ALTER_PARSERS,
+        "UNSET": lambda self: self._parse_alter_table_unset(),
     }
 
     def _parse_statement(self) -> exp.Expr | None:
@@ -342,6 +357,28 @@ class _Parser(SparkLiteralParser):
         self._refuse_second_part_action()
         return [self.expression(DropPart(this=target))]
 
+    def _parse_alter_table_unset(self) -> UnsetProperties:
+        if not self._match_text_seq("TBLPROPERTIES"):
+            self.raise_error("Expected TBLPROPERTIES after UNSET")
+        exists = self._match_text_seq("IF", "EXISTS")
+        keys = self._parse_wrapped_csv(self._parse_property_key)
+        return self.expression(UnsetProperties(expressions=keys, exists=exists))
+
+    def _parse_property_key(self) -> exp.Expr:
+        # Spark's propertyKey: a string, or identifiers separated by dots (spark.sql.x).
+        key = self._parse_string()
+        if key is not None:
+            return key
+        names: list[str] = []
+        while True:
+            name = self._parse_id_var(any_token=True)
+            if name is None:
+                self.raise_error("Expected a property key: a quoted string or a.b.c")
+                raise AssertionError("raise_error raises at the IMMEDIATE error level")
+            names.append(name.name)
+            if not self._match(TokenType.DOT):
+                return exp.Literal.string(".".join(names))
+
     def _refuse_second_part_action(self) -> None:
         # Without this, sqlglot gives the whole ALTER up as an opaque command, and the message
         # would blame ALTER TABLE itself.
@@ -420,6 +457,11 @@ def _drop_part_sql(generator: SparkGenerator, expression: DropPart) -> str:
     return f"DROP PART {generator.sql(expression, 'this')}"
 
 
+def _unset_properties_sql(generator: SparkGenerator, expression: UnsetProperties) -> str:
+    exists = " IF EXISTS" if expression.args.get("exists") else ""
+    return f"UNSET TBLPROPERTIES{exists} ({generator.expressions(expression, flat=True)})"
+
+
 def _optimize_sql(generator: SparkGenerator, expression: Optimize) -> str:
     return f"OPTIMIZE {generator.sql(expression, 'this')}{generator.sql(expression, 'where')}"
 
@@ -435,6 +477,7 @@ class _Generator(SparkGenerator):
         Vacuum: _vacuum_sql,
         AddPart: _add_part_sql,
         DropPart: _drop_part_sql,
+        UnsetProperties: _unset_properties_sql,
         ExpireSnapshots: _expire_sql,
         Restore: _restore_sql,
         ShowCreateTable: _show_create_sql,

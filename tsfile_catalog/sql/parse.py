@@ -44,6 +44,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableDropPart,
     AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsetProperties,
     AlterTableUnsupported,
     ColumnSpec,
     CreateTable,
@@ -617,6 +618,8 @@ def _alter(node: exp.Alter, text: str) -> Statement:
     if columns is not None:
         return columns
     actions = node.args.get("actions") or []
+    if any(isinstance(action, dialect.UnsetProperties) for action in actions):
+        return _alter_unset(node, actions)
     if (
         node.args.get("kind") != "TABLE"
         or len(actions) != 1
@@ -630,6 +633,18 @@ def _alter(node: exp.Alter, text: str) -> Statement:
     return AlterTableSetProperties(
         table=_table_name(node.this, "ALTER TABLE"),
         properties=_property_map(items, "TBLPROPERTIES"),
+    )
+
+
+def _alter_unset(node: exp.Alter, actions: Sequence[exp.Expr]) -> Statement:
+    if len(actions) != 1 or node.args.get("kind") != "TABLE":
+        raise SqlError("ALTER TABLE … UNSET TBLPROPERTIES takes one action per statement")
+    _reject_clauses(node, ("this", "kind", "actions"), "ALTER TABLE")
+    action = actions[0]
+    return AlterTableUnsetProperties(
+        table=_table_name(node.this, "ALTER TABLE"),
+        keys=tuple(_property_key(key, "UNSET TBLPROPERTIES") for key in action.expressions),
+        if_exists=bool(action.args.get("exists")),
     )
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "ShowParts",
     "ExplainParts",
     "AlterTableSetProperties",
+    "AlterTableUnsetProperties",
     "AlterTableAddPart",
     "AlterTableDropPart",
     "Vacuum",
@@ -489,6 +490,29 @@ def _check_hours(hours: float | None, statement: str) -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableUnsetProperties:
+    """``ALTER TABLE name UNSET TBLPROPERTIES [IF EXISTS] ('k', …)``.
+
+    As in Spark 4, a key the table does not have is ignored with or without ``IF EXISTS``,
+    which is kept only to write the statement back as it was given.
+    """
+
+    table: TableName
+    keys: tuple[str, ...]
+    if_exists: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", tuple(self.keys))
+        if not self.keys:
+            raise SqlError(f"ALTER TABLE {self.table} UNSET TBLPROPERTIES: no properties given")
+
+    def to_sql(self) -> str:
+        exists = " IF EXISTS" if self.if_exists else ""
+        keys = ", ".join(quote_string(key) for key in self.keys)
+        return f"ALTER TABLE {self.table.to_sql()} UNSET TBLPROPERTIES{exists} ({keys})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterTableAddPart:
     """``ALTER TABLE name ADD PART OPTIONS (path '…', format '…', …)``: add external files."""
 
@@ -743,6 +767,7 @@ Statement: TypeAlias = (
     | ShowParts
     | ExplainParts
     | AlterTableSetProperties
+    | AlterTableUnsetProperties
     | AlterTableAddPart
     | AlterTableDropPart
     | Vacuum

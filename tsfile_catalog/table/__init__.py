@@ -17,7 +17,7 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
   :mod:`~tsfile_catalog.table.vacuum` (:func:`vacuum`, :func:`purge`),
   :mod:`~tsfile_catalog.table.expire` (:func:`expire_snapshots`),
   :mod:`~tsfile_catalog.table.restore` (:func:`restore`) and
-  :mod:`~tsfile_catalog.table.alter` (the ALTER TABLE schema changes);
+  :mod:`~tsfile_catalog.table.alter` (the ALTER TABLE schema changes and :func:`unset_properties`);
 - :mod:`~tsfile_catalog.table.handle`: :class:`Table` (with its ``maintenance`` and ``alter``
   namespaces of verbs, :mod:`~tsfile_catalog.table.maintenance`), :func:`open_table` and
   :func:`create_table`.
@@ -29,7 +29,7 @@ the import to use.
 from __future__ import annotations
 
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
-from tsfile_catalog.table.alter import add_columns, alter_column_type
+from tsfile_catalog.table.alter import add_columns, alter_column_type, unset_properties
 from tsfile_catalog.table.cache import clear_cache
 from tsfile_catalog.table.commits import (
     add_files,
@@ -57,6 +57,7 @@ __all__ = [
     "add_files",
     "drop_parts",
     "set_properties",
+    "unset_properties",
     "commit",
     "vacuum",
     "purge",

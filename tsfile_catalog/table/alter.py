@@ -2,7 +2,8 @@
 
 :func:`add_columns` and :func:`alter_column_type` commit a new schema (older parts read added
 columns as null and widened ones cast up); properties are set by
-:func:`tsfile_catalog.table.commits.set_properties`. :class:`Alter` is ``table.alter``.
+:func:`tsfile_catalog.table.commits.set_properties` and removed by :func:`unset_properties`.
+:class:`Alter` is ``table.alter``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import SchemaError, SchemaMismatchError
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.manifest import Operation, SetSchema, Snapshot
+from tsfile_catalog.metadata.manifest import Operation, RemoveProperties, SetSchema, Snapshot
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import widens
 from tsfile_catalog.table.commits import commit, set_properties
@@ -22,7 +23,7 @@ from tsfile_catalog.table.snapshots import resolve_snapshot
 if TYPE_CHECKING:
     from tsfile_catalog.table.handle import Table
 
-__all__ = ["Alter", "add_columns", "alter_column_type"]
+__all__ = ["Alter", "add_columns", "alter_column_type", "unset_properties"]
 
 
 _NO_COLUMN_IDS = (
@@ -115,6 +116,39 @@ def alter_column_type(
     return _change_schema(io, location, latest, new, Operation.CHANGE_COLUMN, parameters)
 
 
+def unset_properties(
+    url: str,
+    keys: Sequence[str],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Remove table properties (SQL ``ALTER TABLE … UNSET TBLPROPERTIES``) in one commit of
+    operation ``UNSET TBLPROPERTIES``, no data changed.
+
+    As in Spark 4, a key the table does not have is no change, with or without ``IF
+    EXISTS``; the commit is made even when nothing changes, as ``set_properties`` does (the
+    history records the statement).
+
+    Returns:
+        The committed version.
+
+    Raises:
+        TableNotFoundError: there is no table at ``url``.
+    """
+    io, location, latest = _latest(url, storage_options)
+    present = tuple(dict.fromkeys(k for k in keys if k in latest.properties))
+    snapshot = commit(
+        io,
+        location,
+        [RemoveProperties(present)] if present else [],
+        read=latest,
+        operation=Operation.UNSET_TBLPROPERTIES,
+        operation_parameters={"properties": json.dumps(list(keys))},
+        data_change=False,
+    )
+    return snapshot.version
+
+
 def _change_schema(
     io: FileIO,
     location: str,
@@ -161,6 +195,10 @@ class Alter:
     def set_properties(self, properties: Mapping[str, str]) -> int:
         """See :func:`tsfile_catalog.table.commits.set_properties`."""
         return set_properties(self._table.location, properties, storage_options=self._storage())
+
+    def unset_properties(self, keys: Sequence[str]) -> int:
+        """See :func:`tsfile_catalog.table.commits.unset_properties`."""
+        return unset_properties(self._table.location, keys, storage_options=self._storage())
 
     def _storage(self) -> Mapping[str, Any]:
         return self._table.io.storage_options

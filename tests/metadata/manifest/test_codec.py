@@ -15,6 +15,7 @@ from tsfile_catalog.metadata.manifest import (
     FORMAT_VERSION,
     AddPart,
     RemovePart,
+    RemoveProperties,
     SetProperties,
     SetSchema,
     apply,
@@ -43,6 +44,17 @@ def test_commit_round_trips_through_json() -> None:
     # No external part: written as version 1, which every older reader still reads.
     assert obj["format_version"] == BASE_FORMAT_VERSION
     assert obj["commit_info"]["operation"] == "WRITE"
+    assert decode_commit(data, SCHEMA, source="v1") == commit
+
+
+def test_a_commit_removing_properties_round_trips_as_format_2() -> None:
+    # A format 1 reader would call the new action a damaged file: the bump makes it say
+    # "upgrade tsfile-catalog" instead.
+    commit = make(created(), [RemoveProperties(("k", "j"))], "UNSET TBLPROPERTIES")
+    data = encode_commit(commit, SCHEMA)
+    obj = json.loads(data)
+    assert obj["format_version"] == FORMAT_VERSION == 2
+    assert obj["actions"] == [{"remove_properties": ["k", "j"]}]
     assert decode_commit(data, SCHEMA, source="v1") == commit
 
 

@@ -18,6 +18,7 @@ from tsfile_catalog.metadata.manifest import (
     Action,
     AddPart,
     RemovePart,
+    RemoveProperties,
     SetProperties,
     SetSchema,
     StreamTxn,
@@ -108,6 +109,19 @@ def test_conflicting_property_values_conflict() -> None:
     assert rebase([SetProperties({"j": "x"})], landed, read=read) == (SetProperties({"j": "x"}),)
     with pytest.raises(CommitConflictError, match="'k' to '1'"):
         rebase([SetProperties({"k": "2"})], landed, read=read)
+
+
+def test_unsetting_a_property_set_concurrently_conflicts_both_ways() -> None:
+    read = created()
+    landed = landed_after(read, [SetProperties({"k": "1"})])
+    with pytest.raises(CommitConflictError, match="'k' to '1' concurrently.*unsets it"):
+        rebase([RemoveProperties(("k",))], landed, read=read)
+    removed = landed_after(read, [RemoveProperties(("k",))])
+    with pytest.raises(CommitConflictError, match="unset table property 'k'.*sets it to '2'"):
+        rebase([SetProperties({"k": "2"})], removed, read=read)
+    pending = (RemoveProperties(("k",)),)
+    assert rebase(pending, removed, read=read) == pending, "two removals agree"
+    assert rebase([SetProperties({"j": "x"})], removed, read=read) == (SetProperties({"j": "x"}),)
 
 
 def test_concurrent_creators_with_one_schema_become_appends() -> None:

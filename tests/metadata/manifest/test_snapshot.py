@@ -16,6 +16,7 @@ from tsfile_catalog.metadata.manifest import (
     CommitInfo,
     Operation,
     RemovePart,
+    RemoveProperties,
     SetProperties,
     SetSchema,
     Snapshot,
@@ -41,6 +42,17 @@ def test_apply_builds_the_snapshot() -> None:
     assert [p.path for p in v1.parts] == ["b", "c"]
     assert v1.properties == {"owner": "ops", "k": "v"}
     assert v1.parts[1].added_version == 1
+
+
+def test_removing_properties_keeps_the_others_and_ignores_absent_keys() -> None:
+    v0 = created()
+    c1 = make(v0, [SetProperties({"k": "v", "j": "w"})])
+    v1 = apply(v0, c1)
+    c2 = make(v1, [RemoveProperties(("k", "absent"))])
+    v2 = apply(v1, c2)
+    assert v2.properties == {"owner": "ops", "j": "w"}
+    assert v1.properties["k"] == "v", "the version before keeps it (time travel)"
+    assert replay(v0, [c1, c2]).properties == v2.properties
 
 
 def test_replay_equals_repeated_apply() -> None:

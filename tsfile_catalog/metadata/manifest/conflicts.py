@@ -15,6 +15,7 @@ from tsfile_catalog.metadata.manifest.model import (
     AddPart,
     Commit,
     RemovePart,
+    RemoveProperties,
     SetProperties,
     SetSchema,
     Snapshot,
@@ -93,6 +94,7 @@ def rebase(
     adds = {a.part.path for a in pending if isinstance(a, AddPart)}
     removes = {a.path for a in pending if isinstance(a, RemovePart)}
     props = {k: v for a in pending if isinstance(a, SetProperties) for k, v in a.properties.items()}
+    unset = {k for a in pending if isinstance(a, RemoveProperties) for k in a.keys}
 
     if read is None:
         first = landed[0]
@@ -142,6 +144,18 @@ def rebase(
                         raise CommitConflictError(
                             f"{where} set table property '{key}' to '{value}' concurrently "
                             f"(this commit sets '{props[key]}')"
+                        )
+                    if key in unset:
+                        raise CommitConflictError(
+                            f"{where} set table property '{key}' to '{value}' concurrently "
+                            "(this commit unsets it)"
+                        )
+            elif isinstance(action, RemoveProperties):
+                for key in action.keys:
+                    if key in props:
+                        raise CommitConflictError(
+                            f"{where} unset table property '{key}' concurrently (this commit "
+                            f"sets it to '{props[key]}')"
                         )
 
     if pending_schema is not None and pending_schema == after.schema:

@@ -28,6 +28,7 @@ __all__ = [
     "RemovePart",
     "SetSchema",
     "SetProperties",
+    "RemoveProperties",
     "Action",
     "Operation",
     "CommitInfo",
@@ -80,7 +81,14 @@ class SetProperties:
     properties: Mapping[str, str]
 
 
-Action: TypeAlias = AddPart | RemovePart | SetSchema | SetProperties
+@dataclass(frozen=True, slots=True)
+class RemoveProperties:
+    """Remove the given table properties (absent ones are no change); others are kept."""
+
+    keys: tuple[str, ...]
+
+
+Action: TypeAlias = AddPart | RemovePart | SetSchema | SetProperties | RemoveProperties
 
 
 class Operation(str, enum.Enum):
@@ -94,6 +102,7 @@ class Operation(str, enum.Enum):
     OVERWRITE = "OVERWRITE"
     ADOPT = "ADOPT"
     SET_TBLPROPERTIES = "SET TBLPROPERTIES"
+    UNSET_TBLPROPERTIES = "UNSET TBLPROPERTIES"
     ADD_PART = "ADD PART"
     DROP_PART = "DROP PART"
     # Table maintenance and schema evolution (Delta's names for the same commits).
@@ -266,7 +275,12 @@ class Commit:
         """``schema`` is the table schema before this commit (types of the part stats)."""
         types = _field_types(self.new_schema() or schema)
         added = (a.part for a in self.actions if isinstance(a, AddPart))
-        out: dict[str, Any] = {"format_version": written_format_version(added)}
+        version = written_format_version(added)
+        if any(isinstance(a, RemoveProperties) for a in self.actions):
+            # A reader of format 1 would fail on the action as on a damaged file; the bump
+            # makes it say "upgrade tsfile-catalog" instead.
+            version = FORMAT_VERSION
+        out: dict[str, Any] = {"format_version": version}
         if self.table_uuid is not None:
             out["table_uuid"] = self.table_uuid
         out["commit_info"] = self.info.to_json()
@@ -309,6 +323,8 @@ def _action_to_json(action: Action, types: Mapping[str, DataType]) -> dict[str, 
         }
     if isinstance(action, SetSchema):
         return {"set_schema": {"schema_id": action.schema_id, "schema": action.schema.to_json()}}
+    if isinstance(action, RemoveProperties):
+        return {"remove_properties": list(action.keys)}
     return {"set_properties": dict(action.properties)}
 
 
@@ -329,6 +345,8 @@ def _action_from_json(
         return SetSchema(TableSchema.from_json(body["schema"]), int(body["schema_id"]))
     if "set_properties" in raw:
         return SetProperties({str(k): str(v) for k, v in raw["set_properties"].items()})
+    if "remove_properties" in raw:
+        return RemoveProperties(tuple(str(k) for k in raw["remove_properties"]))
     raise CorruptManifestError(f"unknown action {sorted(raw)!r}")
 
 

@@ -18,6 +18,7 @@ from tsfile_catalog.metadata.manifest.model import (
     CommitInfo,
     Operation,
     RemovePart,
+    RemoveProperties,
     SetSchema,
     Snapshot,
     StreamTxn,
@@ -165,6 +166,9 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
                     )
             elif isinstance(action, SetSchema):
                 schema, schema_id = action.schema, action.schema_id
+            elif isinstance(action, RemoveProperties):
+                for key in action.keys:
+                    properties.pop(key, None)
             else:
                 properties.update(action.properties)
         if schema is None:

@@ -106,7 +106,7 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
 
   private Table load(Identifier ident, ObjectNode request) throws NoSuchTableException {
     try {
-      return new TsFileTable(name, ident, Client.callChecked("load_table", request, ident, null));
+      return new TsFileTable(config, ident, Client.callChecked("load_table", request, ident, null));
     } catch (NoSuchTableException e) {
       throw e;
     } catch (TableAlreadyExistsException
@@ -215,7 +215,8 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
     request.put("schema", schema.json());
     request.set("properties", Client.map(properties));
     try {
-      return new TsFileTable(name, ident, Client.callChecked("create_table", request, ident, null));
+      return new TsFileTable(
+          config, ident, Client.callChecked("create_table", request, ident, null));
     } catch (NoSuchTableException | NamespaceAlreadyExistsException | NonEmptyNamespaceException e) {
       throw new IllegalStateException(e.getMessage(), e);
     }
@@ -229,7 +230,8 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
       list.add(Changes.toJson(change));
     }
     try {
-      return new TsFileTable(name, ident, Client.callChecked("alter_table", request, ident, null));
+      return new TsFileTable(
+          config, ident, Client.callChecked("alter_table", request, ident, null));
     } catch (NoSuchTableException e) {
       throw e;
     } catch (TableAlreadyExistsException

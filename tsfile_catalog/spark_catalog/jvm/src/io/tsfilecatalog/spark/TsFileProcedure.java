@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Collections;
 import java.util.Iterator;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.MapData;
 import org.apache.spark.sql.connector.catalog.procedures.BoundProcedure;
 import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
@@ -13,6 +15,7 @@ import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DoubleType;
 import org.apache.spark.sql.types.LongType;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -83,6 +86,16 @@ class TsFileProcedure implements UnboundProcedure, BoundProcedure {
         args.put(key, input.getDouble(i));
       } else if (type instanceof BooleanType) {
         args.put(key, input.getBoolean(i));
+      } else if (type instanceof MapType) {
+        // map<string,string>, the one map type a procedure declares (options => map(...)).
+        MapData map = input.getMap(i);
+        ArrayData keys = map.keyArray();
+        ArrayData values = map.valueArray();
+        ObjectNode entries = args.putObject(key);
+        for (int j = 0; j < map.numElements(); j++) {
+          String value = values.isNullAt(j) ? null : values.getUTF8String(j).toString();
+          entries.put(keys.getUTF8String(j).toString(), value);
+        }
       } else {
         args.put(key, input.getUTF8String(i).toString());
       }

@@ -1,16 +1,21 @@
 package io.tsfilecatalog.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -18,15 +23,17 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * One version of a catalog table, as the delegate resolved it when Spark loaded it: its schema,
  * its properties, and the opaque {@code scan} description the delegate plans reads from.
- * Reads and writes run through the registered {@code tsfile} Python data source.
+ * Reads and writes run through the registered {@code tsfile} Python data source; {@code DELETE
+ * FROM} runs the delegate's delete once, when Spark executes it.
  */
-public class TsFileTable implements SupportsRead, SupportsWrite {
-  private final String catalog;
+public class TsFileTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
+  private final ObjectNode catalog;
   private final Identifier ident;
   private final JsonNode description;
   private final StructType schema;
 
-  TsFileTable(String catalog, Identifier ident, JsonNode description) {
+  /** {@code catalog} is the catalog's {@code {name, options}}, which the delegate needs back. */
+  TsFileTable(ObjectNode catalog, Identifier ident, JsonNode description) {
     this.catalog = catalog;
     this.ident = ident;
     this.description = description;
@@ -35,7 +42,8 @@ public class TsFileTable implements SupportsRead, SupportsWrite {
 
   @Override
   public String name() {
-    return catalog + "." + String.join(".", ident.namespace()) + "." + ident.name();
+    String prefix = catalog.get("name").asText();
+    return prefix + "." + String.join(".", ident.namespace()) + "." + ident.name();
   }
 
   @Override
@@ -68,6 +76,37 @@ public class TsFileTable implements SupportsRead, SupportsWrite {
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     return new TsFileScanBuilder(this, options);
+  }
+
+  /**
+   * Whether every conjunct binds exactly, checked when Spark plans the DELETE; a conjunct that
+   * does not is refused by the delegate with a message naming it (rather than Spark's generic
+   * "cannot delete").
+   */
+  @Override
+  public boolean canDeleteWhere(Predicate[] predicates) {
+    return Client.call("can_delete_where", deleteRequest(predicates)).asBoolean();
+  }
+
+  @Override
+  public void deleteWhere(Predicate[] predicates) {
+    Client.call("delete_where", deleteRequest(predicates));
+  }
+
+  private ObjectNode deleteRequest(Predicate[] predicates) {
+    ObjectNode request = Client.object();
+    request.set("catalog", catalog);
+    request.set("namespace", Client.strings(ident.namespace()));
+    request.put("name", ident.name());
+    request.set("scan", scanDescription());
+    request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
+    ArrayNode trees = request.putArray("predicates");
+    ArrayNode texts = request.putArray("texts");
+    for (Predicate predicate : predicates) {
+      trees.add(Scans.toJson(predicate));
+      texts.add(predicate.toString());
+    }
+    return request;
   }
 
   @Override

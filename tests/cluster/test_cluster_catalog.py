@@ -1,0 +1,95 @@
+"""The catalog plugin on a two-executor cluster: a table created and written through
+``writeTo`` and read through ``spark.sql``, with every write and read task in an executor JVM
+of its own (started without storage credentials), tables on local disk and on S3. Answers
+are compared with the same queries over a Parquet copy written by the same cluster."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.testing import assertDataFrameEqual
+
+import tsfile_catalog
+from tests.cluster.helpers import CLUSTER_TESTS, EXECUTORS, ClusterTable
+from tsfile_catalog import Catalog, open_table
+
+pytestmark = CLUSTER_TESTS
+
+
+@pytest.fixture
+def cluster_catalog(cluster_spark: SparkSession, cluster_table: ClusterTable) -> Iterator[str]:
+    """A plugin catalog over a warehouse under the test's root; its ``fs.*`` options are how
+    the executors reach S3."""
+    from py4j.java_gateway import JavaClass
+
+    from tsfile_catalog.spark_catalog.session import CATALOG_CLASS
+
+    jvm = cluster_spark.sparkContext._jvm
+    assert jvm is not None
+    if not isinstance(jvm.io.tsfilecatalog.spark.Client, JavaClass):
+        pytest.skip("the catalog plugin's jar could not be built here (no JDK's javac)")
+    tsfile_catalog.register(cluster_spark)
+    name = f"ts_{uuid.uuid4().hex[:8]}"
+    settings = {"": CATALOG_CLASS, ".warehouse": cluster_table.url("warehouse")}
+    settings.update({f".{k}": v for k, v in cluster_table.fs_options.items()})
+    for key, value in settings.items():
+        cluster_spark.conf.set(f"spark.sql.catalog.{name}{key}", value)
+    yield name
+    for key in settings:
+        cluster_spark.conf.unset(f"spark.sql.catalog.{name}{key}")
+
+
+def _rows(spark: SparkSession) -> DataFrame:
+    """60 rows of three devices in two cities, in one partition per executor."""
+    return spark.range(0, 60, numPartitions=EXECUTORS).selectExpr(
+        "timestamp_seconds(id * 60) AS time",
+        "IF(id % 2 = 0, 'bj', 'sh') AS city",
+        "concat('d', id % 3) AS device",
+        "CAST(id * 0.5 AS DOUBLE) AS temp",
+    )
+
+
+def test_write_to_and_spark_sql_on_executors(
+    cluster_spark: SparkSession, cluster_catalog: str, cluster_table: ClusterTable, tmp_path: Path
+) -> None:
+    ts = cluster_catalog
+    cluster_spark.sql(
+        f"CREATE TABLE {ts}.db.weather (time TIMESTAMP, city STRING, device STRING, "
+        "temp DOUBLE) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    rows = _rows(cluster_spark)
+    rows.writeTo(f"{ts}.db.weather").append()
+    # The copy on local disk, which the executors share (Spark's Parquet has no s3://).
+    rows.write.parquet(str(tmp_path / "parquet"))
+    copy = cluster_spark.read.parquet(str(tmp_path / "parquet"))
+    location = cluster_table.url("warehouse/db.db/weather")
+    table = open_table(location, storage_options=cluster_table.storage_options)
+    # Each executor's task staged a part; the driver committed them once.
+    assert table.version == 1 and len(table.parts()) == EXECUTORS
+
+    assertDataFrameEqual(cluster_spark.sql(f"SELECT * FROM {ts}.db.weather"), copy)
+    where = "device = 'd1' AND temp > 10"
+    assertDataFrameEqual(
+        cluster_spark.sql(f"SELECT time, city, temp FROM {ts}.db.weather WHERE {where}"),
+        copy.where(where).select("time", "city", "temp"),
+    )
+    grouped = "SELECT city, count(*) AS n, max(temp) AS hottest FROM {} GROUP BY city"
+    copy.createOrReplaceTempView("cluster_weather_copy")
+    assertDataFrameEqual(
+        cluster_spark.sql(grouped.format(f"{ts}.db.weather")),
+        cluster_spark.sql(grouped.format("cluster_weather_copy")),
+    )
+    # The same table through the Catalog, after one more writeTo from the executors.
+    _rows(cluster_spark).where("city = 'sh'").writeTo(f"{ts}.db.weather").append()
+    catalog = Catalog(
+        cluster_spark,
+        cluster_table.url("warehouse"),
+        storage_options=cluster_table.storage_options,
+        register_views=False,
+    )
+    assert catalog.sql("SELECT count(*) FROM db.weather").first()[0] == 90
+    assert cluster_spark.sql(f"SELECT count(*) FROM {ts}.db.weather").first()[0] == 90
