@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Avg;
 import org.apache.spark.sql.connector.expressions.aggregate.Count;
 import org.apache.spark.sql.connector.expressions.aggregate.Max;
 import org.apache.spark.sql.connector.expressions.aggregate.Min;
@@ -23,8 +24,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * Spark's pushed aggregation as JSON for the delegate, and the delegate's answer (rows from
- * statistics) as a local scan: no Spark job reads the table.
+ * Spark's pushed aggregation as JSON for the delegate, and the delegate's answer from
+ * statistics (one row per group) as a local scan: no Spark job reads the table.
  */
 final class Aggregates {
   private Aggregates() {}
@@ -43,6 +44,9 @@ final class Aggregates {
       } else if (function instanceof Sum) {
         argument = ((Sum) function).column();
         distinct = ((Sum) function).isDistinct();
+      } else if (function instanceof Avg) {
+        argument = ((Avg) function).column();
+        distinct = ((Avg) function).isDistinct();
       } else if (function instanceof Min) {
         argument = ((Min) function).column();
       } else if (function instanceof Max) {
