@@ -222,3 +222,26 @@ def test_random_limits_return_the_tables_rows(
     everything = {tuple(r) for r in spark.sql(query.format(t="pq_parts")).collect()}
     rows = [tuple(r) for r in spark.sql(f"{query} LIMIT {n}".format(t=parts)).collect()]
     assert len(rows) == min(n, len(everything)) and set(rows) <= everything
+
+
+def test_an_integer_avg_past_bigint_sums_is_sparks_own(spark: SparkSession, ts: str) -> None:
+    """Spark splits an avg it cannot push whole into sum/count: over BIGINT values whose sum
+    leaves BIGINT, that sum would fail where the avg (added as doubles) does not."""
+    from pyspark.testing import assertDataFrameEqual
+
+    spark.sql(
+        f"CREATE TABLE {ts}.db.big (time TIMESTAMP, device STRING, v BIGINT) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'device')"
+    )
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    rows = [(base + dt.timedelta(hours=i), f"d{i % 2}", 2**60 + i) for i in range(10)]
+    frame = spark.createDataFrame(rows, "time TIMESTAMP, device STRING, v BIGINT")
+    frame.writeTo(f"{ts}.db.big").append()
+    frame.createOrReplaceTempView("big_oracle")
+    for query in (
+        "SELECT avg(v), count(*) FROM {t}",
+        "SELECT device, avg(v) FROM {t} WHERE v > 0 GROUP BY device",
+    ):
+        assertDataFrameEqual(
+            spark.sql(query.format(t=f"{ts}.db.big")), spark.sql(query.format(t="big_oracle"))
+        )

@@ -139,8 +139,10 @@ def push_aggregation(
     keys = [g for g in groups if g is not None]
     if wanted is None or len(keys) != len(groups) or any(g not in schema.tag_names for g in keys):
         return None
+    if _splits_integer_avg(schema, wanted, offered):
+        return None
     if mode == "partial":
-        spec = _partial_spec(schema, wanted, keys, offered)
+        spec = _partial_spec(schema, wanted, keys)
         if spec is None:
             return None
         return plan_scan(
@@ -204,26 +206,32 @@ def _from_statistics(
     }
 
 
-def _partial_spec(
-    schema: TableSchema,
-    wanted: Sequence[Aggregate],
-    groups: Sequence[str],
-    offered: Sequence[Mapping[str, Any]],
-) -> PartialSpec | None:
-    """The pre-aggregation of ``wanted`` by the TAG columns ``groups``, one state per
-    aggregate in Spark's order, or None when a state is not exact.
-
-    Spark splits ``avg`` into ``sum``/``count`` when the answer is not complete; the
-    ``sum`` of an integer column that the query averages is refused: Spark's ``avg`` adds
-    doubles and never overflows, where that BIGINT ``sum`` would fail past 2**63 or differ
-    past 2**53.
-    """
+def _splits_integer_avg(
+    schema: TableSchema, wanted: Sequence[Aggregate], offered: Sequence[Mapping[str, Any]]
+) -> bool:
+    """Whether ``wanted`` sums an integer column that an aggregation offered before (the
+    query's own) averaged: Spark splits an ``avg`` it cannot push whole into ``sum``/``count``,
+    and that BIGINT ``sum`` fails past 2**63 and rounds differently past 2**53, where the
+    query's ``avg`` adds doubles. Spark then evaluates the query's ``avg`` itself."""
     averaged = {
         _column(node.get("argument"))
         for aggregation in offered
         for node in aggregation.get("aggregates") or []
         if node.get("function") == "Avg"
-    }
+    } - {a.column for a in wanted if a.function == "avg"}
+    for aggregate in wanted:
+        column = aggregate.column
+        typed = schema.column(column) if column is not None and column in averaged else None
+        if aggregate.function == "sum" and typed is not None and typed.type in _INTEGERS:
+            return True
+    return False
+
+
+def _partial_spec(
+    schema: TableSchema, wanted: Sequence[Aggregate], groups: Sequence[str]
+) -> PartialSpec | None:
+    """The pre-aggregation of ``wanted`` by the TAG columns ``groups``, one state per
+    aggregate in Spark's order, or None when a state is not exact."""
     states: list[PartialState] = []
     for index, aggregate in enumerate(wanted):
         column = aggregate.column
@@ -232,10 +240,6 @@ def _partial_spec(
             return None
         if function == "count" and column is None:
             function = "count_all"
-        typed = schema.column(column) if column is not None else None
-        if function == "sum" and column in averaged and typed is not None:
-            if typed.type in _INTEGERS:
-                return None
         states.append(PartialState(function, column, f"agg{index}"))
     spec = PartialSpec(tuple(groups), None, tuple(states))
     try:

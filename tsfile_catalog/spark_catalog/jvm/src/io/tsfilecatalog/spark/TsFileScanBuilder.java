@@ -96,6 +96,7 @@ class TsFileScanBuilder
     ObjectNode request = request();
     request.setAll(aggregation);
     request.put("mode", mode);
+    request.set("offered", offered);
     if (where != null) {
       request.put("where", where);
     }
@@ -130,7 +131,6 @@ class TsFileScanBuilder
     JsonNode answer = complete.get(json.toString());
     if (answer == null) {
       ObjectNode request = aggregationRequest(json, "partial");
-      request.set("offered", offered);
       request.put("parallelism", SparkSession.active().sparkContext().defaultParallelism());
       answer = Client.call("push_aggregation", request);
     }
