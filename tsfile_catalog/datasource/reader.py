@@ -133,11 +133,13 @@ def _first_rows(tables: Iterable[pa.Table], limit: int) -> Iterator[pa.Table]:
     """The first ``limit`` rows of ``tables``; reading stops there (no further slice or file
     is opened)."""
     remaining = limit
+    if remaining <= 0:
+        return
     for table in tables:
-        if remaining <= 0:
-            return
         yield table.slice(0, remaining)
         remaining -= min(remaining, table.num_rows)
+        if remaining <= 0:
+            return  # before pulling the next table, which would open the next slice
 
 
 class TsFileScanReader(DataSourceReader):
