@@ -5,6 +5,7 @@ Parquet copy in the same session."""
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +56,18 @@ def _plan(df: DataFrame) -> str:
     return str(df._jdf.queryExecution().executedPlan().toString())
 
 
+def _jobs(spark: SparkSession, df: DataFrame) -> int:
+    """How many Spark jobs collecting ``df`` ran."""
+    group = f"aggregates-{uuid.uuid4().hex}"
+    context = spark.sparkContext
+    context.setJobGroup(group, "aggregate pushdown test")
+    try:
+        df.collect()
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return len(context.statusTracker().getJobIdsForGroup(group))
+
+
 @pytest.mark.parametrize("query", ANSWERED)
 def test_answered_from_statistics(spark: SparkSession, weather: str, query: str) -> None:
     from pyspark.testing import assertDataFrameEqual
@@ -66,9 +79,20 @@ def test_answered_from_statistics(spark: SparkSession, weather: str, query: str)
     assertDataFrameEqual(df, spark.sql(query.format(t="pq_weather")))
 
 
+def test_a_statistics_answer_runs_no_spark_job(spark: SparkSession, weather: str) -> None:
+    for query in (
+        "SELECT city, count(*), avg(temp) FROM {t} GROUP BY city",
+        "SELECT count(*) + 1 AS n FROM {t} WHERE time < TIMESTAMP '2024-01-01 12:30:00'",
+        "SELECT device, max(rain) FROM {t} GROUP BY device HAVING max(rain) > 1",
+    ):
+        assert _jobs(spark, spark.sql(query.format(t=weather))) == 0, query
+    # The oracle of the check: a query the scan pre-aggregates runs jobs.
+    assert _jobs(spark, spark.sql(f"SELECT count(*) FROM {weather} WHERE temp > 12")) > 0
+
+
 def test_a_statistics_answer_reads_no_file(spark: SparkSession, ts: str, warehouse: Path) -> None:
-    """With its data files gone, a table still answers from its statistics (which no Spark
-    job computes: Spark only projects the local rows), while anything that reads rows fails."""
+    """With its data files gone, a table still answers from its statistics, while anything
+    that reads rows fails."""
     from pyspark.testing import assertDataFrameEqual
 
     spark.sql(

@@ -65,7 +65,7 @@ final class Aggregates {
   }
 
   /** The delegate's rows as a local scan of {@code schema}. */
-  static LocalScan localScan(StructType schema, JsonNode rows, String description) {
+  static StatisticsScan localScan(StructType schema, JsonNode rows, String description) {
     InternalRow[] out = new InternalRow[rows.size()];
     for (int i = 0; i < out.length; i++) {
       JsonNode row = rows.get(i);
@@ -75,22 +75,35 @@ final class Aggregates {
       }
       out[i] = new GenericInternalRow(values);
     }
-    return new LocalScan() {
-      @Override
-      public InternalRow[] rows() {
-        return out;
-      }
+    return new StatisticsScan(schema, out, description);
+  }
 
-      @Override
-      public StructType readSchema() {
-        return schema;
-      }
+  /** An aggregation answered from statistics: its rows, which {@link LocalAnswers} inlines. */
+  static final class StatisticsScan implements LocalScan {
+    private final StructType schema;
+    private final InternalRow[] rows;
+    private final String description;
 
-      @Override
-      public String description() {
-        return description;
-      }
-    };
+    StatisticsScan(StructType schema, InternalRow[] rows, String description) {
+      this.schema = schema;
+      this.rows = rows;
+      this.description = description;
+    }
+
+    @Override
+    public InternalRow[] rows() {
+      return rows;
+    }
+
+    @Override
+    public StructType readSchema() {
+      return schema;
+    }
+
+    @Override
+    public String description() {
+      return description;
+    }
   }
 
   /** A JSON value as Spark's internal value of {@code type} (a timestamp as microseconds). */
