@@ -269,3 +269,57 @@ def test_an_integer_avg_past_bigint_sums_is_sparks_own(spark: SparkSession, ts: 
         assertDataFrameEqual(
             spark.sql(query.format(t=f"{ts}.db.big")), spark.sql(query.format(t="big_oracle"))
         )
+
+
+@pytest.fixture(scope="module")
+def raw_times(spark: SparkSession, ts: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``<ts>.db.raw``, a table whose ``time`` is a BIGINT (milliseconds, some before the
+    epoch), in two commits, and its Parquet copy ``pq_raw``."""
+    spark.sql(
+        f"CREATE TABLE {ts}.db.raw (time BIGINT, city STRING, device STRING, temp DOUBLE) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    columns = "time BIGINT, city STRING, device STRING, temp DOUBLE"
+    for commit in range(2):
+        rows = [
+            (i * 1_234_567 + commit, ["bj", "sh"][i % 2], f"d{i % 3}", None if i % 5 else i / 4)
+            for i in range(-30, 50)
+        ]
+        spark.createDataFrame(rows, columns).writeTo(f"{ts}.db.raw").append()
+    parquet = str(tmp_path_factory.mktemp("parquet") / "raw")
+    spark.table(f"{ts}.db.raw").write.parquet(parquet)
+    spark.read.parquet(parquet).createOrReplaceTempView("pq_raw")
+    return f"{ts}.db.raw"
+
+
+BUCKETED = [
+    "SELECT city, floor(time / 3600000) * 3600000 AS b, count(*), sum(temp), max(temp), "
+    "avg(temp) FROM {t} GROUP BY city, floor(time / 3600000) * 3600000",
+    "SELECT floor(time / 7000000) * 7000000, count(temp), min(temp), max(time) FROM {t} "
+    "WHERE time >= -5000000 AND device <> 'd1' GROUP BY 1",
+]
+BUCKETS_LEFT_TO_SPARK = [
+    # The bucket before a TAG: Spark's group order is not the partial rows'.
+    "SELECT floor(time / 3600000) * 3600000 AS b, city, count(*) FROM {t} GROUP BY 1, 2",
+    "SELECT floor(time / 1000) * 2000 AS b, count(*) FROM {t} GROUP BY 1",  # not a bucket
+]
+
+
+@pytest.mark.parametrize("query", BUCKETED)
+def test_floor_buckets_of_a_bigint_time_are_pre_aggregated(
+    spark: SparkSession, raw_times: str, query: str
+) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    df = spark.sql(query.format(t=raw_times))
+    assert "pre-aggregated by" in _plan(df) and "floor(time / " in _plan(df)
+    assertDataFrameEqual(df, spark.sql(query.format(t="pq_raw")))
+
+
+@pytest.mark.parametrize("query", BUCKETS_LEFT_TO_SPARK)
+def test_other_time_groupings_are_sparks(spark: SparkSession, raw_times: str, query: str) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    df = spark.sql(query.format(t=raw_times))
+    assert "pre-aggregated" not in _plan(df)
+    assertDataFrameEqual(df, spark.sql(query.format(t="pq_raw")))

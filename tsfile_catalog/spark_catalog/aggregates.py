@@ -39,6 +39,7 @@ from tsfile_catalog.metadata.partial_aggregates import (
     PartialSpec,
     PartialState,
     StateFunction,
+    TimeBucket,
     parse_partial_spec,
 )
 from tsfile_catalog.metadata.scan import plan_bound
@@ -71,6 +72,7 @@ _STATES: dict[AggregateFunction, StateFunction] = {
     "max": "max",
 }
 _INTEGERS = frozenset({DataType.INT32, DataType.INT64})
+_BUCKET = "__bucket"  # the partial rows' time bucket column
 _MICROS = {"ms": 1000, "us": 1, "ns": None}
 # The Spark types whose values the JVM side turns into a row (and their statistics' types).
 _SPARK_TYPES: dict[DataType, T.DataType] = {
@@ -134,15 +136,13 @@ def push_aggregation(
         storage_options=storage_options_from(scan["options"]),
     )
     schema = table.schema
-    groups = [_column(node) for node in group_by]
     wanted = _aggregates(aggregates)
-    keys = [g for g in groups if g is not None]
-    if wanted is None or len(keys) != len(groups) or any(g not in schema.tag_names for g in keys):
+    grouping = _grouping(schema, group_by, scan["timestamp_as"])
+    if wanted is None or grouping is None or _splits_integer_avg(schema, wanted, offered):
         return None
-    if _splits_integer_avg(schema, wanted, offered):
-        return None
+    keys, bucket = grouping
     if mode == "partial":
-        spec = _partial_spec(schema, wanted, keys)
+        spec = _partial_spec(schema, wanted, keys, bucket)
         if spec is None:
             return None
         return plan_scan(
@@ -154,6 +154,8 @@ def push_aggregation(
             user_options=user_options or {},
             partial=spec,
         )
+    if bucket is not None:
+        return None  # statistics answer no time bucket: the scan pre-aggregates it
     return _from_statistics(scan, table, wanted, keys, where, time_zone)
 
 
@@ -227,11 +229,70 @@ def _splits_integer_avg(
     return False
 
 
+def _grouping(
+    schema: TableSchema, group_by: Sequence[Mapping[str, Any]], timestamp_as: str
+) -> tuple[list[str], TimeBucket | None] | None:
+    """Spark's GROUP BY as TAG columns and, last (where the partial rows hold it), at most
+    one time bucket; None for anything else."""
+    keys: list[str] = []
+    bucket: TimeBucket | None = None
+    for node in group_by:
+        name = _column(node)
+        width = _floor_width(node) if timestamp_as == "long" else None
+        if bucket is not None:
+            return None  # a key after the bucket: the partial rows' order is not Spark's
+        if name is not None and name in schema.tag_names:
+            keys.append(name)
+        elif width is not None:
+            bucket = TimeBucket("floor", _BUCKET, width=width)
+        else:
+            return None
+    return keys, bucket
+
+
+def _floor_width(node: Mapping[str, Any]) -> int | None:
+    """``n`` of ``floor(time / n) * n`` over a BIGINT ``time``, as Spark hands it over: the
+    division of ``CAST(time AS DOUBLE)`` by the double ``n``, floored, times the long
+    ``n`` (the ``floor`` bucket, which divides as doubles too)."""
+    product = node.get("args") or []
+    if node.get("op") != "*" or len(product) != 2:
+        return None
+    floor, factor = product
+    width = _whole(factor)
+    inner = floor.get("args") or []
+    if width is None or floor.get("op") != "FLOOR" or len(inner) != 1:
+        return None
+    division = inner[0].get("args") or []
+    if inner[0].get("op") != "/" or len(division) != 2:
+        return None
+    time, divisor = division
+    if time.get("cast", "").strip('"') != "double" or _column(time.get("arg")) != TIME_COLUMN:
+        return None
+    return width if _whole(divisor) == width else None
+
+
+def _whole(node: Mapping[str, Any]) -> int | None:
+    """A positive whole literal (an integral type, or a double that holds it exactly)."""
+    text, kind = node.get("lit"), str(node.get("type", "")).strip('"')
+    if text is None or kind not in ("integer", "long", "double"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not value.is_integer() or not 0 < value < 2**53:
+        return None
+    return int(value)
+
+
 def _partial_spec(
-    schema: TableSchema, wanted: Sequence[Aggregate], groups: Sequence[str]
+    schema: TableSchema,
+    wanted: Sequence[Aggregate],
+    groups: Sequence[str],
+    bucket: TimeBucket | None,
 ) -> PartialSpec | None:
-    """The pre-aggregation of ``wanted`` by the TAG columns ``groups``, one state per
-    aggregate in Spark's order, or None when a state is not exact."""
+    """The pre-aggregation of ``wanted`` by the TAG columns ``groups`` and ``bucket``, one
+    state per aggregate in Spark's order, or None when a state is not exact."""
     states: list[PartialState] = []
     for index, aggregate in enumerate(wanted):
         column = aggregate.column
@@ -241,7 +302,7 @@ def _partial_spec(
         if function == "count" and column is None:
             function = "count_all"
         states.append(PartialState(function, column, f"agg{index}"))
-    spec = PartialSpec(tuple(groups), None, tuple(states))
+    spec = PartialSpec(tuple(groups), bucket, tuple(states))
     try:
         return parse_partial_spec(spec.to_json(), schema)
     except OptionError:

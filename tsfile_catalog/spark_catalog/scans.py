@@ -238,8 +238,10 @@ def plan_scan(
     stream = {k: v for k, v in options.items() if k not in _BATCH_ONLY}
     shown = ""
     if partial is not None:
-        keys = ", ".join(partial.keys)
-        shown += f", pre-aggregated by {keys}" if keys else ", pre-aggregated"
+        keys = list(partial.keys)
+        if partial.bucket is not None:
+            keys.append(f"floor(time / {partial.bucket.width}) * {partial.bucket.width}")
+        shown += f", pre-aggregated by {', '.join(keys)}" if keys else ", pre-aggregated"
     if limit is not None:
         shown += f", limit {limit}"
     if where:
