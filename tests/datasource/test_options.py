@@ -27,6 +27,7 @@ def test_read_options_are_case_insensitive_and_typed() -> None:
             "mergeschema": "True",
             "Columns": "time, City",
             "versionAsOf": "3",
+            "LIMIT": "0",
         }
     )
     assert opts.path == "/t"
@@ -35,6 +36,7 @@ def test_read_options_are_case_insensitive_and_typed() -> None:
     assert opts.merge_schema is True
     assert opts.columns == ("time", "City")
     assert opts.version_as_of == 3
+    assert opts.limit == 0
     assert opts.push_filters is False and opts.pushdown is True
 
 
@@ -57,6 +59,8 @@ def test_unknown_option_lists_valid_ones() -> None:
         ({"rowsPerPartition": "0"}, "rowsPerPartition"),
         ({"partitions": "0"}, "partitions"),
         ({"partitions": "many"}, "partitions"),
+        ({"limit": "-1"}, "limit"),
+        ({"limit": "ten"}, "limit"),
         ({"model": "tree"}, "model"),
         ({"columns": "a,,b"}, "columns"),
     ],

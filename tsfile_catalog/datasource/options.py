@@ -66,6 +66,7 @@ _READ_KEYS = (
     "useMetadataCache",
     "partitions",
     "partialAggregate",
+    "limit",
     "writeOptions",
 )
 # A read option that carries the options a write through the same relation uses: a
@@ -270,6 +271,9 @@ class ReadOptions:
     partitions: int | None = None
     # JSON of a metadata.partial_aggregates.PartialSpec: the scan returns partial aggregates.
     partial_aggregate: str | None = None
+    # At most this many rows per partition (the catalog plugin's pushed LIMIT; Spark still
+    # applies the query's own limit over them).
+    limit: int | None = None
 
     def bind_context(self, session_time_zone: str | None = None) -> BindContext:
         """How the ``where`` predicate binds: the ``timeZone`` option, else the session time
@@ -350,6 +354,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         storage_options=storage_options_from(opts),
         partitions=_int(opts, "partitions", None, 1),
         partial_aggregate=(opts.get("partialAggregate") or "").strip() or None,
+        limit=_int(opts, "limit", None, 0),
     )
 
 

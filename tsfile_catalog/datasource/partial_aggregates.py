@@ -70,6 +70,13 @@ def partial_schema(
     return T.StructType(fields)
 
 
+def _empty_group(spec: PartialSpec) -> tuple[object, ...]:
+    """The partial row of no rows (counts 0, every other state NULL, which Spark's merge
+    skips): a global aggregation merged by a plain ``sum`` of the counts (the catalog
+    plugin's, where Spark plans the merge) then counts 0 over no rows, not NULL."""
+    return tuple(0 if s.function in ("count_all", "count") else None for s in spec.states)
+
+
 class TsFileStatsPartition(InputPartition):
     """The partial rows planning answered from statistics (raw domain, in the spec's output
     order): a few values per answered (part, device) pair, never the statistics."""
@@ -108,8 +115,11 @@ class TsFilePartialReader(TsFileScanReader):
         groups = partition_slices(scan, pushdown, split.parts, options)
         groups = narrow_slices(groups, split.parts, split.narrowed)
         out: list[InputPartition] = [TsFilePartition(i, g) for i, g in enumerate(groups)]
-        if split.rows:
-            out.append(TsFileStatsPartition(len(out), split.rows))
+        rows = list(split.rows)
+        if not self._spec.keys and self._spec.bucket is None:
+            rows.append(_empty_group(self._spec))
+        if rows:
+            out.append(TsFileStatsPartition(len(out), rows))
         return out
 
     def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:

@@ -129,6 +129,19 @@ def _coalesce(tables: Iterable[pa.Table]) -> Iterator[pa.RecordBatch]:
         yield from table.to_batches()
 
 
+def _first_rows(tables: Iterable[pa.Table], limit: int) -> Iterator[pa.Table]:
+    """The first ``limit`` rows of ``tables``; reading stops there (no further slice or file
+    is opened)."""
+    remaining = limit
+    if remaining <= 0:
+        return
+    for table in tables:
+        yield table.slice(0, remaining)
+        remaining -= min(remaining, table.num_rows)
+        if remaining <= 0:
+            return  # before pulling the next table, which would open the next slice
+
+
 class TsFileScanReader(DataSourceReader):
     def __init__(
         self,
@@ -173,7 +186,10 @@ class TsFileScanReader(DataSourceReader):
         # Spark 4.1 calls read(None) and 4.3 read(InputPartition(None)) for an empty scan.
         if not isinstance(partition, TsFilePartition):
             return iter(())
-        return _coalesce(self._read_tables(partition))
+        tables = self._read_tables(partition)
+        if self._options.limit is not None:
+            tables = _first_rows(tables, self._options.limit)
+        return _coalesce(tables)
 
     def _read_tables(self, partition: TsFilePartition) -> Iterator[pa.Table]:
         scan, options = self._scan, self._options

@@ -132,6 +132,21 @@ def _plan(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
         time_zone=request["time_zone"],
         parallelism=request.get("parallelism"),
         user_options=request.get("options") or {},
+        limit=request.get("limit"),
+    )
+
+
+def _push_aggregation(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
+    return aggregates.push_aggregation(
+        request["scan"],
+        aggregates=request["aggregates"],
+        group_by=request["group_by"],
+        where=request.get("where"),
+        time_zone=request["time_zone"],
+        mode=request.get("mode", "complete"),
+        offered=request.get("offered") or [],
+        parallelism=request.get("parallelism"),
+        user_options=request.get("options") or {},
     )
 
 
@@ -167,11 +182,5 @@ _OPERATIONS: dict[str, _Handler] = {
     "call_procedure": lambda d, r: procedures.call_procedure(
         d.warehouse(r), r["namespace"], r["name"], r["args"]
     ),
-    "push_aggregation": lambda d, r: aggregates.push_aggregation(
-        r["scan"],
-        aggregates=r["aggregates"],
-        group_by=r["group_by"],
-        where=r.get("where"),
-        time_zone=r["time_zone"],
-    ),
+    "push_aggregation": _push_aggregation,
 }

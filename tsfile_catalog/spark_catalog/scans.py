@@ -17,11 +17,13 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from tsfile_catalog.datasource.partial_aggregates import partial_schema
 from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
+from tsfile_catalog.metadata.partial_aggregates import PartialSpec
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.spark.quoting import quote_identifier, quote_string
 from tsfile_catalog.storage_options import storage_options_from
@@ -33,7 +35,20 @@ _COMPARISONS = {"=": "=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _EPOCH_DAY = dt.date(1970, 1, 1)
 # Options the plan sets for every scan: a user's read option cannot override them.
-_PLANNED = ("path", "columns", "where", "versionAsOf", "timestampAsOf", "timeZone", "table")
+_PLANNED = (
+    "path",
+    "columns",
+    "where",
+    "versionAsOf",
+    "timestampAsOf",
+    "timeZone",
+    "table",
+    "limit",
+    "partialAggregate",
+)
+# Options of a batch read only: a stream starts where its own options say and follows new
+# commits (no pinned version), and Spark pushes neither a limit nor an aggregation into it.
+_BATCH_ONLY = ("versionAsOf", "partitions", "limit", "partialAggregate")
 
 
 def _literal(node: Mapping[str, Any]) -> str | None:
@@ -182,8 +197,12 @@ def plan_scan(
     time_zone: str,
     parallelism: int | None,
     user_options: Mapping[str, str],
+    limit: int | None = None,
+    partial: PartialSpec | None = None,
 ) -> dict[str, Any]:
-    """The read schema and ``tsfile`` source options of a scan returning ``columns``.
+    """The read schema and ``tsfile`` source options of a scan returning ``columns``, at
+    most ``limit`` rows per partition (Spark still applies the query's LIMIT), or the
+    ``partial`` pre-aggregation's rows instead.
 
     Spark prunes a ``count(*)`` to no column at all; the scan then reads ``time`` (never
     null, and the cheapest column) and Spark ignores it.
@@ -192,7 +211,6 @@ def plan_scan(
         OptionError: a read option of the user's that the plan sets itself.
     """
     schema = _table_schema(scan)
-    names = resolve_columns(schema, [c.lower() for c in columns] or [TIME_COLUMN], what="the scan")
     planned = {key.lower() for key in _PLANNED}
     for key in user_options:
         if key.lower() in planned:
@@ -200,18 +218,37 @@ def plan_scan(
                 f"read option '{key}' cannot be set on catalog table {scan['table']!r}: the "
                 "catalog sets it from the query (use WHERE, a column list, VERSION AS OF)"
             )
-    options = {**user_options, **scan["options"], "columns": ",".join(names)}
+    options = {**user_options, **scan["options"]}
+    if partial is None:
+        names = resolve_columns(
+            schema, [c.lower() for c in columns] or [TIME_COLUMN], what="the scan"
+        )
+        options["columns"] = ",".join(names)
+        read_schema = spark_schema(schema, names, scan["timestamp_as"])
+    else:
+        options["partialAggregate"] = partial.to_json()
+        read_schema = partial_schema(partial, schema, scan["timestamp_as"])
+    if limit is not None:
+        options["limit"] = str(limit)
     if where is not None:
         options["where"] = where
         options["timeZone"] = time_zone
     if parallelism is not None and not any(k.lower() == "partitions" for k in user_options):
         options["partitions"] = str(parallelism)
-    # A stream starts where its own options say and follows new commits: no pinned version.
-    stream = {k: v for k, v in options.items() if k not in ("versionAsOf", "partitions")}
-    pushed = f", where: {where}" if where else ""
+    stream = {k: v for k, v in options.items() if k not in _BATCH_ONLY}
+    shown = ""
+    if partial is not None:
+        keys = list(partial.keys)
+        if partial.bucket is not None:
+            keys.append(f"floor(time / {partial.bucket.width}) * {partial.bucket.width}")
+        shown += f", pre-aggregated by {', '.join(keys)}" if keys else ", pre-aggregated"
+    if limit is not None:
+        shown += f", limit {limit}"
+    if where:
+        shown += f", where: {where}"
     return {
-        "schema": spark_schema(schema, names, scan["timestamp_as"]).json(),
+        "schema": read_schema.json(),
         "options": options,
         "stream_options": stream,
-        "description": f"tsfile {scan['table']} version {scan['version']}{pushed}",
+        "description": f"tsfile {scan['table']} version {scan['version']}{shown}",
     }

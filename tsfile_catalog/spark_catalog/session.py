@@ -125,6 +125,8 @@ def register(spark: SparkSession) -> None:
     delegate = CatalogDelegate(spark)
     _delegates[id(gateway)] = delegate
     client.setDelegate(delegate)
+    # Statistics answers become local relations, so collecting them runs no Spark job.
+    jvm.io.tsfilecatalog.spark.LocalAnswers.install(spark._jsparkSession)
 
 
 def _configured_catalogs(spark: SparkSession) -> list[str]:

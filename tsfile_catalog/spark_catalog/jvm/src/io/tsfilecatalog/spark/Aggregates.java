@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.Avg;
 import org.apache.spark.sql.connector.expressions.aggregate.Count;
 import org.apache.spark.sql.connector.expressions.aggregate.Max;
 import org.apache.spark.sql.connector.expressions.aggregate.Min;
@@ -23,8 +24,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * Spark's pushed aggregation as JSON for the delegate, and the delegate's answer (rows from
- * statistics) as a local scan: no Spark job reads the table.
+ * Spark's pushed aggregation as JSON for the delegate, and the delegate's answer from
+ * statistics (one row per group) as a local scan: no Spark job reads the table.
  */
 final class Aggregates {
   private Aggregates() {}
@@ -43,6 +44,9 @@ final class Aggregates {
       } else if (function instanceof Sum) {
         argument = ((Sum) function).column();
         distinct = ((Sum) function).isDistinct();
+      } else if (function instanceof Avg) {
+        argument = ((Avg) function).column();
+        distinct = ((Avg) function).isDistinct();
       } else if (function instanceof Min) {
         argument = ((Min) function).column();
       } else if (function instanceof Max) {
@@ -61,7 +65,7 @@ final class Aggregates {
   }
 
   /** The delegate's rows as a local scan of {@code schema}. */
-  static LocalScan localScan(StructType schema, JsonNode rows, String description) {
+  static StatisticsScan localScan(StructType schema, JsonNode rows, String description) {
     InternalRow[] out = new InternalRow[rows.size()];
     for (int i = 0; i < out.length; i++) {
       JsonNode row = rows.get(i);
@@ -71,22 +75,35 @@ final class Aggregates {
       }
       out[i] = new GenericInternalRow(values);
     }
-    return new LocalScan() {
-      @Override
-      public InternalRow[] rows() {
-        return out;
-      }
+    return new StatisticsScan(schema, out, description);
+  }
 
-      @Override
-      public StructType readSchema() {
-        return schema;
-      }
+  /** An aggregation answered from statistics: its rows, which {@link LocalAnswers} inlines. */
+  static final class StatisticsScan implements LocalScan {
+    private final StructType schema;
+    private final InternalRow[] rows;
+    private final String description;
 
-      @Override
-      public String description() {
-        return description;
-      }
-    };
+    StatisticsScan(StructType schema, InternalRow[] rows, String description) {
+      this.schema = schema;
+      this.rows = rows;
+      this.description = description;
+    }
+
+    @Override
+    public InternalRow[] rows() {
+      return rows;
+    }
+
+    @Override
+    public StructType readSchema() {
+      return schema;
+    }
+
+    @Override
+    public String description() {
+      return description;
+    }
   }
 
   /** A JSON value as Spark's internal value of {@code type} (a timestamp as microseconds). */

@@ -2,6 +2,7 @@ package io.tsfilecatalog.spark;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.sql.connector.expressions.Cast;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.GeneralScalarExpression;
 import org.apache.spark.sql.connector.expressions.Literal;
@@ -14,8 +15,8 @@ import org.apache.spark.sql.types.Decimal;
  *
  * <p>{@code {"ref": [names]}} for a column, {@code {"lit": text, "type": json}} for a literal
  * (text exact: a FLOAT as the double it widens to, a DECIMAL in plain notation), {@code {"op":
- * name, "args": [...]}} for Spark's named predicates and functions, {@code {"other": text}} for
- * anything else.
+ * name, "args": [...]}} for Spark's named predicates and functions, {@code {"cast": type json,
+ * "arg": ...}} for a cast, {@code {"other": text}} for anything else.
  */
 final class Scans {
   /** The name the {@code tsfile} Python data source is registered under. */
@@ -38,6 +39,10 @@ final class Scans {
       for (Expression child : call.children()) {
         args.add(toJson(child));
       }
+    } else if (expression instanceof Cast) {
+      Cast cast = (Cast) expression;
+      out.put("cast", cast.dataType().json());
+      out.set("arg", toJson(cast.expression()));
     } else {
       out.put("other", expression.toString());
     }

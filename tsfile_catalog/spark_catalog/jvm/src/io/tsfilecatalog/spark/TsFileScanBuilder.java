@@ -4,12 +4,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
+import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
@@ -21,9 +24,10 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * Plans one scan of a catalog table: Spark pushes predicates and prunes columns, the delegate
- * says which predicates the scan evaluates exactly and which source options it gets, and the
- * scan is Spark's own over the registered {@code tsfile} Python source.
+ * Plans one scan of a catalog table: Spark pushes predicates, aggregates and a limit and prunes
+ * columns, the delegate says which predicates the scan evaluates exactly, whether statistics
+ * answer an aggregation (a local scan) or the scan pre-aggregates it, and which source options
+ * the scan gets; the scan is Spark's own over the registered {@code tsfile} Python source.
  *
  * <p>A new builder (and a new Python source instance) per query: nothing a query pushed is
  * reused by the next one on the same DataFrame.
@@ -31,13 +35,20 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 class TsFileScanBuilder
     implements SupportsPushDownV2Filters,
         SupportsPushDownRequiredColumns,
-        SupportsPushDownAggregates {
+        SupportsPushDownAggregates,
+        SupportsPushDownLimit {
   private final TsFileTable table;
   private final CaseInsensitiveStringMap options;
   private StructType required;
   private Predicate[] pushed = new Predicate[0];
   private String where;
+  private Integer limit;
+  /** The delegate's answer to the pushed aggregation: rows, or a pre-aggregating scan. */
   private JsonNode aggregated;
+  /** Statistics answers by the aggregation's JSON, from {@link #supportCompletePushDown}. */
+  private final Map<String, JsonNode> complete = new HashMap<>();
+  /** Every aggregation Spark offered, in order (the first is the query's own). */
+  private final ArrayNode offered = Client.JSON.createArrayNode();
 
   TsFileScanBuilder(TsFileTable table, CaseInsensitiveStringMap options) {
     this.table = table;
@@ -81,23 +92,59 @@ class TsFileScanBuilder
     return pushed;
   }
 
-  /**
-   * Spark offers an aggregation only when the scan took every filter; the delegate answers it
-   * from statistics or declines (Spark then aggregates the scanned rows).
-   */
-  @Override
-  public boolean pushAggregation(Aggregation aggregation) {
+  private ObjectNode aggregationRequest(ObjectNode aggregation, String mode) {
     ObjectNode request = request();
-    request.setAll(Aggregates.toJson(aggregation));
+    request.setAll(aggregation);
+    request.put("mode", mode);
+    request.set("offered", offered);
     if (where != null) {
       request.put("where", where);
     }
     request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
-    JsonNode reply = Client.call("push_aggregation", request);
-    if (reply == null || reply.isNull()) {
+    return request;
+  }
+
+  /**
+   * Complete when statistics answer the aggregation with one row per group: Spark then keeps
+   * no aggregate of its own (and does not split {@code avg} into {@code sum}/{@code count}).
+   * Spark offers an aggregation only when the scan took every filter.
+   */
+  @Override
+  public boolean supportCompletePushDown(Aggregation aggregation) {
+    ObjectNode json = Aggregates.toJson(aggregation);
+    String key = json.toString();
+    if (!complete.containsKey(key)) {
+      offered.add(json);
+      JsonNode reply = Client.call("push_aggregation", aggregationRequest(json, "complete"));
+      complete.put(key, reply == null || reply.isNull() ? null : reply);
+    }
+    return complete.get(key) != null;
+  }
+
+  /**
+   * The statistics answer when there is one, else a scan that pre-aggregates per group (Spark
+   * merges its partial rows), else false: Spark aggregates the scanned rows.
+   */
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    ObjectNode json = Aggregates.toJson(aggregation);
+    JsonNode answer = complete.get(json.toString());
+    if (answer == null) {
+      ObjectNode request = aggregationRequest(json, "partial");
+      request.put("parallelism", SparkSession.active().sparkContext().defaultParallelism());
+      answer = Client.call("push_aggregation", request);
+    }
+    if (answer == null || answer.isNull()) {
       return false;
     }
-    aggregated = reply;
+    aggregated = answer;
+    return true;
+  }
+
+  /** Spark pushes a limit only over a scan it keeps no filter on; it still applies it too. */
+  @Override
+  public boolean pushLimit(int n) {
+    limit = n;
     return true;
   }
 
@@ -108,25 +155,35 @@ class TsFileScanBuilder
 
   @Override
   public Scan build() {
-    if (aggregated != null) {
+    if (aggregated != null && aggregated.has("rows")) {
       return Aggregates.localScan(
           (StructType) DataType.fromJson(aggregated.get("schema").asText()),
           aggregated.get("rows"),
           aggregated.path("description").asText("tsfile statistics"));
+    }
+    if (aggregated != null) {
+      return scan(aggregated);
     }
     ObjectNode request = request();
     request.set("columns", Client.strings(required.fieldNames()));
     if (where != null) {
       request.put("where", where);
     }
+    if (limit != null) {
+      request.put("limit", limit);
+    }
     request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
     request.put("parallelism", SparkSession.active().sparkContext().defaultParallelism());
-    JsonNode reply = Client.call("plan_scan", request);
-    StructType readSchema = (StructType) DataType.fromJson(reply.get("schema").asText());
+    return scan(Client.call("plan_scan", request));
+  }
+
+  /** The scan the delegate planned: its read schema and source options. */
+  private static Scan scan(JsonNode plan) {
+    StructType readSchema = (StructType) DataType.fromJson(plan.get("schema").asText());
     return new TsFileScan(
-        pythonScan(readSchema, reply.get("options")),
-        pythonScan(readSchema, reply.get("stream_options")),
-        reply.path("description").asText("(Python)"));
+        pythonScan(readSchema, plan.get("options")),
+        pythonScan(readSchema, plan.get("stream_options")),
+        plan.path("description").asText("(Python)"));
   }
 
   /** Spark's scan of the registered Python source, on a source instance of its own. */
