@@ -180,7 +180,7 @@ def run(spark: SparkSession, catalog: str, text: str) -> DataFrame:
         except AnalysisException as e:
             raise in_user_terms(e, {}) from e
         except IllegalArgumentException as e:
-            ours = _our_error(str(e.getMessage()))
+            ours = _our_error(str(e).split("\n\nJVM stacktrace:")[0])
             if ours is None:
                 raise
             raise ours from e
