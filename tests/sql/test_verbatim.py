@@ -69,9 +69,7 @@ def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) ->
         ("SELECT * FROM t WHERE time IN (SELECT time FROM p)", "p is neither"),
     ],
 )
-def test_queries_spark_would_resolve_otherwise_keep_the_rewriting_path(
-    text: str, why: str
-) -> None:
+def test_queries_spark_would_resolve_otherwise_keep_the_rewriting_path(text: str, why: str) -> None:
     refusal = _refusal(text)
     assert refusal is not None and why in refusal
 
@@ -374,9 +372,7 @@ def test_convenience_views_read_the_latest_version_through_the_plugin(
         other.sql("INSERT INTO t2 VALUES (21, 'g', 210)")  # not this catalog's write
         assert spark.sql("SELECT count(*) FROM t2").collect()[0][0] == len(_T2) + 2
         assert viewed.sql("SELECT count(*) FROM t2").collect()[0][0] == len(_T2) + 2
-        assert viewed.sql("SELECT count(*) FROM t2 VERSION AS OF 1").collect()[0][0] == len(
-            _T2
-        )
+        assert viewed.sql("SELECT count(*) FROM t2 VERSION AS OF 1").collect()[0][0] == len(_T2)
     finally:
         for name in ("t1", "t2", "ins", "made"):
             spark.catalog.dropTempView(name)
