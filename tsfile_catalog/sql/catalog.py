@@ -84,7 +84,9 @@ class Catalog:
     The registry lives under ``<warehouse>/_catalog/``, so every process (and Spark session)
     opening a catalog on the same warehouse sees the same tables. Each table of the default
     database is also registered in the session as a temporary view of its name, for plain
-    ``spark.sql``; ``catalog.sql`` does not use those views (see ``docs/sql.md``).
+    ``spark.sql``: over the plugin's table when the session's catalog plugin serves the
+    warehouse (``catalog.sql`` then runs queries as written, and reads a table through its
+    view), else over a scan (``catalog.sql`` does not use those; see ``docs/sql.md``).
 
     Args:
         spark: the session that runs queries; the ``tsfile`` source is registered in it.
@@ -116,6 +118,7 @@ class Catalog:
             )
         register(spark)
         self._spark = spark
+        self._register_views = register_views
         self._registry = Registry(warehouse, storage_options)
         self._tables = Tables(
             spark,
@@ -283,5 +286,7 @@ class Catalog:
         version, for plain ``spark.sql``. Tables that cannot be opened are skipped (logged)."""
         plugin = self._tables.plugin()
         self._tables.views_over = plugin
+        if not self._register_views:
+            return
         for entry in self._registry.entries(DEFAULT_DATABASE):
             self._tables.refresh_view(entry, plugin)
