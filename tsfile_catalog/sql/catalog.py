@@ -216,7 +216,7 @@ class Catalog:
         if why is not None:
             _log.debug("%s: the rewriting path, as %s", text, why)
             return None
-        rows = verbatim.run(self._spark, plugin, query_text)
+        rows = verbatim.run(self._spark, plugin, query_text, verbatim.user_names(query, plugin))
         if isinstance(statement, Insert):
             return commands.insert(self._tables, statement, rows)
         if isinstance(statement, CreateTable):

@@ -19,7 +19,7 @@ catalog's. :func:`run` runs a text.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -36,7 +36,7 @@ from tsfile_catalog.sql.query_errors import in_user_terms
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE
 from tsfile_catalog.sql.statements import _DIALECT, TableName
 
-__all__ = ["Names", "refusal", "run", "source_text"]
+__all__ = ["Names", "refusal", "run", "source_text", "user_names"]
 
 # Spark's global temporary views live in this database whichever catalog is current.
 _GLOBAL_TEMP = "global_temp"
@@ -161,12 +161,32 @@ def source_text(text: str, query: exp.Expr) -> str | None:
     return None
 
 
-def run(spark: SparkSession, catalog: str, text: str) -> DataFrame:
+def user_names(query: exp.Expr, catalog: str) -> dict[str, str]:
+    """How Spark's messages name each catalog table ``query`` reads (``<catalog>.db.t``,
+    quoted or not) → how ``Catalog.sql``'s errors name it (`` `db`.`t` `` or `` `t` ``, as
+    the query wrote it)."""
+    out: dict[str, str] = {}
+    for table in query.find_all(exp.Table):
+        if table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
+            continue
+        name = _table_name(table)
+        if name is None:
+            continue
+        parts = (catalog, name.database or DEFAULT_DATABASE, name.name)
+        shown = name.to_sql()
+        out[".".join(parts)] = shown
+        out[".".join(f"`{part}`" for part in parts)] = shown
+    return out
+
+
+def run(
+    spark: SparkSession, catalog: str, text: str, names: Mapping[str, str] | None = None
+) -> DataFrame:
     """``spark.sql(text)`` with ``catalog`` current and ``default`` its namespace; the
     session's own current catalog and namespace are restored however the call ends.
 
     ``spark.sql`` analyses eagerly, so the returned DataFrame has resolved every name while
-    the plugin's catalog was current.
+    the plugin's catalog was current. ``names``: :func:`user_names` of the query, for errors.
 
     Raises:
         SqlError: Spark's analysis error (an unknown column, a type mismatch, ...), with
@@ -178,7 +198,7 @@ def run(spark: SparkSession, catalog: str, text: str) -> DataFrame:
         try:
             return spark.sql(text)
         except AnalysisException as e:
-            raise in_user_terms(e, {}) from e
+            raise in_user_terms(e, names or {}) from e
         except IllegalArgumentException as e:
             ours = _our_error(str(e).split("\n\nJVM stacktrace:")[0])
             if ours is None:
