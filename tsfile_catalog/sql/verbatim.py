@@ -29,7 +29,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from tsfile_catalog import exceptions
+from tsfile_catalog.errors import unwrap
 from tsfile_catalog.exceptions import SqlError, TsFileCatalogError
 from tsfile_catalog.sql.parse import table_url_from_sqlglot
 from tsfile_catalog.sql.query_errors import in_user_terms
@@ -45,9 +45,6 @@ _DIGITS = re.compile(r"\s*[+-]?\d+\s*")
 _QUERY_STARTS = frozenset(
     {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
 )
-# The plugin's delegate reports this package's errors as "<class name>: <message>"
-# (spark_catalog/delegate.py); Spark raises them as IllegalArgumentException.
-_OUR_ERROR = re.compile(r"(?s)(\w+): (.*)")
 
 
 @dataclass(frozen=True)
@@ -197,13 +194,13 @@ def run(
     with _current(spark, catalog):
         try:
             return spark.sql(text)
-        except AnalysisException as e:
-            raise in_user_terms(e, names or {}) from e
-        except IllegalArgumentException as e:
-            ours = _our_error(str(e).split("\n\nJVM stacktrace:")[0])
-            if ours is None:
-                raise
-            raise ours from e
+        except (AnalysisException, IllegalArgumentException) as e:
+            ours = unwrap(e)  # the delegate's error, raised by Spark with its class's name
+            if isinstance(ours, TsFileCatalogError):
+                raise ours from e
+            if isinstance(e, AnalysisException):
+                raise in_user_terms(e, names or {}) from e
+            raise
 
 
 @contextmanager
@@ -223,15 +220,3 @@ def _current(spark: SparkSession, catalog: str) -> Iterator[None]:
             session.setCurrentCatalog(before[0])
         if session.currentDatabase() != before[1]:
             session.setCurrentDatabase(before[1])
-
-
-def _our_error(message: str) -> TsFileCatalogError | None:
-    """The package error the delegate reported as ``message``, or None if it is not one."""
-    found = _OUR_ERROR.fullmatch(message.strip())
-    if found is None:
-        return None
-    kind = getattr(exceptions, found[1], None)
-    if not (isinstance(kind, type) and issubclass(kind, TsFileCatalogError)):
-        return None
-    error: TsFileCatalogError = kind(found[2])
-    return error
