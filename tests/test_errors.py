@@ -50,6 +50,20 @@ def test_unwrap_reads_spark_hidden_traceback_text() -> None:
     assert type(error) is PredicateError and str(error) == "unknown column 'nope' in predicate"
 
 
+class JvmLike(Exception):
+    """Stands in for PySpark's wrapping of a JVM exception that is not Spark's own (the
+    plugin's IllegalArgumentException): getMessage() is empty, str() holds the text."""
+
+    def getMessage(self) -> str:  # noqa: N802 (PySpark's name)
+        return ""
+
+
+def test_unwrap_reads_str_when_get_message_is_empty() -> None:
+    wrapped = JvmLike("tsfile_catalog.exceptions.VersionNotFoundError: table /t has no version 9")
+    error = tsfile_catalog.errors.unwrap(wrapped)
+    assert type(error) is VersionNotFoundError and str(error) == "table /t has no version 9"
+
+
 def test_unwrap_returns_ours_and_leaves_others_alone() -> None:
     ours = OptionError("bad")
     assert tsfile_catalog.errors.unwrap(ours) is ours

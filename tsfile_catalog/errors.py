@@ -56,11 +56,14 @@ def unwrap(exc: BaseException) -> BaseException:
 
 def _text(exc: BaseException) -> str:
     # PySpark's exceptions keep the JVM message in getMessage(); str() of a Py4JJavaError is
-    # the Java exception's text; anything else is its str().
+    # the Java exception's text; anything else is its str(). getMessage() is empty for a
+    # JVM exception that is not one of Spark's (an IllegalArgumentException): str() then.
     message = getattr(exc, "getMessage", None)
     if callable(message):
         try:
-            return str(message())
+            text = str(message() or "")
         except Exception:  # a Py4J call on a stopped gateway: str() still has the text
-            pass
+            text = ""
+        if text:
+            return text
     return str(exc)

@@ -54,7 +54,9 @@ class CatalogDelegate:
         except TableExistsError as e:
             return _error("table_exists", str(e))
         except TsFileCatalogError as e:
-            return _error("invalid", f"{type(e).__name__}: {e}")
+            # Module-qualified, as a Python traceback ends: tsfile_catalog.errors.unwrap finds
+            # the class in the message Spark raises to the user.
+            return _error("invalid", f"{type(e).__module__}.{type(e).__name__}: {e}")
         except Exception as e:  # noqa: BLE001 - the JVM must get an answer, not a hang
             _log.exception("tsfile catalog operation %s failed", operation)
             return _error("internal", f"{type(e).__name__}: {e}")

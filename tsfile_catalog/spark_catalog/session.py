@@ -18,6 +18,7 @@ from tsfile_catalog import session as _session
 from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.spark_catalog.build import build_jar
+from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, mark_registered
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,13 +32,9 @@ __all__ = [
     "register",
 ]
 
-CATALOG_CLASS = "io.tsfilecatalog.spark.TsFileCatalog"
 DEFAULT_NAME = "tsfile"
-_CATALOG_PREFIX = "spark.sql.catalog."
+_CATALOG_PREFIX = CATALOG_PREFIX
 _CLIENT = "io.tsfilecatalog.spark.Client"
-
-# The delegate handed to each JVM gateway, referenced here for as long as the process runs.
-_delegates: dict[int, object] = {}
 
 
 def catalog_config(warehouse: str, *, name: str = DEFAULT_NAME) -> dict[str, str]:
@@ -123,10 +120,10 @@ def register(spark: SparkSession) -> None:
     gateway = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
     delegate = CatalogDelegate(spark)
-    _delegates[id(gateway)] = delegate
     client.setDelegate(delegate)
     # Statistics answers become local relations, so collecting them runs no Spark job.
     jvm.io.tsfilecatalog.spark.LocalAnswers.install(spark._jsparkSession)
+    mark_registered(gateway, delegate)
 
 
 def _configured_catalogs(spark: SparkSession) -> list[str]:

@@ -1,27 +1,32 @@
 """``Catalog``: named tsfile tables in a warehouse, queried and changed with SQL on Spark.
 
 ``catalog.sql(text)`` parses one statement (:func:`~tsfile_catalog.sql.parse_statement`) and
-dispatches it: a SELECT runs in :mod:`~tsfile_catalog.sql.query` (every reference to a catalog
-table reads a *fresh* ``tsfile`` scan of its own, with the columns, predicates and time travel
-of that reference), the statements the catalog owns run in :mod:`~tsfile_catalog.sql.commands`,
-and everything else goes to ``spark.sql`` unchanged. Spark never sees the tables as catalog
-tables (a ``USING <python source>`` table would hand its scans no options and refuses time
-travel). A new statement costs a parser entry, a model class and one branch in
-:meth:`Catalog.execute`.
+dispatches it. When the session's catalog plugin serves the warehouse, a query (a SELECT, the
+query of an INSERT or CREATE TABLE ... AS) runs as written through ``spark.sql``, the plugin
+resolving the names (:mod:`~tsfile_catalog.sql.verbatim` says when it can). Otherwise a
+SELECT runs in :mod:`~tsfile_catalog.sql.query` (every reference to a catalog table reads a
+*fresh* ``tsfile`` scan of its own, registered as a view the rewritten query names). The
+statements the catalog owns run in :mod:`~tsfile_catalog.sql.commands`, and everything else
+goes to ``spark.sql`` unchanged. A new statement costs a parser entry, a model class and one
+branch in :meth:`Catalog.execute`.
 
 See ``docs/sql.md`` for the statement reference.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
 
 from tsfile_catalog.exceptions import OptionError, SqlError
+from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands
+from tsfile_catalog.sql import commands, verbatim
 from tsfile_catalog.sql.commands import RETENTION_CHECK
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.query import Tables, explain_parts, select
@@ -62,6 +67,8 @@ from tsfile_catalog.sql.statements import (
 
 __all__ = ["Catalog", "RETENTION_CHECK"]
 
+_log = logging.getLogger(__name__)
+
 
 class Catalog:
     """Named tsfile tables under one warehouse, with SQL.
@@ -78,7 +85,9 @@ class Catalog:
     The registry lives under ``<warehouse>/_catalog/``, so every process (and Spark session)
     opening a catalog on the same warehouse sees the same tables. Each table of the default
     database is also registered in the session as a temporary view of its name, for plain
-    ``spark.sql``; ``catalog.sql`` does not use those views (see ``docs/sql.md``).
+    ``spark.sql``: over the plugin's table when the session's catalog plugin serves the
+    warehouse (``catalog.sql`` then runs queries as written, and reads a table through its
+    view), else over a scan (``catalog.sql`` does not use those; see ``docs/sql.md``).
 
     Args:
         spark: the session that runs queries; the ``tsfile`` source is registered in it.
@@ -110,6 +119,7 @@ class Catalog:
             )
         register(spark)
         self._spark = spark
+        self._register_views = register_views
         self._registry = Registry(warehouse, storage_options)
         self._tables = Tables(
             spark,
@@ -118,8 +128,18 @@ class Catalog:
             register_views=register_views,
             small_scan_rows=small_scan_rows,
         )
+        self._names = verbatim.Names(
+            is_table=lambda name: self._registry.get(name) is not None,
+            is_temp_view=self._is_temp_view,
+        )
         if register_views:
             self.refresh_views()
+
+    def _is_temp_view(self, name: str) -> bool:
+        try:
+            return bool(self._spark.catalog.getTable(quote_identifier(name)).isTemporary)
+        except AnalysisException:
+            return False  # no such table or view
 
     def __repr__(self) -> str:
         return f"Catalog({self.warehouse!r})"
@@ -168,7 +188,41 @@ class Catalog:
             TableNotFoundError: a statement the catalog owns names an unknown table.
             TsFileCatalogError: any other failure of the table layer (schema mismatch, ...).
         """
-        return self.execute(parse_statement(text))
+        statement = parse_statement(text)
+        plugin = self._tables.plugin()
+        if self._tables.views_over != plugin:
+            self.refresh_views()  # the plugin came or went since the views were registered
+        if plugin is not None:
+            answer = self._through_plugin(plugin, text, statement)
+            if answer is not None:
+                return answer
+        return self.execute(statement)
+
+    def _through_plugin(self, plugin: str, text: str, statement: Statement) -> DataFrame | None:
+        """``statement`` with its query run as written by ``spark.sql`` through the catalog
+        ``plugin``: a SELECT whole, the query of an INSERT or CREATE TABLE ... AS with the
+        statement's head carried out by the catalog; None when the statement has no query
+        or :func:`~tsfile_catalog.sql.verbatim.refusal` refuses it (the caller executes it)."""
+        query: exp.Expr | None = None
+        match statement:
+            case Select(query=query):
+                query_text: str | None = text
+            case Insert(query=query) | CreateTable(query=query) if query is not None:
+                query_text = verbatim.source_text(text, query)
+            case _:
+                return None
+        if query is None or query_text is None:
+            return None
+        why = verbatim.refusal(query, self._names)
+        if why is not None:
+            _log.debug("%s: the rewriting path, as %s", text, why)
+            return None
+        rows = verbatim.run(self._spark, plugin, query_text, verbatim.user_names(query, plugin))
+        if isinstance(statement, Insert):
+            return commands.insert(self._tables, statement, rows)
+        if isinstance(statement, CreateTable):
+            return commands.create(self._tables, statement, rows)
+        return rows
 
     def execute(self, statement: Statement) -> DataFrame:
         """Execute an already parsed statement (see :meth:`sql`)."""
@@ -233,5 +287,9 @@ class Catalog:
     def refresh_views(self) -> None:
         """(Re)register the convenience view of every default-database table at its latest
         version, for plain ``spark.sql``. Tables that cannot be opened are skipped (logged)."""
+        plugin = self._tables.plugin()
+        self._tables.views_over = plugin
+        if not self._register_views:
+            return
         for entry in self._registry.entries(DEFAULT_DATABASE):
-            self._tables.refresh_view(entry)
+            self._tables.refresh_view(entry, plugin)

@@ -222,9 +222,10 @@ def describe_url(
 # -- CREATE and DROP ----------------------------------------------------------------------------
 
 
-def create(tables: Tables, statement: CreateTable) -> DataFrame:
+def create(tables: Tables, statement: CreateTable, source: DataFrame | None = None) -> DataFrame:
     """CREATE TABLE: an empty table, one from a SELECT, or a table (or directory of TsFiles)
-    already at LOCATION registered."""
+    already at LOCATION registered. ``source``: the rows of the AS query, when the caller
+    ran it (by default the query runs with fresh scans of catalog tables)."""
     registry = tables.registry
     existing = registry.get(statement.table)
     if existing is not None:
@@ -245,7 +246,7 @@ def create(tables: Tables, statement: CreateTable) -> DataFrame:
     if statement.columns is not None:
         options = _create_empty(statement, location, options, storage)
     elif statement.query is not None:
-        options = _create_as_select(tables, statement, io, location, options)
+        options = _create_as_select(tables, statement, io, location, options, source)
     else:
         _adopt(statement, io, location, options)
     try:
@@ -294,7 +295,12 @@ def _register_existing(
 
 
 def _create_as_select(
-    tables: Tables, statement: CreateTable, io: FileIO, location: str, options: dict[str, str]
+    tables: Tables,
+    statement: CreateTable,
+    io: FileIO,
+    location: str,
+    options: dict[str, str],
+    source: DataFrame | None,
 ) -> dict[str, str]:
     assert statement.query is not None
     name = statement.table.qualified
@@ -309,7 +315,8 @@ def _create_as_select(
             f"CREATE TABLE {name} USING tsfile LOCATION '...' to register it"
         )
     check_empty(io, location)
-    source = run(tables, statement.query)
+    if source is None:
+        source = run(tables, statement.query)
     ddl.as_select_options(name, options, source.schema)
     entry = TableEntry("", statement.table.name, location, options)
     write = tables.source_options(entry, table_options.write_options(entry, statement.table.name))
@@ -536,13 +543,17 @@ def restore_table(tables: Tables, statement: RestoreTable) -> DataFrame:
 # -- INSERT -------------------------------------------------------------------------------------
 
 
-def insert(tables: Tables, statement: Insert) -> DataFrame:
+def insert(tables: Tables, statement: Insert, source: DataFrame | None = None) -> DataFrame:
     """INSERT [OVERWRITE] [REPLACE WHERE] into a catalog table, or into a Spark table from
-    a query that reads catalog tables."""
+    a query that reads catalog tables. ``source``: the rows of the statement's query, when
+    the caller ran it (by default the query runs with fresh scans of catalog tables)."""
     if tables.spark_owns(statement.table):
-        return _insert_into_spark(tables, statement, _source(tables, statement))
+        if source is None:
+            source = _source(tables, statement)
+        return _insert_into_spark(tables, statement, source)
     entry = tables.registry.require(statement.table)
-    source = _source(tables, statement)
+    if source is None:
+        source = _source(tables, statement)
     table = tables.open(entry)
     schema = table.schema
     rows = dml.insert_rows(statement, source, schema, entry)

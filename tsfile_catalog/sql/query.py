@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, IllegalArgumentException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from sqlglot import exp
@@ -41,8 +41,10 @@ from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.expressions import needs_time_zone
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec
 from tsfile_catalog.metadata.scan import ScanPlan
+from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.metadata.spark.literals import parse_zone
 from tsfile_catalog.metadata.stats_aggregates import metadata_count
+from tsfile_catalog.spark_catalog.wiring import serving
 from tsfile_catalog.sql import small_scan, stats_aggregates, table_options
 from tsfile_catalog.sql.analysis import (
     TableRef,
@@ -104,6 +106,9 @@ class Tables:
         self._register_views = register_views
         self._counter = itertools.count()
         self._session_id = uuid.uuid4().hex[:8]
+        # The plugin catalog the convenience views were last all registered over (None:
+        # views of tsfile scans), kept by Catalog.refresh_views.
+        self.views_over: str | None = None
 
     # -- names --------------------------------------------------------------------------------
 
@@ -113,6 +118,11 @@ class Tables:
         if isinstance(table, TableUrl):
             return url_entry(table)
         return self.registry.get(table)
+
+    def plugin(self) -> str | None:
+        """The session's catalog plugin serving this warehouse (its catalog name), or None:
+        then queries take the rewriting path and views are views of scans."""
+        return serving(self.spark, self.registry.warehouse)
 
     def spark_owns(self, name: TableName) -> bool:
         """Whether ``name`` is not a catalog table but Spark knows it (a Spark table or a
@@ -244,10 +254,24 @@ class Tables:
         """A temporary view name no other statement, catalog or session uses."""
         return f"{_VIEW_PREFIX}{next(self._counter)}_{self._session_id}{uuid.uuid4().hex[:8]}"
 
-    def refresh_view(self, entry: TableEntry) -> None:
-        """(Re)register ``entry``'s convenience view at its latest version (default database
-        only; logged and skipped when the table cannot be opened)."""
+    def refresh_view(self, entry: TableEntry, plugin: str | None = None) -> None:
+        """(Re)register ``entry``'s convenience view (default database only; logged and
+        skipped when the table cannot be opened). Over the catalog ``plugin`` (default: the
+        one serving this warehouse) it is a view of the plugin's table, resolved again at
+        every query (the latest version, the plugin's pushdown); without, a view of a
+        ``tsfile`` scan at the latest version now."""
         if not self._register_views or entry.database != DEFAULT_DATABASE:
+            return
+        plugin = plugin if plugin is not None else self.plugin()
+        if plugin is not None:
+            # A view defined by SQL text is analysed again where it is read (Spark does not
+            # store its plan), so it always reads the table's latest version.
+            name = quote_identifier(entry.name)
+            target = ".".join(quote_identifier(p) for p in (plugin, DEFAULT_DATABASE, entry.name))
+            try:
+                self.spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS SELECT * FROM {target}")
+            except (AnalysisException, IllegalArgumentException) as e:
+                _log.warning("no view for table %s: %s", entry.display_name, e)
             return
         try:
             self.scan(entry, writable=True).createOrReplaceTempView(entry.name)

@@ -4,12 +4,14 @@
 projected to the columns the query reads. Spark's error about the rewritten query (an
 unresolved column, say) would name such a view and suggest only the columns the view holds;
 the catalog analyses the query once more over unprojected views (Spark's suggestions then
-cover every column) and reports the error through :func:`in_user_terms`. Nothing here
-imports pyspark.
+cover every column) and reports the error through :func:`in_user_terms`. A query run as
+written through the catalog plugin (:mod:`~tsfile_catalog.sql.verbatim`) is told the same
+way, its tables named ``<plugin catalog>.db.t`` by Spark. Nothing here imports pyspark.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from tsfile_catalog.exceptions import SqlError
@@ -25,11 +27,16 @@ def view_names(refs: Mapping[int, TableRef], views: Mapping[int, str]) -> dict[s
 
 
 def in_user_terms(error: Exception, names: Mapping[str, str]) -> SqlError:
-    """``error`` (Spark's, about the rewritten query) as a :class:`SqlError` whose message
-    names the user's tables instead of the views (``names``: view → the user's reference)."""
+    """``error`` (Spark's, about the query it ran) as a :class:`SqlError` whose message names
+    the user's tables (``names``: the name Spark used, a view or the catalog plugin's
+    ``<catalog>.db.t`` → the user's reference). Whole names only, case-insensitively (Spark
+    prints an identifier as the query spelled it): ``ts.default.t`` is not part of
+    ``ts.default.t2``."""
     message = str(error)
-    # Longest first: one view's name is never a prefix of another's in practice, but a
-    # replacement must not cut into a longer name if it were.
-    for view in sorted(names, key=len, reverse=True):
-        message = message.replace(f"`{view}`", names[view]).replace(view, names[view])
+    # Longest first: the quoted form of a name before the name inside it.
+    for name in sorted(names, key=len, reverse=True):
+        shown = names[name].replace("\\", "\\\\")  # a replacement template: no escapes
+        for form in (f"`{name}`", name):
+            pattern = rf"(?<![\w.`]){re.escape(form)}(?![\w`])"
+            message = re.sub(pattern, shown, message, flags=re.IGNORECASE)
     return SqlError(message)

@@ -1,0 +1,67 @@
+"""Which catalog of a session is the plugin serving a given warehouse: the plugin's class
+name, its settings, and the sessions whose JVM has been handed the Python delegate.
+
+A leaf module: :mod:`tsfile_catalog.sql.catalog` asks it whether ``Catalog.sql`` can hand a
+query to ``spark.sql`` through the plugin, and :mod:`.session` (which imports the delegate,
+and so the SQL layer) records here each gateway it registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from tsfile_catalog.io import FileIO
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["CATALOG_CLASS", "CATALOG_PREFIX", "WAREHOUSE_OPTION", "mark_registered", "serving"]
+
+CATALOG_CLASS = "io.tsfilecatalog.spark.TsFileCatalog"
+CATALOG_PREFIX = "spark.sql.catalog."
+WAREHOUSE_OPTION = "warehouse"
+
+# The delegate handed to each JVM gateway (by id), referenced here for as long as the
+# process runs: Py4J holds only a weak proxy.
+_delegates: dict[int, object] = {}
+
+
+def mark_registered(gateway: object, delegate: object) -> None:
+    """Record that ``gateway``'s JVM now calls ``delegate`` (``register`` did it)."""
+    _delegates[id(gateway)] = delegate
+
+
+def serving(spark: SparkSession, warehouse: str) -> str | None:
+    """The name of a catalog of ``spark`` that is the plugin over ``warehouse`` (its class
+    and its ``.warehouse`` setting, compared as the registry compares locations), with the
+    delegate registered in this session's JVM; None if there is none (Spark Connect, no
+    plugin, another warehouse, ``register`` not called). The first such name in sorted
+    order when several are.
+
+    Read at every call: catalogs can be configured while the session runs.
+    """
+    try:
+        gateway = spark.sparkContext._gateway
+    except (AttributeError, NotImplementedError):  # Spark Connect: no JVM in this process
+        return None
+    if gateway is None or id(gateway) not in _delegates:
+        return None
+    return _catalog_for(dict(spark.conf.getAll), warehouse)
+
+
+def _catalog_for(conf: Mapping[str, str], warehouse: str) -> str | None:
+    """The plugin catalog in ``conf`` (a session's settings) whose warehouse is
+    ``warehouse`` (already normalized), or None."""
+    for key in sorted(conf):
+        name = key[len(CATALOG_PREFIX) :]
+        if not key.startswith(CATALOG_PREFIX) or "." in name or conf[key] != CATALOG_CLASS:
+            continue
+        # Catalog options are case-insensitive in Spark (CaseInsensitiveStringMap).
+        prefix = f"{key}.".lower()
+        location = next(
+            (v for k, v in conf.items() if k.lower() == prefix + WAREHOUSE_OPTION), None
+        )
+        if location is not None and FileIO(location).normalize(location) == warehouse:
+            return name
+    return None

@@ -1,0 +1,222 @@
+"""Handing a query's own text to ``spark.sql`` through the catalog plugin: when, and how.
+
+When the session's catalog plugin serves the Catalog's warehouse
+(:func:`tsfile_catalog.spark_catalog.wiring.serving`), Spark itself resolves the catalog's
+table names, so ``Catalog.sql`` need not rewrite a query: the text the user wrote runs as
+written, with the plugin's catalog current and ``default`` the current namespace (so
+``db.t`` and a bare ``t``, that is ``default.t``, mean what they mean in ``Catalog.sql``).
+The plugin plans each scan (pruning, pushdown, statistics answers).
+
+:func:`refusal` is the rule deciding it, before anything runs: a query goes through
+``spark.sql`` unless a reference in it is one Spark and the plugin cannot resolve as
+``Catalog.sql`` means it (a URL reference, time travel ``Catalog.sql`` reads otherwise than
+Spark, a name that is neither a catalog table nor a temporary view nor a CTE). Such a query
+takes the rewriting path of :mod:`~tsfile_catalog.sql.query`. :func:`source_text` finds the
+exact text of the query inside an ``INSERT`` or ``CREATE TABLE ... AS``, whose head stays the
+catalog's. :func:`run` runs a text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from pyspark.errors import AnalysisException, IllegalArgumentException
+from pyspark.sql import DataFrame, SparkSession
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
+
+from tsfile_catalog.errors import unwrap
+from tsfile_catalog.exceptions import SqlError, TsFileCatalogError
+from tsfile_catalog.sql.parse import table_url_from_sqlglot
+from tsfile_catalog.sql.query_errors import in_user_terms
+from tsfile_catalog.sql.registry import DEFAULT_DATABASE
+from tsfile_catalog.sql.statements import _DIALECT, TableName
+
+__all__ = ["Names", "refusal", "run", "source_text", "user_names"]
+
+# Spark's global temporary views live in this database whichever catalog is current.
+_GLOBAL_TEMP = "global_temp"
+_DIGITS = re.compile(r"\s*[+-]?\d+\s*")
+# Tokens a query can start with (INSERT's and CTAS's query follows the statement's head).
+_QUERY_STARTS = frozenset(
+    {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
+)
+
+
+@dataclass(frozen=True)
+class Names:
+    """What a name means in the session, as :func:`refusal` asks it.
+
+    Attributes:
+        is_table: whether a name is a table of the Catalog's registry.
+        is_temp_view: whether a bare name is a temporary view of the session.
+    """
+
+    is_table: Callable[[TableName], bool]
+    is_temp_view: Callable[[str], bool]
+
+
+def refusal(query: exp.Expr, names: Names) -> str | None:
+    """Why ``query`` cannot run as written through the plugin, or None when it can.
+
+    Every table reference must be one Spark resolves, with the plugin's catalog current and
+    ``default`` the namespace, to what ``Catalog.sql`` means by it:
+
+    * a catalog table (``t``, ``db.t``), a temporary view or a CTE name (Spark resolves a CTE
+      in its scope, then a temporary view, then the catalog, as ``Catalog.sql`` documents),
+      or a name with its catalog (``cat.db.t``);
+    * with ``VERSION AS OF <integer>`` or ``TIMESTAMP AS OF '<date-time>'`` on a catalog
+      table only: ``Catalog.sql`` also reads an epoch-milliseconds string, which Spark does
+      not, and Spark has no time travel on views;
+    * not a URL reference (``tsfile('<url>')``, ``tsfile.`<path>` ``): the plugin resolves
+      names, not locations.
+
+    A Spark table of the user's current catalog named without its catalog is refused: Spark
+    would look it up in the plugin's catalog.
+    """
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    for table in query.find_all(exp.Table):
+        shown = ".".join(part.name for part in table.parts)
+        if table_url_from_sqlglot(table) is not None:
+            return f"{shown or table.sql(dialect=_DIALECT)} is a URL reference"
+        if not isinstance(table.this, exp.Identifier):
+            continue  # a table function: range(10), explode(...)
+        if table.args.get("catalog"):
+            continue
+        name = _table_name(table)
+        travel = table.args.get("version")
+        if travel is not None:
+            why = _travel_refusal(travel)
+            if why is not None:
+                return f"{shown}: {why}"
+            if name is None or not names.is_table(name):
+                return f"{shown} has time travel and is not a catalog table"
+            if name.database is None and names.is_temp_view(name.name):
+                return f"{shown} has time travel and is also a temporary view"
+            continue
+        if name is not None and names.is_table(name):
+            continue
+        database = table.args.get("db")
+        if database is None and table.name.lower() in ctes:
+            continue
+        if database is None and names.is_temp_view(table.name):
+            continue
+        if database is not None and database.name.lower() == _GLOBAL_TEMP:
+            continue
+        return f"{shown} is neither a catalog table nor a temporary view nor a CTE"
+    return None
+
+
+def _table_name(table: exp.Table) -> TableName | None:
+    database = table.args.get("db")
+    try:
+        return TableName(table.name, database.name if database is not None else None)
+    except SqlError:
+        return None  # not a plain identifier: never a catalog table
+
+
+def _travel_refusal(travel: exp.Expr) -> str | None:
+    kind = f"{travel.name} {travel.text('kind')}".upper()
+    value = travel.expression
+    if kind == "VERSION AS OF" and isinstance(value, exp.Literal) and value.is_int:
+        return None
+    if (
+        kind == "TIMESTAMP AS OF"
+        and isinstance(value, exp.Literal)
+        and value.is_string
+        and not _DIGITS.fullmatch(value.this)
+    ):
+        return None
+    return f"{kind} takes a form only Catalog.sql reads"
+
+
+def source_text(text: str, query: exp.Expr) -> str | None:
+    """The exact text of ``query`` inside the statement ``text`` (the query of an ``INSERT``
+    or ``CREATE TABLE ... AS``, which runs to the statement's end), or None when no tail of
+    the text parses to that query (``INSERT ... TABLE u``, say).
+
+    A tail is tried where a query can start; the first whose parse equals ``query`` is it.
+    """
+    try:
+        tokens = _DIALECT.tokenize(text)
+    except TokenError:
+        return None
+    for token in tokens[1:]:
+        if token.token_type not in _QUERY_STARTS:
+            continue
+        tail = text[token.start :]
+        try:
+            trees = [t for t in _DIALECT.parse(tail) if t is not None]
+        except (ParseError, TokenError):
+            continue  # not where the query starts: a column list, a predicate
+        if len(trees) == 1 and trees[0] == query:
+            return tail
+    return None
+
+
+def user_names(query: exp.Expr, catalog: str) -> dict[str, str]:
+    """How Spark's messages name each catalog table ``query`` reads (``<catalog>.db.t``,
+    quoted or not) → how ``Catalog.sql``'s errors name it (`` `db`.`t` `` or `` `t` ``, as
+    the query wrote it)."""
+    out: dict[str, str] = {}
+    for table in query.find_all(exp.Table):
+        if table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
+            continue
+        name = _table_name(table)
+        if name is None:
+            continue
+        parts = (catalog, name.database or DEFAULT_DATABASE, name.name)
+        shown = name.to_sql()
+        out[".".join(parts)] = shown
+        out[".".join(f"`{part}`" for part in parts)] = shown
+    return out
+
+
+def run(
+    spark: SparkSession, catalog: str, text: str, names: Mapping[str, str] | None = None
+) -> DataFrame:
+    """``spark.sql(text)`` with ``catalog`` current and ``default`` its namespace; the
+    session's own current catalog and namespace are restored however the call ends.
+
+    ``spark.sql`` analyses eagerly, so the returned DataFrame has resolved every name while
+    the plugin's catalog was current. ``names``: :func:`user_names` of the query, for errors.
+
+    Raises:
+        SqlError: Spark's analysis error (an unknown column, a type mismatch, ...), with
+            Spark's message.
+        TsFileCatalogError: the plugin's error, as this package's class (a version that
+            does not exist is a :class:`~tsfile_catalog.exceptions.VersionNotFoundError`).
+    """
+    with _current(spark, catalog):
+        try:
+            return spark.sql(text)
+        except (AnalysisException, IllegalArgumentException) as e:
+            ours = unwrap(e)  # the delegate's error, raised by Spark with its class's name
+            if isinstance(ours, TsFileCatalogError):
+                raise ours from e
+            if isinstance(e, AnalysisException):
+                raise in_user_terms(e, names or {}) from e
+            raise
+
+
+@contextmanager
+def _current(spark: SparkSession, catalog: str) -> Iterator[None]:
+    """``catalog``.``default`` as the session's current namespace for the block. Each switch
+    only when needed: setting the current namespace asks the catalog whether it exists."""
+    session = spark.catalog
+    before = (session.currentCatalog(), session.currentDatabase())
+    try:
+        if before[0] != catalog:
+            session.setCurrentCatalog(catalog)  # its namespace is now its default, "default"
+        if session.currentDatabase() != DEFAULT_DATABASE:
+            session.setCurrentDatabase(DEFAULT_DATABASE)
+        yield
+    finally:
+        if session.currentCatalog() != before[0]:
+            session.setCurrentCatalog(before[0])
+        if session.currentDatabase() != before[1]:
+            session.setCurrentDatabase(before[1])
