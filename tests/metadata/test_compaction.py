@@ -99,6 +99,52 @@ def test_nothing_to_do_when_every_part_is_alone() -> None:
     assert plan.groups == () and _paths(plan.kept) == ["only"]
 
 
+def _written(part: PartFile, version: int) -> PartFile:
+    return dataclasses.replace(part, added_version=version)
+
+
+def test_a_last_table_rewrites_every_part_a_read_merges_whatever_its_size() -> None:
+    # A large part and a later small one re-sending some of its keys: a read merges them
+    # until OPTIMIZE resolves them, so the large one is rewritten too.
+    big = _written(_part("big", size=900, start=0), 1)
+    resent = _written(_part("resent", size=10, start=5), 2)
+    elsewhere = _written(_part("elsewhere", size=900, start=100), 3)
+    keep = plan_compaction([big, resent, elsewhere], target_size=1000)
+    assert keep.groups == () and not keep.resolve_keys
+    last = plan_compaction([big, resent, elsewhere], target_size=1000, key="last")
+    assert [_paths(g.parts) for g in last.groups] == [["big", "resent"]]
+    assert _paths(last.kept) == ["elsewhere"] and last.resolve_keys
+
+
+def test_a_last_group_takes_every_part_that_may_share_a_key_with_it() -> None:
+    # OPTIMIZE WHERE chose only the first part; a later part re-sends its keys, so the two
+    # are rewritten together (the output takes the later sequence, which must not beat a
+    # part that replaced some of the first part's rows and stayed out).
+    first = _written(_part("first", size=10, start=0), 1)
+    later = _written(_part("later", size=10, start=5, cities=("paris", "rome")), 2)
+    apart = _written(_part("apart", size=10, start=50), 3)
+    table = [first, later, apart]
+    plan = plan_compaction([first], target_size=1000, key="last", table_parts=table)
+    assert [_paths(g.parts) for g in plan.groups] == [["first", "later"]]
+    # Packed apart by size, joined because they share keys.
+    plan = plan_compaction(table, target_size=15, key="last")
+    assert [_paths(g.parts) for g in plan.groups] == [["first", "later"]]
+    assert _paths(plan.kept) == ["apart"]
+
+
+def test_a_last_group_reaching_an_external_part_is_left_alone() -> None:
+    # The external file is never rewritten: an output with the later sequence could hide
+    # rows of it that are newer, so the group stays and reads keep merging it.
+    first = _written(_part("first", size=10, start=0), 1)
+    external = dataclasses.replace(
+        _written(_part("x", start=5), 2), path="x.parquet", format="parquet"
+    )
+    later = _written(_part("later", size=10, start=8), 3)
+    plan = plan_compaction([first, external, later], target_size=1000, key="last")
+    assert plan.groups == ()
+    assert set(_paths(plan.kept)) == {"first", "x.parquet", "later"}
+
+
 def test_target_file_size_comes_from_the_override_the_property_or_the_default() -> None:
     assert target_file_size(None) == DEFAULT_TARGET_FILE_SIZE == 128 * 1024 * 1024
     assert target_file_size({"targetFileSize": "1048576"}) == 1048576

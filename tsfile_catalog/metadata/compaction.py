@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tsfile_catalog.metadata.expressions.model import Expr, Not, columns_of
 from tsfile_catalog.metadata.expressions.pruning import PartEvaluator
+from tsfile_catalog.metadata.key import KeyMode, close_over_key_overlap, merge_groups
 from tsfile_catalog.metadata.ownership import is_part_name
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
@@ -101,10 +102,18 @@ class CompactionGroup:
 
 @dataclass(frozen=True, slots=True)
 class CompactionPlan:
-    """``groups`` to rewrite (each into one part); ``kept`` parts stay as they are."""
+    """``groups`` to rewrite; ``kept`` parts stay as they are.
+
+    With ``resolve_keys`` (a ``key.duplicates = last`` table) each group holds every part
+    that may share a (device, time) with one of its parts, and is rewritten with one row per
+    key, the row of the largest ``key_sequence``, into as many parts of about the target size
+    as its rows need. Without it (``keep``) each group becomes one part, or one per repeat
+    of a (device, time).
+    """
 
     groups: tuple[CompactionGroup, ...]
     kept: tuple[PartFile, ...]
+    resolve_keys: bool = False
 
     @property
     def rewritten(self) -> tuple[PartFile, ...]:
@@ -117,7 +126,13 @@ def _time_key(part: PartFile) -> tuple[int, int, str]:
     return lo, hi, part.path
 
 
-def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> CompactionPlan:
+def plan_compaction(
+    parts: Iterable[PartFile],
+    *,
+    target_size: int,
+    key: KeyMode = "keep",
+    table_parts: Sequence[PartFile] | None = None,
+) -> CompactionPlan:
     """Group the small TsFile parts of ``parts`` into new parts of about ``target_size`` bytes.
 
     Only TsFile parts this table's writer wrote (:func:`is_writer_part`) smaller than
@@ -128,16 +143,40 @@ def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> Compactio
     (usually sharper: fewer, disjoint ranges).
     A group closes when the next part would take it past the target. Time ranges that overlap
     or interleave (a stream's micro-batches, appends of the same devices) do not keep parts
-    apart: a (device, time) two of them hold is written to separate new parts
-    (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`), so every row survives. A
-    group of one part is no gain and is dropped.
+    apart. A group of one part is no gain and is dropped.
+
+    ``key`` is the table's ``key.duplicates``. Under ``keep`` a (device, time) two parts of a
+    group hold is written to separate new parts
+    (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`), so every row survives. Under
+    ``last`` rows that share a key are resolved instead (the plan's ``resolve_keys``), so:
+
+    * every writer part a read must merge (:func:`~tsfile_catalog.metadata.key.merge_groups`
+      over ``table_parts``) is a candidate whatever its size: afterwards no slice overlaps;
+    * each group is closed over key overlap within ``table_parts``
+      (:func:`~tsfile_catalog.metadata.key.close_over_key_overlap`), groups whose closures
+      meet are joined, and a group whose closure reaches a part OPTIMIZE may not rewrite (an
+      external or adopted file) is left as it is: its output takes the largest sequence of
+      its sources, which is exact only when no other part may hold one of its keys.
+
+    Args:
+        parts: the candidates (all live parts, or those an ``OPTIMIZE … WHERE`` selects).
+        target_size: bytes.
+        key: the table's ``key.duplicates``.
+        table_parts: every live part of the table (default ``parts``): what a ``last``
+            group is closed over.
     """
     if target_size <= 0:
         raise ValueError(f"target_size must be positive, got {target_size}")
+    given = list(parts)
+    everything = list(given) if table_parts is None else list(table_parts)
+    overlapping: set[str] = set()
+    if key == "last":
+        for group in merge_groups(everything):
+            overlapping.update(everything[i].path for i in group.parts)
     kept: list[PartFile] = []
     candidates: list[PartFile] = []
-    for part in parts:
-        small = part.size_bytes < target_size * NEAR_TARGET
+    for part in given:
+        small = part.size_bytes < target_size * NEAR_TARGET or part.path in overlapping
         wanted = is_writer_part(part) and small and part.row_count > 0
         (candidates if wanted else kept).append(part)
     groups: list[list[PartFile]] = []
@@ -151,13 +190,39 @@ def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> Compactio
         size += part.size_bytes
     if current:
         groups.append(current)
+    if key == "last":
+        groups = _closed_over_key_overlap(groups, everything)
     out: list[CompactionGroup] = []
+    rewritten: set[str] = set()
     for group in groups:
         if len(group) > 1:
             out.append(CompactionGroup(tuple(group)))
-        else:
-            kept.extend(group)
-    return CompactionPlan(tuple(out), tuple(kept))
+            rewritten.update(p.path for p in group)
+    kept = [p for p in given if p.path not in rewritten]
+    return CompactionPlan(tuple(out), tuple(kept), resolve_keys=key == "last")
+
+
+def _closed_over_key_overlap(
+    groups: list[list[PartFile]], everything: Sequence[PartFile]
+) -> list[list[PartFile]]:
+    """``groups`` each extended by every part of ``everything`` that may share a key with
+    it (transitively), joined where they meet; a group that reaches a part OPTIMIZE may not
+    rewrite is dropped (its parts stay, read merged)."""
+    index = {p.path: i for i, p in enumerate(everything)}
+    closures: list[set[int]] = []
+    for group in groups:
+        closure = set(close_over_key_overlap(everything, (index[p.path] for p in group)))
+        # Joining a closure with the ones it meets keeps each part in one group.
+        for other in [c for c in closures if c & closure]:
+            closures.remove(other)
+            closure |= other
+        closures.append(closure)
+    out: list[list[PartFile]] = []
+    for closure in closures:
+        members = [everything[i] for i in sorted(closure)]
+        if all(is_writer_part(p) for p in members):
+            out.append(sorted(members, key=_time_key))
+    return sorted(out, key=lambda g: _time_key(g[0]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,12 @@ one commit; on any failure it deletes what it published and its staging folder.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -31,8 +32,8 @@ from tsfile_catalog.formats.tsfile import (
     WriteSettings,
     opened,
     part_and_devices,
-    split_duplicates,
 )
+from tsfile_catalog.formats.tsfile.sort import sort_and_dedupe, split_duplicates
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import RemovalPlan, is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, Expr, ScanPushdown
@@ -173,8 +174,10 @@ class RewriteJob:
         # Other writers may be staging: only an emptied staging root goes.
         self._io.remove_empty_dir(join_url(self._table.location, STAGING_DIR))
 
-    def write(self, rows: pa.Table) -> StagedFile:
-        """Stage ``rows`` (raw domain, every table column) as one new part."""
+    def write(self, rows: pa.Table, *, sources: Sequence[PartFile]) -> StagedFile:
+        """Stage ``rows`` (raw domain, every table column) as one new part, the rewrite of
+        ``sources``: it keeps their key sequence (:meth:`PartFile.rewritten_from`), so the
+        old rows it re-adds at a later version do not win over newer rows with their key."""
         schema = self._table.schema
         settings = WriteSettings(self._settings.compression, self._settings.encoding, "error")
         staged = stage_part(
@@ -185,6 +188,7 @@ class RewriteJob:
             staging=self._staging,
             local_dir=self._local_dir,
         )
+        staged = replace(staged, part=staged.part.rewritten_from(sources))
         self.staged.append(staged)
         return staged
 
@@ -226,24 +230,54 @@ class RewriteJob:
             raise
 
 
-def compact_parts(job: RewriteJob, parts: Sequence[PartFile]) -> bool:
-    """Stage the rows of ``parts`` (in commit order) as one new part, or, when they hold a
-    (device, time) more than once, as one part per repeat: the first row of every key in
-    the first, in commit order (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`).
-    Every row survives, as an append-only table keeps them.
+def compact_parts(
+    job: RewriteJob, parts: Sequence[PartFile], *, resolve_keys: bool, target_size: int
+) -> bool:
+    """Stage the rows of ``parts`` (in commit order) as new parts that replace them.
+
+    With ``resolve_keys`` (a ``key.duplicates = last`` table; ``parts`` closed over key
+    overlap, :class:`~tsfile_catalog.metadata.compaction.CompactionPlan`) one row per
+    (device, time) stays, the one of the largest ``key_sequence``, and the rows, sorted by
+    device then time, are cut into parts of about ``target_size`` bytes that share no key.
+    Otherwise every row survives, as an append-only table keeps them: one new part, or, when
+    the parts hold a (device, time) more than once, one per repeat, the first row of every key
+    in the first (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`). Each new part
+    takes the largest sequence of ``parts``.
 
     Returns:
         Whether anything was staged: False when the repeats would need as many parts as
         ``parts`` already are (rewriting them would gain nothing, and OPTIMIZE would find
         the same work again each run).
     """
+    schema = job.table.schema
+    if resolve_keys:
+        # Concatenated by ascending sequence, so the stable "last" of each key is the latest.
+        ordered = sorted(enumerate(parts), key=lambda item: (item[1].key_sequence, item[0]))
+        rows = pa.concat_tables([read_part_rows(job.table, p) for _, p in ordered])
+        resolved = sort_and_dedupe(rows, schema, "last")
+        for piece in _cut(resolved, parts, target_size):
+            job.write(piece, sources=parts)
+        return True
     rows = pa.concat_tables([read_part_rows(job.table, p) for p in parts])
-    layers = split_duplicates(rows, job.table.schema)
+    layers = split_duplicates(rows, schema)
     if len(layers) >= len(parts):
         return False
     for layer in layers:
-        job.write(layer)
+        job.write(layer, sources=parts)
     return True
+
+
+def _cut(rows: pa.Table, parts: Sequence[PartFile], target_size: int) -> list[pa.Table]:
+    """Sorted ``rows`` in consecutive pieces of about ``target_size`` bytes, judged by the
+    bytes per row of ``parts`` (the files they came from): a key never spans two pieces."""
+    total_rows = sum(p.row_count for p in parts)
+    total_bytes = sum(p.size_bytes for p in parts)
+    if rows.num_rows == 0 or total_rows == 0:
+        return [rows] if rows.num_rows else []
+    estimate = total_bytes * rows.num_rows / total_rows
+    pieces = max(1, math.ceil(estimate / target_size))
+    step = math.ceil(rows.num_rows / pieces)
+    return [rows.slice(start, step) for start in range(0, rows.num_rows, step)]
 
 
 @dataclass(frozen=True)
@@ -296,7 +330,7 @@ def remove_matching_rows(
             removed.append(part)
             deleted += rows.num_rows - kept.num_rows
             if kept.num_rows:
-                job.write(kept)
+                job.write(kept, sources=[part])
                 rewritten += 1
         if progress is not None:
             progress(done, total)
