@@ -171,8 +171,8 @@ def plan_compaction(
     everything = list(given) if table_parts is None else list(table_parts)
     overlapping: set[str] = set()
     if key == "last":
-        for group in merge_groups(everything):
-            overlapping.update(everything[i].path for i in group.parts)
+        for merged in merge_groups(everything):
+            overlapping.update(everything[i].path for i in merged.parts)
     kept: list[PartFile] = []
     candidates: list[PartFile] = []
     for part in given:

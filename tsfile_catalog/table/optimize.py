@@ -122,9 +122,7 @@ def optimize(
             )
         candidates = list(plan.parts)
     mode = key_mode(table.properties)
-    compaction = plan_compaction(
-        candidates, target_size=target, key=mode, table_parts=everything
-    )
+    compaction = plan_compaction(candidates, target_size=target, key=mode, table_parts=everything)
     if not compaction.groups:
         return OptimizeResult(None, 0, 0, 0, 0, 0)
     # Imported here: the rewrite machinery loads pyarrow and the TsFile writer, which the
