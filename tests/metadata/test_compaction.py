@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.factories import part_file, table_schema
 from tsfile_catalog.metadata.compaction import (
     DEFAULT_TARGET_FILE_SIZE,
+    key_overlap_components,
     plan_compaction,
     plan_removal,
     target_file_size,
 )
 from tsfile_catalog.metadata.expressions import bind
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
+from tsfile_catalog.metadata.key import close_over_key_overlap
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.stats import DeviceStats, FieldStats
@@ -143,6 +147,38 @@ def test_a_last_group_reaching_an_external_part_is_left_alone() -> None:
     plan = plan_compaction([first, external, later], target_size=1000, key="last")
     assert plan.groups == ()
     assert set(_paths(plan.kept)) == {"first", "x.parquet", "later"}
+
+
+_SPAN = st.tuples(st.integers(0, 30), st.integers(0, 8))
+_PART = st.tuples(
+    st.dictionaries(st.integers(0, 3), _SPAN, min_size=1, max_size=3),  # device -> span
+    st.integers(0, 4),  # the write (key sequence)
+    st.booleans(),  # kept its device list
+    st.booleans(),  # has rows
+)
+
+
+@given(st.lists(_PART, min_size=1, max_size=12))
+def test_key_overlap_components_are_the_closures_of_single_parts(
+    specs: list[tuple[dict[int, tuple[int, int]], int, bool, bool]],
+) -> None:
+    # The one-sweep components OPTIMIZE plans with must be exactly what closing each part
+    # over key overlap (the model's definition) gives.
+    parts = []
+    for i, (spans, version, listed, has_rows) in enumerate(specs):
+        devices = [DeviceStats((f"d{d}",), 1, lo, lo + n) for d, (lo, n) in spans.items()]
+        part = part_file(
+            _name(f"k{i}"),
+            row_count=5 if has_rows else 0,
+            min_time=min(d.min_time for d in devices),
+            max_time=max(d.max_time for d in devices),
+            devices=devices if listed else None,
+        )
+        parts.append(_written(part, version))
+    component = key_overlap_components(parts)
+    for i in range(len(parts)):
+        same = {j for j in range(len(parts)) if component[j] == component[i]}
+        assert same == set(close_over_key_overlap(parts, [i]))
 
 
 def test_target_file_size_comes_from_the_override_the_property_or_the_default() -> None:
