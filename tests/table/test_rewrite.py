@@ -261,6 +261,9 @@ def test_optimize_of_a_big_last_table_writes_parts_of_the_target_size_sharing_no
     assert result.files_removed == 19 and result.files_added >= 2
     assert _all_rows(after) == sorted(truth.values())
     assert merged_slices(after.parts()) == 0
+    # Written window by window of time (one held in memory at once): disjoint time ranges.
+    ranges = sorted((p.min_time, p.max_time) for p in after.parts())
+    assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:], strict=False))
     assert len({p.key_sequence for p in after.parts()}) == 1
 
 

@@ -97,12 +97,15 @@ def stage_part(
     return StagedFile(staged_url, part, devices)
 
 
-def read_part_rows(table: Table, part: PartFile) -> pa.Table:
-    """Every row of ``part``, as all columns of the table schema in the raw domain (columns
-    the part lacks as nulls), through the shared read path."""
+def read_part_rows(
+    table: Table, part: PartFile, *, time_min: int = INT64_MIN, time_max: int = INT64_MAX
+) -> pa.Table:
+    """Every row of ``part`` (with ``time_min <= time <= time_max``), as all columns of the
+    table schema in the raw domain (columns the part lacks as nulls), through the shared read
+    path."""
     scan = ResolvedScan(table.location, table.schema, (part,), table.version, io=table.io)
     columns = list(table.schema.names)
-    whole = FileSlice.of(part, INT64_MIN, INT64_MAX)  # checked against its recorded size
+    whole = FileSlice.of(part, time_min, time_max)  # checked against its recorded size
     tables = list(read_slices(scan, [whole], ScanPushdown(), columns))
     if not tables:
         return _empty(table.schema)
@@ -238,8 +241,9 @@ def compact_parts(
 
     With ``resolve_keys`` (a ``key.duplicates = last`` table; ``parts`` closed over key
     overlap, :class:`~tsfile_catalog.metadata.compaction.CompactionPlan`) one row per
-    (device, time) stays, the one of the largest ``key_sequence``, and the rows, sorted by
-    device then time, are cut into parts of about ``target_size`` bytes that share no key.
+    (device, time) stays, the one of the largest ``key_sequence``, written window of time by
+    window of time (:func:`_time_windows`), each window one part of about ``target_size``
+    bytes: the parts share no key and only one window's rows are held at once.
     Otherwise every row survives, as an append-only table keeps them: one new part, or, when
     the parts hold a (device, time) more than once, one per repeat, the first row of every key
     in the first (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`). Each new part
@@ -252,12 +256,17 @@ def compact_parts(
     """
     schema = job.table.schema
     if resolve_keys:
-        # Concatenated by ascending sequence, so the stable "last" of each key is the latest.
-        ordered = sorted(enumerate(parts), key=lambda item: (item[1].key_sequence, item[0]))
-        rows = pa.concat_tables([read_part_rows(job.table, p) for _, p in ordered])
-        resolved = sort_and_dedupe(rows, schema, "last")
-        for piece in _cut(resolved, parts, target_size):
-            job.write(piece, sources=parts)
+        # By ascending sequence, so the stable "last" of each key is the latest.
+        ordered = [p for _, p in sorted(enumerate(parts), key=lambda x: (x[1].key_sequence, x[0]))]
+        for lo, hi in _time_windows(parts, target_size):
+            pieces = [
+                read_part_rows(job.table, p, time_min=lo, time_max=hi)
+                for p in ordered
+                if _meets(p, lo, hi)
+            ]
+            resolved = sort_and_dedupe(pa.concat_tables(pieces), schema, "last")
+            if resolved.num_rows:
+                job.write(resolved, sources=parts)
         return True
     rows = pa.concat_tables([read_part_rows(job.table, p) for p in parts])
     layers = split_duplicates(rows, schema)
@@ -268,17 +277,49 @@ def compact_parts(
     return True
 
 
-def _cut(rows: pa.Table, parts: Sequence[PartFile], target_size: int) -> list[pa.Table]:
-    """Sorted ``rows`` in consecutive pieces of about ``target_size`` bytes, judged by the
-    bytes per row of ``parts`` (the files they came from): a key never spans two pieces."""
-    total_rows = sum(p.row_count for p in parts)
-    total_bytes = sum(p.size_bytes for p in parts)
-    if rows.num_rows == 0 or total_rows == 0:
-        return [rows] if rows.num_rows else []
-    estimate = total_bytes * rows.num_rows / total_rows
-    pieces = max(1, math.ceil(estimate / target_size))
-    step = math.ceil(rows.num_rows / pieces)
-    return [rows.slice(start, step) for start in range(0, rows.num_rows, step)]
+def _meets(part: PartFile, lo: int, hi: int) -> bool:
+    if part.min_time is None or part.max_time is None:
+        return True
+    return part.min_time <= hi and lo <= part.max_time
+
+
+def _time_windows(parts: Sequence[PartFile], target_size: int) -> list[tuple[int, int]]:
+    """Consecutive time windows (inclusive, together every time) each holding about
+    ``target_size`` bytes of ``parts``, taking each part's bytes as spread evenly over its time
+    range: rows sharing a key share a time, so each window is resolved and written on its
+    own, and a rewrite of many overlapping parts holds one window in memory, not all of them.
+    """
+    spans = [
+        (p.min_time, p.max_time, p.size_bytes)
+        for p in parts
+        if p.min_time is not None and p.max_time is not None
+    ]
+    total = sum(size for _, _, size in spans)
+    count = math.ceil(total / target_size) if spans else 1
+    if count <= 1:
+        return [(INT64_MIN, INT64_MAX)]
+    # The bytes-per-time density changes only where a range starts or ends.
+    changes: dict[int, float] = {}
+    for lo, hi, size in spans:
+        density = size / (hi - lo + 1)
+        changes[lo] = changes.get(lo, 0.0) + density
+        changes[hi + 1] = changes.get(hi + 1, 0.0) - density
+    cuts: list[int] = []
+    step = total / count
+    wanted = step
+    mass = density = 0.0
+    points = sorted(changes)
+    for start, end in zip(points, points[1:], strict=False):
+        density += changes[start]
+        while density > 0 and mass + density * (end - start) >= wanted and wanted < total:
+            cut = start + math.ceil((wanted - mass) / density) - 1
+            if not cuts or cut > cuts[-1]:  # one time holding many windows' bytes: one cut
+                cuts.append(cut)
+            wanted += step
+        mass += density * (end - start)
+    # Cuts rise strictly: each window is the times after one cut up to the next.
+    starts = [INT64_MIN, *(c + 1 for c in cuts)]
+    return list(zip(starts, [*cuts, INT64_MAX], strict=True))
 
 
 @dataclass(frozen=True)
