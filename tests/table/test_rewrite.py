@@ -283,36 +283,6 @@ def test_a_rewritten_part_keeps_its_key_sequence_so_newer_rows_still_win(root: s
     assert _last_per_key(after) == sorted(truth.values())  # a at 2 is still 20.0
 
 
-def test_delete_by_a_field_value_decides_on_the_rows_a_read_sees(root: str) -> None:
-    # a at 1 was re-sent with 20.0 (its first row, 5.0, is hidden); DELETE WHERE temp > 10
-    # deletes the key, and its hidden older row must not come back.
-    truth: Truth = {}
-    _send(root, truth, [1, 2, 3], ["a", "a", "b"], [5.0, 50.0, 1.0])
-    _send(root, truth, [1], ["a"], [20.0])
-    result = open_table(root).delete("temp > 10")
-    assert result.num_deleted_rows == 2  # the two rows a read saw: a at 1 (20.0) and 2
-    after = open_table(root)
-    assert _last_per_key(after) == [(3, "b", 1.0)]
-    assert merged_slices(after.parts()) == 0
-
-
-def test_delete_by_a_field_value_ignores_a_hidden_row_that_matches(root: str) -> None:
-    # The first a at 1 (50.0) matches, but a read sees its replacement (5.0), which does not.
-    truth: Truth = {}
-    _send(root, truth, [1, 2], ["a", "a"], [50.0, 2.0])
-    _send(root, truth, [1], ["a"], [5.0])
-    before = open_table(root)
-    assert before.delete("temp > 10").version is None
-    assert _last_per_key(open_table(root)) == sorted(truth.values())
-    # In an append-only table both rows are read, and the matching one goes.
-    keep = root + "_keep"
-    _create(keep, "keep")
-    _send(keep, {}, [1, 2], ["a", "a"], [50.0, 2.0])
-    _send(keep, {}, [1], ["a"], [5.0])
-    assert open_table(keep).delete("temp > 10").num_deleted_rows == 1
-    assert _all_rows(open_table(keep)) == [(1, "a", 5.0), (2, "a", 2.0)]
-
-
 def test_a_row_appended_while_optimize_rewrites_its_key_still_wins(root: str) -> None:
     truth: Truth = {}
     _send(root, truth, [1, 2], ["a", "a"], [1.0, 2.0])

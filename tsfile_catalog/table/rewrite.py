@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,12 +36,11 @@ from tsfile_catalog.formats.tsfile import (
 from tsfile_catalog.formats.tsfile.sort import sort_and_dedupe, split_duplicates
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import RemovalPlan, is_own_tsfile, plan_removal
-from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, Expr, ScanPushdown, columns_of
-from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode, merge_groups
+from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, Expr, ScanPushdown
 from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemovePart, Snapshot
 from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
-from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
+from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.commits import commit
@@ -341,14 +340,7 @@ def remove_matching_rows(
     Parts whose statistics prove every row matches are dropped without being read; parts that
     may hold some matching rows are read and, if they do, rewritten without them (one new part
     per rewritten part, none when nothing is left; see
-    :func:`~tsfile_catalog.metadata.compaction.plan_removal`). A rewritten part keeps its key
-    sequence.
-
-    In a ``key.duplicates = last`` table a predicate on a FIELD column decides on the rows a
-    read sees: where a newer row replaced an older one with the same (device, time), the newer
-    row's value decides, and a deleted key goes with every older row it hid (which would
-    otherwise come back). Time and TAG predicates need no such care: the rows of one key agree
-    on them.
+    :func:`~tsfile_catalog.metadata.compaction.plan_removal`).
 
     Raises:
         InvalidCommitError: the predicate may match rows of an external part, which the table
@@ -367,22 +359,11 @@ def remove_matching_rows(
             f"({foreign[0].format}), which the table does not own and never rewrites; "
             "drop the part, or narrow the predicate"
         )
-    by_key = _resolved_by_key(table, parts, plan, predicate)
-    removed: list[PartFile] = []
-    dropped = deleted = rewritten = 0
-    if by_key:
-        assert predicate is not None
-        outcome = _remove_visible_keys(job, by_key, predicate)
-        removed.extend(outcome.removed)
-        dropped, rewritten, deleted = outcome.dropped, outcome.rewritten, outcome.deleted_rows
-    taken = {p.path for p in by_key}
-    drop = [p for p in plan.drop if p.path not in taken]
-    removed.extend(drop)
-    dropped += len(drop)
-    deleted += sum(p.row_count for p in drop)
-    rewrite = [p for p in plan.rewrite if p.path not in taken]
-    total = len(rewrite)
-    for done, part in enumerate(rewrite, start=1):
+    removed = list(plan.drop)
+    deleted = sum(p.row_count for p in plan.drop)
+    rewritten = 0
+    total = len(plan.rewrite)
+    for done, part in enumerate(plan.rewrite, start=1):
         rows = read_part_rows(table, part)
         assert predicate is not None
         kept = without_matching(rows, predicate)
@@ -394,62 +375,4 @@ def remove_matching_rows(
                 rewritten += 1
         if progress is not None:
             progress(done, total)
-    return RowRemoval(tuple(removed), dropped, rewritten, deleted)
-
-
-def _resolved_by_key(
-    table: Table, parts: Sequence[PartFile], plan: RemovalPlan, predicate: Expr | None
-) -> tuple[PartFile, ...]:
-    """The parts whose rows must be removed by visible key rather than row by row: in a
-    ``last`` table, for a predicate on a FIELD column, every part a read merges with a part
-    the predicate may touch, and every part that may share a key with those
-    (:func:`~tsfile_catalog.metadata.key.close_over_key_overlap`); in ascending key sequence."""
-    if predicate is None or key_mode(table.properties) != "last":
-        return ()
-    if not columns_of(predicate) - {TIME_COLUMN, *table.schema.tag_names}:
-        return ()
-    merging = {i for group in merge_groups(parts) for i in group.parts}
-    touched = {p.path for p in (*plan.drop, *plan.rewrite)}
-    chosen = [i for i in merging if parts[i].path in touched]
-    if not chosen:
-        return ()
-    closed = close_over_key_overlap(parts, chosen)
-    foreign = [parts[i] for i in sorted(closed) if not is_own_tsfile(parts[i])]
-    if foreign:
-        raise InvalidCommitError(
-            f"the predicate decides on rows that replace rows of external part "
-            f"'{foreign[0].path}' ({foreign[0].format}), which the table does not own and never "
-            "rewrites; drop the part, or narrow the predicate to time and TAG columns"
-        )
-    return tuple(parts[i] for i in sorted(closed, key=lambda i: (parts[i].key_sequence, i)))
-
-
-def _remove_visible_keys(job: RewriteJob, parts: Sequence[PartFile], predicate: Expr) -> RowRemoval:
-    """Remove the keys whose visible row (the one of the largest sequence among ``parts``,
-    which hold every row of those keys) matches ``predicate``, with all their older rows."""
-    schema = job.table.schema
-    tables = [read_part_rows(job.table, p) for p in parts]
-    # Concatenated by ascending sequence: the stable "last" of each key is the visible row.
-    visible = sort_and_dedupe(pa.concat_tables(tables), schema, "last")
-    hit = visible.filter(pc.fill_null(predicate_mask(visible, predicate), False))
-    keys = set(_keys(hit, schema))
-    removed: list[PartFile] = []
-    dropped = rewritten = 0
-    for part, rows in zip(parts, tables, strict=True):
-        gone = pa.array([key in keys for key in _keys(rows, schema)], pa.bool_())
-        kept = rows.filter(pc.invert(gone))
-        if kept.num_rows == rows.num_rows:
-            continue
-        removed.append(part)
-        if kept.num_rows:
-            job.write(kept, sources=[part])
-            rewritten += 1
-        else:
-            dropped += 1
-    return RowRemoval(tuple(removed), dropped, rewritten, hit.num_rows)
-
-
-def _keys(rows: pa.Table, schema: TableSchema) -> list[tuple[Any, ...]]:
-    """Each row's (TAG values..., time), as Python values (a null TAG is a key value too)."""
-    names = [*schema.tag_names, TIME_COLUMN]
-    return list(zip(*(rows.column(n).to_pylist() for n in names), strict=True))
+    return RowRemoval(tuple(removed), len(plan.drop), rewritten, deleted)
