@@ -177,10 +177,11 @@ class RewriteJob:
         # Other writers may be staging: only an emptied staging root goes.
         self._io.remove_empty_dir(join_url(self._table.location, STAGING_DIR))
 
-    def write(self, rows: pa.Table, *, sources: Sequence[PartFile]) -> StagedFile:
-        """Stage ``rows`` (raw domain, every table column) as one new part, the rewrite of
-        ``sources``: it keeps their key sequence (:meth:`PartFile.rewritten_from`), so the
-        old rows it re-adds at a later version do not win over newer rows with their key."""
+    def write(self, rows: pa.Table, *, sources: Sequence[PartFile] = ()) -> StagedFile:
+        """Stage ``rows`` (raw domain, every table column) as one new part; with
+        ``sources``, as their rewrite (it keeps the largest of their key sequences,
+        :meth:`PartFile.rewritten_from`): its rows are old rows, which a newer write's rows
+        with the same key must still replace)."""
         schema = self._table.schema
         settings = WriteSettings(self._settings.compression, self._settings.encoding, "error")
         staged = stage_part(
@@ -191,7 +192,8 @@ class RewriteJob:
             staging=self._staging,
             local_dir=self._local_dir,
         )
-        staged = replace(staged, part=staged.part.rewritten_from(sources))
+        if sources:
+            staged = replace(staged, part=staged.part.rewritten_from(sources))
         self.staged.append(staged)
         return staged
 
@@ -371,7 +373,7 @@ def remove_matching_rows(
             removed.append(part)
             deleted += rows.num_rows - kept.num_rows
             if kept.num_rows:
-                job.write(kept, sources=[part])
+                job.write(kept, sources=(part,))
                 rewritten += 1
         if progress is not None:
             progress(done, total)
