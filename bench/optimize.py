@@ -27,6 +27,7 @@ from bench.report import _fmt_bytes, _fmt_s, _load
 from bench.run import machine_info
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
 
 __all__ = ["run", "render_markdown", "main"]
@@ -61,16 +62,33 @@ def _log(message: str) -> None:
     print(f"[bench.optimize {dt.datetime.now():%H:%M:%S}] {message}", flush=True)
 
 
+def _batch(index: int, rows: int) -> pa.Table:
+    """Append ``index``'s rows: times ``index * rows`` on, spread over every device."""
+    import pyarrow as pa
+
+    ids = pa.array(range(index * rows, (index + 1) * rows), pa.int64())
+    return pa.table(
+        {
+            "time": ids,
+            "device": pa.array([f"d{i % DEVICES:02d}" for i in ids.to_pylist()]),
+            "value": pa.array([(i % 1000) / 10 for i in ids.to_pylist()], pa.float64()),
+        }
+    )
+
+
 def _append(path: str, index: int, rows: int) -> None:
-    """One small append of ``rows`` rows spread over every device: one part, one commit.
+    """One small append of ``rows`` rows spread over every device: one part, one commit."""
+    _write(path, _batch(index, rows))
+
+
+def _write(path: str, data: pa.Table) -> None:
+    """Commit ``data`` (time, device, value) as one part and one commit.
 
     Written with the table layer's own write path (the part staging the Spark writer's tasks
     use, then ``append_parts``): the same files and commits as a one-task Spark append,
     without a Spark job each, which would time the cluster rather than the table.
     """
     import tempfile
-
-    import pyarrow as pa
 
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.io import FileIO, join_url
@@ -85,14 +103,6 @@ def _append(path: str, index: int, rows: int) -> None:
             Column("device", DataType.STRING, Category.TAG),
             Column("value", DataType.DOUBLE, Category.FIELD),
         ],
-    )
-    ids = pa.array(range(index * rows, (index + 1) * rows), pa.int64())
-    data = pa.table(
-        {
-            "time": ids,
-            "device": pa.array([f"d{i % DEVICES:02d}" for i in ids.to_pylist()]),
-            "value": pa.array([(i % 1000) / 10 for i in ids.to_pylist()], pa.float64()),
-        }
     )
     io = FileIO(path)
     job = join_url(path, STAGING_DIR, new_job_id())

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.metadata.key import key_mode, merge_groups, merged_slices_by_part
 from tsfile_catalog.metadata.manifest import written_format_version
 from tsfile_catalog.metadata.overlap import overlapping_ranges
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
@@ -46,6 +47,7 @@ __all__ = [
     "describe_history",
     "explain_rows",
     "planned_parts",
+    "merge_labels",
     "show_parts",
     "table_summary",
     "timeline",
@@ -241,6 +243,7 @@ def describe_detail(
         dict(table.properties),
         redact_credentials(options or {}),
         parts_by_format(parts),
+        sum(_merged_slices(table, parts)),
     )
     return Result(
         "format string, name string, tsfile_table string, location string, table_uuid string, "
@@ -248,7 +251,7 @@ def describe_detail(
         "num_rows bigint, size_in_bytes bigint, min_time bigint, max_time bigint, "
         "complete_until bigint, num_devices bigint, tag_columns array<string>, schema string, "
         "properties map<string,string>, options map<string,string>, "
-        "parts_by_format map<string,bigint>",
+        "parts_by_format map<string,bigint>, merged_slices bigint",
         [row],
     )
 
@@ -262,19 +265,31 @@ def parts_by_format(parts: Sequence[PartFile]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def _merged_slices(table: Table, parts: Sequence[PartFile]) -> tuple[int, ...]:
+    """Per part, how many of its (part, device) slices a read of ``table`` merges with
+    another write's (:func:`~tsfile_catalog.metadata.key.merge_groups`); all 0 in a
+    ``key.duplicates = keep`` table, which never merges."""
+    if key_mode(table.properties) != "last":
+        return (0,) * len(parts)
+    return merged_slices_by_part(parts)
+
+
 def show_parts(table: Table) -> Result:
     """``SHOW PARTS``: one row per live part of the version, in manifest order; ``path`` is
-    relative to the table, or an external part's full URL (``external`` is true)."""
-    return _parts_result(table.parts())
+    relative to the table, or an external part's full URL (``external`` is true);
+    ``merged_slices`` counts the part's devices a read merges with another write's rows
+    (``key.duplicates = last``; OPTIMIZE brings it to 0)."""
+    parts = table.parts()
+    return _parts_result(parts, _merged_slices(table, parts))
 
 
 def show_file_parts(files: ResolvedScan) -> Result:
     """``SHOW PARTS`` of plain TsFiles: one row per file, with the statistics of its footer
-    (added_version is null: no manifest added it)."""
-    return _parts_result(files.parts)
+    (added_version and merged_slices are null: no manifest added it, no table key holds)."""
+    return _parts_result(files.parts, (None,) * len(files.parts))
 
 
-def _parts_result(parts: Sequence[PartFile]) -> Result:
+def _parts_result(parts: Sequence[PartFile], merged: Sequence[int | None]) -> Result:
     rows = [
         (
             p.path,
@@ -286,12 +301,14 @@ def _parts_result(parts: Sequence[PartFile]) -> Result:
             len(p.devices) if p.devices is not None else None,
             p.size_bytes,
             p.added_version if p.added_version >= 0 else None,
+            slices,
         )
-        for p in parts
+        for p, slices in zip(parts, merged, strict=True)
     ]
     return Result(
         "path string, format string, external boolean, rows bigint, min_time bigint, "
-        "max_time bigint, devices int, size_bytes bigint, added_version bigint",
+        "max_time bigint, devices int, size_bytes bigint, added_version bigint, "
+        "merged_slices int",
         rows,
     )
 
@@ -340,6 +357,22 @@ def explain_rows(
                 )
             )
     return rows
+
+
+def merge_labels(table: Table, parts: Sequence[PartFile]) -> dict[str, str]:
+    """Which planned ``parts`` a scan of ``table`` reads merged, by path: ``m1``, ``m2``, …
+    one label per :class:`~tsfile_catalog.metadata.key.MergeGroup` (a part in several
+    groups gets them all, comma-separated), with how many devices each merges
+    (``m1:3``; ``m1:*`` when a part kept no device list, so all its rows merge). Empty in a
+    ``key.duplicates = keep`` table; parts read as they are have no label."""
+    if key_mode(table.properties) != "last":
+        return {}
+    labels: dict[str, list[str]] = {}
+    for number, group in enumerate(merge_groups(parts), start=1):
+        devices = "*" if group.devices is None else str(len(group.devices))
+        for i in group.parts:
+            labels.setdefault(parts[i].path, []).append(f"m{number}:{devices}")
+    return {path: ",".join(names) for path, names in labels.items()}
 
 
 def planned_parts(table: Table, plan: ScanPlan) -> Result:

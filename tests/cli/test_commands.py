@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from typer.testing import CliRunner, Result
 
-from tests.cli.helpers import APPENDED, FILES, MINUTE, T0
+from tests.cli.helpers import APPENDED, FILES, MINUTE, SCHEMA, T0
 from tsfile_catalog.cli.main import app
 from tsfile_catalog.formats.base import ScanSlice
 from tsfile_catalog.formats.tsfile import TSFILE
@@ -146,6 +146,36 @@ def test_plan_opens_and_prunes_like_table_plan(runner: CliRunner, table_dir: Pat
     assert [p.path for p in plan.parts] == [r["part"] for r in rows if r["status"] == "opened"]
     text = run(runner, "plan", str(table_dir), "--where", where)
     assert "opens 1 of 3 parts (20 rows before filtering), prunes 2" in text.stdout
+
+
+def test_plan_parts_and_detail_show_the_slices_a_read_merges(
+    runner: CliRunner, table_dir: Path
+) -> None:
+    # c.tsfile (version 1) re-sends bj.d1 over minutes 5-9 of a.tsfile's: under the key
+    # (key.duplicates = last, a new table's default) a read merges those two slices.
+    rows = run_json(runner, "plan", str(table_dir), "--where", "city = 'bj'")
+    assert {r["part"]: r["merge"] for r in rows if r["status"] == "opened"} == {
+        "a.tsfile": "m1:1",
+        "c.tsfile": "m1:1",
+    }
+    text = run(runner, "plan", str(table_dir), "--where", "city = 'bj'").stdout
+    assert "merges 2 parts in 1 group " in text
+    parts = run_json(runner, "parts", str(table_dir))
+    assert {r["path"]: r["merged_slices"] for r in parts} == {
+        "a.tsfile": 1,
+        "b.tsfile": 0,
+        "c.tsfile": 1,
+    }
+    assert run_json(runner, "detail", str(table_dir))[0]["merged_slices"] == 2
+    # Without the device the overlap is in, nothing merges.
+    rows = run_json(runner, "plan", str(table_dir), "--where", "city = 'sh'")
+    assert {r["merge"] for r in rows} == {""}
+    # An append-only table keeps both rows and merges nothing.
+    append_parts(str(table_dir), [], SCHEMA, properties={"key.duplicates": "keep"})
+    rows = run_json(runner, "plan", str(table_dir), "--where", "city = 'bj'")
+    assert {r["merge"] for r in rows} == {""}
+    assert "merges" not in run(runner, "plan", str(table_dir), "--where", "city = 'bj'").stdout
+    assert run_json(runner, "detail", str(table_dir))[0]["merged_slices"] == 0
 
 
 def test_catalog_names_resolve_through_the_registry(

@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.factories import part_file, table_schema
 from tsfile_catalog.metadata.compaction import (
     DEFAULT_TARGET_FILE_SIZE,
+    key_overlap_components,
     plan_compaction,
     plan_removal,
     target_file_size,
 )
 from tsfile_catalog.metadata.expressions import bind
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
+from tsfile_catalog.metadata.key import close_over_key_overlap
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.stats import DeviceStats, FieldStats
@@ -97,6 +101,84 @@ def test_parts_whose_times_overlap_or_interleave_are_merged_too() -> None:
 def test_nothing_to_do_when_every_part_is_alone() -> None:
     plan = plan_compaction([_part("only")], target_size=1000)
     assert plan.groups == () and _paths(plan.kept) == ["only"]
+
+
+def _written(part: PartFile, version: int) -> PartFile:
+    return dataclasses.replace(part, added_version=version)
+
+
+def test_a_last_table_rewrites_every_part_a_read_merges_whatever_its_size() -> None:
+    # A large part and a later small one re-sending some of its keys: a read merges them
+    # until OPTIMIZE resolves them, so the large one is rewritten too.
+    big = _written(_part("big", size=900, start=0), 1)
+    resent = _written(_part("resent", size=10, start=5), 2)
+    elsewhere = _written(_part("elsewhere", size=900, start=100), 3)
+    keep = plan_compaction([big, resent, elsewhere], target_size=1000)
+    assert keep.groups == () and not keep.resolve_keys
+    last = plan_compaction([big, resent, elsewhere], target_size=1000, key="last")
+    assert [_paths(g.parts) for g in last.groups] == [["big", "resent"]]
+    assert _paths(last.kept) == ["elsewhere"] and last.resolve_keys
+
+
+def test_a_last_group_takes_every_part_that_may_share_a_key_with_it() -> None:
+    # OPTIMIZE WHERE chose only the first part; a later part re-sends its keys, so the two
+    # are rewritten together (the output takes the later sequence, which must not beat a
+    # part that replaced some of the first part's rows and stayed out).
+    first = _written(_part("first", size=10, start=0), 1)
+    later = _written(_part("later", size=10, start=5, cities=("paris", "rome")), 2)
+    apart = _written(_part("apart", size=10, start=50), 3)
+    table = [first, later, apart]
+    plan = plan_compaction([first], target_size=1000, key="last", table_parts=table)
+    assert [_paths(g.parts) for g in plan.groups] == [["first", "later"]]
+    # Packed apart by size, joined because they share keys.
+    plan = plan_compaction(table, target_size=15, key="last")
+    assert [_paths(g.parts) for g in plan.groups] == [["first", "later"]]
+    assert _paths(plan.kept) == ["apart"]
+
+
+def test_a_last_group_reaching_an_external_part_is_left_alone() -> None:
+    # The external file is never rewritten: an output with the later sequence could hide
+    # rows of it that are newer, so the group stays and reads keep merging it.
+    first = _written(_part("first", size=10, start=0), 1)
+    external = dataclasses.replace(
+        _written(_part("x", start=5), 2), path="x.parquet", format="parquet"
+    )
+    later = _written(_part("later", size=10, start=8), 3)
+    plan = plan_compaction([first, external, later], target_size=1000, key="last")
+    assert plan.groups == ()
+    assert set(_paths(plan.kept)) == {"first", "x.parquet", "later"}
+
+
+_SPAN = st.tuples(st.integers(0, 30), st.integers(0, 8))
+_PART = st.tuples(
+    st.dictionaries(st.integers(0, 3), _SPAN, min_size=1, max_size=3),  # device -> span
+    st.integers(0, 4),  # the write (key sequence)
+    st.booleans(),  # kept its device list
+    st.booleans(),  # has rows
+)
+
+
+@given(st.lists(_PART, min_size=1, max_size=12))
+def test_key_overlap_components_are_the_closures_of_single_parts(
+    specs: list[tuple[dict[int, tuple[int, int]], int, bool, bool]],
+) -> None:
+    # The one-sweep components OPTIMIZE plans with must be exactly what closing each part
+    # over key overlap (the model's definition) gives.
+    parts = []
+    for i, (spans, version, listed, has_rows) in enumerate(specs):
+        devices = [DeviceStats((f"d{d}",), 1, lo, lo + n) for d, (lo, n) in spans.items()]
+        part = part_file(
+            _name(f"k{i}"),
+            row_count=5 if has_rows else 0,
+            min_time=min(d.min_time for d in devices),
+            max_time=max(d.max_time for d in devices),
+            devices=devices if listed else None,
+        )
+        parts.append(_written(part, version))
+    component = key_overlap_components(parts)
+    for i in range(len(parts)):
+        same = {j for j in range(len(parts)) if component[j] == component[i]}
+        assert same == set(close_over_key_overlap(parts, [i]))
 
 
 def test_target_file_size_comes_from_the_override_the_property_or_the_default() -> None:

@@ -63,9 +63,10 @@ def test_optimize_compacts_a_streams_interleaved_parts_and_spark_reads_the_same_
 ) -> None:
     # Issue 24/25: a streamed table stalled at 19 parts ("nothing to compact"): its
     # micro-batches hold every device at times interleaved with the other batches'.
+    # An append-only table (key.duplicates = keep): both rows of a replayed key stay.
     catalog.sql(
         "CREATE TABLE streamed (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
-        "OPTIONS (tagColumns 'city')"
+        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
     )
     location = str(warehouse / "streamed")
     schema = open_table(location).schema
@@ -93,6 +94,49 @@ def test_optimize_compacts_a_streams_interleaved_parts_and_spark_reads_the_same_
     ]
     catalog.sql("OPTIMIZE streamed")
     assert open_table(location).version == table.version, "nothing left to compact"
+
+
+def test_optimize_of_a_last_table_keeps_the_replayed_row_and_spark_reads_it(
+    catalog: Catalog, spark: SparkSession, warehouse: Path
+) -> None:
+    # The stream above in a table whose key replaces (the default): OPTIMIZE resolves the
+    # replayed (device, time) to its latest row, and every read then needs no merge.
+    catalog.sql(
+        "CREATE TABLE streamed_last (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'city')"
+    )
+    location = str(warehouse / "streamed_last")
+    schema = open_table(location).schema
+    latest: dict[tuple[str, int], tuple[Any, ...]] = {}
+    for batch in range(19):
+        times = [batch + 19 * k for k in range(6) for _ in range(3)]
+        cities = [f"c{d}" for _ in range(6) for d in range(3)]
+        temps = [float(t) for t in times]
+        append_rows(location, pa.table({"time": times, "city": cities, "temp": temps}), schema)
+        latest.update({(c, t): (t, c, v) for t, c, v in zip(times, cities, temps, strict=True)})
+    append_rows(location, pa.table({"time": [0], "city": ["c0"], "temp": [-1.0]}), schema)
+    latest[("c0", 0)] = (0, "c0", -1.0)
+    # Every batch holds every city at times interleaved with the others': a read merges all
+    # 20 parts' slices of all three cities (the replay holds c0 only).
+    merging = catalog.sql("DESCRIBE DETAIL streamed_last").collect()[0].merged_slices
+    shown = catalog.sql("SHOW PARTS streamed_last").collect()
+    assert merging == 19 * 3 + 1 == sum(p.merged_slices for p in shown)
+
+    row = catalog.sql("OPTIMIZE streamed_last").collect()[0]
+
+    detail = catalog.sql("DESCRIBE DETAIL streamed_last").collect()[0]
+    assert (row.num_files_removed, row.num_files_added) == (20, 1) and detail.num_parts == 1
+    assert detail.merged_slices == 0
+    assert [p.merged_slices for p in catalog.sql("SHOW PARTS streamed_last").collect()] == [0]
+    expected = sorted(latest.values())
+    assert _rows(catalog, "SELECT * FROM streamed_last") == expected
+    spark_after = sorted(tuple(r) for r in spark.read.format("tsfile").load(location).collect())
+    assert spark_after == expected
+    assert _rows(catalog, "SELECT temp FROM streamed_last WHERE city = 'c0' AND time = 0") == [
+        (-1.0,)
+    ]
+    catalog.sql("OPTIMIZE streamed_last")
+    assert open_table(location).version == row.version, "nothing left to compact"
 
 
 def test_optimize_where_compacts_only_the_parts_it_names(catalog: Catalog, warehouse: Path) -> None:

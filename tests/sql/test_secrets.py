@@ -150,9 +150,10 @@ def test_describe_redacts_credentials_an_older_entry_holds(tmp_path: Path) -> No
     assert SECRET not in repr(extended)
     options = {r[0]: r[1] for r in extended}["Options"]
     assert f"fs.key={REDACTED}" in options and "fs.endpoint_url=http://h" in options
-    detail = describe_detail(table, name=entry.name, options=entry.options).rows[0]
+    result = describe_detail(table, name=entry.name, options=entry.options)
+    detail = dict(zip(result.column_names, result.rows[0], strict=True))
     assert SECRET not in repr(detail)
-    assert detail[-2] == {  # options; parts_by_format comes last
+    assert detail["options"] == {
         "tagColumns": "c",
         "fs.endpoint_url": "http://h",
         "fs.key": REDACTED,

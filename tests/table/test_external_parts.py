@@ -105,8 +105,9 @@ def test_add_files_is_one_commit_and_reads_with_the_table(tmp_path: Path) -> Non
         (str(src / "a.parquet"), "parquet", True),
         (str(src / "b.orc"), "orc", True),
     ]
-    detail = describe_detail(table, name="t").rows[0]
-    assert detail[-1] == {"orc": 1, "parquet": 1}
+    result = describe_detail(table, name="t")
+    detail = result.rows[0]
+    assert detail[result.column_names.index("parts_by_format")] == {"orc": 1, "parquet": 1}
     assert (detail[5], describe_detail(open_table(url, version=0), name="t").rows[0][5]) == (2, 1)
     assert _rows(url) == [(1, "x", 1.0), (2, "y", 2.0), (3, "x", 3.0)]
     assert _rows(url, version=1) == [(1, "x", 1.0), (2, "y", 2.0)]

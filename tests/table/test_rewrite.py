@@ -18,6 +18,7 @@ from tsfile_catalog.exceptions import (
     PredicateError,
     VersionNotFoundError,
 )
+from tsfile_catalog.metadata.key import KEY_DUPLICATES, merged_slices
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import (
     STAGING_DIR,
@@ -134,9 +135,15 @@ def test_optimize_compacts_a_streams_interleaved_micro_batches(root: str) -> Non
     assert after.maintenance.optimize(target_file_size=1 << 20).version is None
 
 
+def _create(root: str, mode: str) -> None:
+    """An empty table with ``key.duplicates = mode``."""
+    append_parts(root, [], SCHEMA, properties={KEY_DUPLICATES: mode})
+
+
 def test_optimize_keeps_both_rows_of_a_repeated_device_and_time(root: str) -> None:
     # An append-only table keeps a re-sent reading next to the first one; one TsFile cannot
     # hold both, so the repeats go to a second new part, the earlier rows to the first.
+    _create(root, "keep")
     for batch in range(6):
         _append(root, [batch, batch + 6], ["a", "b"], [float(batch), float(batch)])
     _append(root, [2, 3], ["a", "a"], [20.0, 30.0])  # re-sends a at 2 and 3
@@ -160,6 +167,135 @@ def test_optimize_keeps_both_rows_of_a_repeated_device_and_time(root: str) -> No
     # The three parts now overlap exactly: rewriting them again would gain nothing.
     assert after.maintenance.optimize(target_file_size=1 << 20).version is None
     assert open_table(root).version == after.version
+
+
+Truth = dict[tuple[str, int], tuple[Any, ...]]
+
+
+def _send(root: str, truth: Truth, times: list[int], cities: list[str], temps: list[float]) -> None:
+    """One append, and what a ``last`` table then holds: each (city, time) its latest row."""
+    _append(root, times, cities, list(temps))
+    for t, c, v in zip(times, cities, temps, strict=True):
+        truth[(c, t)] = (t, c, v)
+
+
+def _last_per_key(table: Table) -> list[tuple[Any, ...]]:
+    """The rows a ``last`` table's parts resolve to: of the rows sharing a (city, time), the
+    one in the part with the largest key sequence."""
+    latest: Truth = {}
+    ordered = sorted(enumerate(table.parts()), key=lambda item: (item[1].key_sequence, item[0]))
+    for _, part in ordered:
+        data = read_part_rows(table, part)
+        for row in zip(*(data.column(n).to_pylist() for n in data.column_names), strict=True):
+            latest[(row[1], row[0])] = row
+    return sorted(latest.values())
+
+
+def test_optimize_keeps_the_last_row_of_each_key_in_a_last_table(root: str) -> None:
+    # The re-sent readings of the test above, in a table whose key replaces: one new part,
+    # the latest row of each (city, time), and nothing left for a read to merge.
+    truth: Truth = {}
+    for batch in range(6):
+        _send(root, truth, [batch, batch + 6], ["a", "b"], [float(batch), float(batch)])
+    _send(root, truth, [2, 3], ["a", "a"], [20.0, 30.0])
+    _send(root, truth, [3], ["a"], [300.0])
+    before = open_table(root)
+    assert merged_slices(before.parts()) > 0
+    assert _last_per_key(before) == sorted(truth.values())
+
+    result = before.maintenance.optimize(target_file_size=1 << 20)
+
+    after = open_table(root)
+    assert (result.files_removed, result.files_added, result.rows) == (8, 1, 12)
+    assert _all_rows(after) == sorted(truth.values())
+    assert merged_slices(after.parts()) == 0
+    assert after.parts()[0].key_sequence == max(p.key_sequence for p in before.parts())
+    # Time travel reads the version before, whose parts still resolve to the same rows.
+    assert _last_per_key(open_table(root, version=before.version)) == sorted(truth.values())
+    assert after.maintenance.optimize(target_file_size=1 << 20).version is None
+
+
+def _daily_stream(root: str, truth: Truth) -> None:
+    """A streamed table as issue 25 found it, 19 micro-batches and 642 rows: each batch sends
+    two devices' new readings and re-sends each device's running total for the day at the
+    day's start (time 0), so those two keys are in every part."""
+    for batch in range(19):
+        steps = 16 if batch < 18 else 14
+        times = [1 + batch * 16 + k for k in range(steps) for _ in range(2)]
+        temps = [float(t) for t in times] + [float(batch), float(batch) + 0.5]
+        _send(root, truth, [*times, 0, 0], ["a", "b"] * (steps + 1), temps)
+
+
+def test_optimize_finishes_a_streamed_table_that_re_sends_a_key_in_every_batch(
+    root: str,
+) -> None:
+    # Issue 25: 19 parts, 642 rows, and every OPTIMIZE answered "nothing to compact": keeping
+    # each of the 19 copies of the two daily keys needed 19 TsFiles, so the rewrite gained
+    # nothing and was skipped. The key replaces them: one part, the latest totals.
+    truth: Truth = {}
+    _daily_stream(root, truth)
+    before = open_table(root)
+    assert len(before.parts()) == 19 and sum(p.row_count for p in before.parts()) == 642
+
+    result = before.maintenance.optimize()
+
+    after = open_table(root)
+    assert (result.files_removed, result.files_added, result.rows) == (19, 1, 642 - 36)
+    assert _all_rows(after) == sorted(truth.values()) == _last_per_key(before)
+    assert [r for r in _all_rows(after) if r[0] == 0] == [(0, "a", 18.0), (0, "b", 18.5)]
+    assert merged_slices(after.parts()) == 0
+    assert after.maintenance.optimize().version is None
+
+
+def test_optimize_of_a_big_last_table_writes_parts_of_the_target_size_sharing_no_key(
+    root: str,
+) -> None:
+    truth: Truth = {}
+    _daily_stream(root, truth)
+    before = open_table(root)
+    target = sum(p.size_bytes for p in before.parts()) // 3
+
+    result = before.maintenance.optimize(target_file_size=target)
+
+    after = open_table(root)
+    assert result.files_removed == 19 and result.files_added >= 2
+    assert _all_rows(after) == sorted(truth.values())
+    assert merged_slices(after.parts()) == 0
+    # Written window by window of time (one held in memory at once): disjoint time ranges.
+    ranges = sorted((p.min_time, p.max_time) for p in after.parts())
+    assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert len({p.key_sequence for p in after.parts()}) == 1
+
+
+def test_a_rewritten_part_keeps_its_key_sequence_so_newer_rows_still_win(root: str) -> None:
+    truth: Truth = {}
+    _send(root, truth, [1, 2, 3], ["a", "a", "a"], [1.0, 2.0, 3.0])
+    _send(root, truth, [2], ["a"], [20.0])  # replaces a at 2
+    old, new = open_table(root).parts()
+
+    result = open_table(root).delete("time = 3")  # rewrites the first part alone
+
+    del truth[("a", 3)]
+    after = open_table(root)
+    (rewritten,) = [p for p in after.parts() if p.path != new.path]
+    assert rewritten.added_version == result.version
+    assert rewritten.key_sequence == old.key_sequence < new.key_sequence
+    assert _last_per_key(after) == sorted(truth.values())  # a at 2 is still 20.0
+
+
+def test_a_row_appended_while_optimize_rewrites_its_key_still_wins(root: str) -> None:
+    truth: Truth = {}
+    _send(root, truth, [1, 2], ["a", "a"], [1.0, 2.0])
+    _send(root, truth, [2, 3], ["a", "a"], [20.0, 30.0])
+    table = open_table(root)
+    # After the compacted part is written, before OPTIMIZE commits: a newer a at 2 lands.
+    table.maintenance.optimize(
+        target_file_size=1 << 20, progress=lambda d, t: _send(root, truth, [2], ["a"], [200.0])
+    )
+    after = open_table(root)
+    assert [h.operation for h in after.history(limit=2)] == ["OPTIMIZE", "WRITE"]
+    assert _last_per_key(after) == sorted(truth.values())
+    assert truth[("a", 2)] == (2, "a", 200.0)
 
 
 def test_optimize_leaves_parts_near_the_target_and_outside_where(root: str) -> None:

@@ -100,7 +100,9 @@ def plan(
         str | None, typer.Option("--columns", help="Comma-separated columns to read.")
     ] = None,
 ) -> None:
-    """The parts a scan with --where opens and prunes, as EXPLAIN PARTS shows them."""
+    """The parts a scan with --where opens and prunes, as EXPLAIN PARTS shows them, and
+    which opened parts it reads merged (``merge``: one label per group of parts holding rows
+    of the same devices and times from different writes, ``m1:3`` for 3 devices)."""
     target, opened = cli.open(table)
     chosen = None if columns is None else [c.strip() for c in columns.split(",") if c.strip()]
     for name in chosen or ():
@@ -110,14 +112,25 @@ def plan(
                 f"(columns: {', '.join(opened.schema.names)})"
             )
     scan = cli.plan(target, opened, where)
-    rows = inspect.explain_rows(0, target.name, None, opened, scan, chosen, where)
+    explained = inspect.explain_rows(0, target.name, None, opened, scan, chosen, where)
+    # Which opened parts a read merges by the table key (key.duplicates = last).
+    labels = inspect.merge_labels(opened, scan.parts)
+    part_column = inspect.EXPLAIN_SCHEMA.split(", ").index("part string")
+    rows = [(*row, labels.get(row[part_column], "")) for row in explained]
     read = sum(p.row_count for p in scan.parts)
     footer = (
         f"opens {len(scan.parts)} of {len(scan.parts) + len(scan.pruned)} parts "
         f"({read} rows before filtering), prunes {len(scan.pruned)}"
     )
+    if labels:
+        groups = {name.split(":")[0] for text in labels.values() for name in text.split(",")}
+        plural = "group" if len(groups) == 1 else "groups"
+        footer += (
+            f"; merges {len(labels)} parts in {len(groups)} {plural} "
+            "(rows of one key from several writes: the latest wins; OPTIMIZE removes this)"
+        )
     output.show(
-        Result(inspect.EXPLAIN_SCHEMA, rows),
+        Result(inspect.EXPLAIN_SCHEMA + ", merge string", rows),
         as_json=cli.as_json,
         unit=target.unit,
         title=f"{target.name} @ version {opened.version} where {where}",

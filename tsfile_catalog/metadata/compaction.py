@@ -9,11 +9,13 @@ leaves alone. Both work on part statistics alone; reading and writing files is
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tsfile_catalog.metadata.expressions.model import Expr, Not, columns_of
 from tsfile_catalog.metadata.expressions.pruning import PartEvaluator
+from tsfile_catalog.metadata.key import KeyMode, merge_groups
 from tsfile_catalog.metadata.ownership import is_part_name
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
@@ -27,6 +29,7 @@ __all__ = [
     "RemovalPlan",
     "is_own_tsfile",
     "is_writer_part",
+    "key_overlap_components",
     "plan_compaction",
     "plan_removal",
     "target_file_size",
@@ -101,10 +104,18 @@ class CompactionGroup:
 
 @dataclass(frozen=True, slots=True)
 class CompactionPlan:
-    """``groups`` to rewrite (each into one part); ``kept`` parts stay as they are."""
+    """``groups`` to rewrite; ``kept`` parts stay as they are.
+
+    With ``resolve_keys`` (a ``key.duplicates = last`` table) each group holds every part
+    that may share a (device, time) with one of its parts, and is rewritten with one row per
+    key, the row of the largest ``key_sequence``, into as many parts of about the target size
+    as its rows need. Without it (``keep``) each group becomes one part, or one per repeat
+    of a (device, time).
+    """
 
     groups: tuple[CompactionGroup, ...]
     kept: tuple[PartFile, ...]
+    resolve_keys: bool = False
 
     @property
     def rewritten(self) -> tuple[PartFile, ...]:
@@ -117,7 +128,13 @@ def _time_key(part: PartFile) -> tuple[int, int, str]:
     return lo, hi, part.path
 
 
-def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> CompactionPlan:
+def plan_compaction(
+    parts: Iterable[PartFile],
+    *,
+    target_size: int,
+    key: KeyMode = "keep",
+    table_parts: Sequence[PartFile] | None = None,
+) -> CompactionPlan:
     """Group the small TsFile parts of ``parts`` into new parts of about ``target_size`` bytes.
 
     Only TsFile parts this table's writer wrote (:func:`is_writer_part`) smaller than
@@ -128,16 +145,40 @@ def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> Compactio
     (usually sharper: fewer, disjoint ranges).
     A group closes when the next part would take it past the target. Time ranges that overlap
     or interleave (a stream's micro-batches, appends of the same devices) do not keep parts
-    apart: a (device, time) two of them hold is written to separate new parts
-    (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`), so every row survives. A
-    group of one part is no gain and is dropped.
+    apart. A group of one part is no gain and is dropped.
+
+    ``key`` is the table's ``key.duplicates``. Under ``keep`` a (device, time) two parts of a
+    group hold is written to separate new parts
+    (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`), so every row survives. Under
+    ``last`` rows that share a key are resolved instead (the plan's ``resolve_keys``), so:
+
+    * every writer part a read must merge (:func:`~tsfile_catalog.metadata.key.merge_groups`
+      over ``table_parts``) is a candidate whatever its size: afterwards no slice overlaps;
+    * each group is closed over key overlap within ``table_parts``
+      (:func:`~tsfile_catalog.metadata.key.close_over_key_overlap`), groups whose closures
+      meet are joined, and a group whose closure reaches a part OPTIMIZE may not rewrite (an
+      external or adopted file) is left as it is: its output takes the largest sequence of
+      its sources, which is exact only when no other part may hold one of its keys.
+
+    Args:
+        parts: the candidates (all live parts, or those an ``OPTIMIZE … WHERE`` selects).
+        target_size: bytes.
+        key: the table's ``key.duplicates``.
+        table_parts: every live part of the table (default ``parts``): what a ``last``
+            group is closed over.
     """
     if target_size <= 0:
         raise ValueError(f"target_size must be positive, got {target_size}")
+    given = list(parts)
+    everything = list(given) if table_parts is None else list(table_parts)
+    overlapping: set[str] = set()
+    if key == "last":
+        for merged in merge_groups(everything):
+            overlapping.update(everything[i].path for i in merged.parts)
     kept: list[PartFile] = []
     candidates: list[PartFile] = []
-    for part in parts:
-        small = part.size_bytes < target_size * NEAR_TARGET
+    for part in given:
+        small = part.size_bytes < target_size * NEAR_TARGET or part.path in overlapping
         wanted = is_writer_part(part) and small and part.row_count > 0
         (candidates if wanted else kept).append(part)
     groups: list[list[PartFile]] = []
@@ -151,13 +192,176 @@ def plan_compaction(parts: Iterable[PartFile], *, target_size: int) -> Compactio
         size += part.size_bytes
     if current:
         groups.append(current)
+    if key == "last":
+        groups = _closed_over_key_overlap(groups, everything)
     out: list[CompactionGroup] = []
+    rewritten: set[str] = set()
     for group in groups:
         if len(group) > 1:
             out.append(CompactionGroup(tuple(group)))
+            rewritten.update(p.path for p in group)
+    kept = [p for p in given if p.path not in rewritten]
+    return CompactionPlan(tuple(out), tuple(kept), resolve_keys=key == "last")
+
+
+def _closed_over_key_overlap(
+    groups: list[list[PartFile]], everything: Sequence[PartFile]
+) -> list[list[PartFile]]:
+    """``groups`` each extended by every part of ``everything`` that may share a key with
+    it, transitively (the sets :func:`~tsfile_catalog.metadata.key.close_over_key_overlap`
+    builds), joined where they meet; a group that reaches a part OPTIMIZE may not rewrite is
+    dropped (its parts stay, read merged)."""
+    index = {p.path: i for i, p in enumerate(everything)}
+    component = key_overlap_components(everything)
+    members: dict[int, list[int]] = {}
+    for i, root in enumerate(component):
+        members.setdefault(root, []).append(i)
+    # Groups that take parts of one component are joined: a part is in one group at most.
+    joined = _Roots(len(groups))
+    owner: dict[int, int] = {}
+    for g, group in enumerate(groups):
+        for part in group:
+            root = component[index[part.path]]
+            joined.union(owner.setdefault(root, g), g)
+    closures: dict[int, set[int]] = {}
+    for root, g in owner.items():
+        closures.setdefault(joined.find(g), set()).update(members[root])
+    out: list[list[PartFile]] = []
+    for closure in closures.values():
+        chosen = [everything[i] for i in sorted(closure)]
+        if all(is_writer_part(p) for p in chosen):
+            out.append(sorted(chosen, key=_time_key))
+    return sorted(out, key=lambda g: _time_key(g[0]))
+
+
+class _Roots:
+    """Union-find over ``0 .. n - 1``."""
+
+    def __init__(self, n: int) -> None:
+        self._parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        parent = self._parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> int:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self._parent[rb] = ra
+        return ra
+
+
+def key_overlap_components(parts: Sequence[PartFile]) -> list[int]:
+    """For each of ``parts``, a component id: two parts have the same id exactly when they
+    are linked by a chain of parts each pair of which may share a key (different key
+    sequences, both with rows, a device whose time ranges meet in both, or meeting time ranges
+    when one kept no device list). :func:`~tsfile_catalog.metadata.key.close_over_key_overlap`
+    of a set is the union of its parts' components.
+
+    All components at once, by one sweep over each device's time ranges, in about
+    n log n: closing each group of a long stream's parts separately cost n^2 per group.
+    """
+    roots = _Roots(len(parts))
+    live = [
+        i
+        for i, p in enumerate(parts)
+        if p.row_count > 0 and p.min_time is not None and p.max_time is not None
+    ]
+    by_device: dict[tuple[str | None, ...], list[tuple[int, int, int]]] = {}
+    for i in live:
+        part = parts[i]
+        if part.devices is None:
+            # Rare (over MAX_DEVICES devices): it may share a key anywhere in its time range.
+            for j in live:
+                if j != i and part.key_sequence != parts[j].key_sequence:
+                    other = parts[j]
+                    assert part.min_time is not None and part.max_time is not None
+                    assert other.min_time is not None and other.max_time is not None
+                    if part.min_time <= other.max_time and other.min_time <= part.max_time:
+                        roots.union(i, j)
+            continue
+        for device in part.devices:
+            by_device.setdefault(device.tags, []).append((device.min_time, device.max_time, i))
+    for spans in by_device.values():
+        if len(spans) > 1:
+            _sweep(parts, spans, roots)
+    return [roots.find(i) for i in range(len(parts))]
+
+
+def _sweep(parts: Sequence[PartFile], spans: list[tuple[int, int, int]], roots: _Roots) -> None:
+    """Join the parts whose ranges for one device meet and whose sequences differ.
+
+    Sorted by start, each span meets every span still open. The open spans are tracked by
+    component, with how many of them each sequence has: a component with open spans of two
+    sequences, or of one other than the new span's, is joined with it. Each component is
+    joined once before it is merged away, so the work stays near the number of spans even
+    where every span meets every other (a stream's interleaved micro-batches, or one large
+    write of many overlapping parts, which share no key and are never joined).
+    """
+    open_by_end: list[tuple[int, int]] = []
+    counts: dict[int, dict[int, int]] = {}  # component -> sequence -> open spans
+    single: dict[int, set[int]] = {}  # sequence -> components whose open spans all have it
+    mixed: set[int] = set()  # components with open spans of two sequences or more
+
+    def unlist(root: int) -> None:
+        seqs = counts.get(root)
+        if not seqs:
+            return
+        if len(seqs) > 1:
+            mixed.discard(root)
         else:
-            kept.extend(group)
-    return CompactionPlan(tuple(out), tuple(kept))
+            (seq,) = seqs
+            single[seq].discard(root)
+            if not single[seq]:
+                del single[seq]
+
+    def relist(root: int) -> None:
+        seqs = counts.get(root)
+        if not seqs:
+            counts.pop(root, None)
+        elif len(seqs) > 1:
+            mixed.add(root)
+        else:
+            (seq,) = seqs
+            single.setdefault(seq, set()).add(root)
+
+    for lo, hi, i in sorted(spans):
+        while open_by_end and open_by_end[0][0] < lo:
+            _, j = heapq.heappop(open_by_end)
+            root = roots.find(j)
+            unlist(root)
+            seqs = counts[root]
+            seq = parts[j].key_sequence
+            seqs[seq] -= 1
+            if not seqs[seq]:
+                del seqs[seq]
+            relist(root)
+        seq = parts[i].key_sequence
+        targets = set(mixed)
+        for other, members in single.items():
+            if other != seq:
+                targets.update(members)
+        root = roots.find(i)
+        tallies = []
+        for target in {*targets, root}:
+            unlist(target)
+            tallies.append(counts.pop(target, {}))
+        # The smaller tallies into the largest, which is kept: a component open across many
+        # sequences is not copied for every span that joins it.
+        tallies.sort(key=len)
+        merged = tallies.pop()
+        for tally in tallies:
+            for key, n in tally.items():
+                merged[key] = merged.get(key, 0) + n
+        for target in targets:
+            root = roots.union(root, target)
+        merged[seq] = merged.get(seq, 0) + 1
+        counts[root] = merged
+        relist(root)
+        heapq.heappush(open_by_end, (hi, i))
 
 
 @dataclass(frozen=True, slots=True)

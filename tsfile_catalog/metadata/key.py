@@ -38,6 +38,7 @@ __all__ = [
     "MergeGroup",
     "merge_groups",
     "merged_slices",
+    "merged_slices_by_part",
     "close_over_key_overlap",
 ]
 
@@ -200,6 +201,17 @@ def merged_slices(parts: Sequence[PartFile]) -> int:
     """How many (part, device) slices of ``parts`` a read merges (DESCRIBE DETAIL, SHOW
     PARTS): 0 once OPTIMIZE has rewritten every overlap."""
     return sum(g.slice_count(parts) for g in merge_groups(parts))
+
+
+def merged_slices_by_part(parts: Sequence[PartFile]) -> tuple[int, ...]:
+    """For each of ``parts``, how many of its (part, device) slices a read merges (SHOW
+    PARTS); they add up to :func:`merged_slices`."""
+    counts = [0] * len(parts)
+    for group in merge_groups(parts):
+        per_part = 1 if group.devices is None else len(group.devices)
+        for i in group.parts:
+            counts[i] += per_part
+    return tuple(counts)
 
 
 def close_over_key_overlap(parts: Sequence[PartFile], chosen: Iterable[int]) -> frozenset[int]:

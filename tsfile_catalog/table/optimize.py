@@ -22,6 +22,7 @@ from tsfile_catalog.metadata.expressions import (
     columns_of,
     needs_time_zone,
 )
+from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN
@@ -75,8 +76,12 @@ def optimize(
     pure plan: the table's own TsFile parts below 3/4 of the target (external parts and parts
     near the target stay), packed in time order whatever their time ranges; each group's rows
     are read through the shared read path and written, sorted by device then time, as one new
-    TsFile in this process (:func:`~tsfile_catalog.table.rewrite.compact_parts`: parts that
-    repeat a (device, time) keep both rows, in one new part per repeat). One commit
+    TsFile in this process (:func:`~tsfile_catalog.table.rewrite.compact_parts`). In a
+    ``key.duplicates = last`` table every part a read must merge is rewritten too, with the
+    parts that may share a key with it, keeping the latest row of each (device, time): no
+    slice overlaps afterwards and reads need no merge; in a ``keep`` table parts that repeat
+    a (device, time) keep both rows, in one new part per repeat. New parts keep the key
+    sequence of the rows they hold (:meth:`PartFile.rewritten_from`). One commit
     (operation ``OPTIMIZE``, ``data_change`` false) removes the old parts and adds the new
     ones; the old files stay for time travel until VACUUM. Concurrent
     appends keep working (the commit rebases on them); a concurrent commit that removed one
@@ -104,7 +109,8 @@ def optimize(
         target = target_file_size_of(dict(table.properties), target_file_size)
     except ValueError as e:
         raise OptionError(str(e)) from e
-    candidates = table.parts()
+    everything = table.parts()
+    candidates = everything
     if where is not None:
         plan = table.plan(where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
         allowed = {TIME_COLUMN, *table.schema.tag_names}
@@ -115,7 +121,8 @@ def optimize(
                 f"'{others[0]}'"
             )
         candidates = list(plan.parts)
-    compaction = plan_compaction(candidates, target_size=target)
+    mode = key_mode(table.properties)
+    compaction = plan_compaction(candidates, target_size=target, key=mode, table_parts=everything)
     if not compaction.groups:
         return OptimizeResult(None, 0, 0, 0, 0, 0)
     # Imported here: the rewrite machinery loads pyarrow and the TsFile writer, which the
@@ -124,13 +131,14 @@ def optimize(
 
     # Rows are read in commit order, so where parts repeat a (device, time) the earlier row
     # lands in the first new part.
-    order = {p.path: i for i, p in enumerate(candidates)}
+    order = {p.path: i for i, p in enumerate(everything)}
     with RewriteJob(table, settings) as job:
         total = len(compaction.groups)
         removed_parts: list[PartFile] = []
         for done, group in enumerate(compaction.groups, start=1):
             parts = sorted(group.parts, key=lambda p: order[p.path])
-            if compact_parts(job, parts):
+            resolve = compaction.resolve_keys
+            if compact_parts(job, parts, resolve_keys=resolve, target_size=target):
                 removed_parts.extend(parts)
             if progress is not None:
                 progress(done, total)

@@ -10,11 +10,12 @@ one commit; on any failure it deletes what it published and its staging folder.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -31,8 +32,8 @@ from tsfile_catalog.formats.tsfile import (
     WriteSettings,
     opened,
     part_and_devices,
-    split_duplicates,
 )
+from tsfile_catalog.formats.tsfile.sort import sort_and_dedupe, split_duplicates
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import RemovalPlan, is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, Expr, ScanPushdown
@@ -95,12 +96,15 @@ def stage_part(
     return StagedFile(staged_url, part, devices)
 
 
-def read_part_rows(table: Table, part: PartFile) -> pa.Table:
-    """Every row of ``part``, as all columns of the table schema in the raw domain (columns
-    the part lacks as nulls), through the shared read path."""
+def read_part_rows(
+    table: Table, part: PartFile, *, time_min: int = INT64_MIN, time_max: int = INT64_MAX
+) -> pa.Table:
+    """Every row of ``part`` (with ``time_min <= time <= time_max``), as all columns of the
+    table schema in the raw domain (columns the part lacks as nulls), through the shared read
+    path."""
     scan = ResolvedScan(table.location, table.schema, (part,), table.version, io=table.io)
     columns = list(table.schema.names)
-    whole = FileSlice.of(part, INT64_MIN, INT64_MAX)  # checked against its recorded size
+    whole = FileSlice.of(part, time_min, time_max)  # checked against its recorded size
     tables = list(read_slices(scan, [whole], ScanPushdown(), columns))
     if not tables:
         return _empty(table.schema)
@@ -173,8 +177,11 @@ class RewriteJob:
         # Other writers may be staging: only an emptied staging root goes.
         self._io.remove_empty_dir(join_url(self._table.location, STAGING_DIR))
 
-    def write(self, rows: pa.Table) -> StagedFile:
-        """Stage ``rows`` (raw domain, every table column) as one new part."""
+    def write(self, rows: pa.Table, *, sources: Sequence[PartFile] = ()) -> StagedFile:
+        """Stage ``rows`` (raw domain, every table column) as one new part; with
+        ``sources``, as their rewrite (it keeps the largest of their key sequences,
+        :meth:`PartFile.rewritten_from`): its rows are old rows, which a newer write's rows
+        with the same key must still replace)."""
         schema = self._table.schema
         settings = WriteSettings(self._settings.compression, self._settings.encoding, "error")
         staged = stage_part(
@@ -185,6 +192,8 @@ class RewriteJob:
             staging=self._staging,
             local_dir=self._local_dir,
         )
+        if sources:
+            staged = replace(staged, part=staged.part.rewritten_from(sources))
         self.staged.append(staged)
         return staged
 
@@ -226,24 +235,92 @@ class RewriteJob:
             raise
 
 
-def compact_parts(job: RewriteJob, parts: Sequence[PartFile]) -> bool:
-    """Stage the rows of ``parts`` (in commit order) as one new part, or, when they hold a
-    (device, time) more than once, as one part per repeat: the first row of every key in
-    the first, in commit order (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`).
-    Every row survives, as an append-only table keeps them.
+def compact_parts(
+    job: RewriteJob, parts: Sequence[PartFile], *, resolve_keys: bool, target_size: int
+) -> bool:
+    """Stage the rows of ``parts`` (in commit order) as new parts that replace them.
+
+    With ``resolve_keys`` (a ``key.duplicates = last`` table; ``parts`` closed over key
+    overlap, :class:`~tsfile_catalog.metadata.compaction.CompactionPlan`) one row per
+    (device, time) stays, the one of the largest ``key_sequence``, written window of time by
+    window of time (:func:`_time_windows`), each window one part of about ``target_size``
+    bytes: the parts share no key and only one window's rows are held at once.
+    Otherwise every row survives, as an append-only table keeps them: one new part, or, when
+    the parts hold a (device, time) more than once, one per repeat, the first row of every key
+    in the first (:func:`~tsfile_catalog.formats.tsfile.split_duplicates`). Each new part
+    takes the largest sequence of ``parts``.
 
     Returns:
         Whether anything was staged: False when the repeats would need as many parts as
         ``parts`` already are (rewriting them would gain nothing, and OPTIMIZE would find
         the same work again each run).
     """
+    schema = job.table.schema
+    if resolve_keys:
+        # By ascending sequence, so the stable "last" of each key is the latest.
+        ordered = [p for _, p in sorted(enumerate(parts), key=lambda x: (x[1].key_sequence, x[0]))]
+        for lo, hi in _time_windows(parts, target_size):
+            pieces = [
+                read_part_rows(job.table, p, time_min=lo, time_max=hi)
+                for p in ordered
+                if _meets(p, lo, hi)
+            ]
+            resolved = sort_and_dedupe(pa.concat_tables(pieces), schema, "last")
+            if resolved.num_rows:
+                job.write(resolved, sources=parts)
+        return True
     rows = pa.concat_tables([read_part_rows(job.table, p) for p in parts])
-    layers = split_duplicates(rows, job.table.schema)
+    layers = split_duplicates(rows, schema)
     if len(layers) >= len(parts):
         return False
     for layer in layers:
-        job.write(layer)
+        job.write(layer, sources=parts)
     return True
+
+
+def _meets(part: PartFile, lo: int, hi: int) -> bool:
+    if part.min_time is None or part.max_time is None:
+        return True
+    return part.min_time <= hi and lo <= part.max_time
+
+
+def _time_windows(parts: Sequence[PartFile], target_size: int) -> list[tuple[int, int]]:
+    """Consecutive time windows (inclusive, together every time) each holding about
+    ``target_size`` bytes of ``parts``, taking each part's bytes as spread evenly over its time
+    range: rows sharing a key share a time, so each window is resolved and written on its
+    own, and a rewrite of many overlapping parts holds one window in memory, not all of them.
+    """
+    spans = [
+        (p.min_time, p.max_time, p.size_bytes)
+        for p in parts
+        if p.min_time is not None and p.max_time is not None
+    ]
+    total = sum(size for _, _, size in spans)
+    count = math.ceil(total / target_size) if spans else 1
+    if count <= 1:
+        return [(INT64_MIN, INT64_MAX)]
+    # The bytes-per-time density changes only where a range starts or ends.
+    changes: dict[int, float] = {}
+    for lo, hi, size in spans:
+        density = size / (hi - lo + 1)
+        changes[lo] = changes.get(lo, 0.0) + density
+        changes[hi + 1] = changes.get(hi + 1, 0.0) - density
+    cuts: list[int] = []
+    step = total / count
+    wanted = step
+    mass = density = 0.0
+    points = sorted(changes)
+    for start, end in zip(points, points[1:], strict=False):
+        density += changes[start]
+        while density > 0 and mass + density * (end - start) >= wanted and wanted < total:
+            cut = start + math.ceil((wanted - mass) / density) - 1
+            if not cuts or cut > cuts[-1]:  # one time holding many windows' bytes: one cut
+                cuts.append(cut)
+            wanted += step
+        mass += density * (end - start)
+    # Cuts rise strictly: each window is the times after one cut up to the next.
+    starts = [INT64_MIN, *(c + 1 for c in cuts)]
+    return list(zip(starts, [*cuts, INT64_MAX], strict=True))
 
 
 @dataclass(frozen=True)
@@ -296,7 +373,7 @@ def remove_matching_rows(
             removed.append(part)
             deleted += rows.num_rows - kept.num_rows
             if kept.num_rows:
-                job.write(kept)
+                job.write(kept, sources=(part,))
                 rewritten += 1
         if progress is not None:
             progress(done, total)
