@@ -14,7 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -53,7 +53,9 @@ __all__ = [
     "compact_parts",
     "stage_part",
     "read_part_rows",
+    "empty_rows",
     "without_matching",
+    "matches",
     "to_writer_types",
     "RowRemoval",
     "remove_matching_rows",
@@ -103,11 +105,12 @@ def read_part_rows(table: Table, part: PartFile) -> pa.Table:
     whole = FileSlice.of(part, INT64_MIN, INT64_MAX)  # checked against its recorded size
     tables = list(read_slices(scan, [whole], ScanPushdown(), columns))
     if not tables:
-        return _empty(table.schema)
+        return empty_rows(table.schema)
     return pa.concat_tables(tables)
 
 
-def _empty(schema: TableSchema) -> pa.Table:
+def empty_rows(schema: TableSchema) -> pa.Table:
+    """No rows, with every column of ``schema`` as :func:`read_part_rows` returns them."""
     fields = [pa.field(schema.names[0], pa.int64())]
     fields += [pa.field(c.name, NORMALIZED_ARROW[c.type]) for c in schema.columns]
     return pa.schema(fields).empty_table()
@@ -118,8 +121,15 @@ def without_matching(rows: pa.Table, predicate: Expr) -> pa.Table:
     DELETE's WHERE deletes only rows it holds for)."""
     if rows.num_rows == 0:
         return rows
-    is_true = pc.fill_null(predicate_mask(rows, predicate), False)
-    return rows.filter(pc.invert(is_true))
+    return rows.filter(pc.invert(matches(rows, predicate)))
+
+
+def matches(rows: pa.Table, predicate: Expr | None) -> pa.Array | pa.ChunkedArray:
+    """Per row of ``rows``, whether the bound ``predicate`` is TRUE (None: every row); NULL
+    is False, as a WHERE holds only where it is TRUE."""
+    if predicate is None:
+        return pa.array([True] * rows.num_rows, pa.bool_())
+    return pc.fill_null(predicate_mask(rows, predicate), False)
 
 
 def to_writer_types(rows: pa.Table, schema: TableSchema) -> pa.Table:
@@ -173,8 +183,11 @@ class RewriteJob:
         # Other writers may be staging: only an emptied staging root goes.
         self._io.remove_empty_dir(join_url(self._table.location, STAGING_DIR))
 
-    def write(self, rows: pa.Table) -> StagedFile:
-        """Stage ``rows`` (raw domain, every table column) as one new part."""
+    def write(self, rows: pa.Table, *, sources: Sequence[PartFile] = ()) -> StagedFile:
+        """Stage ``rows`` (raw domain, every table column) as one new part; with
+        ``sources``, as their rewrite (it keeps the largest of their key sequences,
+        :meth:`PartFile.rewritten_from`): its rows are old rows, which a newer write's rows
+        with the same key must still replace)."""
         schema = self._table.schema
         settings = WriteSettings(self._settings.compression, self._settings.encoding, "error")
         staged = stage_part(
@@ -185,6 +198,8 @@ class RewriteJob:
             staging=self._staging,
             local_dir=self._local_dir,
         )
+        if sources:
+            staged = replace(staged, part=staged.part.rewritten_from(sources))
         self.staged.append(staged)
         return staged
 
@@ -246,6 +261,13 @@ def compact_parts(job: RewriteJob, parts: Sequence[PartFile]) -> bool:
     return True
 
 
+def _matching_rows(table: Table, part: PartFile, predicate: Expr | None) -> int:
+    rows = read_part_rows(table, part)
+    if predicate is None:
+        return rows.num_rows
+    return rows.num_rows - without_matching(rows, predicate).num_rows
+
+
 @dataclass(frozen=True)
 class RowRemoval:
     """What removing the rows that match a predicate staged in a :class:`RewriteJob`."""
@@ -267,9 +289,12 @@ def remove_matching_rows(
     per rewritten part, none when nothing is left; see
     :func:`~tsfile_catalog.metadata.compaction.plan_removal`).
 
+    External parts are never rewritten: those the statistics cannot rule out are read, and
+    the removal is refused only when some hold a matching row (naming each of them).
+
     Raises:
-        InvalidCommitError: the predicate may match rows of an external part, which the table
-            does not own and never rewrites.
+        InvalidCommitError: external parts hold rows the predicate matches (naming every
+            one and how many of its rows match).
     """
     table = job.table
     parts = table.parts()
@@ -277,13 +302,25 @@ def remove_matching_rows(
         plan = RemovalPlan(tuple(parts), (), ())
     else:
         plan = plan_removal(parts, predicate, table.schema)
+    # External files are never rewritten: one the statistics cannot rule out is read, and
+    # only one that really holds a matching row refuses the statement.
     foreign = [p for p in (*plan.drop, *plan.rewrite) if not is_own_tsfile(p)]
-    if foreign:
+    holding = [
+        f"'{p.path}' ({p.format}, {count} matching rows)"
+        for p in foreign
+        if (count := _matching_rows(table, p, predicate))
+    ]
+    if holding:
         raise InvalidCommitError(
-            f"the predicate may match rows of external part '{foreign[0].path}' "
-            f"({foreign[0].format}), which the table does not own and never rewrites; "
-            "drop the part, or narrow the predicate"
+            f"external part{'s' if len(holding) > 1 else ''} {', '.join(holding)} hold rows "
+            "the predicate matches; the table never rewrites files it does not own: drop "
+            "the part (ALTER TABLE ... DROP PART), or narrow the predicate to leave its rows"
         )
+    plan = RemovalPlan(
+        tuple(p for p in plan.drop if is_own_tsfile(p)),
+        tuple(p for p in plan.rewrite if is_own_tsfile(p)),
+        (*plan.untouched, *foreign),
+    )
     removed = list(plan.drop)
     deleted = sum(p.row_count for p in plan.drop)
     rewritten = 0
@@ -296,7 +333,7 @@ def remove_matching_rows(
             removed.append(part)
             deleted += rows.num_rows - kept.num_rows
             if kept.num_rows:
-                job.write(kept)
+                job.write(kept, sources=(part,))
                 rewritten += 1
         if progress is not None:
             progress(done, total)
