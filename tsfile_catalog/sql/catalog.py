@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from tsfile_catalog.exceptions import OptionError, SqlError
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands
+from tsfile_catalog.sql import commands, merge
 from tsfile_catalog.sql.commands import RETENTION_CHECK
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.query import Tables, explain_parts, select
@@ -44,6 +44,7 @@ from tsfile_catalog.sql.statements import (
     ExpireSnapshots,
     ExplainParts,
     Insert,
+    Merge,
     Optimize,
     PassThrough,
     RestoreTable,
@@ -55,6 +56,7 @@ from tsfile_catalog.sql.statements import (
     TableUrl,
     TimestampAsOf,
     TimeTravel,
+    Update,
     Vacuum,
     VersionAsOf,
 )
@@ -223,6 +225,10 @@ class Catalog:
                 return commands.optimize_table(tables, statement)
             case Delete():
                 return commands.delete_rows(tables, statement)
+            case Update():
+                return merge.update(tables, statement)
+            case Merge():
+                return merge.merge(tables, statement)
             case PassThrough(sql=text):
                 return self._spark.sql(text)
         raise SqlError(f"unsupported statement {type(statement).__name__}")
