@@ -209,8 +209,8 @@ def _target_column(
 
 
 def merge(tables: Tables, statement: Merge) -> DataFrame:
-    """``MERGE INTO`` a catalog table: ``num_affected_rows``, ``num_updated_rows``,
-    ``num_deleted_rows``, ``num_inserted_rows`` (Delta's answer).
+    """``MERGE INTO`` a catalog table (a Spark table's is Spark's): ``num_affected_rows``,
+    ``num_updated_rows``, ``num_deleted_rows``, ``num_inserted_rows`` (Delta's answer).
 
     Raises:
         SqlError: the ON condition does not pin the key, a clause sets a key column or an
@@ -218,10 +218,7 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
             more than one source row that would change it.
     """
     if tables.spark_owns(statement.table):
-        raise SqlError(
-            f"MERGE INTO {statement.table}: only catalog tables take MERGE through "
-            "catalog.sql; use spark.sql for a Spark table"
-        )
+        return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
     table, scan = _open(tables, entry)
     schema = table.schema
