@@ -13,15 +13,21 @@ from typing import Any
 
 import pandas as pd
 import pytest
+import sqlglot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.factories import table_schema
 from tests.table.helpers import key_view
 from tsfile_catalog import Catalog, open_table
 from tsfile_catalog.exceptions import DataError, SqlError
 from tsfile_catalog.metadata.manifest import Operation
+from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.sql.merge import pinned_key
 
 pytestmark = pytest.mark.spark
+
+SCHEMA = table_schema("w", tags=("k",), fields=[("value", DataType.INT64)])
 
 _names = (f"t{i}" for i in itertools.count())
 
@@ -347,6 +353,39 @@ def test_refusals_say_why_and_commit_nothing(
     with pytest.raises(SqlError, match=message):
         catalog.sql(statement.format(t=name))
     assert open_table(str(warehouse / name)).version == 1
+
+
+@pytest.mark.parametrize(
+    ("on", "pinned"),
+    [
+        ("t.k = s.k AND t.time = s.time", {"k": "s.k", "time": "s.time"}),
+        (
+            "s.time = t.time AND t.k <=> upper(s.name) AND s.v > 0",
+            {"k": "UPPER(s.name)", "time": "s.time"},
+        ),
+        ("k = s.k AND time = s.time + 1", {"k": "s.k", "time": "s.time + 1"}),
+        ("t.k = 'd' AND t.time = s.key1", {"k": "'d'", "time": "s.key1"}),
+    ],
+)
+def test_on_pins_the_key_with_source_expressions(on: str, pinned: dict[str, str]) -> None:
+    condition = sqlglot.parse_one(f"SELECT 1 WHERE {on}", read="spark").args["where"].this
+    found = pinned_key(condition, SCHEMA, "t", "s", "tbl")
+    assert {c: e.sql(dialect="spark") for c, e in found.items()} == pinned
+
+
+@pytest.mark.parametrize(
+    ("on", "missing"),
+    [
+        ("t.time = s.time", "k"),
+        ("t.k = s.k OR t.time = s.time", "k, time"),
+        ("t.k = t.k AND t.time = s.time", "k"),  # reads the target on both sides
+        ("t.k = s.k AND NOT t.time = s.time", "time"),
+    ],
+)
+def test_on_not_pinning_the_key_is_refused(on: str, missing: str) -> None:
+    condition = sqlglot.parse_one(f"SELECT 1 WHERE {on}", read="spark").args["where"].this
+    with pytest.raises(SqlError, match=rf"MERGE INTO tbl: .* it does not pin {missing}\."):
+        pinned_key(condition, SCHEMA, "t", "s", "tbl")
 
 
 # -- one commit ---------------------------------------------------------------------------------

@@ -3,6 +3,10 @@ model of the statement (the rows the key rule shows, updated where the predicate
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +151,21 @@ def test_update_matches_the_pandas_model(
     value = 100.0 if literal else pc.field("temp") + 0.5
     open_table(url).update({"temp": value}, f"temp > {bound} AND city = 'a'")
     assert key_view(url) == expected
+
+
+def test_update_runs_without_pyspark(tmp_path: Path) -> None:
+    url = _table(tmp_path, "last", [(1, "a", 1.0)])
+    code = textwrap.dedent(
+        f"""
+        import sys
+        import pyarrow.compute as pc
+        import tsfile_catalog
+        table = tsfile_catalog.open_table({url!r})
+        assert table.update({{"temp": pc.field("temp") + 1}}).num_updated_rows == 1
+        assert not [m for m in sys.modules if m.split(".")[0] == "pyspark"], "pyspark"
+        """
+    )
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert key_view(url) == [(1, "a", 2.0)]
