@@ -207,6 +207,23 @@ def test_delta_source_is_a_query(catalog: Catalog, warehouse: Path) -> None:
     assert _view(warehouse, name) == [(-10, "d", 13), (1, "d", 26), (2, "d", 2)]
 
 
+def test_source_may_be_an_older_version_or_a_url(catalog: Catalog, warehouse: Path) -> None:
+    source = _table(catalog, "last", [(1, "d", 10), (2, "d", 20)])
+    catalog.sql(f"INSERT INTO {source} VALUES (3, 'd', 30)")
+    name = _table(catalog, "last", _TARGET)
+    catalog.sql(
+        f"MERGE INTO {name} t USING {source} VERSION AS OF 1 AS s "
+        "ON t.k = s.k AND t.time = s.time WHEN MATCHED THEN UPDATE SET * "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert _view(warehouse, name) == [(1, "d", 10), (2, "d", 20)]
+    catalog.sql(
+        f"MERGE INTO {name} t USING tsfile('{warehouse / source}') s "
+        "ON t.k = s.k AND t.time = s.time WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert _view(warehouse, name) == [(1, "d", 10), (2, "d", 20), (3, "d", 30)]
+
+
 def test_delta_multiple_source_rows_matched(catalog: Catalog, warehouse: Path) -> None:
     """Delta's "multiple source rows matched" error, and its exception: several source rows
     may match a target row when the only MATCHED clause is an unconditional DELETE."""

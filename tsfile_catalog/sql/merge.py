@@ -58,6 +58,7 @@ _TARGET = "__tsfile_target"
 _SOURCE = "__tsfile_source"
 _ROW = "__tsfile_row"
 _CLAUSE = "__tsfile_clause"
+_POSITION = "__tsfile_position"
 
 
 def _check_assignments(
@@ -359,10 +360,10 @@ def _first_per_row(rows: pa.Table, ids: pa.ChunkedArray | pa.Array) -> pa.Table:
     """``rows`` with one row per target row id (a target row joined with several source
     rows that leave it as it is comes once)."""
     numbered = rows.append_column(_ROW, ids).append_column(
-        _HIT, pa.array(range(rows.num_rows), pa.int64())
+        _POSITION, pa.array(range(rows.num_rows), pa.int64())
     )
-    firsts = numbered.group_by(_ROW, use_threads=False).aggregate([(_HIT, "min")])
-    return rows.take(firsts.column(f"{_HIT}_min"))
+    firsts = numbered.group_by(_ROW, use_threads=False).aggregate([(_POSITION, "min")])
+    return rows.take(firsts.column(f"{_POSITION}_min"))
 
 
 def _check_single_match(
