@@ -13,15 +13,16 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.table.helpers import key_view
 from tsfile_catalog import open_table, write_table
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import CommitConflictError, InvalidCommitError, OptionError
 from tsfile_catalog.metadata.manifest import Operation
-from tsfile_catalog.table import set_properties
+from tsfile_catalog.table import add_files, set_properties
 
 SCHEMA = pa.schema([("time", pa.int64()), ("city", pa.string()), ("temp", pa.float64())])
 
@@ -169,3 +170,23 @@ def test_update_runs_without_pyspark(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     assert key_view(url) == [(1, "a", 2.0)]
+
+
+def test_a_failed_update_leaves_the_table_and_its_folder_unchanged(tmp_path: Path) -> None:
+    url = _table(tmp_path, "keep", [(1, "a", 1.0), (2, "b", 2.0)])
+    external = tmp_path / "ext" / "x.parquet"
+    external.parent.mkdir()
+    pq.write_table(pa.table({"time": [3], "city": ["a"], "temp": [3.0]}), external)
+    add_files(url, str(external), format="parquet")
+    files = sorted(p for p in Path(url).rglob("*") if p.is_file())
+    # The table's own part is rewritten (staged) before the external part refuses.
+    with pytest.raises(InvalidCommitError, match=r"external part '.*x\.parquet' \(parquet, 1 "):
+        open_table(url).update({"temp": 0.0}, "city = 'a'")
+    assert sorted(p for p in Path(url).rglob("*") if p.is_file()) == files
+    assert open_table(url).version == 2
+    # A stale handle whose parts a later commit replaced conflicts, and commits nothing.
+    stale = open_table(url)
+    open_table(url).update({"temp": 5.0}, "city = 'b'")
+    with pytest.raises(CommitConflictError):
+        stale.update({"temp": 9.0}, "city = 'b'")
+    assert key_view(url) == [(1, "a", 1.0), (2, "b", 5.0), (3, "a", 3.0)]
