@@ -47,7 +47,7 @@ from tsfile_catalog.sql.statements import (
 )
 from tsfile_catalog.table.handle import Table
 from tsfile_catalog.table.keyed import commit_key_change, key_columns, keys_of
-from tsfile_catalog.table.update import key_column_refusal
+from tsfile_catalog.table.update import set_refusal
 from tsfile_catalog.write.arrow import raw_table
 
 __all__ = ["merge", "pinned_key", "update"]
@@ -65,11 +65,7 @@ def _check_assignments(
     schema: TableSchema, columns: Sequence[str], statement: str, name: str
 ) -> None:
     for column in columns:
-        if column != TIME_COLUMN and schema.column(column) is None:
-            raise SqlError(
-                f"{statement} {name}: no column '{column}' (columns: {', '.join(schema.names)})"
-            )
-        refusal = key_column_refusal(schema, column, statement)
+        refusal = set_refusal(schema, column, f"{statement} {name}")
         if refusal is not None:
             raise SqlError(refusal)
 

@@ -9,7 +9,7 @@ SET value needs Spark: ``Catalog.sql("UPDATE ...")``.
 A ``key.duplicates = last`` table gets the updated rows as a new write, which replaces the
 old rows by the key rule; a ``keep`` table has the parts holding matching rows rewritten
 with the rows updated (copy-on-write, each new part keeping its source's key sequence).
-TAG columns and ``time`` are the table key and cannot be SET (:func:`key_column_refusal`).
+TAG columns and ``time`` are the table key and cannot be SET (:func:`set_refusal`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.handle import Table
 
-__all__ = ["UpdateResult", "key_column_refusal", "update"]
+__all__ = ["UpdateResult", "set_refusal", "update"]
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,17 @@ class UpdateResult:
     files_added: int
 
 
-def key_column_refusal(schema: TableSchema, column: str, statement: str) -> str | None:
-    """Why ``statement`` may not set ``column`` (None: it may): TAG columns and ``time``
-    are the table key, and a row with another key is another row."""
+def set_refusal(schema: TableSchema, column: str, statement: str) -> str | None:
+    """Why ``statement`` may not set ``column`` (None: it may): there is no such column, or
+    it is a TAG column or ``time``, the table key, and a row with another key is another
+    row."""
     if column == TIME_COLUMN:
         kind = "the time column"
     else:
         found = schema.column(column)
-        if found is None or found.category is not Category.TAG:
+        if found is None:
+            return f"{statement}: no column '{column}' (columns: {', '.join(schema.names)})"
+        if found.category is not Category.TAG:
             return None
         kind = "a TAG column"
     return (
@@ -177,11 +180,7 @@ def _check_set(schema: TableSchema, set: Mapping[str, Any]) -> None:
     if not set:
         raise OptionError("update needs at least one column in set")
     for name in set:
-        if name != TIME_COLUMN and schema.column(name) is None:
-            raise OptionError(
-                f"update: no column '{name}' to set (columns: {', '.join(schema.names)})"
-            )
-        refusal = key_column_refusal(schema, name, "update")
+        refusal = set_refusal(schema, name, "update")
         if refusal is not None:
             raise OptionError(refusal)
 
