@@ -90,6 +90,7 @@ _INSERT = "INSERT (time, k, value) VALUES (key1 - 10, 'd', src.value + 10)"
 
 DELTA_CASES = [
     pytest.param(
+        _ON,
         "last",
         _TARGET,
         [(1, 1), (0, 3)],
@@ -98,6 +99,7 @@ DELTA_CASES = [
         id="not all columns are specified in update",
     ),
     pytest.param(
+        _ON,
         "last",
         _TARGET,
         [(1, 1), (0, 3)],
@@ -106,6 +108,7 @@ DELTA_CASES = [
         id="update value from both source and target table",
     ),
     pytest.param(
+        _ON,
         "last",
         _TARGET,
         [(1, 5), (2, 9)],
@@ -114,6 +117,7 @@ DELTA_CASES = [
         id="only update",
     ),
     pytest.param(
+        _ON,
         "last",
         _TARGET,
         [(1, 1), (0, 3), (3, 5)],
@@ -123,6 +127,7 @@ DELTA_CASES = [
         id="multiple inserts",
     ),
     pytest.param(
+        _ON,
         "last",
         _TARGET,
         [(1, 1), (0, 3)],
@@ -132,6 +137,7 @@ DELTA_CASES = [
         id="upsert with only rows inserted",
     ),
     pytest.param(
+        _ON,
         "last",
         [],
         [(5, 5)],
@@ -140,6 +146,7 @@ DELTA_CASES = [
         id="only insert",
     ),
     pytest.param(
+        _ON,
         "last",
         [],
         [],
@@ -148,6 +155,7 @@ DELTA_CASES = [
         id="both source and target are empty",
     ),
     pytest.param(
+        f"{_ON} AND NULL",
         "keep",
         [(1, "d", 1)],
         [(1, 10), (2, 20)],
@@ -157,6 +165,7 @@ DELTA_CASES = [
         id="null handling - NULL in condition",
     ),
     pytest.param(
+        f"{_ON} AND t.value IS NOT NULL",
         "last",
         [(1, "d", 1)],
         [(1, None), (2, 20)],
@@ -168,24 +177,18 @@ DELTA_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("mode", "target", "source", "clauses", "expected"), DELTA_CASES)
+@pytest.mark.parametrize(("on", "mode", "target", "source", "clauses", "expected"), DELTA_CASES)
 def test_delta_merge_cases(
     catalog: Catalog,
     warehouse: Path,
+    on: str,
     mode: str,
     target: list[Row],
     source: list[tuple[int, int | None]],
     clauses: str,
     expected: list[tuple[int, int | None]],
-    request: pytest.FixtureRequest,
 ) -> None:
     name = _table(catalog, mode, target)
-    on = _ON
-    case = request.node.callspec.id
-    if "NULL in condition" in case:
-        on += " AND NULL"
-    elif "IS NOT NULL" in case:
-        on += " AND t.value IS NOT NULL"
     catalog.sql(
         f"MERGE INTO {name} AS t USING {_source(source, 'key1, value')} src ON {on} {clauses}"
     )
