@@ -368,7 +368,6 @@ def test_alter_table_forms_a_catalog_table_refuses(sql: str, reason: str) -> Non
         "REFRESH TABLE t",
         "TRUNCATE TABLE t",
         "INSERT OVERWRITE LOCAL DIRECTORY '/tmp/out' SELECT * FROM t",
-        "MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN DELETE",
         "VALUES (1, 2)",
     ],
 )

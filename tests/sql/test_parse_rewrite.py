@@ -1,4 +1,5 @@
-"""Parsing OPTIMIZE, DELETE and INSERT ... REPLACE WHERE into the statement model."""
+"""Parsing OPTIMIZE, DELETE, UPDATE, MERGE and INSERT ... REPLACE WHERE into the statement
+model."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from sqlglot import exp
 from tsfile_catalog.exceptions import SqlError, SqlParseError
 from tsfile_catalog.sql import parse_statement
 from tsfile_catalog.sql.dialect import TsFileSpark
-from tsfile_catalog.sql.statements import Delete, Insert, Optimize, TableName
+from tsfile_catalog.sql.statements import (
+    Delete,
+    Insert,
+    Merge,
+    MergeClause,
+    Optimize,
+    TableName,
+    Update,
+)
 
 
 def _round_trip(sql: str) -> object:
@@ -63,3 +72,64 @@ def test_insert_replace_where() -> None:
     )
     with pytest.raises(SqlError, match="INSERT OVERWRITE does not take REPLACE WHERE"):
         parse_statement("INSERT OVERWRITE TABLE t REPLACE WHERE a = 1 SELECT * FROM s")
+
+
+def test_update_is_the_catalogs_statement() -> None:
+    statement = _round_trip("UPDATE db.T AS x SET V = x.v + 1, w = 'a' WHERE city = 'b'")
+    assert statement == Update(
+        table=TableName("t", "db"),
+        assignments=(("v", "x.v + 1"), ("w", "'a'")),
+        where="city = 'b'",
+        alias="x",
+    )
+    assert _round_trip("UPDATE t SET v = NULL") == Update(
+        table=TableName("t"), assignments=(("v", "NULL"),)
+    )
+
+
+def test_merge_keeps_its_clauses_in_order() -> None:
+    statement = _round_trip(
+        "MERGE INTO t AS tgt USING (SELECT * FROM s) src ON tgt.k = src.k AND tgt.time = "
+        "src.time WHEN MATCHED AND src.d THEN DELETE WHEN MATCHED THEN UPDATE SET * WHEN "
+        "MATCHED THEN UPDATE SET v = src.v WHEN NOT MATCHED AND src.v > 0 THEN INSERT * "
+        "WHEN NOT MATCHED THEN INSERT (time, k) VALUES (src.time, src.k)"
+    )
+    assert isinstance(statement, Merge)
+    assert (statement.table, statement.alias, statement.source_alias) == (
+        TableName("t"),
+        "tgt",
+        "src",
+    )
+    assert isinstance(statement.source, exp.Select)
+    assert statement.clauses == (
+        MergeClause(matched=True, action="delete", condition="src.d"),
+        MergeClause(matched=True, action="update"),
+        MergeClause(matched=True, action="update", assignments=(("v", "src.v"),)),
+        MergeClause(matched=False, action="insert", condition="src.v > 0"),
+        MergeClause(
+            matched=False, action="insert", assignments=(("time", "src.time"), ("k", "src.k"))
+        ),
+    )
+    plain = _round_trip("MERGE INTO t USING s ON t.a = s.a WHEN MATCHED THEN DELETE")
+    assert isinstance(plain, Merge) and isinstance(plain.source, exp.Table)
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("UPDATE t SET v = 1, V = 2", "assigns column 'v' more than once"),
+        ("UPDATE t SET v = 1 FROM s", "UPDATE does not support FROM"),
+        (
+            "MERGE INTO t USING s ON t.a = s.a WHEN NOT MATCHED BY SOURCE THEN DELETE",
+            "NOT MATCHED BY SOURCE is not supported",
+        ),
+        (
+            "MERGE INTO t USING s ON t.a = s.a WHEN NOT MATCHED THEN INSERT (a, b) VALUES (1)",
+            "names 2 columns but gives 1 values",
+        ),
+        ("MERGE INTO tsfile('/x') USING s ON a = b WHEN MATCHED THEN DELETE", "registered table"),
+    ],
+)
+def test_malformed_update_and_merge_are_refused(sql: str, message: str) -> None:
+    with pytest.raises(SqlError, match=message):
+        parse_statement(sql)

@@ -83,3 +83,25 @@ def append_rows(
     return append_parts(
         root, [staged.part], schema, overwrite=overwrite, storage_options=storage_options
     )
+
+
+def key_view(url: str, **kwargs: Any) -> list[tuple[Any, ...]]:
+    """The rows of the table at ``url`` as the key rule defines them, read part by part with
+    no read path's merging: in a ``key.duplicates = last`` table, of the rows sharing (TAG
+    values, time) the one of the part with the largest key sequence; in a ``keep`` table,
+    every row. Sorted; each row in table column order."""
+    # Imported here: the table-layer tests that never read rows do not load pyarrow's reader.
+    from tsfile_catalog.metadata.key import key_mode
+    from tsfile_catalog.table import open_table
+    from tsfile_catalog.table.rewrite import read_part_rows
+
+    table = open_table(url, **kwargs)
+    key = [*table.schema.tag_names, table.schema.names[0]]
+    rows: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+    for p in sorted(table.parts(), key=lambda p: p.key_sequence):
+        for row in read_part_rows(table, p).to_pylist():
+            values = tuple(row[c] for c in table.schema.names)
+            rows.setdefault(tuple(row[c] for c in key), []).append(values)
+    last = key_mode(table.properties) == "last"
+    out = [v[-1:] if last else v for v in rows.values()]
+    return sorted((r for group in out for r in group), key=repr)

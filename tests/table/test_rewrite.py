@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tests.factories import table_schema
-from tests.table.helpers import append_rows
+from tests.table.helpers import append_rows, key_view
 from tsfile_catalog.exceptions import (
     CommitConflictError,
+    InvalidCommitError,
     OptionError,
     PredicateError,
     VersionNotFoundError,
@@ -23,8 +25,10 @@ from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import (
     STAGING_DIR,
     Table,
+    add_files,
     append_parts,
     open_table,
+    set_properties,
     vacuum,
 )
 from tsfile_catalog.table.rewrite import read_part_rows
@@ -432,6 +436,50 @@ def test_delete_needs_a_time_zone_to_compare_times_with_text(root: str) -> None:
         "time < '1970-01-01 00:00:00.005'", timestamp_as="timestamp", time_zone="UTC"
     )
     assert removed.num_deleted_rows == 10  # times 0..4 of both cities
+
+
+def test_delete_on_a_last_table_removes_the_key_from_every_part(root: str) -> None:
+    # (a, 1) was re-sent: 1.0 replaced 10.0. DELETE judges the row reads show (1.0), and
+    # must take the key out of both parts: the stale 10.0 must not come back.
+    _append(root, [1, 2], ["a", "a"], [10.0, 20.0])
+    _append(root, [1], ["a"], [1.0])
+    table = open_table(root)
+    assert table.properties["key.duplicates"] == "last"
+    result = table.delete("temp < 5")
+    assert result.num_deleted_rows == 1  # the row reads showed, not the stale one
+    assert key_view(root) == [(2, "a", 20.0)]
+    assert _rows(open_table(root)) == [(2, "a", 20.0)]
+    # A FIELD predicate the stale row matches but the newest does not deletes nothing seen.
+    _append(root, [3], ["a"], [30.0])
+    _append(root, [3], ["a"], [3.0])
+    open_table(root).delete("temp > 25")
+    assert key_view(root) == [(2, "a", 20.0), (3, "a", 3.0)]
+
+
+def test_delete_on_a_keep_table_judges_every_row(root: str) -> None:
+    _append(root, [1], ["a"], [10.0])
+    _append(root, [1], ["a"], [1.0])
+    set_properties(root, {"key.duplicates": "keep"})
+    assert open_table(root).delete("temp < 5").num_deleted_rows == 1
+    assert _rows(open_table(root)) == [(1, "a", 10.0)]
+
+
+def test_delete_refuses_only_external_parts_holding_matching_rows(
+    root: str, tmp_path: Path
+) -> None:
+    _append(root, [1, 2], ["a", "a"], [1.0, 2.0])
+    external = tmp_path / "ext" / "x.parquet"
+    external.parent.mkdir()
+    pq.write_table(pa.table({"time": [5, 6], "city": ["b", "b"], "temp": [50.0, 60.0]}), external)
+    add_files(root, str(external), format="parquet")
+    # The part's statistics (50..60) cannot rule out temp = 55: it is read, holds no
+    # match, and the delete goes ahead on the table's own part.
+    assert open_table(root).delete("temp = 55 OR temp < 1.5").num_deleted_rows == 1
+    assert _rows(open_table(root)) == [(2, "a", 2.0), (5, "b", 50.0), (6, "b", 60.0)]
+    digest = external.read_bytes()
+    with pytest.raises(InvalidCommitError, match=r"external part '.*x\.parquet' \(parquet, 1 "):
+        open_table(root).delete("temp > 55")
+    assert external.read_bytes() == digest
 
 
 def test_vacuum_reclaims_exactly_the_parts_optimize_replaced(root: str) -> None:

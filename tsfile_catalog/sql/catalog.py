@@ -26,7 +26,7 @@ from sqlglot import exp
 from tsfile_catalog.exceptions import OptionError, SqlError
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands, verbatim
+from tsfile_catalog.sql import commands, merge, verbatim
 from tsfile_catalog.sql.commands import RETENTION_CHECK
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.query import Tables, explain_parts, select
@@ -50,6 +50,7 @@ from tsfile_catalog.sql.statements import (
     ExpireSnapshots,
     ExplainParts,
     Insert,
+    Merge,
     Optimize,
     PassThrough,
     RestoreTable,
@@ -61,6 +62,7 @@ from tsfile_catalog.sql.statements import (
     TableUrl,
     TimestampAsOf,
     TimeTravel,
+    Update,
     Vacuum,
     VersionAsOf,
 )
@@ -280,6 +282,10 @@ class Catalog:
                 return commands.optimize_table(tables, statement)
             case Delete():
                 return commands.delete_rows(tables, statement)
+            case Update():
+                return merge.update(tables, statement)
+            case Merge():
+                return merge.merge(tables, statement)
             case PassThrough(sql=text):
                 return self._spark.sql(text)
         raise SqlError(f"unsupported statement {type(statement).__name__}")

@@ -92,6 +92,7 @@ __all__ = [
     "insert",
     "optimize_table",
     "restore_table",
+    "rewrite_args",
     "set_table_properties",
     "show_create_table",
     "show_parts",
@@ -469,7 +470,7 @@ def alter_table(
 # -- maintenance --------------------------------------------------------------------------------
 
 
-def _rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
+def rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
     """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
     (compression, encoding), its scan's time unit and ``timestampAs``, the session time
     zone (the opened table carries its storage options)."""
@@ -484,7 +485,7 @@ def _rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
 
 def optimize_table(tables: Tables, statement: Optimize) -> DataFrame:
     entry = tables.registry.require(statement.table)
-    done = optimize(tables.open(entry), where=statement.where, **_rewrite_args(tables, entry))
+    done = optimize(tables.open(entry), where=statement.where, **rewrite_args(tables, entry))
     tables.refresh_view(entry)
     return tables.result(inspect.optimize_result(done))
 
@@ -494,7 +495,7 @@ def delete_rows(tables: Tables, statement: Delete) -> DataFrame:
     if tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
-    removed = delete(tables.open(entry), statement.where, **_rewrite_args(tables, entry))
+    removed = delete(tables.open(entry), statement.where, **rewrite_args(tables, entry))
     tables.refresh_view(entry)
     return tables.result(inspect.delete_result(removed))
 

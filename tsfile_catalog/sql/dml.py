@@ -1,5 +1,5 @@
 """INSERT's checks and coercion: the rows of ``INSERT INTO <catalog table> ...`` as the table
-is written.
+is written (UPDATE and MERGE coerce their new values with :func:`coerce` too).
 
 The column list (or the table's columns) must name existing columns once each and include
 ``time`` and every TAG column; the query's columns are then cast to the table's types, and
@@ -22,7 +22,7 @@ from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.statements import Insert, quote_identifier
 
-__all__ = ["insert_rows"]
+__all__ = ["coerce", "insert_rows"]
 
 
 def insert_rows(
@@ -70,7 +70,7 @@ def insert_rows(
         else:
             source_column = source[quote_identifier(field.name)]
             columns.append(
-                _coerce(source_column, field.dataType, column, schema, entry).alias(column)
+                coerce(source_column, field.dataType, column, schema, entry).alias(column)
             )
     return source.select(*columns)
 
@@ -87,7 +87,7 @@ _RAW_TO_TIMESTAMP: Mapping[str, Callable[[SparkColumn], SparkColumn]] = {
 }
 
 
-def _coerce(
+def coerce(
     column: SparkColumn,
     source: T.DataType,
     name: str,

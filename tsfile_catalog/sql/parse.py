@@ -56,6 +56,8 @@ from tsfile_catalog.sql.statements import (
     ExpireSnapshots,
     ExplainParts,
     Insert,
+    Merge,
+    MergeClause,
     Optimize,
     PassThrough,
     RestoreTable,
@@ -69,6 +71,7 @@ from tsfile_catalog.sql.statements import (
     TableUrl,
     TimestampAsOf,
     TimeTravel,
+    Update,
     Vacuum,
     VersionAsOf,
 )
@@ -261,6 +264,10 @@ def _to_model(node: exp.Expr, text: str) -> Statement:
         return _optimize(node)
     if isinstance(node, exp.Delete):
         return _delete(node, text)
+    if isinstance(node, exp.Update):
+        return _update(node)
+    if isinstance(node, exp.Merge):
+        return _merge(node)
     if isinstance(node, exp.Query):
         return Select(node)
     if isinstance(node, exp.Create):
@@ -476,6 +483,121 @@ def _delete(node: exp.Delete, text: str) -> Statement:
     return Delete(
         table=_table_name(node.this, "DELETE FROM"), where=_where_sql(node.args.get("where"))
     )
+
+
+def _unaliased(node: exp.Expr) -> tuple[exp.Expr, str | None]:
+    """``node`` without its alias, and the alias (None when it has none)."""
+    alias = node.alias if isinstance(node, (exp.Table, exp.Subquery)) else ""
+    if not alias:
+        return node, None
+    bare = node.copy()
+    bare.set("alias", None)
+    return bare, alias
+
+
+def _assignments(items: Sequence[exp.Expr], statement: str) -> tuple[tuple[str, str], ...]:
+    """``column = expression`` items as (column, Spark SQL); a qualified column (``t.v``)
+    names the target's column."""
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+            raise SqlError(f"{statement} SET expects column = expression, got {_node_sql(item)!r}")
+        out.append((item.this.name, _node_sql(item.expression)))
+    _check_once([c.lower() for c, _ in out], statement)
+    return tuple(out)
+
+
+def _check_once(columns: Sequence[str], statement: str) -> None:
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise SqlError(f"{statement} assigns column '{repeated[0]}' more than once")
+
+
+def _update(node: exp.Update) -> Update:
+    # UPDATE ... FROM (a join) is not Delta's and not the catalog's.
+    _reject_clauses(node, ("this", "expressions", "where"), "UPDATE")
+    target, alias = _unaliased(node.this)
+    return Update(
+        table=_table_name(target, "UPDATE"),
+        assignments=_assignments(node.expressions, "UPDATE"),
+        where=_where_sql(node.args.get("where")),
+        alias=alias,
+    )
+
+
+def _merge(node: exp.Merge) -> Merge:
+    _reject_clauses(node, ("this", "using", "on", "whens"), "MERGE")
+    target, alias = _unaliased(node.this)
+    source, source_alias = _unaliased(node.args["using"])
+    if isinstance(source, exp.Subquery):
+        source = source.this
+    if not isinstance(source, (exp.Table, exp.Query)):
+        raise SqlError(f"MERGE USING expects a table or a query, got {_node_sql(source)!r}")
+    on = node.args.get("on")
+    if on is None:
+        raise SqlError("MERGE needs an ON condition that equates every TAG column and time")
+    whens = node.args.get("whens")
+    clauses = tuple(_merge_clause(w) for w in (whens.expressions if whens else ()))
+    return Merge(
+        table=_table_name(target, "MERGE INTO"),
+        source=source,
+        on=on,
+        clauses=clauses,
+        alias=alias,
+        source_alias=source_alias,
+    )
+
+
+def _merge_clause(when: exp.Expr) -> MergeClause:
+    if when.args.get("source"):
+        raise SqlError(
+            "MERGE: WHEN NOT MATCHED BY SOURCE is not supported; delete the rows the source "
+            "lacks with a separate DELETE"
+        )
+    matched = bool(when.args.get("matched"))
+    condition = when.args.get("condition")
+    shown = _node_sql(condition) if condition is not None else None
+    then = when.args.get("then")
+    if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+        return MergeClause(matched=matched, action="delete", condition=shown)
+    if isinstance(then, exp.Update):
+        items = then.expressions
+        sets = None if len(items) == 1 and isinstance(items[0], exp.Star) else items
+        assignments = None if sets is None else _assignments(sets, "MERGE ... UPDATE")
+        return MergeClause(
+            matched=matched, action="update", condition=shown, assignments=assignments
+        )
+    if isinstance(then, exp.Insert):
+        return MergeClause(
+            matched=matched, action="insert", condition=shown, assignments=_insert_values(then)
+        )
+    raise SqlError(f"MERGE: unsupported WHEN action {_node_sql(then)!r}")
+
+
+def _insert_values(then: exp.Insert) -> tuple[tuple[str, str], ...] | None:
+    """A MERGE INSERT's (column, value) pairs; None for ``INSERT *``."""
+    if isinstance(then.this, exp.Star):
+        return None
+
+    def items(node: exp.Expr | None) -> list[exp.Expr]:
+        if isinstance(node, exp.Tuple):
+            return list(node.expressions)
+        if isinstance(node, exp.Paren):
+            return [node.this]
+        return [] if node is None else [node]
+
+    columns, values = items(then.this), items(then.expression)
+    names = []
+    for column in columns:
+        if not isinstance(column, exp.Column):
+            raise SqlError(f"MERGE ... INSERT expects column names, got {_node_sql(column)!r}")
+        names.append(column.name)
+    if len(names) != len(values):
+        raise SqlError(
+            f"MERGE ... INSERT names {len(names)} columns but gives {len(values)} values"
+        )
+    _check_once([n.lower() for n in names], "MERGE ... INSERT")
+    return tuple((n, _node_sql(v)) for n, v in zip(names, values, strict=True))
 
 
 def _insert(node: exp.Insert) -> Insert:

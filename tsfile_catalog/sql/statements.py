@@ -72,6 +72,9 @@ __all__ = [
     "create_table_statement",
     "Optimize",
     "Delete",
+    "Update",
+    "MergeClause",
+    "Merge",
     "PassThrough",
     "Statement",
 ]
@@ -744,6 +747,124 @@ class Delete:
         return f"DELETE FROM {self.table.to_sql()}{where}"
 
 
+Assignments: TypeAlias = tuple[tuple[str, str], ...]
+"""``column = expression`` pairs: a lower-cased column name and Spark SQL."""
+
+
+def _assignments_sql(assignments: Assignments) -> str:
+    return ", ".join(f"{quote_identifier(column)} = {value}" for column, value in assignments)
+
+
+def _alias_sql(alias: str | None) -> str:
+    return f" AS {quote_identifier(alias)}" if alias is not None else ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Update:
+    """``UPDATE name [[AS] alias] SET column = expression [, ...] [WHERE predicate]``; the
+    expressions and ``where`` are Spark SQL over the table's rows (None: every row)."""
+
+    table: TableName
+    assignments: Assignments
+    where: str | None = None
+    alias: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "assignments", tuple((c.lower(), v) for c, v in self.assignments))
+        if self.alias is not None:
+            object.__setattr__(self, "alias", self.alias.lower())
+
+    def to_sql(self) -> str:
+        where = f" WHERE {self.where}" if self.where is not None else ""
+        return (
+            f"UPDATE {self.table.to_sql()}{_alias_sql(self.alias)} SET "
+            f"{_assignments_sql(self.assignments)}{where}"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MergeClause:
+    """One ``WHEN [NOT] MATCHED [AND condition] THEN ...`` of a MERGE.
+
+    ``action`` is ``update`` or ``delete`` (MATCHED) or ``insert`` (NOT MATCHED);
+    ``assignments`` None is ``UPDATE SET *`` / ``INSERT *``; an INSERT's pairs are its
+    column list and VALUES, in order.
+    """
+
+    matched: bool
+    action: Literal["update", "delete", "insert"]
+    condition: str | None = None
+    assignments: Assignments | None = None
+
+    def __post_init__(self) -> None:
+        if self.matched == (self.action == "insert"):
+            raise SqlError(
+                "MERGE: WHEN MATCHED takes UPDATE or DELETE, WHEN NOT MATCHED takes INSERT"
+            )
+        if self.assignments is not None:
+            object.__setattr__(
+                self, "assignments", tuple((c.lower(), v) for c, v in self.assignments)
+            )
+
+    def to_sql(self) -> str:
+        when = "WHEN MATCHED" if self.matched else "WHEN NOT MATCHED"
+        if self.condition is not None:
+            when += f" AND {self.condition}"
+        if self.action == "delete":
+            return f"{when} THEN DELETE"
+        if self.action == "update":
+            sets = "*" if self.assignments is None else _assignments_sql(self.assignments)
+            return f"{when} THEN UPDATE SET {sets}"
+        if self.assignments is None:
+            return f"{when} THEN INSERT *"
+        columns = ", ".join(quote_identifier(c) for c, _ in self.assignments)
+        values = ", ".join(v for _, v in self.assignments)
+        return f"{when} THEN INSERT ({columns}) VALUES ({values})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Merge:
+    """``MERGE INTO name [[AS] alias] USING source [[AS] alias] ON condition WHEN ...``
+    (Delta's syntax).
+
+    ``source`` is the sqlglot tree of the source, a table reference or a query, without its
+    alias; ``on`` the ON condition's tree (read-only, shared with the caller): the executor
+    checks it pins the table key.
+    """
+
+    table: TableName
+    source: exp.Expr
+    on: exp.Expr
+    clauses: tuple[MergeClause, ...]
+    alias: str | None = None
+    source_alias: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.clauses:
+            raise SqlError("MERGE needs at least one WHEN clause")
+        for name in ("alias", "source_alias"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, value.lower())
+
+    @property
+    def source_sql(self) -> str:
+        if isinstance(self.source, exp.Table):
+            return _query_sql(self.source)
+        return f"({_query_sql(self.source)})"
+
+    @property
+    def on_sql(self) -> str:
+        return _query_sql(self.on)
+
+    def to_sql(self) -> str:
+        whens = " ".join(clause.to_sql() for clause in self.clauses)
+        return (
+            f"MERGE INTO {self.table.to_sql()}{_alias_sql(self.alias)} USING "
+            f"{self.source_sql}{_alias_sql(self.source_alias)} ON {self.on_sql} {whens}"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class PassThrough:
     """A statement the catalog does not own; ``sql`` is the text to hand to ``spark.sql``,
@@ -780,5 +901,7 @@ Statement: TypeAlias = (
     | ShowCreateTable
     | Optimize
     | Delete
+    | Update
+    | Merge
     | PassThrough
 )

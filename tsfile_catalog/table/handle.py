@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.part_index import PartIndex
+    from tsfile_catalog.table.update import UpdateResult
     from tsfile_catalog.write.rows import WriteData
 
 __all__ = ["Table", "create_table", "open_table"]
@@ -342,6 +343,38 @@ class Table:
             timestamp_as=timestamp_as,
             time_zone=time_zone,
             progress=progress,
+        )
+
+    def update(
+        self,
+        set: Mapping[str, Any],
+        where: str | Expr | None = None,
+        *,
+        settings: WriteSettings | None = None,
+        unit: TimeUnit = "ms",
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+    ) -> UpdateResult:
+        """Set columns in the rows where ``where`` (Spark SQL) is TRUE, in one ``UPDATE``
+        commit, without Spark: ``table.update({"temp": pc.field("temp") + 1}, "city =
+        'bj'")``.
+
+        The values of ``set`` are literals or ``pyarrow.compute`` expressions over the row
+        (raw domain: ``time`` and TIMESTAMP columns as int64 in the table's precision); a
+        Spark SQL expression needs ``Catalog.sql("UPDATE ...")``. TAG columns and ``time``
+        (the table key) cannot be set. See :func:`tsfile_catalog.table.update.update`.
+        """
+        # Imported here: the update evaluates with pyarrow, which opening a table never needs.
+        from tsfile_catalog.table.update import update
+
+        return update(
+            self,
+            set,
+            where,
+            settings=settings,
+            unit=unit,
+            timestamp_as=timestamp_as,
+            time_zone=time_zone,
         )
 
     def complete_until(self) -> int | None:

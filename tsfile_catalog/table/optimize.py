@@ -9,11 +9,11 @@ committed by :mod:`tsfile_catalog.table.rewrite`, in this process. Both work on 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tsfile_catalog.exceptions import OptionError, PredicateError
-from tsfile_catalog.metadata.compaction import plan_compaction
+from tsfile_catalog.metadata.compaction import plan_compaction, plan_removal
 from tsfile_catalog.metadata.compaction import target_file_size as target_file_size_of
 from tsfile_catalog.metadata.expressions import (
     Expr,
@@ -22,7 +22,7 @@ from tsfile_catalog.metadata.expressions import (
     columns_of,
     needs_time_zone,
 )
-from tsfile_catalog.metadata.key import key_mode
+from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode, merge_groups
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN
@@ -31,8 +31,9 @@ from tsfile_catalog.progress import Progress
 if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.handle import Table
+    from tsfile_catalog.table.rewrite import RewriteJob, RowRemoval
 
-__all__ = ["DeleteResult", "OptimizeResult", "delete", "optimize"]
+__all__ = ["DeleteResult", "OptimizeResult", "bind_exact", "delete", "optimize"]
 
 
 @dataclass(frozen=True)
@@ -186,18 +187,30 @@ def delete(
     rebase (their rows are not deleted: they commit after the delete); a concurrent commit
     that removed a part this one removes conflicts.
 
+    In a ``key.duplicates = last`` table whose matching rows may share keys with other
+    writes' rows, ``where`` is judged on the rows reads show (the newest per key), and a
+    matching key is removed from every part that holds it: an older row of the key must not
+    come back once the newest is gone. ``num_deleted_rows`` counts the rows reads showed.
+
+    External parts are never rewritten: the delete is refused only when one of them holds a
+    matching row, naming each such part (drop it, or narrow the predicate).
+
     Raises:
         PredicateError: ``where`` cannot be parsed or bound, or needs a time zone it was not
             given.
-        InvalidCommitError: the predicate may match an external part.
+        InvalidCommitError: an external part holds a matching row.
         CommitConflictError: a concurrent commit removed a part this one removes.
     """
-    bound = _bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+    bound = bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
     # Imported here, as in optimize: pyarrow and the TsFile writer load only when rows go.
     from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
 
     with RewriteJob(table, settings) as job:
-        removal = remove_matching_rows(job, bound, progress=progress)
+        overlapping = _overlapping_candidates(table, bound)
+        if overlapping is None or bound is None:
+            removal = remove_matching_rows(job, bound, progress=progress)
+        else:
+            removal = _remove_latest_matching(job, bound, overlapping)
         if not removal.removed:
             return DeleteResult(None, 0, 0, 0, 0, 0)
         parameters = {
@@ -217,11 +230,41 @@ def delete(
         )
 
 
+def _overlapping_candidates(table: Table, bound: Expr | None) -> list[PartFile] | None:
+    """For a ``key.duplicates = last`` table whose parts that may hold matching rows share
+    keys with other writes' parts: those parts and every part sharing a key with them
+    (transitively). None when rows can be judged part by part (a ``keep`` table, no
+    predicate, or no such overlap)."""
+    if bound is None or key_mode(table.properties) != "last":
+        return None
+    parts = table.parts()
+    plan = plan_removal(parts, bound, table.schema)
+    touched = {p.path for p in (*plan.drop, *plan.rewrite)}
+    chosen = [i for i, p in enumerate(parts) if p.path in touched]
+    closed = [parts[i] for i in sorted(close_over_key_overlap(parts, chosen))]
+    return closed if merge_groups(closed) else None
+
+
+def _remove_latest_matching(job: RewriteJob, bound: Expr, parts: list[PartFile]) -> RowRemoval:
+    """Remove the keys whose *current* row (the newest among ``parts``) matches ``bound``
+    from every part holding them: judged row by row, a FIELD predicate that matches the
+    newest row but not an older one would delete the newest and bring the older back."""
+    # Imported here, as the rewrite machinery is (pyarrow loads only when rows go).
+    from tsfile_catalog.table.keyed import keys_of, latest_rows, remove_keys
+    from tsfile_catalog.table.rewrite import matches
+
+    rows = latest_rows(job.table, parts)
+    matching = rows.filter(matches(rows, bound))
+    removal = remove_keys(job, keys_of(matching, job.table.schema), parts)
+    # The rows reads showed, not the older rows of the same keys that went with them.
+    return replace(removal, deleted_rows=matching.num_rows)
+
+
 def _predicate_text(where: str | Expr) -> str:
     return where if isinstance(where, str) else repr(where)
 
 
-def _bind_exact(
+def bind_exact(
     table: Table,
     where: str | Expr | None,
     *,

@@ -54,7 +54,9 @@ __all__ = [
     "compact_parts",
     "stage_part",
     "read_part_rows",
+    "empty_rows",
     "without_matching",
+    "matches",
     "to_writer_types",
     "RowRemoval",
     "remove_matching_rows",
@@ -107,11 +109,12 @@ def read_part_rows(
     whole = FileSlice.of(part, time_min, time_max)  # checked against its recorded size
     tables = list(read_slices(scan, [whole], ScanPushdown(), columns))
     if not tables:
-        return _empty(table.schema)
+        return empty_rows(table.schema)
     return pa.concat_tables(tables)
 
 
-def _empty(schema: TableSchema) -> pa.Table:
+def empty_rows(schema: TableSchema) -> pa.Table:
+    """No rows, with every column of ``schema`` as :func:`read_part_rows` returns them."""
     fields = [pa.field(schema.names[0], pa.int64())]
     fields += [pa.field(c.name, NORMALIZED_ARROW[c.type]) for c in schema.columns]
     return pa.schema(fields).empty_table()
@@ -122,8 +125,15 @@ def without_matching(rows: pa.Table, predicate: Expr) -> pa.Table:
     DELETE's WHERE deletes only rows it holds for)."""
     if rows.num_rows == 0:
         return rows
-    is_true = pc.fill_null(predicate_mask(rows, predicate), False)
-    return rows.filter(pc.invert(is_true))
+    return rows.filter(pc.invert(matches(rows, predicate)))
+
+
+def matches(rows: pa.Table, predicate: Expr | None) -> pa.Array | pa.ChunkedArray:
+    """Per row of ``rows``, whether the bound ``predicate`` is TRUE (None: every row); NULL
+    is False, as a WHERE holds only where it is TRUE."""
+    if predicate is None:
+        return pa.array([True] * rows.num_rows, pa.bool_())
+    return pc.fill_null(predicate_mask(rows, predicate), False)
 
 
 def to_writer_types(rows: pa.Table, schema: TableSchema) -> pa.Table:
@@ -323,6 +333,13 @@ def _time_windows(parts: Sequence[PartFile], target_size: int) -> list[tuple[int
     return list(zip(starts, [*cuts, INT64_MAX], strict=True))
 
 
+def _matching_rows(table: Table, part: PartFile, predicate: Expr | None) -> int:
+    rows = read_part_rows(table, part)
+    if predicate is None:
+        return rows.num_rows
+    return rows.num_rows - without_matching(rows, predicate).num_rows
+
+
 @dataclass(frozen=True)
 class RowRemoval:
     """What removing the rows that match a predicate staged in a :class:`RewriteJob`."""
@@ -344,9 +361,12 @@ def remove_matching_rows(
     per rewritten part, none when nothing is left; see
     :func:`~tsfile_catalog.metadata.compaction.plan_removal`).
 
+    External parts are never rewritten: those the statistics cannot rule out are read, and
+    the removal is refused only when some hold a matching row (naming each of them).
+
     Raises:
-        InvalidCommitError: the predicate may match rows of an external part, which the table
-            does not own and never rewrites.
+        InvalidCommitError: external parts hold rows the predicate matches (naming every
+            one and how many of its rows match).
     """
     table = job.table
     parts = table.parts()
@@ -354,13 +374,25 @@ def remove_matching_rows(
         plan = RemovalPlan(tuple(parts), (), ())
     else:
         plan = plan_removal(parts, predicate, table.schema)
+    # External files are never rewritten: one the statistics cannot rule out is read, and
+    # only one that really holds a matching row refuses the statement.
     foreign = [p for p in (*plan.drop, *plan.rewrite) if not is_own_tsfile(p)]
-    if foreign:
+    holding = [
+        f"'{p.path}' ({p.format}, {count} matching rows)"
+        for p in foreign
+        if (count := _matching_rows(table, p, predicate))
+    ]
+    if holding:
         raise InvalidCommitError(
-            f"the predicate may match rows of external part '{foreign[0].path}' "
-            f"({foreign[0].format}), which the table does not own and never rewrites; "
-            "drop the part, or narrow the predicate"
+            f"external part{'s' if len(holding) > 1 else ''} {', '.join(holding)} hold rows "
+            "the predicate matches; the table never rewrites files it does not own: drop "
+            "the part (ALTER TABLE ... DROP PART), or narrow the predicate to leave its rows"
         )
+    plan = RemovalPlan(
+        tuple(p for p in plan.drop if is_own_tsfile(p)),
+        tuple(p for p in plan.rewrite if is_own_tsfile(p)),
+        (*plan.untouched, *foreign),
+    )
     removed = list(plan.drop)
     deleted = sum(p.row_count for p in plan.drop)
     rewritten = 0

@@ -16,9 +16,9 @@ from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.exec.time_buckets import floor_divide
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.schema import Category, Column, DataType
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 
-__all__ = ["IncomingColumn", "arrow_columns", "raw_from_arrow_column"]
+__all__ = ["IncomingColumn", "arrow_columns", "raw_from_arrow_column", "raw_table"]
 
 _NANOS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
@@ -110,6 +110,24 @@ def raw_from_arrow_column(
     if column.category is Category.TAG:
         _check_tag_values(array, column.name)
     return array if array.type == wanted else array.cast(wanted)
+
+
+def raw_table(data: pa.Table, schema: TableSchema, unit: TimeUnit) -> pa.Table:
+    """``data`` (a column per table column, by name, as a scan or Spark returns them) in
+    the raw domain the table's parts hold, as a rewrite reads and writes rows: TIMESTAMP
+    columns and ``time`` as raw int64 in ``unit``.
+
+    Raises:
+        DataError: a null ``time``, or a TAG value the writer refuses (naming the column).
+    """
+    time = data.column(schema.names[0])
+    if time.null_count:
+        raise DataError(f"time column '{schema.names[0]}' has a null value; every row needs a time")
+    arrays = [raw_from_arrow_column(time, None, unit)]
+    for column in schema.columns:
+        raw = raw_from_arrow_column(data.column(column.name), column, unit)
+        arrays.append(raw.cast(pa.int64()) if column.type is DataType.TIMESTAMP else raw)
+    return pa.Table.from_arrays(arrays, names=list(schema.names))
 
 
 def _check_tag_values(array: pa.Array | pa.ChunkedArray, name: str) -> None:

@@ -112,6 +112,9 @@ class Operation(str, enum.Enum):
     # Issue 13 (rewrite): compaction, deletes. OPTIMIZE commits carry data_change=False.
     OPTIMIZE = "OPTIMIZE"
     DELETE = "DELETE"
+    # Issue 25: row changes by the table key (Delta's names).
+    UPDATE = "UPDATE"
+    MERGE = "MERGE"
     # Issue 11: one micro-batch of a streaming query (Delta's name).
     STREAMING_UPDATE = "STREAMING UPDATE"
 

@@ -1,0 +1,468 @@
+"""UPDATE and MERGE INTO on a catalog table: the new rows computed by Spark, one commit.
+
+Spark evaluates the statement over the table's current rows (a fresh scan of the version
+the commit is made against; for a ``key.duplicates = last`` table, the rows reads show) and
+the result comes back to the driver as Arrow; the table layer then commits it in one
+version (:func:`~tsfile_catalog.table.keyed.commit_key_change`):
+
+- a ``last`` table gets the updated and inserted rows as a new write, which replaces the
+  old rows of the same keys; when a MERGE deletes, the deleted and updated keys are also
+  removed from every part that holds them (an older row of a key must not come back once
+  the newest is gone);
+- a ``keep`` table (every row kept) has the keys it changes removed from every part that
+  holds them, copy-on-write with their key sequences kept, and gets the rows of those keys
+  as they are after the statement (changed and unchanged) as new parts.
+
+The table key is (TAG values, time): a MERGE's ON must equate each of its columns between
+target and source (:func:`pinned_key`), and neither statement may SET them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from sqlglot import exp
+
+from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog.inspect import Result
+from tsfile_catalog.metadata.key import key_mode
+from tsfile_catalog.metadata.manifest import Operation
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.sql import dml, table_options
+from tsfile_catalog.sql.commands import rewrite_args
+from tsfile_catalog.sql.query import Tables, run
+from tsfile_catalog.sql.registry import TableEntry
+from tsfile_catalog.sql.statements import (
+    Merge,
+    MergeClause,
+    Update,
+    VersionAsOf,
+    quote_identifier,
+)
+from tsfile_catalog.table.handle import Table
+from tsfile_catalog.table.keyed import commit_key_change, key_columns, keys_of
+from tsfile_catalog.table.update import set_refusal
+from tsfile_catalog.write.arrow import raw_table
+
+__all__ = ["merge", "pinned_key", "update"]
+
+# Columns the statements add to the rows they compute; a table column never starts so.
+_HIT = "__tsfile_hit"
+_TARGET = "__tsfile_target"
+_SOURCE = "__tsfile_source"
+_ROW = "__tsfile_row"
+_CLAUSE = "__tsfile_clause"
+_POSITION = "__tsfile_position"
+
+
+def _check_assignments(
+    schema: TableSchema, columns: Sequence[str], statement: str, name: str
+) -> None:
+    for column in columns:
+        refusal = set_refusal(schema, column, f"{statement} {name}")
+        if refusal is not None:
+            raise SqlError(refusal)
+
+
+def _coerced(
+    frame: DataFrame, value: SparkColumn, name: str, schema: TableSchema, entry: TableEntry
+) -> SparkColumn:
+    """``value`` as the table's column ``name`` is written (INSERT's coercion)."""
+    source = frame.select(value).schema.fields[0].dataType
+    return dml.coerce(value, source, name, schema, entry)
+
+
+def _open(tables: Tables, entry: TableEntry) -> tuple[Table, DataFrame]:
+    """The table's latest version, and a scan of exactly that version (the commit is made
+    against it: a concurrent commit that removes a part this one rewrites conflicts)."""
+    table = tables.open(entry)
+    return table, tables.scan(entry, time_travel=VersionAsOf(table.version))
+
+
+# -- UPDATE -------------------------------------------------------------------------------------
+
+
+def update(tables: Tables, statement: Update) -> DataFrame:
+    """``UPDATE`` of a catalog table (a Spark table's is Spark's): ``num_affected_rows``."""
+    if tables.spark_owns(statement.table):
+        return tables.spark.sql(statement.to_sql())
+    entry = tables.registry.require(statement.table)
+    table, scan = _open(tables, entry)
+    schema = table.schema
+    name = entry.display_name
+    _check_assignments(schema, [c for c, _ in statement.assignments], "UPDATE", name)
+    target = scan.alias(statement.alias or statement.table.name)
+    hit = (
+        F.lit(True)
+        if statement.where is None
+        else F.coalesce(F.expr(statement.where), F.lit(False))
+    )
+    values = dict(statement.assignments)
+    last = key_mode(table.properties) == "last"
+    if last:
+        rows = target.filter(hit)
+    else:
+        # Every row of a changed key is rewritten (the key leaves its parts): the rows the
+        # WHERE leaves keep their values.
+        keys = target.filter(hit).select(*[quote_identifier(c) for c in key_columns(schema)])
+        rows = scan.join(keys.distinct(), on=key_columns(schema), how="left_semi").alias(
+            statement.alias or statement.table.name
+        )
+    columns = [hit.alias(_HIT)]
+    for column in schema.names:
+        current = rows[quote_identifier(column)]
+        if column not in values:
+            columns.append(current.alias(column))
+            continue
+        value = _coerced(rows, F.expr(values[column]), column, schema, entry)
+        columns.append((value if last else F.when(hit, value).otherwise(current)).alias(column))
+    computed = rows.select(*columns).toArrow()
+    updated = int(pc.sum(computed.column(_HIT)).as_py() or 0)
+    new_rows = raw_table(computed, schema, table_options.precision(entry))
+    commit_key_change(
+        table,
+        new_rows=new_rows,
+        remove=None if last else keys_of(new_rows, schema),
+        operation=Operation.UPDATE,
+        parameters={
+            "predicate": statement.where or "true",
+            "set": ", ".join(c for c, _ in statement.assignments),
+            "numUpdatedRows": str(updated),
+        },
+        settings=rewrite_args(tables, entry)["settings"],
+    )
+    tables.refresh_view(entry)
+    return tables.result(Result("num_affected_rows bigint", [(updated,)]))
+
+
+# -- MERGE --------------------------------------------------------------------------------------
+
+
+def pinned_key(
+    on: exp.Expr, schema: TableSchema, target: str, source: str | None, name: str
+) -> dict[str, exp.Expr]:
+    """The source side of the ON condition's equality for each key column (TAGs, ``time``).
+
+    ``on``'s top-level AND terms must include ``<target>.<column> = <expression>`` (or
+    ``<=>``, either way round) for every key column, where the expression reads no target
+    column: the key then decides which target row a source row can match, so the merge
+    changes rows by key.
+
+    Raises:
+        SqlError: naming the key columns the condition does not pin, and why they must be.
+    """
+    found: dict[str, exp.Expr] = {}
+    for term in on.flatten() if isinstance(on, exp.And) else [on]:
+        if not isinstance(term, (exp.EQ, exp.NullSafeEQ)):
+            continue
+        for left, right in ((term.this, term.expression), (term.expression, term.this)):
+            column = _target_column(left, right, schema, target, source)
+            if column is not None and column not in found:
+                found[column] = right
+    missing = [c for c in key_columns(schema) if c not in found]
+    if missing:
+        wanted = " AND ".join(f"{target}.{c} = <source>.{c}" for c in key_columns(schema))
+        raise SqlError(
+            f"MERGE INTO {name}: the ON condition must equate every key column of the "
+            f"target with the source ({wanted}); "
+            f"it does not pin {', '.join(missing)}. The table key is (TAG values, time): a "
+            "source row must name the one target row it changes, so every TAG column and "
+            "time must be equal"
+        )
+    return found
+
+
+def _target_column(
+    side: exp.Expr, other: exp.Expr, schema: TableSchema, target: str, source: str | None
+) -> str | None:
+    """The key column ``side`` names in the target, when ``other`` reads only the source."""
+    if not isinstance(side, exp.Column):
+        return None
+    keys = key_columns(schema)
+    name = side.name.lower()
+    if name not in keys:
+        return None
+    qualifier = side.table.lower()
+    columns = list(other.find_all(exp.Column))
+    if any(c.table.lower() == target for c in columns):
+        return None
+    if qualifier == target:
+        return name
+    # An unqualified key column is the target's when the other side is the source's.
+    if (
+        not qualifier
+        and source is not None
+        and columns
+        and all(c.table.lower() == source for c in columns)
+    ):
+        return name
+    return None
+
+
+def merge(tables: Tables, statement: Merge) -> DataFrame:
+    """``MERGE INTO`` a catalog table (a Spark table's is Spark's): ``num_affected_rows``,
+    ``num_updated_rows``, ``num_deleted_rows``, ``num_inserted_rows`` (Delta's answer).
+
+    Raises:
+        SqlError: the ON condition does not pin the key, a clause sets a key column or an
+            unknown one, an INSERT leaves a key column out, or a target row is matched by
+            more than one source row that would change it.
+    """
+    if tables.spark_owns(statement.table):
+        return tables.spark.sql(statement.to_sql())
+    entry = tables.registry.require(statement.table)
+    table, scan = _open(tables, entry)
+    schema = table.schema
+    name = entry.display_name
+    target_alias = statement.alias or statement.table.name
+    source_alias = statement.source_alias or (
+        statement.source.name.lower() if isinstance(statement.source, exp.Table) else None
+    )
+    pins = pinned_key(statement.on, schema, target_alias, source_alias, name)
+    for item in statement.clauses:
+        if item.assignments is not None:
+            columns = [c for c, _ in item.assignments]
+            if item.action == "update":
+                _check_assignments(schema, columns, "MERGE ... UPDATE", name)
+            else:
+                _check_insert(schema, columns, name)
+    # Only target rows whose key some source row names can be matched (or, in a keep
+    # table, share a key with a changed row): the join reads no other.
+    on_key = " AND ".join(
+        f"{quote_identifier(target_alias)}.{quote_identifier(c)} = {pins[c].sql(dialect='spark')}"
+        for c in key_columns(schema)
+    )
+    candidates = (
+        scan.alias(target_alias)
+        .join(_source(tables, statement, source_alias), on=F.expr(on_key), how="left_semi")
+        .select("*", F.lit(True).alias(_TARGET), F.monotonically_increasing_id().alias(_ROW))
+        .alias(target_alias)
+    )
+    source = _source(tables, statement, source_alias)
+    joined = candidates.join(source, on=F.expr(statement.on_sql), how="full_outer")
+    matched = joined[_TARGET].isNotNull() & joined[_SOURCE].isNotNull()
+    clause = _clause_index(statement.clauses, matched, joined)
+    keep = key_mode(table.properties) == "keep"
+    values = [
+        _value(statement.clauses, c, joined, candidates, source, schema, entry, clause).alias(c)
+        for c in schema.names
+    ]
+    computed = (
+        joined.filter(clause.isNotNull() | (F.lit(keep) & joined[_TARGET].isNotNull()))
+        .select(
+            joined[_ROW].alias(_ROW),
+            matched.alias(_HIT),
+            clause.alias(_CLAUSE),
+            *values,
+        )
+        .toArrow()
+    )
+    rows = raw_table(computed, schema, table_options.precision(entry))
+    outcome = _outcome(statement.clauses, computed, rows, schema, name, keep=keep)
+    commit_key_change(
+        table,
+        new_rows=outcome.new_rows,
+        remove=outcome.remove,
+        operation=Operation.MERGE,
+        parameters={
+            "predicate": statement.on_sql,
+            "numUpdatedRows": str(outcome.updated),
+            "numDeletedRows": str(outcome.deleted),
+            "numInsertedRows": str(outcome.inserted),
+        },
+        settings=rewrite_args(tables, entry)["settings"],
+    )
+    tables.refresh_view(entry)
+    affected = outcome.updated + outcome.deleted + outcome.inserted
+    return tables.result(
+        Result(
+            "num_affected_rows bigint, num_updated_rows bigint, num_deleted_rows bigint, "
+            "num_inserted_rows bigint",
+            [(affected, outcome.updated, outcome.deleted, outcome.inserted)],
+        )
+    )
+
+
+def _source(tables: Tables, statement: Merge, alias: str | None) -> DataFrame:
+    """A fresh read of the MERGE's source, with a marker column, under its alias (each call
+    reads anew: the source joins twice, and Spark must not see one relation on both sides)."""
+    query = statement.source
+    select = exp.select("*").from_(query.copy()) if isinstance(query, exp.Table) else query
+    frame = run(tables, select).select("*", F.lit(True).alias(_SOURCE))
+    return frame.alias(alias) if alias else frame
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    new_rows: pa.Table
+    remove: pa.Table | None
+    updated: int
+    deleted: int
+    inserted: int
+
+
+def _outcome(
+    clauses: Sequence[MergeClause],
+    computed: pa.Table,
+    rows: pa.Table,
+    schema: TableSchema,
+    name: str,
+    *,
+    keep: bool,
+) -> _Outcome:
+    """What the joined rows Spark computed make of the table: the rows to write and the
+    keys to remove.
+
+    Raises:
+        SqlError: a target row is matched by more than one source row that would change it.
+    """
+    index = computed.column(_CLAUSE)
+
+    def acting(*actions: str) -> pa.Array:
+        wanted = pa.array([i for i, c in enumerate(clauses) if c.action in actions], index.type)
+        return pc.fill_null(pc.is_in(index, value_set=wanted), False)
+
+    changing = acting("update", "delete")
+    _check_single_match(clauses, computed.filter(changing), rows.filter(changing), schema, name)
+    updates = rows.filter(acting("update"))
+    deletes = rows.filter(acting("delete"))
+    inserts = rows.filter(acting("insert"))
+    changed = keys_of(pa.concat_tables([updates, deletes]), schema)
+    if keep:
+        # Every other row of a changed key is written again as it is (its part loses it).
+        acted = computed.filter(changing).column(_ROW)
+        others = pc.and_(
+            pc.and_(pc.is_null(index), pc.is_valid(computed.column(_ROW))),
+            pc.invert(pc.is_in(computed.column(_ROW), value_set=acted.combine_chunks())),
+        )
+        unchanged = _first_per_row(rows.filter(others), computed.column(_ROW).filter(others))
+        unchanged = unchanged.join(changed, keys=key_columns(schema), join_type="left semi")
+        new_rows = pa.concat_tables([updates, unchanged.select(rows.column_names), inserts])
+        remove: pa.Table | None = changed
+    else:
+        new_rows = pa.concat_tables([updates, inserts])
+        # Updates replace their keys by the key rule; a deleted key must leave every part.
+        remove = changed if deletes.num_rows else None
+    return _Outcome(new_rows, remove, updates.num_rows, deletes.num_rows, inserts.num_rows)
+
+
+def _first_per_row(rows: pa.Table, ids: pa.ChunkedArray | pa.Array) -> pa.Table:
+    """``rows`` with one row per target row id (a target row joined with several source
+    rows that leave it as it is comes once)."""
+    numbered = rows.append_column(_ROW, ids).append_column(
+        _POSITION, pa.array(range(rows.num_rows), pa.int64())
+    )
+    firsts = numbered.group_by(_ROW, use_threads=False).aggregate([(_POSITION, "min")])
+    return rows.take(firsts.column(f"{_POSITION}_min"))
+
+
+def _check_single_match(
+    clauses: Sequence[MergeClause],
+    computed: pa.Table,
+    rows: pa.Table,
+    schema: TableSchema,
+    name: str,
+) -> None:
+    """Delta's rule: a target row may be changed by one source row only. Several source
+    rows may match it when the only MATCHED clause is an unconditional DELETE (each would
+    delete it)."""
+    matched = [c for c in clauses if c.matched]
+    if len(matched) == 1 and matched[0].action == "delete" and matched[0].condition is None:
+        return
+    ids = computed.column(_ROW)
+    counts = pa.table({_ROW: ids}).group_by(_ROW).aggregate([(_ROW, "count")])
+    repeated = counts.filter(pc.greater(counts.column(f"{_ROW}_count"), 1))
+    if repeated.num_rows == 0:
+        return
+    first = pc.index(ids, repeated.column(_ROW)[0]).as_py()
+    row = rows.slice(first, 1).to_pylist()[0]
+    key = ", ".join(f"{c}={row[c]!r}" for c in key_columns(schema))
+    raise SqlError(
+        f"MERGE INTO {name}: {repeated.column(f'{_ROW}_count')[0].as_py()} source rows match "
+        f"the target row ({key}) and would change it; a target row may be updated or deleted "
+        "by one source row only (Delta's rule: multiple source rows matched). Make the "
+        "source hold one row per key, e.g. with GROUP BY or a window"
+    )
+
+
+def _check_insert(schema: TableSchema, columns: Sequence[str], name: str) -> None:
+    unknown = [c for c in columns if c != TIME_COLUMN and schema.column(c) is None]
+    if unknown:
+        raise SqlError(
+            f"MERGE ... INSERT into {name}: no column {', '.join(map(repr, unknown))} "
+            f"(columns: {', '.join(schema.names)})"
+        )
+    missing = [c for c in key_columns(schema) if c not in columns]
+    if missing:
+        raise SqlError(
+            f"MERGE ... INSERT into {name}: the time and TAG columns need values; missing "
+            f"{', '.join(missing)}"
+        )
+
+
+def _clause_index(
+    clauses: Sequence[MergeClause], matched: SparkColumn, joined: DataFrame
+) -> SparkColumn:
+    """The index of the clause that acts on each joined row: the first WHEN [NOT] MATCHED
+    whose condition holds, in statement order (NULL: none acts)."""
+
+    def first(kind: bool) -> SparkColumn:
+        out: SparkColumn | None = None
+        for index, clause in enumerate(clauses):
+            if clause.matched != kind:
+                continue
+            holds = F.lit(True) if clause.condition is None else F.expr(clause.condition)
+            test = F.coalesce(holds, F.lit(False))
+            out = F.when(test, F.lit(index)) if out is None else out.when(test, F.lit(index))
+        return F.lit(None).cast("int") if out is None else out
+
+    source_only = joined[_TARGET].isNull() & joined[_SOURCE].isNotNull()
+    return F.when(matched, first(True)).when(source_only, first(False))
+
+
+def _value(
+    clauses: Sequence[MergeClause],
+    column: str,
+    joined: DataFrame,
+    target: DataFrame,
+    source: DataFrame,
+    schema: TableSchema,
+    entry: TableEntry,
+    clause: SparkColumn,
+) -> SparkColumn:
+    """Column ``column`` of each joined row after the statement: the acting clause's value
+    (UPDATE SET / INSERT), else the target row's own (NULL for a source-only row)."""
+    current = target[quote_identifier(column)]
+    out: SparkColumn | None = None
+    for index, item in enumerate(clauses):
+        value = _clause_value(item, column, source, schema)
+        if value is None:
+            continue
+        coerced = _coerced(joined, value, column, schema, entry)
+        test = clause == index
+        out = F.when(test, coerced) if out is None else out.when(test, coerced)
+    return current if out is None else out.otherwise(current)
+
+
+def _clause_value(
+    clause: MergeClause, column: str, source: DataFrame, schema: TableSchema
+) -> SparkColumn | None:
+    """What ``clause`` sets ``column`` to (None: it leaves it as it is)."""
+    if clause.action == "delete":
+        return None
+    if clause.assignments is None:
+        # UPDATE SET * / INSERT *: the source's column of the same name. An UPDATE leaves
+        # the key as it is: the ON condition made the source's equal already.
+        if clause.action == "update" and column in key_columns(schema):
+            return None
+        return source[quote_identifier(column)]
+    given = dict(clause.assignments)
+    if column in given:
+        return F.expr(given[column])
+    return F.lit(None) if clause.action == "insert" else None

@@ -1,0 +1,222 @@
+"""Row changes by the table key, in the driver: what UPDATE, MERGE and a ``last`` table's
+DELETE share.
+
+A row of a ``key.duplicates = last`` table is its (TAG values, time): the newest of the rows
+sharing it (:attr:`~tsfile_catalog.metadata.parts.PartFile.key_sequence`) is the one reads
+show. Changing such a row therefore changes a *key*, and removing a key must remove it from
+every part that holds it: a stale older row would otherwise come back once the newest is
+gone. This module reads the rows of a set of parts resolved by key (:func:`latest_rows`),
+removes keys from every part that may hold them, copy-on-write with the sequence of what was
+rewritten kept (:func:`remove_keys`), and stages new rows and makes the one commit
+(:func:`commit_key_change`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tsfile_catalog.exceptions import DataError, InvalidCommitError
+from tsfile_catalog.formats.tsfile import split_duplicates
+from tsfile_catalog.metadata.compaction import is_own_tsfile
+from tsfile_catalog.metadata.key import KeyMode, key_mode
+from tsfile_catalog.metadata.manifest import Operation, Snapshot
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.table.rewrite import RewriteJob, RowRemoval, empty_rows, read_part_rows
+
+if TYPE_CHECKING:
+    from tsfile_catalog.formats.tsfile import WriteSettings
+    from tsfile_catalog.table.handle import Table
+
+__all__ = [
+    "KeyChange",
+    "key_columns",
+    "latest_rows",
+    "keys_of",
+    "remove_keys",
+    "commit_key_change",
+]
+
+# The position of a row among the parts read, in key-sequence order: the largest wins.
+_ORDER = "__key_order"
+
+
+def key_columns(schema: TableSchema) -> list[str]:
+    """The table key's columns: the TAG columns, in order, then ``time``."""
+    return [*schema.tag_names, TIME_COLUMN]
+
+
+def latest_rows(table: Table, parts: Sequence[PartFile]) -> pa.Table:
+    """The rows of ``parts`` (raw domain, every column) as a ``last`` table reads them: of
+    the rows sharing a (TAG values, time), only the one of the part with the largest key
+    sequence. ``parts`` must hold every part that may share a key with one of them
+    (:func:`~tsfile_catalog.metadata.key.close_over_key_overlap`)."""
+    ordered = sorted(parts, key=lambda p: p.key_sequence)
+    tables: list[pa.Table] = []
+    offset = 0
+    for part in ordered:
+        rows = read_part_rows(table, part)
+        order = pa.array(range(offset, offset + rows.num_rows), pa.int64())
+        tables.append(rows.append_column(_ORDER, order))
+        offset += rows.num_rows
+    if not tables:
+        return empty_rows(table.schema)
+    rows = pa.concat_tables(tables)
+    keys = key_columns(table.schema)
+    winners = rows.group_by(keys, use_threads=False).aggregate([(_ORDER, "max")])
+    kept = rows.filter(pc.is_in(rows.column(_ORDER), winners.column(f"{_ORDER}_max")))
+    return kept.drop_columns([_ORDER])
+
+
+def keys_of(rows: pa.Table, schema: TableSchema) -> pa.Table:
+    """The distinct keys of ``rows`` (raw domain)."""
+    keys = key_columns(schema)
+    return rows.select(keys).group_by(keys, use_threads=False).aggregate([])
+
+
+Tags = tuple[str | None, ...]
+
+
+def _device_ranges(keys: pa.Table, schema: TableSchema) -> dict[Tags, tuple[int, int]]:
+    tags = schema.tag_names
+    grouped = keys.group_by(list(tags), use_threads=False).aggregate(
+        [(TIME_COLUMN, "min"), (TIME_COLUMN, "max")]
+    )
+    columns = [grouped.column(t).to_pylist() for t in tags]
+    lows = grouped.column(f"{TIME_COLUMN}_min").to_pylist()
+    highs = grouped.column(f"{TIME_COLUMN}_max").to_pylist()
+    return {tuple(c[i] for c in columns): (lows[i], highs[i]) for i in range(grouped.num_rows)}
+
+
+def _may_hold(part: PartFile, ranges: Mapping[Tags, tuple[int, int]]) -> bool:
+    """Whether ``part``'s statistics allow it to hold one of the keys (by device ranges)."""
+    if part.row_count <= 0 or part.min_time is None or part.max_time is None:
+        return False
+    if part.devices is None:
+        lo = min(r[0] for r in ranges.values())
+        hi = max(r[1] for r in ranges.values())
+        return part.min_time <= hi and lo <= part.max_time
+    for device in part.devices:
+        span = ranges.get(device.tags)
+        if span is not None and span[0] <= device.max_time and device.min_time <= span[1]:
+            return True
+    return False
+
+
+def remove_keys(job: RewriteJob, keys: pa.Table, parts: Sequence[PartFile]) -> RowRemoval:
+    """Stage the removal of every row of ``parts`` whose key is in ``keys`` (raw domain):
+    parts that hold some are rewritten without them (their key sequence kept, so their
+    remaining rows keep their place among the writes), parts left empty are dropped.
+
+    Raises:
+        InvalidCommitError: an external part holds one of the keys (naming every such
+            part): the table never rewrites files it does not own.
+    """
+    schema = job.table.schema
+    if keys.num_rows == 0:
+        return RowRemoval((), 0, 0, 0)
+    columns = key_columns(schema)
+    ranges = _device_ranges(keys, schema)
+    removed: list[PartFile] = []
+    foreign: list[str] = []
+    dropped = rewritten = deleted = 0
+    for part in parts:
+        if not _may_hold(part, ranges):
+            continue
+        rows = read_part_rows(job.table, part)
+        kept = rows.join(keys, keys=columns, join_type="left anti")
+        if kept.num_rows == rows.num_rows:
+            continue
+        if not is_own_tsfile(part):
+            foreign.append(f"'{part.path}' ({rows.num_rows - kept.num_rows} rows)")
+            continue
+        removed.append(part)
+        deleted += rows.num_rows - kept.num_rows
+        if kept.num_rows:
+            job.write(kept.select(rows.column_names), sources=(part,))
+            rewritten += 1
+        else:
+            dropped += 1
+    if foreign:
+        raise InvalidCommitError(
+            f"external part{'s' if len(foreign) > 1 else ''} {', '.join(foreign)} hold rows "
+            "this statement changes; the table never rewrites files it does not own: drop "
+            "the part (ALTER TABLE ... DROP PART) and append its rows, or narrow the statement"
+        )
+    return RowRemoval(tuple(removed), dropped, rewritten, deleted)
+
+
+@dataclass(frozen=True)
+class KeyChange:
+    """What a key change committed. ``version`` is None when there was nothing to do."""
+
+    version: int | None
+    rows_removed: int  # rows taken out of existing parts
+    rows_added: int  # new rows written
+    files_removed: int
+    files_added: int
+
+
+def commit_key_change(
+    table: Table,
+    *,
+    new_rows: pa.Table | None,
+    remove: pa.Table | None,
+    operation: Operation,
+    parameters: Mapping[str, str],
+    settings: WriteSettings | None = None,
+) -> KeyChange:
+    """One commit against ``table``'s version: remove the keys ``remove`` from every part
+    that holds them and add ``new_rows`` (raw domain, every column) as new parts.
+
+    The new parts belong to this commit's write, so in a ``last`` table their rows replace
+    any row with the same key. In a ``last`` table ``new_rows`` must hold each key once; in
+    a ``keep`` table a key may repeat (the repeats go to as many parts as needed, as
+    OPTIMIZE writes them).
+
+    Raises:
+        DataError: ``new_rows`` repeats a key of a ``last`` table (naming it).
+        InvalidCommitError: an external part holds a removed key.
+        CommitConflictError: a concurrent commit removed a part this one rewrites.
+    """
+    mode = key_mode(table.properties)
+    adding = new_rows is not None and new_rows.num_rows > 0
+    with RewriteJob(table, settings) as job:
+        removal = (
+            remove_keys(job, remove, table.parts())
+            if remove is not None
+            else RowRemoval((), 0, 0, 0)
+        )
+        if not adding and not removal.removed:
+            return KeyChange(None, 0, 0, 0, 0)
+        if adding:
+            assert new_rows is not None
+            for layer in _layers(new_rows, table.schema, mode):
+                job.write(layer)
+        snapshot: Snapshot = job.commit(
+            removal.removed, operation=operation, parameters=parameters, data_change=True
+        )
+        return KeyChange(
+            version=snapshot.version,
+            rows_removed=removal.deleted_rows,
+            rows_added=new_rows.num_rows if adding and new_rows is not None else 0,
+            files_removed=len(removal.removed),
+            files_added=len(job.staged),
+        )
+
+
+def _layers(rows: pa.Table, schema: TableSchema, mode: KeyMode) -> list[pa.Table]:
+    layers = split_duplicates(rows, schema)
+    if mode == "last" and len(layers) > 1:
+        repeat = layers[1].slice(0, 1).to_pylist()[0]
+        key = ", ".join(f"{c}={repeat[c]!r}" for c in key_columns(schema))
+        raise DataError(
+            f"the new rows hold the key ({key}) more than once; a table with "
+            "key.duplicates = last holds one row per (TAG values, time)"
+        )
+    return layers
