@@ -26,8 +26,8 @@ from sqlglot import exp
 from tsfile_catalog.exceptions import OptionError, SqlError
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands, merge, verbatim
-from tsfile_catalog.sql.commands import RETENTION_CHECK
+from tsfile_catalog.sql import commands, maintenance, merge, verbatim
+from tsfile_catalog.sql.maintenance import RETENTION_CHECK
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.query import Tables, explain_parts, select
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry
@@ -273,15 +273,15 @@ class Catalog:
             ):
                 return commands.alter_table(tables, statement)
             case Vacuum():
-                return commands.vacuum(tables, statement)
+                return maintenance.vacuum(tables, statement)
             case ExpireSnapshots():
-                return commands.expire(tables, statement)
+                return maintenance.expire(tables, statement)
             case RestoreTable():
-                return commands.restore_table(tables, statement)
+                return maintenance.restore_table(tables, statement)
             case Optimize():
-                return commands.optimize_table(tables, statement)
+                return maintenance.optimize_table(tables, statement)
             case Delete():
-                return commands.delete_rows(tables, statement)
+                return maintenance.delete_rows(tables, statement)
             case Update():
                 return merge.update(tables, statement)
             case Merge():

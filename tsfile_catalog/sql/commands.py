@@ -1,4 +1,4 @@
-"""The catalog's statements other than SELECT: DDL, DESCRIBE/SHOW, ALTER, maintenance, INSERT.
+"""The catalog's statements other than SELECT: DDL, DESCRIBE/SHOW, ALTER, INSERT.
 
 One function per statement (or family), each taking the catalog's
 :class:`~tsfile_catalog.sql.query.Tables` and the parsed statement and returning the answer
@@ -18,7 +18,6 @@ from sqlglot import exp
 
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.discovery import open_location
 from tsfile_catalog.exceptions import SqlError, TableExistsError, TableNotFoundError
 from tsfile_catalog.exec.source import ResolvedScan
@@ -39,22 +38,15 @@ from tsfile_catalog.sql.statements import (
     AlterTableUnsetProperties,
     AlterTableUnsupported,
     CreateTable,
-    Delete,
     DescribeDetail,
     DescribeHistory,
     DescribeTable,
     DropTable,
-    ExpireSnapshots,
     Insert,
-    Optimize,
-    RestoreTable,
     ShowCreateTable,
     ShowParts,
     ShowTables,
     TableUrl,
-    TimestampAsOf,
-    Vacuum,
-    VersionAsOf,
     create_table_statement,
 )
 from tsfile_catalog.sql.urls import url_entry
@@ -64,45 +56,29 @@ from tsfile_catalog.table import (
     add_files,
     alter_column_type,
     create_table,
-    delete,
     drop_parts,
-    expire_snapshots,
     open_table,
-    optimize,
     purge,
-    restore,
     set_properties,
     unset_properties,
-    vacuum_table,
 )
 from tsfile_catalog.table.ownership import check_empty, check_location
 
 __all__ = [
-    "RETENTION_CHECK",
     "alter_parts",
     "alter_table",
     "create",
-    "delete_rows",
     "describe",
     "describe_detail",
     "describe_history",
     "describe_url",
     "drop",
-    "expire",
     "insert",
-    "optimize_table",
-    "restore_table",
-    "rewrite_args",
     "set_table_properties",
     "show_create_table",
     "show_parts",
     "show_tables",
-    "vacuum",
 ]
-
-# Delta's spark.databricks.delta.retentionDurationCheck.enabled: "false" lets VACUUM use a
-# retention below a table's deletedFileRetention.
-RETENTION_CHECK = "spark.tsfile.retentionDurationCheck.enabled"
 
 _VERSION = "version bigint"
 _LOCATION = "location string"
@@ -465,80 +441,6 @@ def alter_table(
         )
     tables.refresh_view(entry)
     return _version(tables, version)
-
-
-# -- maintenance --------------------------------------------------------------------------------
-
-
-def rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
-    """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
-    (compression, encoding), its scan's time unit and ``timestampAs``, the session time
-    zone (the opened table carries its storage options)."""
-    write = parse_write_options({**table_options.write_options(entry, "-"), "path": entry.location})
-    return {
-        "settings": write.settings(),
-        "unit": table_options.precision(entry),
-        "timestamp_as": table_options.timestamp_as(entry),
-        "time_zone": tables.session_time_zone(),
-    }
-
-
-def optimize_table(tables: Tables, statement: Optimize) -> DataFrame:
-    entry = tables.registry.require(statement.table)
-    done = optimize(tables.open(entry), where=statement.where, **rewrite_args(tables, entry))
-    tables.refresh_view(entry)
-    return tables.result(inspect.optimize_result(done))
-
-
-def delete_rows(tables: Tables, statement: Delete) -> DataFrame:
-    """DELETE FROM a catalog table (a Spark table's is Spark's)."""
-    if tables.spark_owns(statement.table):
-        return tables.spark.sql(statement.to_sql())
-    entry = tables.registry.require(statement.table)
-    removed = delete(tables.open(entry), statement.where, **rewrite_args(tables, entry))
-    tables.refresh_view(entry)
-    return tables.result(inspect.delete_result(removed))
-
-
-def vacuum(tables: Tables, statement: Vacuum) -> DataFrame:
-    entry = tables.registry.require(statement.table)
-    hours = statement.retain_hours
-    check = str(tables.spark.conf.get(RETENTION_CHECK, "true")).strip().lower() != "false"
-    vacuumed = vacuum_table(
-        entry.location,
-        dry_run=statement.dry_run,
-        retention_ms=None if hours is None else round(hours * 3_600_000),
-        retention_check=check,
-        storage_options=tables.storage(entry),
-    )
-    return tables.result(inspect.vacuum_result(vacuumed))
-
-
-def expire(tables: Tables, statement: ExpireSnapshots) -> DataFrame:
-    entry = tables.registry.require(statement.table)
-    hours = statement.retain_hours
-    expired = expire_snapshots(
-        entry.location,
-        older_than=statement.older_than,
-        retention_ms=None if hours is None else round(hours * 3_600_000),
-        retain_last=statement.retain_last,
-        time_zone=tables.session_time_zone(),
-        storage_options=tables.storage(entry),
-    )
-    return tables.result(inspect.expire_result(expired))
-
-
-def restore_table(tables: Tables, statement: RestoreTable) -> DataFrame:
-    entry = tables.registry.require(statement.table)
-    travel = statement.time_travel
-    restore(
-        entry.location,
-        version=travel.version if isinstance(travel, VersionAsOf) else None,
-        timestamp=tables.as_of_ms(travel) if isinstance(travel, TimestampAsOf) else None,
-        storage_options=tables.storage(entry),
-    )
-    tables.refresh_view(entry)
-    return tables.result(inspect.restore_result(tables.open(entry)))
 
 
 # -- INSERT -------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql import dml, table_options
-from tsfile_catalog.sql.commands import rewrite_args
+from tsfile_catalog.sql.maintenance import rewrite_args
 from tsfile_catalog.sql.query import Tables, run
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.statements import (
