@@ -297,8 +297,7 @@ def test_paths_taken_without_a_check_are_ones_the_check_accepts(path: str) -> No
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from tsfile_catalog.metadata.parts import validate_relative_path
-    from tsfile_catalog.table.checkpoint_parquet import _PLAIN_PATH
+    from tsfile_catalog.metadata.parts import PLAIN_PATH, check_relative_path
 
-    if pc.match_substring_regex(pa.array([path]), _PLAIN_PATH)[0].as_py():
-        assert validate_relative_path(path) == path
+    if pc.match_substring_regex(pa.array([path]), PLAIN_PATH)[0].as_py():
+        assert check_relative_path(path) == path

@@ -44,6 +44,7 @@ from tsfile_catalog.metadata.lazy_stats import DeviceList, FieldStatsMap
 from tsfile_catalog.metadata.manifest import Snapshot, decode_snapshot, written_format_version
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import (
+    PLAIN_PATH,
     PartFile,
     TagStats,
     validate_external_url,
@@ -102,10 +103,6 @@ _SCALARS = (
     "schema_id",
     "added_version",
 )
-# A relative path of segments that neither start with a dot nor hold ':' or '\\' nor are
-# empty: one that validate_relative_path accepts as it is (normal, inside the table root).
-_SEG = r"[A-Za-z0-9_=+-][A-Za-z0-9_.=+-]*"
-_PLAIN_PATH = f"^{_SEG}(/{_SEG})*$"
 # Keys of PartFile.to_json() stored as columns; any other key goes to ``extra``.
 _MODELLED = frozenset((*_SCALARS, "tags", "fields", "devices"))
 # Columns every row fills (min/max time, extra and devices may be null).
@@ -331,7 +328,7 @@ class _CheckpointParts:
         # Paths validate_relative_path is sure to accept, found in one vectorised pass; only
         # the others (rare: a segment starting with a dot, unusual characters) and external
         # URLs are checked one by one, here, so a bad path fails the read as before.
-        odd = pc.invert(pc.match_substring_regex(paths, _PLAIN_PATH))
+        odd = pc.invert(pc.match_substring_regex(paths, PLAIN_PATH))
         external = table.column("external")
         check = pc.or_(odd, external).to_numpy(zero_copy_only=False)
         if check.any():
