@@ -14,12 +14,24 @@ processes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
 from tsfile_catalog.metadata.parts import PartFile
 
-__all__ = ["PartList", "StoredParts", "part_paths", "parts_not_in_format", "has_external"]
+__all__ = [
+    "PartList",
+    "StoredParts",
+    "part_paths",
+    "part_positions",
+    "parts_not_in_format",
+    "has_external",
+]
+
+# Stored parts built per batch when iterating: a batch costs about what one part built alone
+# does, and a caller that stops early (a search) builds at most one batch too many.
+_BATCH = 256
 
 
 class StoredParts(Protocol):
@@ -29,6 +41,16 @@ class StoredParts(Protocol):
 
     def part(self, row: int) -> PartFile:
         """The part at ``row``; the same object every time."""
+        ...
+
+    def parts(self, rows: Sequence[int]) -> list[PartFile]:
+        """The parts at ``rows``, built together (cheaper than one by one); the same
+        objects :meth:`part` gives."""
+        ...
+
+    def rows_of(self, paths: Collection[str]) -> dict[str, int]:
+        """The row of each of ``paths`` that is stored here (absent paths are left out),
+        found without listing every path."""
         ...
 
     def values(self, name: str) -> Sequence[Any]:
@@ -114,8 +136,9 @@ class PartList(Sequence[PartFile]):
     def __iter__(self) -> Iterator[PartFile]:
         stored = self._stored
         if stored is not None:
-            for row in self._rows:
-                yield stored.part(row)
+            rows = self._rows
+            for start in range(0, len(rows), _BATCH):
+                yield from stored.parts(rows[start : start + _BATCH])
         yield from self._tail
 
     def __eq__(self, other: object) -> bool:
@@ -140,6 +163,27 @@ def part_paths(parts: Sequence[PartFile]) -> list[str]:
         stored = parts.stored.values("path")
         return [stored[r] for r in parts.rows] + [p.path for p in parts.tail]
     return [p.path for p in parts]
+
+
+def part_positions(parts: Sequence[PartFile], paths: Collection[str]) -> dict[str, int]:
+    """The position in ``parts`` of each of ``paths`` it holds (the last, should a path occur
+    twice), read from the stored columns where it can: replaying a commit looks up the
+    paths it adds and removes, not the hundreds of thousands the table holds."""
+    if not paths:
+        return {}
+    if isinstance(parts, PartList) and parts.stored is not None:
+        rows = parts.rows
+        found = {}
+        for path, row in parts.stored.rows_of(paths).items():
+            at = row if isinstance(rows, range) and rows.start == 0 and rows.step == 1 else None
+            if at is None:
+                at = bisect_left(rows, row)
+            if at < len(rows) and rows[at] == row:
+                found[path] = at
+        head = len(rows)
+        found.update((p.path, i) for i, p in enumerate(parts.tail, head) if p.path in paths)
+        return found
+    return {p.path: i for i, p in enumerate(parts) if p.path in paths}
 
 
 def parts_not_in_format(parts: Sequence[PartFile], format: str) -> tuple[PartFile, ...]:
