@@ -30,9 +30,10 @@ import io as _io
 import json
 import operator
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -169,25 +170,40 @@ def part_row(part: PartFile, types: Mapping[str, DataType]) -> dict[str, Any]:
 
 
 def encode_parquet_snapshot(snapshot: Snapshot) -> bytes:
-    """The Parquet checkpoint of ``snapshot``."""
+    """The Parquet checkpoint of ``snapshot``, written one row group at a time (the rows of a
+    million parts never are in memory at once)."""
     types = {c.name: c.type for c in snapshot.schema.fields}
     parts = snapshot.parts
-    if isinstance(parts, PartList) and isinstance(parts.stored, _CheckpointParts):
-        # Parts still in an earlier checkpoint are copied as its rows (what part_row would
-        # write for them: their statistics are kept as read), the rest encoded.
-        table = pa.concat_tables(
-            [parts.stored.rows_table(parts.rows), _rows_table(parts.tail, types)]
-        )
-    else:
-        table = _rows_table(parts, types)
     head = replace(snapshot, parts=()).to_json()
     # format_version follows the parts (external parts need version 2), as for JSON.
     head["format_version"] = written_format_version(parts)
     head.pop("parts")
-    table = table.replace_schema_metadata({SNAPSHOT_KEY: _compact(head)})
+    schema = SCHEMA.with_metadata({SNAPSHOT_KEY: _compact(head)})
     out = _io.BytesIO()
-    pq.write_table(table, out, compression=_COMPRESSION, row_group_size=ROW_GROUP_PARTS)
+    with pq.ParquetWriter(out, schema, compression=_COMPRESSION) as writer:
+        for group in _row_groups(parts, types):
+            writer.write_table(group, row_group_size=ROW_GROUP_PARTS)
     return out.getvalue()
+
+
+def _row_groups(parts: Sequence[PartFile], types: Mapping[str, DataType]) -> Iterator[pa.Table]:
+    """The checkpoint rows of ``parts``, :data:`ROW_GROUP_PARTS` at a time."""
+    tail: Iterable[PartFile] = parts
+    if isinstance(parts, PartList) and isinstance(parts.stored, _CheckpointParts):
+        # Parts still in an earlier checkpoint are copied as its rows (what part_row would
+        # write for them: their statistics are kept as read), the rest encoded.
+        rows = parts.rows
+        for start in range(0, len(rows), ROW_GROUP_PARTS):
+            yield parts.stored.rows_table(rows[start : start + ROW_GROUP_PARTS])
+        tail = parts.tail
+    batch: list[PartFile] = []
+    for part in tail:
+        batch.append(part)
+        if len(batch) == ROW_GROUP_PARTS:
+            yield _rows_table(batch, types)
+            batch = []
+    if batch:
+        yield _rows_table(batch, types)
 
 
 def _rows_table(parts: Iterable[PartFile], types: Mapping[str, DataType]) -> pa.Table:
@@ -251,15 +267,21 @@ class _DeviceColumn:
         self._starts: list[int] | None = None
         self._groups: dict[int, pa.ChunkedArray] = {}
 
-    def _group_of(self, row: int) -> tuple[int, pa.ChunkedArray]:
-        """(first row, devices column) of the row group holding ``row``."""
-        file = self._file
+    def _row_starts(self) -> list[int]:
+        """The first row of each row group."""
         starts = self._starts
         if starts is None:
+            file = self._file
             counts = [file.metadata.row_group(g).num_rows for g in range(file.num_row_groups)]
             if sum(counts) != self._rows:
                 raise ValueError("the row groups do not match the parts")
-            starts = self._starts = [sum(counts[:g]) for g in range(len(counts))]
+            starts = self._starts = [0, *accumulate(counts)][:-1]
+        return starts
+
+    def _group_of(self, row: int) -> tuple[int, pa.ChunkedArray]:
+        """(first row, devices column) of the row group holding ``row``."""
+        file = self._file
+        starts = self._row_starts()
         group = bisect_right(starts, row) - 1
         column = self._groups.get(group)
         if column is None:
@@ -270,21 +292,27 @@ class _DeviceColumn:
             self._groups[group] = column
         return starts[group], column
 
-    def column(self) -> pa.ChunkedArray:
-        """The whole ``devices`` column (what copying rows into a new checkpoint needs)."""
+    def take(self, rows: Sequence[int]) -> pa.Array:
+        """The device lists of ascending ``rows`` (what copying rows into a new checkpoint
+        needs), reading their row groups only and keeping none: a checkpoint write copies
+        every row once, and keeping every group would hold all device lists at once."""
+        if not rows:
+            return pa.array([], pa.string())
         try:
-            read = self._file.read(columns=["devices"], use_threads=False)
+            starts = self._row_starts()
+            first = bisect_right(starts, rows[0]) - 1
+            last = bisect_right(starts, rows[-1]) - 1
+            read = self._file.read_row_groups(
+                list(range(first, last + 1)), columns=["devices"], use_threads=False
+            )
+            column = read.column("devices")
+            if column.type != pa.string():
+                raise ValueError("the devices column does not match the parts")
+            return column.take(pa.array([r - starts[first] for r in rows], pa.int64()))
         except _DECODE_ERRORS as e:
             raise CorruptManifestError(
                 f"checkpoint file {self._source} is corrupt or truncated: {e}"
             ) from e
-        column = read.column("devices")
-        if column.type != pa.string() or len(column) != self._rows:
-            raise CorruptManifestError(
-                f"checkpoint file {self._source} is corrupt: its devices column does not "
-                "match the parts"
-            )
-        return column
 
     def text(self, row: int) -> str:
         try:
@@ -363,7 +391,7 @@ class _CheckpointParts:
     def rows_table(self, rows: Sequence[int]) -> pa.Table:
         """The checkpoint rows at ``rows``, every column (devices included), as written."""
         taken = self._table.take(pa.array(rows, pa.int64()))
-        devices = self._devices.column().take(pa.array(rows, pa.int64()))
+        devices = self._devices.take(rows)
         columns = {name: taken.column(name) for name in _EAGER}
         columns["devices"] = devices
         return pa.table([columns[name] for name in SCHEMA.names], schema=SCHEMA)
