@@ -62,7 +62,8 @@ __all__ = [
 ]
 
 SNAPSHOT_KEY = b"tsfile_catalog.snapshot"
-# Parts per row group: the unit in which device lists are read (see _DeviceColumn).
+# Parts per row group: the unit in which device lists and FIELD statistics are read (see
+# _LazyColumn).
 ROW_GROUP_PARTS = 1024
 
 _TAG = pa.struct(
@@ -98,7 +99,11 @@ SCHEMA = pa.schema(
 _COMPRESSION = {
     name: "zstd" if name in ("devices", "fields", "extra") else "lz4" for name in SCHEMA.names
 }
-_EAGER = [name for name in SCHEMA.names if name != "devices"]
+# Read by row group when first needed, not on open: the device lists, and the FIELD
+# statistics (a quarter of a million-part checkpoint's columns in memory, read only to build
+# the parts a plan keeps).
+_LAZY = ("devices", "fields")
+_EAGER = [name for name in SCHEMA.names if name not in _LAZY]
 _EAGER_SCHEMA = pa.schema([SCHEMA.field(name) for name in _EAGER])
 _SCALARS = (
     "path",
@@ -114,7 +119,7 @@ _SCALARS = (
 # Keys of PartFile.to_json() stored as columns; any other key goes to ``extra``.
 _MODELLED = frozenset((*_SCALARS, "tags", "fields", "devices"))
 # Columns every row fills (min/max time, extra and devices may be null).
-_REQUIRED = (*(c for c in _SCALARS if c not in ("min_time", "max_time")), "fields", "has_devices")
+_REQUIRED = (*(c for c in _SCALARS if c not in ("min_time", "max_time")), "has_devices")
 _TAG_KEYS = frozenset(("min", "max", "has_null", "values"))
 
 # What decoding a damaged file can raise besides the project's own errors (MemoryError: a
@@ -220,7 +225,8 @@ def decode_parquet_snapshot(
         CorruptManifestError: not a Parquet checkpoint, or content violating the format.
     """
     try:
-        # Every column but the device lists, which _DeviceColumn reads on first use.
+        # Every column but the device lists and FIELD statistics, which _LazyColumn reads on
+        # first use.
         # One thread: decoding a few MiB is not worth a pool's hand-offs, which on a busy
         # driver cost more CPU than they save (measured: about half the read at 100k parts).
         file = pq.ParquetFile(pa.BufferReader(data))
@@ -242,7 +248,7 @@ def decode_parquet_snapshot(
     )
     types = {c.name: c.type for c in empty.schema.fields}
     try:
-        stored = _CheckpointParts(table, types, _DeviceColumn(file, source, table.num_rows), source)
+        stored = _CheckpointParts(table, types, file, source)
     except CorruptManifestError as e:
         raise CorruptManifestError(f"checkpoint file {source} is corrupt: {e}") from e
     except _DECODE_ERRORS as e:
@@ -251,17 +257,19 @@ def decode_parquet_snapshot(
     return replace(empty, parts=PartList.of(stored))
 
 
-class _DeviceColumn:
-    """The ``devices`` column of one checkpoint, read from its bytes when a plan first asks
-    for a part's device list (most plans ask for few parts, many for none), one row group at
-    a time: a time range keeps neighbouring parts, so it reads a group or two of
-    :data:`ROW_GROUP_PARTS` parts, not every part's devices (a checkpoint written as one
-    group is read whole, as before)."""
+class _LazyColumn:
+    """The string column ``name`` (``devices``, ``fields``) of one checkpoint, read from its
+    bytes when a plan first asks for a part's value (most plans ask for few parts, many for
+    none), one row group at a time: a time range keeps neighbouring parts, so it reads a
+    group or two of :data:`ROW_GROUP_PARTS` parts, not every part's value (a checkpoint
+    written as one group is read whole, as before)."""
 
-    def __init__(self, file: pq.ParquetFile, source: str, rows: int) -> None:
+    def __init__(self, file: pq.ParquetFile, name: str, what: str, source: str, rows: int) -> None:
         # The file as opened to read the other columns: parsing its footer again cost a
         # quarter of a cold plan at 10,000 parts.
         self._file = file
+        self._name = name
+        self._what = what
         self._source = source
         self._rows = rows
         self._starts: list[int] | None = None
@@ -285,17 +293,17 @@ class _DeviceColumn:
         group = bisect_right(starts, row) - 1
         column = self._groups.get(group)
         if column is None:
-            read = file.read_row_group(group, columns=["devices"], use_threads=False)
-            column = read.column("devices")
+            read = file.read_row_group(group, columns=[self._name], use_threads=False)
+            column = read.column(self._name)
             if column.type != pa.string():
-                raise ValueError("the devices column does not match the parts")
+                raise ValueError(f"the {self._name} column does not match the parts")
             self._groups[group] = column
         return starts[group], column
 
     def take(self, rows: Sequence[int]) -> pa.Array:
-        """The device lists of ascending ``rows`` (what copying rows into a new checkpoint
-        needs), reading their row groups only and keeping none: a checkpoint write copies
-        every row once, and keeping every group would hold all device lists at once."""
+        """The values of ascending ``rows`` (what copying rows into a new checkpoint needs),
+        reading their row groups only and keeping none: a checkpoint write copies every row
+        once, and keeping every group would hold the whole column at once."""
         if not rows:
             return pa.array([], pa.string())
         try:
@@ -303,11 +311,11 @@ class _DeviceColumn:
             first = bisect_right(starts, rows[0]) - 1
             last = bisect_right(starts, rows[-1]) - 1
             read = self._file.read_row_groups(
-                list(range(first, last + 1)), columns=["devices"], use_threads=False
+                list(range(first, last + 1)), columns=[self._name], use_threads=False
             )
-            column = read.column("devices")
+            column = read.column(self._name)
             if column.type != pa.string():
-                raise ValueError("the devices column does not match the parts")
+                raise ValueError(f"the {self._name} column does not match the parts")
             return column.take(pa.array([r - starts[first] for r in rows], pa.int64()))
         except _DECODE_ERRORS as e:
             raise CorruptManifestError(
@@ -324,7 +332,7 @@ class _DeviceColumn:
             ) from e
         if not isinstance(value, str):
             raise CorruptManifestError(
-                f"checkpoint file {self._source} is corrupt: part {row} lost its device list"
+                f"checkpoint file {self._source} is corrupt: part {row} lost its {self._what}"
             )
         return value
 
@@ -339,7 +347,7 @@ class _CheckpointParts:
         self,
         table: pa.Table,
         types: Mapping[str, DataType],
-        devices: _DeviceColumn,
+        file: pq.ParquetFile,
         source: str,
     ) -> None:
         if table.schema.remove_metadata() != _EAGER_SCHEMA:
@@ -351,7 +359,9 @@ class _CheckpointParts:
         # in place, by the part index and the per-row cells, instead of each copying them.
         self._table = table.combine_chunks()
         self._types = types
-        self._devices = devices
+        rows = table.num_rows
+        self._devices = _LazyColumn(file, "devices", "device list", source, rows)
+        self._fields = _LazyColumn(file, "fields", "FIELD statistics", source, rows)
         self._source = source
         self._size = table.num_rows
         self._built: dict[int, PartFile] = {}
@@ -391,9 +401,9 @@ class _CheckpointParts:
     def rows_table(self, rows: Sequence[int]) -> pa.Table:
         """The checkpoint rows at ``rows``, every column (devices included), as written."""
         taken = self._table.take(pa.array(rows, pa.int64()))
-        devices = self._devices.take(rows)
         columns = {name: taken.column(name) for name in _EAGER}
-        columns["devices"] = devices
+        columns["devices"] = self._devices.take(rows)
+        columns["fields"] = self._fields.take(rows)
         return pa.table([columns[name] for name in SCHEMA.names], schema=SCHEMA)
 
     def _cell(self, name: str) -> _Cells:
@@ -465,8 +475,10 @@ class _CheckpointParts:
             self._tags = _TagColumn(_whole(self._table.column("tags")))
         tags = self._tags.row(row)
         extra = cell("extra")[at]
+        fields = self._fields.text(row)
         if extra is not None:
-            return _part_from_json(cell, at, tags, json.loads(extra), part_devices, types)
+            obj = json.loads(extra)
+            return _part_from_json(cell, at, tags, fields, obj, part_devices, types)
         return PartFile(
             path=cell("path")[at],
             format=str(cell("format")[at]),
@@ -477,14 +489,14 @@ class _CheckpointParts:
             max_time=cell("max_time")[at],
             devices=part_devices,
             tags=dict(tags),
-            fields=FieldStatsMap(cell("fields")[at], types, source=source),
+            fields=FieldStatsMap(fields, types, source=source),
             schema_id=int(cell("schema_id")[at]),
             added_version=int(cell("added_version")[at]),
         )
 
 
 # The columns a part is built from (its TAG statistics come from the ``tags`` column).
-_BUILT_COLUMNS = [*_SCALARS, "fields", "has_devices", "extra"]
+_BUILT_COLUMNS = [*_SCALARS, "has_devices", "extra"]
 # String columns whose values repeat across parts (decoded through a dictionary).
 _REPEATING = frozenset(("format",))
 
@@ -588,6 +600,7 @@ def _part_from_json(
     cell: Callable[[str], Sequence[Any]],
     i: int,
     tags: list[tuple[str, TagStats]],
+    fields: str,
     extra: Mapping[str, Any],
     devices: DeviceList | None,
     types: Mapping[str, DataType],
@@ -595,7 +608,7 @@ def _part_from_json(
     """A part with keys beyond the columns: rebuilt as its JSON and decoded by PartFile."""
     obj: dict[str, Any] = {k: cell(k)[i] for k in _SCALARS}
     obj["tags"] = {name: stats.to_json() for name, stats in tags}
-    obj["fields"] = json.loads(cell("fields")[i])
+    obj["fields"] = json.loads(fields)
     obj["devices"] = None
     obj.update(extra)
     part = PartFile.from_json(obj, types)
