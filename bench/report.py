@@ -753,15 +753,19 @@ def render_peers_section(results: dict[str, Any]) -> str:
         f"**(b) Planning a time-range scan over {results['files']:,} data files** with "
         "min/max statistics (committed 100 files per commit; the filter keeps 5%):",
         "",
-        "| Engine | Files kept | Cold | Ratio | Warm | Ratio |",
-        "|---|---|---|---|---|---|",
+        "| Engine | Files kept | Cold CPU | Ratio | Cold wall | Ratio | Warm CPU | Ratio | "
+        "Warm wall | Ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, e in engines.items():
-        lines.append(
-            f"| {name} | {e['kept_files']:,} | {_fmt_s(e['plan_cold_s'])} | "
-            f"{e['plan_cold_s'] / ours['plan_cold_s']:.2f}x | {_fmt_s(e['plan_warm_s'])} | "
-            f"{e['plan_warm_s'] / ours['plan_warm_s']:.2f}x |"
-        )
+        cells = [f"{name}", f"{e['kept_files']:,}"]
+        for key in ("plan_cold_cpu_s", "plan_cold_s", "plan_warm_cpu_s", "plan_warm_s"):
+            # Results written before CPU times were recorded have wall clock only.
+            if key in e and key in ours:
+                cells += [_fmt_s(e[key]), f"{e[key] / ours[key]:.2f}x"]
+            else:
+                cells += ["", ""]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -22,6 +22,10 @@ the file's key-value metadata under :data:`SNAPSHOT_KEY` and decoded by ``decode
 
 This module turns bytes into a snapshot and back, nothing else: naming, reading and writing
 the files is :mod:`tsfile_catalog.table.log`'s.
+
+One job: the Parquet checkpoint codec, both ways; its column readers (:class:`_LazyColumn`,
+:class:`_Cells`, :class:`_TagColumn`) exist only for its decoder and share its layout and
+error rules, so they live with it.
 """
 
 from __future__ import annotations
