@@ -45,9 +45,6 @@ class _Store:
         self.built.add(row)
         return self._parts[row]
 
-    def parts(self, rows: Sequence[int]) -> list[PartFile]:
-        return [self.part(row) for row in rows]
-
     def rows_of(self, paths: Collection[str]) -> dict[str, int]:
         return {p.path: row for row, p in enumerate(self._parts) if p.path in paths}
 

@@ -29,10 +29,6 @@ __all__ = [
     "has_external",
 ]
 
-# Stored parts built per batch when iterating: a batch costs about what one part built alone
-# does, and a caller that stops early (a search) builds at most one batch too many.
-_BATCH = 256
-
 
 class StoredParts(Protocol):
     """Parts kept column-wise (a checkpoint), each built (once) when first asked for."""
@@ -41,11 +37,6 @@ class StoredParts(Protocol):
 
     def part(self, row: int) -> PartFile:
         """The part at ``row``; the same object every time."""
-        ...
-
-    def parts(self, rows: Sequence[int]) -> list[PartFile]:
-        """The parts at ``rows``, built together (cheaper than one by one); the same
-        objects :meth:`part` gives."""
         ...
 
     def rows_of(self, paths: Collection[str]) -> dict[str, int]:
@@ -136,9 +127,8 @@ class PartList(Sequence[PartFile]):
     def __iter__(self) -> Iterator[PartFile]:
         stored = self._stored
         if stored is not None:
-            rows = self._rows
-            for start in range(0, len(rows), _BATCH):
-                yield from stored.parts(rows[start : start + _BATCH])
+            for row in self._rows:
+                yield stored.part(row)
         yield from self._tail
 
     def __eq__(self, other: object) -> bool:

@@ -123,22 +123,15 @@ def _plan_bound(
         return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
     listed = parts if isinstance(parts, Sequence) else tuple(parts)
     evaluator = PartEvaluator(bound, schema)
-    at = candidates(window)
-    # The candidates built together (a PartList builds stored parts in batches).
-    chosen = listed.select(at) if isinstance(listed, PartList) else [listed[i] for i in at]
-    matching: list[PartFile] = []
-    keep: set[int] = set()
-    for i, part in zip(at, chosen, strict=True):
-        if evaluator.might_match(part):
-            matching.append(part)
-            keep.add(i)
+    kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
+    keep = set(kept_at)
     pruned_at = [i for i in range(len(listed)) if i not in keep]
     skipped = (
         listed.select(pruned_at)
         if isinstance(listed, PartList)
         else tuple(listed[i] for i in pruned_at)
     )
-    return ScanPlan(tuple(matching), skipped, pushdown, schema, bound)
+    return ScanPlan(tuple(listed[i] for i in kept_at), skipped, pushdown, schema, bound)
 
 
 # -- the part window: what a columnar pre-filter may prune on ----------------------------------

@@ -428,79 +428,50 @@ class _CheckpointParts:
     def part(self, row: int) -> PartFile:
         found = self._built.get(row)
         if found is None:
-            found = self._build([row], self._cell)[0]
+            try:
+                found = self._build(row)
+            except CorruptManifestError:
+                raise
+            except _DECODE_ERRORS as e:
+                raise CorruptManifestError(
+                    f"checkpoint file {self._source} is corrupt or truncated: {e}"
+                ) from e
             # A benign race: two threads may build the same part; either object serves.
             self._built[row] = found
         return found
 
-    def parts(self, rows: Sequence[int]) -> list[PartFile]:
-        built = self._built
-        missing = [row for row in rows if row not in built]
-        if len(missing) > 1:
-            # The columns of the missing rows taken at once and converted to Python values
-            # per column: building a plan's few hundred parts one cell at a time cost more
-            # than the rest of a cold plan.
-            taken = self._table.select(_BUILT_COLUMNS).take(pa.array(missing, pa.int64()))
-            values = {name: taken.column(name).to_pylist() for name in _BUILT_COLUMNS}
-            made = self._build(missing, lambda name: values[name], positional=True)
-            built.update(zip(missing, made, strict=True))
-        elif missing:
-            self.part(missing[0])
-        return [built[row] for row in rows]
-
-    def _build(
-        self,
-        rows: Sequence[int],
-        cell: Callable[[str], Sequence[Any]],
-        *,
-        positional: bool = False,
-    ) -> list[PartFile]:
-        """The parts at ``rows``; ``cell(name)[i]`` is column ``name``'s value of ``rows[i]``
-        with ``positional``, else of row ``i``."""
-        try:
-            return [
-                self._build_one(row, i if positional else row, cell) for i, row in enumerate(rows)
-            ]
-        except CorruptManifestError:
-            raise
-        except _DECODE_ERRORS as e:
-            raise CorruptManifestError(
-                f"checkpoint file {self._source} is corrupt or truncated: {e}"
-            ) from e
-
-    def _build_one(self, row: int, at: int, cell: Callable[[str], Sequence[Any]]) -> PartFile:
+    def _build(self, row: int) -> PartFile:
         types, source = self._types, self._source
+        cell = self._cell
         part_devices = (
             DeviceList(partial(self._devices.text, row), source=source, field_types=types)
-            if cell("has_devices")[at]
+            if cell("has_devices")[row]
             else None
         )
         if self._tags is None:
             self._tags = _TagColumn(_whole(self._table.column("tags")))
         tags = self._tags.row(row)
-        extra = cell("extra")[at]
+        extra = cell("extra")[row]
         fields = self._fields.text(row)
         if extra is not None:
             obj = json.loads(extra)
-            return _part_from_json(cell, at, tags, fields, obj, part_devices, types)
+            return _part_from_json(cell, row, tags, fields, obj, part_devices, types)
         return PartFile(
-            path=cell("path")[at],
-            format=str(cell("format")[at]),
-            external=bool(cell("external")[at]),
-            size_bytes=int(cell("size_bytes")[at]),
-            row_count=int(cell("row_count")[at]),
-            min_time=cell("min_time")[at],
-            max_time=cell("max_time")[at],
+            path=self.values("path")[row],
+            format=str(cell("format")[row]),
+            external=bool(cell("external")[row]),
+            size_bytes=int(cell("size_bytes")[row]),
+            row_count=int(cell("row_count")[row]),
+            min_time=cell("min_time")[row],
+            max_time=cell("max_time")[row],
             devices=part_devices,
             tags=dict(tags),
             fields=FieldStatsMap(fields, types, source=source),
-            schema_id=int(cell("schema_id")[at]),
-            added_version=int(cell("added_version")[at]),
+            schema_id=int(cell("schema_id")[row]),
+            added_version=int(cell("added_version")[row]),
         )
 
 
-# The columns a part is built from (its TAG statistics come from the ``tags`` column).
-_BUILT_COLUMNS = [*_SCALARS, "has_devices", "extra"]
 # String columns whose values repeat across parts (decoded through a dictionary).
 _REPEATING = frozenset(("format",))
 
