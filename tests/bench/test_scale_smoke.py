@@ -51,5 +51,7 @@ def test_peers_plan_the_same_files_and_time_every_append(tmp_path: Path) -> None
             assert engine[kind]["count"] == 3 and 0 < engine[kind]["median_s"]
             assert engine[kind]["median_s"] <= engine[kind]["p95_s"]
         assert engine["plan_cold_s"] > 0 and engine["plan_warm_s"] > 0
+        assert engine["plan_cold_cpu_s"] > 0 and engine["plan_warm_cpu_s"] > 0
     section = render_peers_section(results)
     assert "| delta-rs |" in section and "| pyiceberg |" in section and "x |" in section
+    assert "| Cold CPU | Ratio | Cold wall |" in section

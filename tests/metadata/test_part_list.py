@@ -4,7 +4,7 @@ of those parts: replaying commits, selecting, equality, pickling and errors."""
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -44,6 +44,9 @@ class _Store:
     def part(self, row: int) -> PartFile:
         self.built.add(row)
         return self._parts[row]
+
+    def rows_of(self, paths: Collection[str]) -> dict[str, int]:
+        return {p.path: row for row, p in enumerate(self._parts) if p.path in paths}
 
     def values(self, name: str) -> list[Any]:
         return [getattr(p, name) for p in self._parts]

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.factories import part_file
 from tsfile_catalog.exceptions import CorruptManifestError
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.parts import (
+    PLAIN_PATH,
+    PartFile,
+    check_relative_path,
+    validate_relative_path,
+)
 
 
 @pytest.mark.parametrize(
@@ -24,3 +33,34 @@ def test_part_paths_are_absolute_exactly_for_external_parts(
     obj["path"], obj["external"] = path, external_flag
     with pytest.raises(CorruptManifestError, match=message):
         PartFile.from_json(obj, {})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab.-_/:\\\n 0", max_size=8))
+def test_plain_path_shortcut_accepts_only_paths_the_full_check_accepts(path: str) -> None:
+    # validate_relative_path skips the full check for paths its pattern calls plain.
+    if re.fullmatch(PLAIN_PATH, path):
+        assert check_relative_path(path) == path
+    try:
+        shortcut = validate_relative_path(path)
+    except CorruptManifestError:
+        shortcut = None
+    try:
+        full = check_relative_path(path)
+    except CorruptManifestError:
+        full = None
+    assert shortcut == full
+
+
+@pytest.mark.parametrize("path", ["a/../b.tsfile", "a//b.tsfile", "./a.tsfile", "../a.tsfile"])
+def test_paths_near_plain_ones_still_get_the_full_check(path: str) -> None:
+    with pytest.raises(CorruptManifestError, match="part path"):
+        validate_relative_path(path)
+
+
+def test_tag_statistics_decode_when_first_read_and_name_the_file() -> None:
+    obj = part_file("a.tsfile").to_json({})
+    obj["tags"] = {"device": {"min": 1, "max": "d9"}}
+    part = PartFile.from_json(obj, {}, source="v1.json")
+    with pytest.raises(CorruptManifestError, match=r"TAG statistics in file v1\.json"):
+        part.tags["device"]

@@ -8,6 +8,7 @@ import json
 import pickle
 from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -35,6 +36,7 @@ from tsfile_catalog.metadata.parts import DeviceStats, FieldStats, PartFile, Tag
 from tsfile_catalog.metadata.scan import PartWindow, plan_scan
 from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, open_table
 from tsfile_catalog.table.checkpoint_parquet import (
+    ROW_GROUP_PARTS,
     decode_parquet_snapshot,
     encode_parquet_snapshot,
 )
@@ -186,20 +188,27 @@ def test_lazily_decoded_statistics_equal_pickle_and_plan_like_decoded_ones() -> 
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(commit_histories(first_version=11), st.integers(min_value=0, max_value=2))
+@given(
+    commit_histories(first_version=11),
+    st.integers(min_value=0, max_value=2),
+    st.sampled_from([1, 2, 3, ROW_GROUP_PARTS]),
+)
 def test_commits_over_a_checkpoint_read_unbuilt_write_the_checkpoint_of_the_built_parts(
-    history: tuple[list[PartFile], list[Commit]], chunk: int
+    history: tuple[list[PartFile], list[Commit]], chunk: int, group: int
 ) -> None:
     base, commits = history
     start = Snapshot(10, 1, STRATEGY_SCHEMA, 0, tuple(base), {"k": "v"}, STRATEGY_UUID)
     eager = replay(start, commits)
-    read = decode_parquet_snapshot(encode_parquet_snapshot(start), source="cp")
-    # Some parts already built (by a plan), some not: copying rows must not care.
-    for p in read.parts[: chunk * 3]:
-        dict(p.fields)
-    lazy = replay(read, commits)
-    assert isinstance(lazy.parts, PartList) and lazy == eager
-    data = encode_parquet_snapshot(lazy)
+    # Written and copied in row groups of ``group`` parts: the copy of the kept rows reads
+    # their groups' device lists only, across group boundaries.
+    with mock.patch("tsfile_catalog.table.checkpoint_parquet.ROW_GROUP_PARTS", group):
+        read = decode_parquet_snapshot(encode_parquet_snapshot(start), source="cp")
+        # Some parts already built (by a plan), some not: copying rows must not care.
+        for p in read.parts[: chunk * 3]:
+            dict(p.fields)
+        lazy = replay(read, commits)
+        assert isinstance(lazy.parts, PartList) and lazy == eager
+        data = encode_parquet_snapshot(lazy)
     again = decode_parquet_snapshot(data, source="cp2")
     assert again == eager
     assert encode_snapshot(again) == encode_snapshot(eager)
@@ -297,8 +306,7 @@ def test_paths_taken_without_a_check_are_ones_the_check_accepts(path: str) -> No
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from tsfile_catalog.metadata.parts import validate_relative_path
-    from tsfile_catalog.table.checkpoint_parquet import _PLAIN_PATH
+    from tsfile_catalog.metadata.parts import PLAIN_PATH, check_relative_path
 
-    if pc.match_substring_regex(pa.array([path]), _PLAIN_PATH)[0].as_py():
-        assert validate_relative_path(path) == path
+    if pc.match_substring_regex(pa.array([path]), PLAIN_PATH)[0].as_py():
+        assert check_relative_path(path) == path

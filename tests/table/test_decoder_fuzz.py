@@ -159,10 +159,12 @@ def _decoded(decode: Callable[[], T]) -> T | None:
 
 
 def _assert_lazy_stats_error(error: CorruptManifestError) -> None:
-    """A part's device list and FIELD statistics decode lazily, when first read
+    """A part's device list, TAG and FIELD statistics decode lazily, when first read
     (metadata/lazy_stats.py): damage there is this error then, naming what is damaged and
     the file it came from."""
-    assert re.match(r"a part's (device list|FIELD statistics) in .* is corrupt", str(error))
+    assert re.match(
+        r"a part's (device list|TAG statistics|FIELD statistics) in .* is corrupt", str(error)
+    )
     assert SOURCE in str(error)
 
 

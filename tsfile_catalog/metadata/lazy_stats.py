@@ -9,7 +9,9 @@ immutable sequence equal to the tuple it decodes to. The decoded tuple is memois
 race: two threads decode the same value). A list that does not decode raises
 :class:`CorruptManifestError` when first read, naming the file when the caller gave it.
 A Parquet checkpoint's FIELD statistics are a :class:`FieldStatsMap` the same way: a plan
-whose predicate names no FIELD never decodes them. A device's per-FIELD statistics are a
+whose predicate names no FIELD never decodes them; a commit file's TAG statistics are a
+:class:`TagStatsMap`: a plan builds the parts its time range keeps, and only those are
+ever asked for their TAG statistics. A device's per-FIELD statistics are a
 :class:`SeriesStatsMap`: planning reads every kept part's devices (TAGs, time range, row
 count), and only aggregates read those statistics.
 """
@@ -27,10 +29,18 @@ from tsfile_catalog.metadata.stats import (
     DeviceStats,
     FieldStats,
     SeriesStats,
+    TagStats,
     device_fields_json,
 )
 
-__all__ = ["DeviceList", "FieldStatsMap", "SeriesStatsMap", "devices_from_json", "json_object"]
+__all__ = [
+    "DeviceList",
+    "FieldStatsMap",
+    "SeriesStatsMap",
+    "TagStatsMap",
+    "devices_from_json",
+    "json_object",
+]
 
 _V = TypeVar("_V")
 
@@ -347,6 +357,21 @@ class FieldStatsMap(_LazyMap["FieldStats"]):
 
     def _decode_one(self, name: str, raw: Any) -> FieldStats:
         return FieldStats.from_json(raw, self._type_of(name))
+
+
+class TagStatsMap(_LazyMap["TagStats"]):
+    """A part's TAG statistics (name -> :class:`TagStats`), decoded on first use from the
+    parsed ``PartFile.to_json()["tags"]`` object of a commit file.
+
+    Decoding them for every part a cold load replays cost a third of building the parts
+    after the checkpoint, although a plan reads the TAG statistics of the parts it keeps.
+    """
+
+    __slots__ = ()
+    _what = "a part's TAG statistics"
+
+    def _decode_one(self, name: str, raw: Any) -> TagStats:
+        return TagStats.from_json(raw)
 
 
 class SeriesStatsMap(_LazyMap["SeriesStats"]):

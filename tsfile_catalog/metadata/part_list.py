@@ -14,12 +14,20 @@ processes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from bisect import bisect_left
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
 from tsfile_catalog.metadata.parts import PartFile
 
-__all__ = ["PartList", "StoredParts", "part_paths", "parts_not_in_format", "has_external"]
+__all__ = [
+    "PartList",
+    "StoredParts",
+    "part_paths",
+    "part_positions",
+    "parts_not_in_format",
+    "has_external",
+]
 
 
 class StoredParts(Protocol):
@@ -29,6 +37,11 @@ class StoredParts(Protocol):
 
     def part(self, row: int) -> PartFile:
         """The part at ``row``; the same object every time."""
+        ...
+
+    def rows_of(self, paths: Collection[str]) -> dict[str, int]:
+        """The row of each of ``paths`` that is stored here (absent paths are left out),
+        found without listing every path."""
         ...
 
     def values(self, name: str) -> Sequence[Any]:
@@ -140,6 +153,27 @@ def part_paths(parts: Sequence[PartFile]) -> list[str]:
         stored = parts.stored.values("path")
         return [stored[r] for r in parts.rows] + [p.path for p in parts.tail]
     return [p.path for p in parts]
+
+
+def part_positions(parts: Sequence[PartFile], paths: Collection[str]) -> dict[str, int]:
+    """The position in ``parts`` of each of ``paths`` it holds (the last, should a path occur
+    twice), read from the stored columns where it can: replaying a commit looks up the
+    paths it adds and removes, not the hundreds of thousands the table holds."""
+    if not paths:
+        return {}
+    if isinstance(parts, PartList) and parts.stored is not None:
+        rows = parts.rows
+        found = {}
+        for path, row in parts.stored.rows_of(paths).items():
+            at = row if isinstance(rows, range) and rows.start == 0 and rows.step == 1 else None
+            if at is None:
+                at = bisect_left(rows, row)
+            if at < len(rows) and rows[at] == row:
+                found[path] = at
+        head = len(rows)
+        found.update((p.path, i) for i, p in enumerate(parts.tail, head) if p.path in paths)
+        return found
+    return {p.path: i for i, p in enumerate(parts) if p.path in paths}
 
 
 def parts_not_in_format(parts: Sequence[PartFile], format: str) -> tuple[PartFile, ...]:

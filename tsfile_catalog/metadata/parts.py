@@ -8,6 +8,7 @@ they were first defined); their lazily decoded JSON forms are
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,6 +18,7 @@ from tsfile_catalog.metadata.lazy_stats import (
     DeviceList,
     FieldStatsMap,
     SeriesStatsMap,
+    TagStatsMap,
     devices_from_json,
     json_object,
 )
@@ -43,8 +45,10 @@ __all__ = [
     "FieldStats",
     "PartFile",
     "validate_relative_path",
+    "check_relative_path",
     "validate_external_url",
     "is_absolute_url",
+    "PLAIN_PATH",
     "tag_stats_from_devices",
     "kept_double_sum",
     # Re-exported from stats.py and lazy_stats.py, where they now live.
@@ -52,13 +56,30 @@ __all__ = [
     "DeviceList",
     "FieldStatsMap",
     "SeriesStatsMap",
+    "TagStatsMap",
     "device_fields_json",
     "devices_from_json",
 ]
 
 
+# A relative path of segments that neither start with a dot nor hold ':' or '\\' nor are
+# empty: one that validate_relative_path accepts as it is (normal, inside the table root).
+# Checked first (and by the Parquet checkpoint, vectorised): most paths need nothing more.
+_SEG = r"[A-Za-z0-9_=+-][A-Za-z0-9_.=+-]*"
+PLAIN_PATH = f"^{_SEG}(/{_SEG})*$"
+_PLAIN = re.compile(PLAIN_PATH)
+
+
 def validate_relative_path(path: str) -> str:
     """Reject part paths that are absolute, carry a scheme, or escape the table root."""
+    if _PLAIN.fullmatch(path):
+        return path
+    return check_relative_path(path)
+
+
+def check_relative_path(path: str) -> str:
+    """:func:`validate_relative_path` without its shortcut for plain paths (what the
+    shortcut must agree with)."""
     if not path or "://" in path or path.startswith(("/", "\\")) or ":" in path.split("/")[0]:
         raise CorruptManifestError(
             f"part path {path!r} must be relative to the table root (no scheme, no leading /)"
@@ -198,10 +219,8 @@ class PartFile:
             path=validate_external_url(path) if external else validate_relative_path(path),
             format=str(obj["format"]),
             external=external,
-            read_options={str(k): str(v) for k, v in (obj.get("read_options") or {}).items()},
-            partition_values={
-                str(k): str(v) for k, v in (obj.get("partition_values") or {}).items()
-            },
+            read_options=_strings(obj.get("read_options")),
+            partition_values=_strings(obj.get("partition_values")),
             size_bytes=int(obj["size_bytes"]),
             row_count=int(obj["row_count"]),
             min_time=obj.get("min_time"),
@@ -210,7 +229,8 @@ class PartFile:
             devices=None
             if devices is None
             else DeviceList.of_json(devices, obj.get("device_fields"), field_types, source=source),
-            tags={k: TagStats.from_json(v) for k, v in (obj.get("tags") or {}).items()},
+            # Decoded when first read: a plan reads the TAG statistics of the parts it keeps.
+            tags=TagStatsMap(json_object(obj.get("tags") or {}), {}, source=source),
             # Decoded when first read too: only a predicate on a FIELD reads them.
             fields=FieldStatsMap(json_object(obj.get("fields") or {}), field_types, source=source),
             schema_id=int(obj.get("schema_id", 0)),
@@ -218,3 +238,8 @@ class PartFile:
             source_stamp=None if obj.get("source_stamp") is None else str(obj["source_stamp"]),
             sequence=None if obj.get("sequence") is None else int(obj["sequence"]),
         )
+
+
+def _strings(obj: Mapping[str, Any] | None) -> dict[str, str]:
+    """A JSON object of strings (absent on internal parts: the common case costs nothing)."""
+    return {str(k): str(v) for k, v in obj.items()} if obj else {}

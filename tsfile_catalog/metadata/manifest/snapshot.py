@@ -23,7 +23,7 @@ from tsfile_catalog.metadata.manifest.model import (
     Snapshot,
     StreamTxn,
 )
-from tsfile_catalog.metadata.part_list import PartList, part_paths
+from tsfile_catalog.metadata.part_list import PartList, part_positions
 from tsfile_catalog.metadata.parts import PartFile
 
 __all__ = ["prepare_commit", "apply", "replay"]
@@ -109,9 +109,11 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
     corrupt, never merged.
     """
     before: Sequence[PartFile] = () if previous is None else previous.parts
-    # Positions of the parts before, by path (read from a checkpoint's columns, so no part
-    # is built), the positions removed since, and the parts added since, in order.
-    position = {path: i for i, path in enumerate(part_paths(before))}
+    commits = list(commits)
+    # Positions of the parts before that the commits name, by path (looked up in a
+    # checkpoint's columns, so no part is built and the other paths are never listed), the
+    # positions removed since, and the parts added since, in order.
+    position = part_positions(before, _named_paths(commits))
     removed: set[int] = set()
     added: dict[str, PartFile] = {}
     schema = None if previous is None else previous.schema
@@ -186,6 +188,18 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         transactions=transactions,
         complete_until=complete_until,
     )
+
+
+def _named_paths(commits: Iterable[Commit]) -> set[str]:
+    """The paths ``commits`` add or remove."""
+    named: set[str] = set()
+    for commit in commits:
+        for action in commit.actions:
+            if isinstance(action, AddPart):
+                named.add(action.part.path)
+            elif isinstance(action, RemovePart):
+                named.add(action.path)
+    return named
 
 
 def _remaining(
