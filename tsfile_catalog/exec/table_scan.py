@@ -304,6 +304,11 @@ class TableScan:
         lines.append(f"parts: {len(plan.parts)} of {total} read, {len(plan.pruned)} pruned")
         lines.extend(f"  read   {p.path} ({p.row_count} rows)" for p in plan.parts)
         lines.extend(f"  pruned {p.path} ({p.row_count} rows)" for p in plan.pruned)
+        for merge in plan.merges:
+            # Rows a later write may replace: read together and resolved by key.
+            devices = "every device" if merge.devices is None else f"{len(merge.devices)} devices"
+            paths = ", ".join(p.path for p in merge.parts)
+            lines.append(f"  merged by key ({devices}): {paths}")
         known = metadata_count(plan)  # what count() would do, without checking files
         lines.append("count(): " + ("by reading" if known is None else f"{known} from statistics"))
         return "\n".join(lines)
