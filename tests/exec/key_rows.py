@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 TAGS = ("city", "device")
-DEVICES = [("bj", "x"), ("bj", "y"), ("sh", "x"), ("sz", None)]
+DEVICES = [("bj", "x"), ("bj", "y"), ("sh", "x"), ("sz", "z")]
 
 
 def rows(seed: int) -> pa.Table:
@@ -46,7 +46,9 @@ def rows(seed: int) -> pa.Table:
     )
 
 
-def last_per_key(spark: SparkSession, writes: Sequence[pa.Table]) -> DataFrame:
+def last_per_key(
+    spark: SparkSession, writes: Sequence[pa.Table], tags: Sequence[str] = TAGS
+) -> DataFrame:
     """Spark's own "last row per key" of ``writes`` (in commit order): the union, keeping
     each row whose write is the latest holding its (TAG values, time)."""
     union = pa.concat_tables(
@@ -55,19 +57,11 @@ def last_per_key(spark: SparkSession, writes: Sequence[pa.Table]) -> DataFrame:
             for i, w in enumerate(writes)
         ]
     )
-    df = spark.createDataFrame(_tuples(union), _SCHEMA_WITH_SEQ)
-    latest = F.max("__seq").over(Window.partitionBy(*TAGS, "time"))
+    df = spark.createDataFrame(union)
+    latest = F.max("__seq").over(Window.partitionBy(*tags, "time"))
     return df.withColumn("__latest", latest).where("__seq = __latest").drop("__seq", "__latest")
 
 
 def union(spark: SparkSession, writes: Sequence[pa.Table]) -> DataFrame:
     """Every row of ``writes``: what a ``keep`` table returns."""
-    return spark.createDataFrame(_tuples(pa.concat_tables(writes)), _SCHEMA)
-
-
-def _tuples(table: pa.Table) -> list[tuple[Any, ...]]:
-    return [tuple(row.values()) for row in table.to_pylist()]
-
-
-_SCHEMA = "time BIGINT, city STRING, device STRING, v DOUBLE, i BIGINT, s STRING, w BIGINT"
-_SCHEMA_WITH_SEQ = _SCHEMA + ", __seq BIGINT"
+    return spark.createDataFrame(pa.concat_tables(writes))
