@@ -106,8 +106,14 @@ def oracle(spark: SparkSession, tables: dict[str, Any]) -> DataFrame:
 
 
 @pytest.fixture(scope="module")
-def key_catalog(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    return Catalog(spark, str(tmp_path_factory.mktemp("wh")), register_views=False)
+def catalogs(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> list[Catalog]:
+    """A catalog that reads these small tables in the driver, and one that hands every scan
+    to the Spark source (where aggregates are pre-aggregated in the scan)."""
+    warehouse = str(tmp_path_factory.mktemp("wh"))
+    return [
+        Catalog(spark, warehouse, register_views=False),
+        Catalog(spark, warehouse, register_views=False, small_scan_rows=0),
+    ]
 
 
 def _sorted(values: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -148,7 +154,7 @@ def _and(*terms: str | None) -> str | None:
 @example(where=(None, None, "v > 0"))
 def test_every_read_path_returns_the_last_row_per_key(
     spark: SparkSession,
-    key_catalog: Catalog,
+    catalogs: list[Catalog],
     tables: dict[str, Any],
     oracle: DataFrame,
     where: tuple[str | None, str | None, str | None],
@@ -163,13 +169,16 @@ def test_every_read_path_returns_the_last_row_per_key(
         reader = reader.option("where", text)
     assert _rows(reader.load(root)) == expected
     sql = f"SELECT * FROM tsfile.`{root}`" + ("" if text is None else f" WHERE {text}")
-    assert _rows(key_catalog.sql(sql)) == expected
+    for catalog in catalogs:
+        assert _rows(catalog.sql(sql)) == expected
 
 
 _AGGREGATES = "count(*), count(s), sum(i), min(v), max(v), avg(v), max(time), min(time)"
 # max_by(c, time) has one answer only where no two rows share a time: per device, after the
 # merge (across devices Spark itself keeps whichever row it meets first).
 _PER_DEVICE = ", max_by(i, time), min_by(v, time)"
+# A time bucket: not what statistics answer, so the scan pre-aggregates it instead.
+_BUCKET = "floor(time / 20) * 20"
 
 
 @settings(
@@ -181,11 +190,12 @@ _PER_DEVICE = ", max_by(i, time), min_by(v, time)"
     where=st.tuples(
         st.one_of(st.none(), st.sampled_from(_TIME)), st.one_of(st.none(), st.sampled_from(_TAG))
     ),
-    group=st.sampled_from([(), ("city",), ("device",), ("city", "device")]),
+    group=st.sampled_from([(), ("city",), ("device",), TAGS, ("city", _BUCKET), (*TAGS, _BUCKET)]),
 )
+@example(where=(None, None), group=(*TAGS, _BUCKET))
 def test_aggregates_count_each_key_once(
     spark: SparkSession,
-    key_catalog: Catalog,
+    catalogs: list[Catalog],
     tables: dict[str, Any],
     oracle: DataFrame,
     where: tuple[str | None, str | None],
@@ -194,20 +204,26 @@ def test_aggregates_count_each_key_once(
     """Statistics answers, partial aggregation and Spark's own all agree with the oracle:
     merged devices are read and merged, the others may come from statistics."""
     text = _and(*where)
-    items = ", ".join([*group, _AGGREGATES]) + (_PER_DEVICE if group == TAGS else "")
+    per_device = group[: len(TAGS)] == TAGS
+    items = ", ".join([*group, _AGGREGATES]) + (_PER_DEVICE if per_device else "")
     tail = ("" if text is None else f" WHERE {text}") + (
         f" GROUP BY {', '.join(group)}" if group else ""
     )
     oracle.createOrReplaceTempView("key_oracle")
     expected = _rows(spark.sql(f"SELECT {items} FROM key_oracle{tail}"))
-    actual = _rows(key_catalog.sql(f"SELECT {items} FROM tsfile.`{tables['last']}`{tail}"))
-    assert len(actual) == len(expected)
-    for got, want in zip(actual, expected, strict=True):
-        for a, b in zip(got, want, strict=True):
-            if isinstance(a, float) and isinstance(b, float):
-                assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9), (actual, expected)
-            else:
-                assert a == b, (actual, expected)
+    for catalog in catalogs:
+        frame = catalog.sql(f"SELECT {items} FROM tsfile.`{tables['last']}`{tail}")
+        if _BUCKET in group and catalog is catalogs[-1]:
+            # Pre-aggregated in the scan: Spark merges the partial rows of merged reads.
+            assert "__tsfc_bucket" in str(frame._jdf.queryExecution().optimizedPlan())
+        actual = _rows(frame)
+        assert len(actual) == len(expected)
+        for got, want in zip(actual, expected, strict=True):
+            for a, b in zip(got, want, strict=True):
+                if isinstance(a, float) and isinstance(b, float):
+                    assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9), (actual, expected)
+                else:
+                    assert a == b, (actual, expected)
 
 
 def test_time_travel_sees_the_rows_of_each_version(
