@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tsfile_catalog import write_table
 from tsfile_catalog.exec.key_merge import latest_rows
 from tsfile_catalog.metadata.key import KEY_DUPLICATES
 from tsfile_catalog.metadata.slices import FileSlice, MergeSlice
-from tsfile_catalog.table import open_table
+from tsfile_catalog.table import add_files, open_table
 
 KEYS = ["tag", "time"]
 
@@ -120,3 +121,18 @@ def test_a_keep_table_returns_both_rows(tmp_path: Path) -> None:
     table = open_table(url)
     assert table.plan().merges == ()
     assert _rows(table.scan().to_arrow()) == [(1, "a", 1.0), (1, "a", 2.0)]
+
+
+def test_an_external_part_replaces_and_is_replaced_by_its_commit_order(tmp_path: Path) -> None:
+    url = str(tmp_path / "t")
+    _write(url, [1, 2], ["a", "a"], [1.0, 2.0])
+    source = tmp_path / "src" / "late.parquet"
+    source.parent.mkdir()
+    pq.write_table(
+        pa.table({"time": pa.array([2], pa.int64()), "city": ["a"], "v": [-2.0]}), source
+    )
+    add_files(url, str(source), format="parquet")  # version 1: replaces a at 2
+    _write(url, [1], ["a"], [10.0])  # version 2: replaces a at 1
+    table = open_table(url)
+    assert _rows(table.scan().to_arrow()) == [(1, "a", 10.0), (2, "a", -2.0)]
+    assert _rows(table.scan(version=1).to_arrow()) == [(1, "a", 1.0), (2, "a", -2.0)]
