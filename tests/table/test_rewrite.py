@@ -4,7 +4,6 @@ history, time travel, conflicts with concurrent writers, nothing left behind on 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from tsfile_catalog.exceptions import (
     PredicateError,
     VersionNotFoundError,
 )
-from tsfile_catalog.metadata.key import KEY_DUPLICATES
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import (
     STAGING_DIR,
@@ -33,15 +31,8 @@ from tsfile_catalog.table.rewrite import read_part_rows
 SCHEMA = table_schema("weather", fields=[("temp", DataType.DOUBLE)])
 
 
-def _append(
-    root: str,
-    times: list[int],
-    cities: list[str],
-    temps: list[float | None],
-    properties: Mapping[str, str] | None = None,
-) -> None:
-    """One append of real TsFile rows, staged and committed as the batch writer does
-    (``properties``: those of the table it creates)."""
+def _append(root: str, times: list[int], cities: list[str], temps: list[float | None]) -> None:
+    """One append of real TsFile rows, staged and committed as the batch writer does."""
     rows = pa.table(
         {
             "time": pa.array(times, pa.int64()),
@@ -49,7 +40,7 @@ def _append(
             "temp": pa.array(temps, pa.float64()),
         }
     )
-    append_rows(root, rows, SCHEMA, properties=properties)
+    append_rows(root, rows, SCHEMA)
 
 
 def _append_slice(root: str, index: int, cities: tuple[str, ...] = ("a", "b")) -> None:
@@ -146,9 +137,8 @@ def test_optimize_compacts_a_streams_interleaved_micro_batches(root: str) -> Non
 def test_optimize_keeps_both_rows_of_a_repeated_device_and_time(root: str) -> None:
     # An append-only table keeps a re-sent reading next to the first one; one TsFile cannot
     # hold both, so the repeats go to a second new part, the earlier rows to the first.
-    keep = {KEY_DUPLICATES: "keep"}
     for batch in range(6):
-        _append(root, [batch, batch + 6], ["a", "b"], [float(batch), float(batch)], keep)
+        _append(root, [batch, batch + 6], ["a", "b"], [float(batch), float(batch)])
     _append(root, [2, 3], ["a", "a"], [20.0, 30.0])  # re-sends a at 2 and 3
     _append(root, [3], ["a"], [300.0])  # and a at 3 once more
     before = open_table(root)
