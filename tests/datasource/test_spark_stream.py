@@ -214,3 +214,24 @@ def test_a_stream_resumes_after_expire_snapshots_and_names_a_gap(
     open_table(url).maintenance.expire_snapshots(retain_last=1)  # keeps version 8 only
     with pytest.raises(Exception, match="offset is at version 6 .* oldest version kept is 8"):
         _run(stream(), lagging)
+
+
+def test_a_key_table_streams_each_commits_rows_as_written(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A stream is a change feed (docs/streaming.md): on a ``key.duplicates = last`` table a
+    row that a later commit replaces is emitted, and so is the replacing row, in one batch or
+    in two alike; a batch read merges."""
+    url = str(tmp_path / "t")
+    append_rows(url, _rows(0, 3), SCHEMA)
+    append_rows(url, _rows(1000, 3), SCHEMA)  # re-sends times 1000 and 2000
+    assert open_table(url).snapshot.properties["key.duplicates"] == "last"
+    written = sorted([(t, float(i)) for i, t in enumerate((0, 1000, 2000))])
+    written += [(1000 + i * 1000, float(i)) for i in range(3)]
+    one = spark.readStream.format("tsfile").load(url).select("time", "temp")
+    assert _run(one, tmp_path / "one") == [sorted(written)]
+    two = spark.readStream.format("tsfile").option("maxPartsPerTrigger", 1).load(url)
+    batches = _run(two.select("time", "temp"), tmp_path / "two")
+    assert sorted(r for b in batches for r in b) == sorted(written) and len(batches) == 2
+    merged = spark.read.format("tsfile").load(url).select("time", "temp").collect()
+    assert sorted(tuple(r) for r in merged) == [(0, 0.0), (1000, 0.0), (2000, 1.0), (3000, 2.0)]

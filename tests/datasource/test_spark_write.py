@@ -18,9 +18,11 @@ pytestmark = pytest.mark.spark
 DDL = "time bigint, city string, device string, temp double, hum int"
 
 
-def _weather(spark: SparkSession, n: int = 60, parts: int = 3) -> DataFrame:
+def _weather(spark: SparkSession, n: int = 60, parts: int = 3, start: int = 0) -> DataFrame:
+    """``n`` readings from time ``start`` on: a later append of new readings passes a later
+    ``start`` (the same times again would replace rows, the table key's rule)."""
     rows = [
-        (i // 3, ["bj", "sh"][i % 2], f"d{i % 3}", i * 0.5, None if i % 5 == 0 else i)
+        (start + i // 3, ["bj", "sh"][i % 2], f"d{i % 3}", i * 0.5, None if i % 5 == 0 else i)
         for i in range(n)
     ]
     return spark.createDataFrame(rows, DDL).repartition(parts)
@@ -118,7 +120,7 @@ def test_timestamp_time_column_uses_precision(spark: SparkSession, tmp_path: Pat
 
 def test_append_overwrite_and_time_travel(spark: SparkSession, tmp_path: Path) -> None:
     _save(_weather(spark, 30, 1), tmp_path)
-    _save(_weather(spark, 30, 2), tmp_path.__class__(tmp_path), mode="append", table="")
+    _save(_weather(spark, 30, 2, start=1000), tmp_path.__class__(tmp_path), table="")
     assert spark.read.format("tsfile").load(str(tmp_path)).count() == 60
     _save(_weather(spark, 12, 1), tmp_path, mode="overwrite")
     assert spark.read.format("tsfile").load(str(tmp_path)).count() == 12
@@ -131,14 +133,14 @@ def test_append_overwrite_and_time_travel(spark: SparkSession, tmp_path: Path) -
 def test_loaded_dataframe_is_a_snapshot(spark: SparkSession, tmp_path: Path) -> None:
     _save(_weather(spark, 30, 1), tmp_path)
     loaded = spark.read.format("tsfile").load(str(tmp_path))
-    _save(_weather(spark, 30, 1), tmp_path)
+    _save(_weather(spark, 30, 1, start=1000), tmp_path)
     assert loaded.count() == 30
     assert spark.read.format("tsfile").load(str(tmp_path)).count() == 60
 
 
 def test_schema_evolution_needs_merge_schema(spark: SparkSession, tmp_path: Path) -> None:
     _save(_weather(spark, 12, 1), tmp_path)
-    wider = _weather(spark, 12, 1).selectExpr("*", "temp * 2 AS wind")
+    wider = _weather(spark, 12, 1, start=1000).selectExpr("*", "temp * 2 AS wind")
     with pytest.raises(Exception, match="wind"):
         _save(wider, tmp_path)
     assert tsfile_catalog.open_table(str(tmp_path)).version == 0
@@ -218,7 +220,7 @@ def test_plain_directory_is_adopted_not_hidden(spark: SparkSession, tmp_path: Pa
         _save(_weather(spark, 6, 1), plain)
     table = tsfile_catalog.adopt_table(str(plain))
     assert table.version == 0 and table.history()[0].operation == "ADOPT"
-    _save(_weather(spark, 6, 1), plain, table="")
+    _save(_weather(spark, 6, 1, start=1000), plain, table="")
     assert spark.read.format("tsfile").load(str(plain)).count() == 12
 
 

@@ -43,8 +43,8 @@ PART = part_of_devices("a.tsfile", INSIDE, ACROSS_HOUR, NO_SUM, NO_FIELDS)
 
 
 def test_only_devices_inside_one_bucket_with_every_statistic_are_answered() -> None:
-    plan = plan_scan(SCHEMA, [PART], None)
-    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours)
+    plan = plan_scan(SCHEMA, [PART], None, key="keep")
+    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours, merges=())
     assert split.pairs == (("a.tsfile", ("bj", "x")),)
     assert split.rows == (("x", 0, 10, 2.5, 4),)
     (left,) = split.parts
@@ -53,18 +53,18 @@ def test_only_devices_inside_one_bucket_with_every_statistic_are_answered() -> N
 
 
 def test_a_device_crossing_the_where_is_read() -> None:
-    plan = plan_scan(SCHEMA, [PART], "time >= 500000")
-    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours)
+    plan = plan_scan(SCHEMA, [PART], "time >= 500000", key="keep")
+    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours, merges=())
     assert split.rows == ()
-    plan = plan_scan(SCHEMA, [PART], "city = 'bj' AND time < 2000000")
-    assert split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours).pairs == (
+    plan = plan_scan(SCHEMA, [PART], "city = 'bj' AND time < 2000000", key="keep")
+    assert split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours, merges=()).pairs == (
         ("a.tsfile", ("bj", "x")),
     )
 
 
 def test_a_field_predicate_answers_nothing() -> None:
-    plan = plan_scan(SCHEMA, [PART], "v > 0")
-    assert split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours).rows == ()
+    plan = plan_scan(SCHEMA, [PART], "v > 0", key="keep")
+    assert split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours, merges=()).rows == ()
 
 
 def test_first_value_later_than_the_first_row_is_null() -> None:
@@ -75,7 +75,9 @@ def test_first_value_later_than_the_first_row_is_null() -> None:
     on_time = DeviceStats(("bj", "y"), 3, 10, 30, {"v": _v(2, 3.0, first_time=10)})
     unknown = DeviceStats(("bj", "z"), 3, 10, 30, {"v": _v(2, 3.0)})
     part = part_of_devices("a.tsfile", late, on_time, unknown)
-    split = split_by_stats(SCHEMA, [part], plan_scan(SCHEMA, [part], None).pushdown, spec)
+    split = split_by_stats(
+        SCHEMA, [part], plan_scan(SCHEMA, [part], None, key="keep").pushdown, spec, merges=()
+    )
     assert split.rows == ((None, 10), (1.0, 10))
     assert [d.tags for d in split.parts[0].devices or ()] == [("bj", "z")]
 
@@ -88,15 +90,17 @@ def test_a_tag_added_later_is_null_for_older_devices() -> None:
         None,
         (PartialState("count", "device", "c"), PartialState("count_all", None, "n")),
     )
-    split = split_by_stats(SCHEMA, [part], plan_scan(SCHEMA, [part], None).pushdown, spec)
+    split = split_by_stats(
+        SCHEMA, [part], plan_scan(SCHEMA, [part], None, key="keep").pushdown, spec, merges=()
+    )
     assert split.rows == ((None, 0, 5),)
 
 
 def test_slices_of_a_narrowed_part_name_the_devices_left() -> None:
     other = part_of_devices("b.tsfile", ACROSS_HOUR)
-    plan = plan_scan(SCHEMA, [PART, other], None)
-    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours)
-    groups = plan_slices(split.parts, plan.pushdown, SCHEMA.tag_names, 1_000_000)
+    plan = plan_scan(SCHEMA, [PART, other], None, key="keep")
+    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, AVG_V, _hours, merges=())
+    groups = plan_slices(split.parts, plan.pushdown, SCHEMA.tag_names, 1_000_000, merges=())
     narrowed = narrow_slices(groups, split.parts, split.narrowed)
     assert narrowed == [
         [

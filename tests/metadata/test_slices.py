@@ -21,20 +21,20 @@ def _part(path: str, devices: list[tuple[str, int]] | None, rows: int = 0) -> Pa
 
 def test_small_parts_are_packed_up_to_the_target() -> None:
     parts = [_part(f"p{i}", [("a", 40)]) for i in range(5)]
-    groups = plan_slices(parts, ScanPushdown(), ["city"], target_rows=100)
+    groups = plan_slices(parts, ScanPushdown(), ["city"], target_rows=100, merges=())
     assert [[s.path for s in g] for g in groups] == [["p0", "p1"], ["p2", "p3"], ["p4"]]
 
 
 def test_large_part_splits_by_device_groups_covering_every_device() -> None:
     part = _part("big", [(f"d{i}", 100) for i in range(10)])
-    groups = plan_slices([part], ScanPushdown(), ["city"], target_rows=300)
+    groups = plan_slices([part], ScanPushdown(), ["city"], target_rows=300, merges=())
     assert len(groups) == 4
     covered = [d for g in groups for s in g for d in (s.devices or ())]
     assert sorted(covered) == sorted((f"d{i}",) for i in range(10))
 
 
 def test_large_part_without_device_list_splits_by_time_ranges() -> None:
-    groups = plan_slices([_part("big", None, rows=1000)], ScanPushdown(), ["city"], 250)
+    groups = plan_slices([_part("big", None, rows=1000)], ScanPushdown(), ["city"], 250, merges=())
     ranges = [(g[0].time_min, g[0].time_max) for g in groups]
     assert ranges == [(0, 24), (25, 49), (50, 74), (75, 99)]
 
@@ -42,7 +42,7 @@ def test_large_part_without_device_list_splits_by_time_ranges() -> None:
 def test_pushed_tags_skip_parts_and_shrink_estimates() -> None:
     parts = [_part("p0", [("a", 500), ("b", 500)]), _part("p1", [("c", 10)])]
     pushdown = ScanPushdown(tag_values=(("city", frozenset({"a"})),))
-    groups = plan_slices(parts, pushdown, ["city"], target_rows=600)
+    groups = plan_slices(parts, pushdown, ["city"], target_rows=600, merges=())
     assert [[s.path for s in g] for g in groups] == [["p0"]]
 
 
@@ -52,7 +52,7 @@ def test_default_partitioning_spreads_rows_over_the_cores() -> None:
     big = _part("big", [(f"c{i}", 100_000) for i in range(8)])
     target = rows_per_partition([big], ScanPushdown(), ["city"], partitions=4)
     assert target == 200_000
-    assert len(plan_slices([big], ScanPushdown(), ["city"], target)) == 4
+    assert len(plan_slices([big], ScanPushdown(), ["city"], target, merges=())) == 4
     # A TAG filter keeps two devices: two partitions' worth is one per core of two.
     pushdown = ScanPushdown(tag_values=(("city", frozenset({"c0", "c1"})),))
     assert rows_per_partition([big], pushdown, ["city"], partitions=2) == 100_000

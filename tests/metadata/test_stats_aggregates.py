@@ -60,7 +60,7 @@ PARTS = [part_of_devices("a.tsfile", BJ_X, BJ_Y), part_of_devices("b.tsfile", SH
 def _answer(
     where: str | None, aggregates: list[Aggregate], group_by: tuple[str, ...] = ()
 ) -> list[tuple[tuple[str | None, ...], tuple[object, ...]]] | None:
-    plan = plan_scan(SCHEMA, PARTS, where)
+    plan = plan_scan(SCHEMA, PARTS, where, key="keep")
     planned = plan_aggregates(plan, aggregates)
     assert planned is not None and planned.reads == ()
     return finish_aggregates(SCHEMA, planned.known, aggregates, group_by)
@@ -165,7 +165,7 @@ def test_double_sum_and_avg_from_sum_double() -> None:
     two = _device("bj", "y", 10, 19, 1, d=_doubles([4.0], 10))
     empty = _device("sh", "x", 20, 29, 2, d=SeriesStats(0))
     parts = [part_of_devices("a.tsfile", one, two), part_of_devices("b.tsfile", empty)]
-    plan = plan_scan(SCHEMA, parts, None)
+    plan = plan_scan(SCHEMA, parts, None, key="keep")
     aggregates = [Aggregate("sum", "d"), Aggregate("avg", "d"), Aggregate("count", "d")]
     planned = plan_aggregates(plan, aggregates)
     assert planned is not None and planned.reads == ()
@@ -178,7 +178,8 @@ def test_a_double_sum_without_sum_double_is_read_or_refused() -> None:
     # No sum_double (a NaN or inf, or an overflow possible): the device is read...
     unknown = _device("bj", "x", 0, 9, 2, d=SeriesStats(2, min=1.0, max=2.0))
     planned = plan_aggregates(
-        plan_scan(SCHEMA, [part_of_devices("a.tsfile", unknown)], None), [Aggregate("sum", "d")]
+        plan_scan(SCHEMA, [part_of_devices("a.tsfile", unknown)], None, key="keep"),
+        [Aggregate("sum", "d")],
     )
     assert planned is not None and planned.known == ()
     assert [(r.path, r.devices) for r in planned.reads] == [("a.tsfile", (("bj", "x"),))]
@@ -191,7 +192,7 @@ def test_time_min_max_count_from_device_ranges() -> None:
     aggregates = [Aggregate("min", "time"), Aggregate("max", "time"), Aggregate("count", "time")]
     # No FIELD statistics needed: a device recorded without them is not read.
     old = DeviceStats(("sz", "z"), 4, 40, 47)
-    plan = plan_scan(SCHEMA, [*PARTS, part_of_devices("c.tsfile", old)], None)
+    plan = plan_scan(SCHEMA, [*PARTS, part_of_devices("c.tsfile", old)], None, key="keep")
     planned = plan_aggregates(plan, aggregates)
     assert planned is not None and planned.reads == ()
     rows = finish_aggregates(SCHEMA, planned.known, aggregates, ("city",))
@@ -201,7 +202,7 @@ def test_time_min_max_count_from_device_ranges() -> None:
         (("sz",), (40, 47, 4)),
     ]
     # A bound cutting bj/x (0..9): it is read; nothing matches -> NULL, NULL, 0.
-    cut = plan_aggregates(plan_scan(SCHEMA, PARTS, "time >= 5"), aggregates)
+    cut = plan_aggregates(plan_scan(SCHEMA, PARTS, "time >= 5", key="keep"), aggregates)
     assert cut is not None and [r.devices for r in cut.reads] == [(("bj", "x"),)]
     assert _answer("time > 100", aggregates) == [((), (None, None, 0))]
 
@@ -209,23 +210,25 @@ def test_time_min_max_count_from_device_ranges() -> None:
 def test_straddling_and_unknown_devices_are_read() -> None:
     old = DeviceStats(("bj", "z"), 1, 0, 0)  # recorded before FIELD statistics existed
     parts = [*PARTS, part_of_devices("c.tsfile", old)]
-    plan = plan_scan(SCHEMA, parts, "time >= 5")
+    plan = plan_scan(SCHEMA, parts, "time >= 5", key="keep")
     planned = plan_aggregates(plan, [Aggregate("sum", "v")])
     assert planned is not None
     # bj/x (0..9) straddles; bj/y and sh/x are inside; bj/z is outside the range.
     assert [d.tags for d in planned.known] == [("bj", "y"), ("sh", "x")]
     assert [(r.path, r.devices) for r in planned.reads] == [("a.tsfile", (("bj", "x"),))]
-    unknown = plan_aggregates(plan_scan(SCHEMA, parts, None), [Aggregate("sum", "v")])
+    unknown = plan_aggregates(plan_scan(SCHEMA, parts, None, key="keep"), [Aggregate("sum", "v")])
     assert unknown is not None
     assert [(r.path, r.devices) for r in unknown.reads] == [("c.tsfile", (("bj", "z"),))]
     # count(*) needs no FIELD statistics
-    counted = plan_aggregates(plan_scan(SCHEMA, parts, None), [Aggregate("count")])
+    counted = plan_aggregates(plan_scan(SCHEMA, parts, None, key="keep"), [Aggregate("count")])
     assert counted is not None and counted.reads == ()
 
 
 def test_parts_without_device_lists_are_read_whole() -> None:
     many = part_file("m.tsfile", row_count=5, min_time=0, max_time=9, devices=None)
-    planned = plan_aggregates(plan_scan(SCHEMA, [many], "time < 100"), [Aggregate("count")])
+    planned = plan_aggregates(
+        plan_scan(SCHEMA, [many], "time < 100", key="keep"), [Aggregate("count")]
+    )
     assert planned is not None
     assert [(r.path, r.devices, r.time_max) for r in planned.reads] == [("m.tsfile", None, 99)]
 
@@ -254,7 +257,7 @@ def test_supported_aggregates(aggregate: Aggregate, supported: bool) -> None:
 
 
 def test_residual_predicates_are_not_planned() -> None:
-    plan = plan_scan(SCHEMA, PARTS, "v > 1")
+    plan = plan_scan(SCHEMA, PARTS, "v > 1", key="keep")
     assert plan_aggregates(plan, [Aggregate("count")]) is None
 
 

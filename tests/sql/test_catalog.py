@@ -119,16 +119,16 @@ PARTS = [
     ],
 )
 def test_metadata_count_rules(where: str | None, expected: int | None) -> None:
-    assert metadata_count(plan_scan(_SCHEMA, PARTS, where)) == expected
+    assert metadata_count(plan_scan(_SCHEMA, PARTS, where, key="keep")) == expected
 
 
 def test_metadata_count_per_device() -> None:
     parts = PARTS[:2]
-    assert metadata_count(plan_scan(_SCHEMA, parts, "city = 'bj'")) == 20
-    assert metadata_count(plan_scan(_SCHEMA, parts, "city IN ('sh', 'xx')")) == 5
-    assert metadata_count(plan_scan(_SCHEMA, parts, "time >= 10")) == 10
+    assert metadata_count(plan_scan(_SCHEMA, parts, "city = 'bj'", key="keep")) == 20
+    assert metadata_count(plan_scan(_SCHEMA, parts, "city IN ('sh', 'xx')", key="keep")) == 5
+    assert metadata_count(plan_scan(_SCHEMA, parts, "time >= 10", key="keep")) == 10
     # a device straddling the range cannot be counted from stats
-    assert metadata_count(plan_scan(_SCHEMA, parts, "time >= 5")) is None
+    assert metadata_count(plan_scan(_SCHEMA, parts, "time >= 5", key="keep")) is None
 
 
 def test_registry_round_trip_and_exclusive_create(tmp_path: Path) -> None:

@@ -3,9 +3,11 @@
 The differential property test draws aggregate queries (count/sum/avg/min/max/max_by/min_by,
 sum/avg of FLOAT and DOUBLE, min/max/count of ``time``, GROUP BY TAG columns, time bounds, TAG
 predicates) over small multi-part tables with NULLs, NaN (one table has none, so its float
-sums must be answered), several devices, a device repeated across parts and INT64 values near
-the limits, and requires ``Catalog.sql`` (statistics plus the straddling rows) to return the
-rows and schema Spark computes over a plain load of the same files without pushdown.
+sums must be answered), several devices, a device repeated across parts, INT64 values near
+the limits and a ``key.duplicates = last`` table whose later writes replace rows (its oracle
+is Spark's own "last row per key" of the rows written), and requires ``Catalog.sql``
+(statistics plus the straddling rows) to return the rows and schema Spark computes over a
+plain load of the same files without pushdown.
 
 Every value must be identical except sums and averages of FLOAT/DOUBLE, compared with a
 relative tolerance of 1e-9: Spark's own double sum depends on the order it adds rows in
@@ -33,9 +35,11 @@ from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
 
 import tsfile_catalog.formats.tsfile as tsfile_format
+from tests.exec.key_rows import last_per_key
 from tests.factories import weather_schema
 from tests.table.helpers import append_rows
 from tsfile_catalog import Catalog
+from tsfile_catalog.metadata.key import KEY_DUPLICATES
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import open_table
 
@@ -105,30 +109,50 @@ def _part(rng: random.Random, start: int, big: bool, nan: bool) -> pa.Table:
     )
 
 
+# The table of ``key.duplicates = last`` whose later parts replace rows of earlier ones.
+LAST = "last"
+
+
 @pytest.fixture(scope="module")
-def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """Three tables of four parts each; parts overlap in time, so a device may have the same
-    time in two parts (a max_by tie); ``big`` holds INT values near the limits; ``other``
-    has no NaN (a NaN makes Spark evaluate a float sum)."""
+def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, list[pa.Table]]]:
+    """Three ``keep`` tables of four parts each; parts overlap in time, so a device may have
+    the same time in two parts (a max_by tie); ``big`` holds INT values near the limits;
+    ``other`` has no NaN (a NaN makes Spark evaluate a float sum). And a ``last`` table
+    (the default of a new table) whose fifth part re-sends times of the first ones: its
+    overlapping devices are read and merged, the others answered from statistics."""
     out = {}
-    for name, seed, big in (("small", 1, False), ("other", 2, False), ("big", 3, True)):
+    tables = (("small", 1, False), ("other", 2, False), ("big", 3, True), (LAST, 4, False))
+    for name, seed, big in tables:
         root = tmp_path_factory.mktemp(name)
         rng = random.Random(seed)
-        for start in (0, 30, 60, 65):
-            append_rows(str(root), _part(rng, start, big, nan=name != "other"), SCHEMA)
-        out[name] = str(root)
+        properties = None if name == LAST else {KEY_DUPLICATES: "keep"}
+        writes = []
+        for start in (0, 30, 60, 65, *((10,) if name == LAST else ())):
+            writes.append(_part(rng, start, big, nan=name != "other"))
+            append_rows(str(root), writes[-1], SCHEMA, properties=properties)
+        out[name] = (str(root), writes)
     return out
 
 
 @pytest.fixture(scope="module")
-def oracle(spark: SparkSession, tables: dict[str, str]) -> Iterator[dict[str, str]]:
-    """Spark's own view of each table: a plain load without pushdown."""
+def tables(written: dict[str, tuple[str, list[pa.Table]]]) -> dict[str, str]:
+    return {name: root for name, (root, _) in written.items()}
+
+
+@pytest.fixture(scope="module")
+def oracle(
+    spark: SparkSession, written: dict[str, tuple[str, list[pa.Table]]]
+) -> Iterator[dict[str, str]]:
+    """Spark's own view of each table: a plain load without pushdown; for the ``last``
+    table, Spark's "last row per key" over the rows written, in commit order."""
     views = {}
-    for name, root in tables.items():
+    for name, (root, writes) in written.items():
         view = f"oracle_{name}"
-        spark.read.format("tsfile").option("pushdown", "false").load(root).createOrReplaceTempView(
-            view
-        )
+        if name == LAST:
+            frame = last_per_key(spark, writes)
+        else:
+            frame = spark.read.format("tsfile").option("pushdown", "false").load(root)
+        frame.createOrReplaceTempView(view)
         views[name] = view
     yield views
     for view in views.values():
@@ -212,7 +236,7 @@ _AGGREGATES = [
 
 _query = st.fixed_dictionaries(
     {
-        "table": st.sampled_from(["small", "other", "big"]),
+        "table": st.sampled_from(["small", "other", "big", LAST]),
         "aggregates": st.lists(st.sampled_from(_AGGREGATES), min_size=1, max_size=3, unique=True),
         "group": st.sampled_from([(), ("city",), ("device",), ("city", "device")]),
         "show_group": st.booleans(),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +69,11 @@ def append_rows(
     *,
     overwrite: bool = False,
     storage_options: dict[str, Any] | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> int:
     """One append (or overwrite) of real TsFile rows, staged, moved and committed as the
     batch writer does (a writer-named part, so OPTIMIZE may compact it); the committed
-    version."""
+    version. ``properties`` are those of a table the append creates."""
     io = FileIO(root, storage_options)
     staging = join_url(root, STAGING_DIR, "0123456789ab", "00000-0")
     with tempfile.TemporaryDirectory() as local:
@@ -81,7 +83,12 @@ def append_rows(
     io.remove_empty_dir(join_url(root, STAGING_DIR, "0123456789ab"))
     io.remove_empty_dir(join_url(root, STAGING_DIR))
     return append_parts(
-        root, [staged.part], schema, overwrite=overwrite, storage_options=storage_options
+        root,
+        [staged.part],
+        schema,
+        overwrite=overwrite,
+        storage_options=storage_options,
+        properties=properties,
     )
 
 

@@ -119,7 +119,9 @@ def test_damaged_checkpoints_decode_or_fail_naming_the_file(
         # then every part built.
         for where in ("city = 'paris' AND time >= 3", "city IN ('oslo', 'x') OR time = 7"):
             index = PartIndex(snapshot.parts)
-            plan_scan(snapshot.schema, snapshot.parts, where, candidates=index.candidates)
+            plan_scan(
+                snapshot.schema, snapshot.parts, where, candidates=index.candidates, key="keep"
+            )
         _materialised(snapshot)
     except CorruptManifestError as e:
         assert "damaged.parquet" in str(e)
@@ -181,8 +183,8 @@ def test_lazily_decoded_statistics_equal_pickle_and_plan_like_decoded_ones() -> 
     assert type(shipped[0].fields) is dict
     for where in ("city = 'c1' AND time >= 300", "city = 'c2' AND time < 250", "temp < 3"):
         fresh = decode_parquet_snapshot(encode_parquet_snapshot(snapshot), source="cp")
-        expected = plan_scan(snapshot.schema, snapshot.parts, where)
-        got = plan_scan(fresh.schema, fresh.parts, where)
+        expected = plan_scan(snapshot.schema, snapshot.parts, where, key="keep")
+        got = plan_scan(fresh.schema, fresh.parts, where, key="keep")
         assert [p.path for p in got.parts] == [p.path for p in expected.parts], where
         assert 0 < len(got.parts) < len(parts), where
 

@@ -71,7 +71,9 @@ def _rows(url: str, **kwargs: Any) -> list[tuple[Any, ...]]:
         table.location, table.schema, tuple(table.parts()), table.version, io=FileIO(url)
     )
     pushdown = ScanPushdown()
-    slices = [s for g in plan_slices(table.parts(), pushdown, SCHEMA.tag_names, 100) for s in g]
+    slices = [
+        s for g in plan_slices(table.parts(), pushdown, SCHEMA.tag_names, 100, merges=()) for s in g
+    ]
     out = []
     for batch in read_slices(scan, slices, pushdown, table.schema.names):
         out.extend(tuple(r.values()) for r in batch.to_pylist())
@@ -278,7 +280,9 @@ def test_external_parts_on_s3(s3_table: tuple[str, dict[str, Any]]) -> None:
     scan = ResolvedScan(
         table.location, table.schema, tuple(table.parts()), table.version, io=FileIO(url, options)
     )
-    slices = [s for g in plan_slices(table.parts(), ScanPushdown(), ("city",), 100) for s in g]
+    slices = [
+        s for g in plan_slices(table.parts(), ScanPushdown(), ("city",), 100, merges=()) for s in g
+    ]
     rows = [
         r
         for b in read_slices(scan, slices, ScanPushdown(), ["time", "city"])

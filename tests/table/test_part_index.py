@@ -62,8 +62,10 @@ def _parts(draw: st.DrawFn) -> list[PartFile]:
 def test_the_prefilter_plans_exactly_what_the_visitor_plans(
     parts: list[PartFile], expr: Expr
 ) -> None:
-    oracle = plan_bound(PRUNING_SCHEMA, parts, expr)
-    indexed = plan_bound(PRUNING_SCHEMA, parts, expr, candidates=PartIndex(parts).candidates)
+    oracle = plan_bound(PRUNING_SCHEMA, parts, expr, key="keep")
+    indexed = plan_bound(
+        PRUNING_SCHEMA, parts, expr, candidates=PartIndex(parts).candidates, key="keep"
+    )
     assert _paths(indexed) == _paths(oracle)
     assert indexed == oracle
     # The window is a necessary condition: every part passing the visitor is a candidate.
@@ -84,8 +86,10 @@ def test_the_prefilter_over_a_checkpoints_columns_plans_what_the_visitor_plans(
     # A checkpoint's parts, some still stored, some built, some added after it.
     stored = read.select(range(max(len(parts) - built, 0)))
     listed = PartList(stored.stored, stored.rows, tuple(parts[len(stored) :]))
-    oracle = plan_bound(PRUNING_SCHEMA, parts, expr)
-    indexed = plan_bound(PRUNING_SCHEMA, listed, expr, candidates=PartIndex(listed).candidates)
+    oracle = plan_bound(PRUNING_SCHEMA, parts, expr, key="keep")
+    indexed = plan_bound(
+        PRUNING_SCHEMA, listed, expr, candidates=PartIndex(listed).candidates, key="keep"
+    )
     assert _paths(indexed) == _paths(oracle)
     candidates = set(PartIndex(listed).candidates(part_window(expr, PRUNING_SCHEMA.tag_names)))
     assert candidates == set(
@@ -213,7 +217,7 @@ def test_a_table_plans_the_same_cold_warm_and_by_the_visitor(
         warm = open_table(url).plan(where)
         table = open_table(url, use_cache=False)
         bound = bind(parse_predicate(where), table.schema)
-        oracle = plan_bound(table.schema, table.parts(), bound)
+        oracle = plan_bound(table.schema, table.parts(), bound, key="keep")
         assert _paths(cold) == _paths(oracle)
         assert _paths(warm) == _paths(oracle)
         assert _paths(table.plan(where)) == _paths(oracle)

@@ -124,7 +124,7 @@ def test_answered_rows_equal_the_read_path(
     spec = PartialSpec(keys, bucket, tuple(states))
     plan = table.plan(where)
     of = buckets_of(bucket, "ms") if bucket is not None else None
-    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, spec, of)
+    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, spec, of, merges=())
 
     for row, (path, tags) in zip(split.rows, split.pairs, strict=True):
         rows = rows_of[path]
@@ -160,7 +160,7 @@ def test_a_field_predicate_answers_nothing(written: tuple[Table, dict[str, pa.Ta
     table, _ = written
     spec = PartialSpec((), None, (PartialState("count_all", None, "n"),))
     plan = table.plan("i > 0")
-    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, spec)
+    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, spec, merges=())
     assert split.rows == () and split.parts == plan.parts
 
 
@@ -169,6 +169,6 @@ def test_whole_devices_without_a_bucket_are_all_answered(
 ) -> None:
     table, rows_of = written
     spec = PartialSpec(("city",), None, (PartialState("count_all", None, "n"),))
-    split = split_by_stats(SCHEMA, table.parts(), table.plan(None).pushdown, spec)
+    split = split_by_stats(SCHEMA, table.parts(), table.plan(None).pushdown, spec, merges=())
     assert split.parts == ()
     assert sum(r[1] for r in split.rows) == sum(t.num_rows for t in rows_of.values())  # type: ignore[misc]

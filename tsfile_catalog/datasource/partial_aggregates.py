@@ -102,17 +102,19 @@ class TsFilePartialReader(TsFileScanReader):
 
     def partitions(self) -> list[InputPartition]:
         scan, options = self._scan, self._options
-        pushdown, parts = prune_scan(scan, self._predicate(None), options)
+        plan = prune_scan(scan, self._predicate(None), options)
         bucket, unit = self._spec.bucket, options.precision
         # The very function the read path buckets rows with (session zone and DST included).
         of = buckets_of(bucket, unit) if bucket is not None else None
-        split = split_by_stats(scan.schema, parts, pushdown, self._spec, of)
+        split = split_by_stats(
+            scan.schema, plan.parts, plan.pushdown, self._spec, of, merges=plan.merges
+        )
         # Parts answered wholly from statistics open no file: check them here (the rest are
         # checked when read).
         still_read = {p.path for p in split.parts}
         answered = split.narrowed - still_read
-        check_sources(scan.io, (p for p in parts if p.path in answered))
-        groups = partition_slices(scan, pushdown, split.parts, options)
+        check_sources(scan.io, (p for p in plan.parts if p.path in answered))
+        groups = partition_slices(scan, plan, options, split.parts)
         groups = narrow_slices(groups, split.parts, split.narrowed)
         out: list[InputPartition] = [TsFilePartition(i, g) for i, g in enumerate(groups)]
         rows = list(split.rows)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -43,9 +44,9 @@ from tsfile_catalog.formats.base import coalesce_tables
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.scan import plan_bound
+from tsfile_catalog.metadata.scan import ScanPlan, plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
-from tsfile_catalog.metadata.slices import FileSlice, plan_slices, rows_per_partition
+from tsfile_catalog.metadata.slices import ReadSlice, plan_slices, rows_per_partition
 
 __all__ = [
     "TsFilePartition",
@@ -62,45 +63,49 @@ _OUTPUT_ROWS = 65_536
 class TsFilePartition(InputPartition):
     """The queries one Spark task runs; small and picklable."""
 
-    def __init__(self, index: int, slices: Sequence[FileSlice]) -> None:
+    def __init__(self, index: int, slices: Sequence[ReadSlice]) -> None:
         super().__init__(index)
         self.slices = tuple(slices)
 
 
 def plan_scan_slices(
     scan: ResolvedScan, predicate: Expr | None, options: ReadOptions
-) -> tuple[ScanPushdown, list[list[FileSlice]]]:
+) -> tuple[ScanPushdown, list[list[ReadSlice]]]:
     """Prune the scan's parts by ``predicate`` (the same ``plan_scan`` as ``Table.plan``) and
     group the survivors into partitions."""
-    pushdown, parts = prune_scan(scan, predicate, options)
-    return pushdown, partition_slices(scan, pushdown, parts, options)
+    pruned = prune_scan(scan, predicate, options)
+    return pruned.pushdown, partition_slices(scan, pruned, options)
 
 
-def prune_scan(
-    scan: ResolvedScan, predicate: Expr | None, options: ReadOptions
-) -> tuple[ScanPushdown, Sequence[PartFile]]:
-    """The pushdown of ``predicate`` and the parts it keeps (all of them without pushdown)."""
+def prune_scan(scan: ResolvedScan, predicate: Expr | None, options: ReadOptions) -> ScanPlan:
+    """The plan of ``predicate``: its pushdown, the parts it keeps and the slices to merge
+    by key (without pushdown: every part, merged where writes may share a key, with the
+    whole predicate left for the rows)."""
     scan.check_plannable()
     if not options.pushdown:
-        return ScanPushdown(residual=predicate), scan.parts
-    plan = plan_bound(scan.schema, scan.parts, predicate, candidates=scan.candidates)
+        plan = plan_bound(scan.schema, scan.parts, None, key=scan.key)
+        return replace(plan, pushdown=ScanPushdown(residual=predicate), filter=predicate)
+    plan = plan_bound(scan.schema, scan.parts, predicate, key=scan.key, candidates=scan.candidates)
     check_skipped_sources(scan.io, scan.parts, plan.parts)
-    return plan.pushdown, plan.parts
+    return plan
 
 
 def partition_slices(
     scan: ResolvedScan,
-    pushdown: ScanPushdown,
-    parts: Sequence[PartFile],
+    plan: ScanPlan,
     options: ReadOptions,
-) -> list[list[FileSlice]]:
-    """``parts`` grouped into partitions of the ``rowsPerPartition`` option's size, else
-    spread over the ``partitions`` option's (or this process's) cores."""
+    parts: Sequence[PartFile] | None = None,
+) -> list[list[ReadSlice]]:
+    """``plan``'s parts (or ``parts``, a narrowing of them) and merges grouped into
+    partitions of the ``rowsPerPartition`` option's size, else spread over the
+    ``partitions`` option's (or this process's) cores."""
+    pushdown, tags = plan.pushdown, scan.schema.tag_names
+    parts = plan.parts if parts is None else parts
     target = options.rows_per_partition
     if target is None:
         partitions = options.partitions or default_partitions()
-        target = rows_per_partition(parts, pushdown, scan.schema.tag_names, partitions)
-    return plan_slices(parts, pushdown, scan.schema.tag_names, target)
+        target = rows_per_partition(parts, pushdown, tags, partitions)
+    return plan_slices(parts, pushdown, tags, target, merges=plan.merges)
 
 
 def default_partitions() -> int:

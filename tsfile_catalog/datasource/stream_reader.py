@@ -3,9 +3,12 @@
 Offsets are positions in the table's log (:class:`~tsfile_catalog.metadata.changes.
 StreamOffset`): a micro-batch reads the parts the commits in (start, end] added, in commit
 order, each once across restarts from the checkpoint (the table layer decides which,
-:mod:`tsfile_catalog.table.changes`). Reading a batch's parts is the batch reader's job on a
-scan of just those parts, so ``where``, ``columns`` and ``timestampAs`` mean the same as in
-``spark.read``; streaming readers get no filter pushdown from Spark (measured on 4.3).
+:mod:`tsfile_catalog.table.changes`). A stream is a change feed: it emits each commit's rows
+as written, also on a ``key.duplicates = last`` table, where a row a later commit replaces was
+emitted before the commit replacing it (docs/streaming.md). Reading a batch's parts is the
+batch reader's job on a scan of just those parts, so ``where``, ``columns`` and
+``timestampAs`` mean the same as in ``spark.read``; streaming readers get no filter pushdown
+from Spark (measured on 4.3).
 
 Spark calls ``initialOffset``/``latestOffset``/``partitions`` in one long-lived planner
 process per query, but ``read()`` on executors, on a reader rebuilt from the data source: a
@@ -50,7 +53,7 @@ from tsfile_catalog.metadata.changes import (
 )
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.schema import TIME_COLUMN
-from tsfile_catalog.metadata.slices import FileSlice
+from tsfile_catalog.metadata.slices import ReadSlice
 from tsfile_catalog.table.changes import (
     current_table,
     current_version,
@@ -68,7 +71,7 @@ class TsFileStreamPartition(InputPartition):
         self,
         index: int,
         scan: ResolvedScan | None,
-        slices: Sequence[FileSlice] = (),
+        slices: Sequence[ReadSlice] = (),
         marker: int | None = None,
     ) -> None:
         super().__init__(index)
@@ -168,8 +171,15 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         out: list[InputPartition] = []
         if parts:
             # The batch's parts at its last version, planned afresh (no table pre-filter).
+            # Each commit's rows as written, never merged by key: a change feed (a row a
+            # later commit replaces was emitted by then, whatever the batch boundaries).
             scan = replace(
-                self._scan, parts=tuple(parts), version=last, read_only=False, candidates=None
+                self._scan,
+                parts=tuple(parts),
+                version=last,
+                read_only=False,
+                candidates=None,
+                key="keep",
             )
             for planned in self._batch_reader(scan).partitions():
                 assert isinstance(planned, TsFilePartition)

@@ -17,6 +17,7 @@ from tsfile_catalog.exec.stamps import check_skipped_sources
 from tsfile_catalog.formats.tsfile import TSFILE
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
+from tsfile_catalog.metadata.key import KeyMode, key_mode
 from tsfile_catalog.metadata.manifest import Snapshot
 from tsfile_catalog.metadata.part_list import parts_not_in_format
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url
@@ -69,6 +70,10 @@ class ResolvedScan:
     io: FileIO = field(kw_only=True, compare=False, repr=False)
     unit: TimeUnit = field(default="ms", kw_only=True)
     timestamp_as: TimestampAs = field(default="long", kw_only=True)
+    # The table's key.duplicates: "last" plans merges by key. Plain files are no writes of a
+    # table (no sequence orders them): every row stays. A stream reads each commit's rows as
+    # written ("keep", see docs/streaming.md).
+    key: KeyMode = field(default="keep", kw_only=True)
 
     @classmethod
     def of_table(
@@ -85,6 +90,7 @@ class ResolvedScan:
             io=table.io,
             unit=unit,
             timestamp_as=timestamp_as,
+            key=key_mode(snapshot.properties),
         )
 
     def for_reading(self) -> ResolvedScan:
@@ -113,7 +119,9 @@ class ResolvedScan:
         and ``timestamp_as``: a plain path's parts carry the statistics its footers hold."""
         self.check_plannable()
         context = BindContext(unit=self.unit, timestamp_as=self.timestamp_as, time_zone=time_zone)
-        plan = plan_scan(self.schema, self.parts, where, context, candidates=self.candidates)
+        plan = plan_scan(
+            self.schema, self.parts, where, context, key=self.key, candidates=self.candidates
+        )
         # An external part pruned by statistics its file no longer matches would silently
         # drop the rows a rewrite added: refused as a read of it would be.
         check_skipped_sources(self.io, self.parts, plan.parts)

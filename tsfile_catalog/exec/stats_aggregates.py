@@ -22,7 +22,7 @@ from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.metadata.expressions import INT64_MAX, ScanPushdown
 from tsfile_catalog.metadata.parts import DeviceStats, SeriesStats, kept_double_sum
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
-from tsfile_catalog.metadata.slices import FileSlice
+from tsfile_catalog.metadata.slices import ReadSlice
 
 __all__ = ["read_device_stats", "device_stats_of"]
 
@@ -33,13 +33,14 @@ _KEY = "__device"  # the group key of a table without TAG columns (one device)
 
 def read_device_stats(
     scan: ResolvedScan,
-    slices: Iterable[FileSlice],
+    slices: Iterable[ReadSlice],
     pushdown: ScanPushdown,
     columns: Sequence[str],
 ) -> list[DeviceStats]:
-    """Per slice (one part each), the statistics of ``columns`` (FIELDs) of every device
-    with a row in it. Kept per part: a device's equal times in two parts are two rows to
-    Spark, which a max_by must see as a tie."""
+    """Per slice (one part each, or one merge by key), the statistics of ``columns``
+    (FIELDs) of every device with a row in it. Kept per part: a device's equal times in two
+    parts are two rows to Spark, which a max_by must see as a tie (parts of two writes of a
+    ``last`` table never are: a merge reads them as one)."""
     wanted = [TIME_COLUMN, *scan.schema.tag_names, *columns]
     out: list[DeviceStats] = []
     for piece in slices:

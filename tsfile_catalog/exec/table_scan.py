@@ -36,9 +36,10 @@ from tsfile_catalog.metadata.expressions import (
     needs_time_zone,
 )
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
+from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.scan import ScanPlan, plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
-from tsfile_catalog.metadata.slices import FileSlice, plan_slices
+from tsfile_catalog.metadata.slices import ReadSlice, plan_slices
 from tsfile_catalog.metadata.stats_aggregates import metadata_count
 
 if TYPE_CHECKING:
@@ -156,7 +157,13 @@ class TableScan:
                 "as Spark uses its session time zone"
             )
         # table.parts() lists the snapshot's parts in order, as the index does.
-        self._plan = plan_bound(schema, table.snapshot.parts, bound, candidates=table.candidates)
+        self._plan = plan_bound(
+            schema,
+            table.snapshot.parts,
+            bound,
+            key=key_mode(table.snapshot.properties),
+            candidates=table.candidates,
+        )
         check_skipped_sources(table.io, table.snapshot.parts, self._plan.parts)
         if rows_per_task is None:
             share = -(-sum(p.row_count for p in self._plan.parts) // self._workers)
@@ -183,10 +190,17 @@ class TableScan:
         return self._plan
 
     @property
-    def tasks(self) -> list[list[FileSlice]]:
-        """The read tasks (each a list of part slices), as the Spark source would partition."""
+    def tasks(self) -> list[list[ReadSlice]]:
+        """The read tasks (each a list of part slices, or of slices merged by key), as the
+        Spark source would partition."""
         plan = self._plan
-        return plan_slices(plan.parts, plan.pushdown, plan.schema.tag_names, self._rows_per_task)
+        return plan_slices(
+            plan.parts,
+            plan.pushdown,
+            plan.schema.tag_names,
+            self._rows_per_task,
+            merges=plan.merges,
+        )
 
     @property
     def arrow_schema(self) -> pa.Schema:
@@ -219,7 +233,7 @@ class TableScan:
         """The raw-domain tables of each task, in task order."""
         resolved, pushdown = self._resolved(), self._plan.pushdown
 
-        def run(task: list[FileSlice]) -> list[pa.Table]:
+        def run(task: list[ReadSlice]) -> list[pa.Table]:
             return list(read_slices(resolved, task, pushdown, columns))
 
         return _ordered_map(run, self.tasks, self._workers)
@@ -290,6 +304,11 @@ class TableScan:
         lines.append(f"parts: {len(plan.parts)} of {total} read, {len(plan.pruned)} pruned")
         lines.extend(f"  read   {p.path} ({p.row_count} rows)" for p in plan.parts)
         lines.extend(f"  pruned {p.path} ({p.row_count} rows)" for p in plan.pruned)
+        for merge in plan.merges:
+            # Rows a later write may replace: read together and resolved by key.
+            devices = "every device" if merge.devices is None else f"{len(merge.devices)} devices"
+            paths = ", ".join(p.path for p in merge.parts)
+            lines.append(f"  merged by key ({devices}): {paths}")
         known = metadata_count(plan)  # what count() would do, without checking files
         lines.append("count(): " + ("by reading" if known is None else f"{known} from statistics"))
         return "\n".join(lines)

@@ -9,6 +9,8 @@ merges however many rows a group gets. So a device of a part whose rows
 * all fall into ONE bucket of the spec (the bucket of its ``min_time`` equals that of its
   ``max_time``; buckets are monotone in time), and
 * have statistics holding every state the spec needs (a missing or inexact statistic: read it)
+* and are not merged by key (a newer write replaced some of them: see
+  :mod:`~tsfile_catalog.metadata.key_reads`)
 
 contributes exactly one partial row, computed here from its
 :class:`~tsfile_catalog.metadata.stats.DeviceStats`, and is left out of the slices read.
@@ -32,7 +34,7 @@ from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
-from tsfile_catalog.metadata.slices import FileSlice
+from tsfile_catalog.metadata.slices import FileSlice, MergeRead, ReadSlice, merged_devices
 from tsfile_catalog.metadata.stats import DeviceStats, SeriesStats, StatValue
 
 __all__ = ["BucketsOf", "StatsSplit", "split_by_stats", "narrow_slices"]
@@ -75,16 +77,24 @@ def split_by_stats(
     pushdown: ScanPushdown,
     spec: PartialSpec,
     buckets_of: BucketsOf | None = None,
+    *,
+    merges: Sequence[MergeRead],
 ) -> StatsSplit:
     """Split the planned ``parts`` (already pruned by ``pushdown``) into partial rows answered
     from statistics and the parts still to read. ``buckets_of`` maps raw times to the spec's
-    buckets (required when it has one)."""
+    buckets (required when it has one); the devices ``merges`` read are never answered."""
     nothing = StatsSplit((), (), tuple(parts))
     if pushdown.residual is not None or pushdown.empty:
         return nothing
+    merged = merged_devices(merges)
     candidates: list[tuple[PartFile, DeviceStats, Tags, tuple[object, ...]]] = []
     for part in parts:
+        taken = merged.get(part.path, frozenset())
+        if taken is None:
+            continue
         for device in part.devices or ():
+            if device.tags in taken:
+                continue
             tags = _padded(device.tags, len(schema.tag_names))
             if not device.row_count or not _inside(schema, device, tags, pushdown):
                 continue
@@ -119,17 +129,18 @@ def split_by_stats(
 
 
 def narrow_slices(
-    groups: Iterable[Sequence[FileSlice]], parts: Iterable[PartFile], narrowed: frozenset[str]
-) -> list[list[FileSlice]]:
+    groups: Iterable[Sequence[ReadSlice]], parts: Iterable[PartFile], narrowed: frozenset[str]
+) -> list[list[ReadSlice]]:
     """``groups`` (planned over :attr:`StatsSplit.parts`) with every whole-part slice of a
-    narrowed part restricted to the devices it still has, so no answered device is read."""
+    narrowed part restricted to the devices it still has, so no answered device is read
+    (merged slices read no answered device)."""
     remaining = {p.path: tuple(d.tags for d in p.devices or ()) for p in parts}
     out = []
     for group in groups:
         out.append(
             [
                 replace(s, devices=remaining[s.path])
-                if s.devices is None and s.path in narrowed
+                if isinstance(s, FileSlice) and s.devices is None and s.path in narrowed
                 else s
                 for s in group
             ]

@@ -1,13 +1,15 @@
 """Scan planning: one pure function from (schema, parts, predicate) to the parts to read.
 
 ``Table.plan`` and the Spark DataSource both call :func:`plan_scan`, so a manifest table and a
-plain directory of TsFiles are pruned by exactly the same rules.
+plain directory of TsFiles are pruned by exactly the same rules. For a ``key.duplicates =
+last`` table the plan also names the slices to merge by key
+(:mod:`~tsfile_catalog.metadata.key_reads`), found among the parts its time and TAG terms keep.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from tsfile_catalog.metadata.expressions.bind import BindContext, bind
@@ -15,9 +17,12 @@ from tsfile_catalog.metadata.expressions.model import And, Approx, Compare, Expr
 from tsfile_catalog.metadata.expressions.pruning import PartEvaluator, prune
 from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown, split_pushdown
 from tsfile_catalog.metadata.gc_pause import gc_paused
+from tsfile_catalog.metadata.key import KeyMode
+from tsfile_catalog.metadata.key_reads import key_predicate, plan_merges
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.metadata.slices import MergeRead
 
 __all__ = [
     "Candidates",
@@ -35,7 +40,10 @@ class ScanPlan:
     """The parts a scan must read, the parts it skips, and what to push into TsFile.
 
     ``filter`` is the bound predicate (None when there is none); ``pushdown.residual`` is the
-    part of it that must still be applied to the rows read.
+    part of it that must still be applied to the rows read. ``merges`` are the slices of
+    ``parts`` whose rows may share a key with another write's (a ``key.duplicates = last``
+    table): they are read together and resolved before the residual applies, so ``parts``
+    holds every part they name, even one the FIELD terms alone would prune.
     """
 
     parts: tuple[PartFile, ...]
@@ -44,6 +52,7 @@ class ScanPlan:
     pushdown: ScanPushdown
     schema: TableSchema
     filter: Expr | None
+    merges: tuple[MergeRead, ...] = ()
 
 
 def plan_scan(
@@ -52,6 +61,7 @@ def plan_scan(
     where: str | Expr | None,
     context: BindContext | None = None,
     *,
+    key: KeyMode,
     candidates: Candidates | None = None,
 ) -> ScanPlan:
     """Parse (if SQL text), bind, split and prune.
@@ -62,6 +72,7 @@ def plan_scan(
         where: a Spark SQL predicate, an unbound expression, or None.
         context: how Spark sees the columns (raw time unit, ``timestampAs``, session time
             zone); the default is raw ``ms`` longs with the time zone unknown.
+        key: the table's ``key.duplicates`` (``last``: plan the merges by key).
         candidates: a vectorised pre-filter over ``parts`` (see :func:`plan_bound`).
 
     Raises:
@@ -77,7 +88,7 @@ def plan_scan(
     else:
         expr = where
     bound = None if expr is None else bind(expr, schema, context)
-    return plan_bound(schema, parts, bound, candidates=candidates)
+    return plan_bound(schema, parts, bound, key=key, candidates=candidates)
 
 
 def plan_bound(
@@ -85,6 +96,7 @@ def plan_bound(
     parts: Iterable[PartFile],
     bound: Expr | None,
     *,
+    key: KeyMode,
     candidates: Candidates | None = None,
 ) -> ScanPlan:
     """Split and prune for an already bound predicate.
@@ -92,11 +104,41 @@ def plan_bound(
     ``candidates`` (a columnar index over ``parts``, in their order) pre-filters them by
     :func:`part_window` and row count before the exact visitor runs on the survivors only:
     every part it drops the visitor would drop too, so the plan is the same, only cheaper.
+    With ``key = "last"`` the plan names its merges (see :class:`ScanPlan`).
     """
     # Planning builds parts read from a checkpoint and decodes their statistics: many small
     # acyclic objects (see gc_pause).
     with gc_paused():
-        return _plan_bound(schema, parts, bound, candidates)
+        if not isinstance(parts, Sequence):
+            parts = tuple(parts)  # pruned twice below for a last table
+        plan = _plan_bound(schema, parts, bound, candidates)
+        if key == "keep":
+            return plan
+        return _with_merges(plan, parts, candidates)
+
+
+def _with_merges(
+    plan: ScanPlan, parts: Iterable[PartFile], candidates: Candidates | None
+) -> ScanPlan:
+    """``plan`` with the merges of the parts its time and TAG terms keep, and those parts
+    among the parts read."""
+    schema, bound = plan.schema, plan.filter
+    if plan.pushdown.empty:
+        return plan
+    key_bound = key_predicate(bound, schema.tag_names)
+    if key_bound == bound:
+        keyed = plan.parts
+    else:
+        keyed = _plan_bound(schema, parts, key_bound, candidates).parts
+    merges = plan_merges(keyed, plan.pushdown, schema.tag_names)
+    if not merges:
+        return plan
+    kept = {p.path for p in plan.parts}
+    extra = {p.path: p for m in merges for p in m.parts if p.path not in kept}
+    if not extra:
+        return replace(plan, merges=merges)
+    pruned = tuple(p for p in plan.pruned if p.path not in extra)
+    return replace(plan, parts=plan.parts + tuple(extra.values()), pruned=pruned, merges=merges)
 
 
 def _plan_bound(

@@ -4,13 +4,20 @@ tasks of a Spark-free scan (pure, no Spark).
 Each task (a Spark partition above all) has a fixed cost, so small parts are packed together
 up to ``target_rows``; a part larger than that is split by device groups (or, when its device
 list was not kept, by time ranges) so that every core gets work.
+
+The (part, device) slices a ``key.duplicates = last`` table must merge on read
+(:class:`MergeRead`, planned by :mod:`~tsfile_catalog.metadata.key_reads`) leave their parts'
+plain slices and become :class:`MergeSlice` s: one read each, whose rows are resolved by key
+before any FIELD filter. A merge splits only where keys cannot cross (between devices, or
+between time ranges), so every key's rows stay in one :class:`MergeSlice`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
@@ -18,6 +25,11 @@ from tsfile_catalog.metadata.stats import DeviceStats
 
 __all__ = [
     "FileSlice",
+    "MergeRead",
+    "MergeSlice",
+    "ReadSlice",
+    "merged_devices",
+    "merge_slices",
     "plan_slices",
     "estimated_rows",
     "matching_devices",
@@ -28,6 +40,8 @@ __all__ = [
 # Below this many rows a partition costs more (a task, a Python worker hand-off) than it
 # saves: small scans stay in one partition whatever the core count.
 MIN_PARTITION_ROWS = 65_536
+
+Tags = tuple[str | None, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +69,72 @@ class FileSlice:
     ) -> FileSlice:
         """A slice of ``part`` (its path and recorded size; a size of 0 is not checked)."""
         return cls(part.path, time_min, time_max, devices, part.size_bytes or None)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The parts this read opens."""
+        return (self.path,)
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSlice:
+    """Slices of parts of different writes whose rows may share keys, read as one: of the
+    rows with the same (TAG values, time), only those of the largest sequence are kept.
+
+    ``slices[i]`` holds the rows of write ``sequences[i]`` (ascending); every key's rows in
+    the table (within the pushed range) are in these slices, so resolving them here is exact.
+    """
+
+    slices: tuple[FileSlice, ...]
+    sequences: tuple[int, ...]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(s.path for s in self.slices)
+
+
+ReadSlice: TypeAlias = FileSlice | MergeSlice
+"""One query of a read task: a part's slice, or slices merged by key."""
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRead:
+    """Where a planned scan must merge: the rows of ``devices`` (every row when None) in each
+    of ``parts`` (by ascending key sequence), which may share keys across writes."""
+
+    parts: tuple[PartFile, ...]
+    devices: tuple[Tags, ...] | None
+
+
+def merged_devices(merges: Sequence[MergeRead]) -> Mapping[str, frozenset[Tags] | None]:
+    """Per part path, the devices a merge reads (None: the whole part): those (part,
+    device) slices are never read plainly nor answered from statistics."""
+    out: dict[str, frozenset[Tags] | None] = {}
+    for merge in merges:
+        for part in merge.parts:
+            if merge.devices is None or part.devices is None:
+                out[part.path] = None
+                continue
+            held = out.get(part.path, frozenset())
+            if held is not None:
+                out[part.path] = held | frozenset(merge.devices)
+    return out
+
+
+def _unmerged(
+    part: PartFile,
+    devices: list[DeviceStats] | None,
+    merged: Mapping[str, frozenset[Tags] | None],
+) -> list[DeviceStats] | None:
+    """``devices`` of ``part`` (None: unknown) less those a merge reads; [] when a merge
+    reads the whole part."""
+    if part.path not in merged:
+        return devices
+    taken = merged[part.path]
+    if taken is None:
+        return []
+    listed = devices if devices is not None else list(part.devices or ())
+    return [d for d in listed if d.tags not in taken]
 
 
 def matching_devices(
@@ -100,16 +180,22 @@ def plan_slices(
     pushdown: ScanPushdown,
     tag_names: Sequence[str],
     target_rows: int,
-) -> list[list[FileSlice]]:
-    """Group the parts' queries into partitions of about ``target_rows`` rows each."""
-    out: list[list[FileSlice]] = []
-    pending: list[FileSlice] = []
+    *,
+    merges: Sequence[MergeRead],
+) -> list[list[ReadSlice]]:
+    """Group the parts' queries into partitions of about ``target_rows`` rows each; the
+    slices ``merges`` name are read merged (:class:`MergeSlice`), not plainly."""
+    out: list[list[ReadSlice]] = []
+    pending: list[ReadSlice] = []
     pending_rows = 0
+    merged = merged_devices(merges)
+    lo, hi = pushdown.time_min, pushdown.time_max
     for part in sorted(parts, key=lambda p: p.path):
-        lo, hi = pushdown.time_min, pushdown.time_max
-        devices = matching_devices(part, pushdown, tag_names)
+        matching = matching_devices(part, pushdown, tag_names)
+        devices = _unmerged(part, matching, merged)
         if devices is not None and not devices:
             continue
+        narrowed = devices is not matching
         rows = estimated_rows(part, devices)
         pieces = math.ceil(rows / target_rows) if rows > target_rows else 1
         if pieces > 1 and devices is not None and len(devices) > 1:
@@ -119,17 +205,87 @@ def plan_slices(
         if pieces > 1 and part.min_time is not None and part.max_time is not None:
             start, stop = max(lo, part.min_time), min(hi, part.max_time)
             width = max(1, math.ceil((stop - start + 1) / pieces))
+            only = tuple(d.tags for d in devices) if narrowed and devices is not None else None
             for begin in range(start, stop + 1, width):
-                out.append([FileSlice.of(part, begin, min(stop, begin + width - 1))])
+                out.append([FileSlice.of(part, begin, min(stop, begin + width - 1), only)])
             continue
         if pending and pending_rows + rows > target_rows:
             out.append(pending)
             pending, pending_rows = [], 0
-        pending.append(FileSlice.of(part, lo, hi))
+        only = tuple(d.tags for d in devices) if narrowed and devices is not None else None
+        pending.append(FileSlice.of(part, lo, hi, only))
         pending_rows += rows
+    for merge in merges:
+        for piece, rows in merge_slices(merge, pushdown, tag_names, target_rows):
+            if pending and pending_rows + rows > target_rows:
+                out.append(pending)
+                pending, pending_rows = [], 0
+            pending.append(piece)
+            pending_rows += rows
     if pending:
         out.append(pending)
     return out
+
+
+def merge_slices(
+    merge: MergeRead,
+    pushdown: ScanPushdown,
+    tag_names: Sequence[str],
+    target_rows: int | None = None,
+) -> list[tuple[MergeSlice, int]]:
+    """``merge`` as merged slices of about ``target_rows`` rows each (one when None), with
+    their estimated rows: split between devices, or between time ranges when the devices
+    are not listed, never through a key. Each part's slice names only the devices it holds
+    inside the pushed range."""
+    lo, hi = pushdown.time_min, pushdown.time_max
+    wanted = None if merge.devices is None else frozenset(merge.devices)
+    held: list[tuple[PartFile, list[DeviceStats] | None]] = []
+    for part in merge.parts:
+        devices = matching_devices(part, pushdown, tag_names)
+        if devices is not None and wanted is not None:
+            devices = [d for d in devices if d.tags in wanted]
+        held.append((part, devices))
+    rows = sum(estimated_rows(p, d) for p, d in held)
+    pieces = 1 if target_rows is None or rows <= target_rows else math.ceil(rows / target_rows)
+    if merge.devices is not None and pieces > 1 and len(merge.devices) > 1:
+        chunks = _split(list(merge.devices), min(pieces, len(merge.devices)))
+        return [_merge_piece(held, lo, hi, frozenset(chunk)) for chunk in chunks]
+    starts = [p.min_time for p in merge.parts if p.min_time is not None]
+    stops = [p.max_time for p in merge.parts if p.max_time is not None]
+    if pieces > 1 and starts and stops:
+        start, stop = max(lo, min(starts)), min(hi, max(stops))
+        width = max(1, math.ceil((stop - start + 1) / pieces))
+        return [
+            _merge_piece(held, begin, min(stop, begin + width - 1), wanted)
+            for begin in range(start, stop + 1, width)
+        ]
+    return [_merge_piece(held, lo, hi, wanted)]
+
+
+def _merge_piece(
+    held: Sequence[tuple[PartFile, list[DeviceStats] | None]],
+    lo: int,
+    hi: int,
+    wanted: frozenset[Tags] | None,
+) -> tuple[MergeSlice, int]:
+    slices: list[FileSlice] = []
+    sequences: list[int] = []
+    rows = 0
+    for part, devices in held:
+        if devices is not None and wanted is not None:
+            devices = [d for d in devices if d.tags in wanted]
+            if not devices:
+                continue
+        only = None if wanted is None or devices is None else tuple(d.tags for d in devices)
+        slices.append(FileSlice.of(part, lo, hi, only))
+        sequences.append(part.key_sequence)
+        rows += estimated_rows(part, devices)
+    return MergeSlice(tuple(slices), tuple(sequences)), rows
+
+
+def _split(items: list[Tags], groups: int) -> list[list[Tags]]:
+    size = math.ceil(len(items) / groups)
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def rows_per_partition(

@@ -23,7 +23,7 @@ from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
 from tsfile_catalog.metadata.parts import DeviceStats, SeriesStats, StatValue
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
-from tsfile_catalog.metadata.slices import FileSlice
+from tsfile_catalog.metadata.slices import FileSlice, ReadSlice, merge_slices, merged_devices
 
 __all__ = [
     "AggregateFunction",
@@ -88,22 +88,24 @@ class Aggregate:
 class AggregatePlan:
     """``known``: the devices (one entry per part and device) whose statistics answer every
     aggregate; ``reads``: the slices whose rows must be read and summarised per part and
-    device (into the same :class:`DeviceStats`) before :func:`finish_aggregates`."""
+    device (into the same :class:`DeviceStats`) before :func:`finish_aggregates`; a device a
+    key merge reads (a newer write replaced some of its rows) is always among them, merged."""
 
     known: tuple[DeviceStats, ...]
-    reads: tuple[FileSlice, ...]
+    reads: tuple[ReadSlice, ...]
 
 
 def metadata_count(plan: ScanPlan) -> int | None:
     """The exact number of rows a scan with ``plan``'s predicate returns, from statistics
     alone, or None when statistics cannot tell (then the caller must scan).
 
-    Exact when nothing is left for row-level evaluation (no residual) and, for each part the
+    Exact when nothing is left for row-level evaluation (no residual), no rows are merged by
+    key (a replaced row is in the statistics of the part holding it) and, for each part the
     plan keeps, the pushed time range and TAG sets either hold for every row of the part or,
     device by device, hold for all or none of a device's rows.
     """
     pushdown = plan.pushdown
-    if pushdown.residual is not None:
+    if pushdown.residual is not None or plan.merges:
         return None
     if pushdown.empty:
         return 0
@@ -171,15 +173,21 @@ def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> Aggregat
     tag_names = plan.schema.tag_names
     index = {name: i for i, name in enumerate(tag_names)}
     known: list[DeviceStats] = []
-    reads: list[FileSlice] = []
+    reads: list[ReadSlice] = []
+    merged = merged_devices(plan.merges)
     for part in sorted(plan.parts, key=lambda p: p.path):
         if not part.row_count:
             continue
+        taken = merged.get(part.path, frozenset())
+        if taken is None:
+            continue  # read whole by a merge
         if part.devices is None:
             reads.append(FileSlice.of(part, lo, hi))
             continue
         straddling: list[tuple[str | None, ...]] = []
         for device in part.devices:
+            if device.tags in taken:
+                continue
             tags = device.tags + (None,) * (len(tag_names) - len(device.tags))
             if any(tags[index[t]] not in values for t, values in tag_sets.items()):
                 continue
@@ -192,6 +200,9 @@ def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> Aggregat
                 straddling.append(device.tags)
         if straddling:
             reads.append(FileSlice.of(part, lo, hi, tuple(straddling)))
+    for merge in plan.merges:
+        # One merged read per merge: its rows summarise into one entry per device.
+        reads.extend(piece for piece, _ in merge_slices(merge, pushdown, tag_names))
     return AggregatePlan(tuple(known), tuple(reads))
 
 

@@ -176,7 +176,9 @@ def _from_statistics(
     )
     bound = None if where is None else ex.bind(parse_predicate(where), schema, context)
     resolved = ResolvedScan.of_table(table, unit=scan["unit"], timestamp_as=scan["timestamp_as"])
-    plan = plan_bound(schema, resolved.parts, bound, candidates=resolved.candidates)
+    plan = plan_bound(
+        schema, resolved.parts, bound, key=resolved.key, candidates=resolved.candidates
+    )
     # Answered from statistics: every external part must still be the file they describe.
     check_skipped_sources(resolved.io, resolved.parts, ())
     planned = plan_aggregates(plan, wanted)

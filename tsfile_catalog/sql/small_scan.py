@@ -86,7 +86,9 @@ def local_scan(
     schema = spark_schema(scan.schema, columns, scan.timestamp_as)
     out_schema = arrow_schema(schema)
     # One group: the driver reads every slice anyway, in path order like the source's tasks.
-    groups = plan_slices(plan.parts, plan.pushdown, scan.schema.tag_names, 1 << 62)
+    groups = plan_slices(
+        plan.parts, plan.pushdown, scan.schema.tag_names, 1 << 62, merges=plan.merges
+    )
     slices = [piece for group in groups for piece in group]
     tables = [
         to_output(table, scan.schema, out_schema, scan.unit)

@@ -190,7 +190,7 @@ def answer(
     if planned is None:
         return None
     # The parts read are checked by their read; the others answer from statistics alone.
-    read = {piece.path for piece in planned.reads}
+    read = {path for piece in planned.reads for path in piece.paths}
     check_sources(scan.io, (p for p in plan.parts if p.path not in read))
     devices = list(planned.known)
     if planned.reads:

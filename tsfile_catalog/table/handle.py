@@ -16,7 +16,7 @@ from tsfile_catalog.exceptions import CommitConflictError, TableExistsError, Tab
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import check_table_properties, completeness
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
-from tsfile_catalog.metadata.key import new_table_properties
+from tsfile_catalog.metadata.key import key_mode, new_table_properties
 from tsfile_catalog.metadata.manifest import (
     Action,
     CommitInfo,
@@ -169,7 +169,12 @@ class Table:
         """
         context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
         return plan_scan(
-            self.schema, self._snapshot.parts, where, context, candidates=self.candidates
+            self.schema,
+            self._snapshot.parts,
+            where,
+            context,
+            key=key_mode(self._snapshot.properties),
+            candidates=self.candidates,
         )
 
     def candidates(self, window: PartWindow) -> Sequence[int]:

@@ -299,6 +299,7 @@ def test_plan_scan_parses_binds_and_prunes() -> None:
         parts,
         "T1 IN ('a', 'c') AND time >= '1970-01-01T00:00:01Z'",
         BindContext(timestamp_as="timestamp"),
+        key="keep",
     )
     assert [p.path for p in plan.parts] == ["2"]
     assert [p.path for p in plan.pruned] == ["0", "1"]
@@ -309,19 +310,19 @@ def test_plan_scan_parses_binds_and_prunes() -> None:
 
 def test_plan_scan_with_a_contradiction_prunes_everything() -> None:
     parts = [part_from_rows([row(5)])]
-    plan = plan_scan(SCHEMA, parts, "time > 10 AND time < 3")
+    plan = plan_scan(SCHEMA, parts, "time > 10 AND time < 3", key="keep")
     assert plan.parts == () and len(plan.pruned) == 1
 
 
 def test_plan_scan_without_a_predicate() -> None:
     parts = [part_from_rows([row(5)])]
-    plan = plan_scan(SCHEMA, parts, None)
+    plan = plan_scan(SCHEMA, parts, None, key="keep")
     assert plan.parts == tuple(parts) and plan.filter is None
 
 
 def test_plan_scan_rejects_unknown_columns() -> None:
     with pytest.raises(PredicateError, match="unknown column 'nope'"):
-        plan_scan(SCHEMA, [], "nope = 1")
+        plan_scan(SCHEMA, [], "nope = 1", key="keep")
 
 
 # -- property: pruning never drops a part with a matching row ----------------------------------
