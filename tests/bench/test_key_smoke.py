@@ -48,11 +48,6 @@ def test_key_bench_resends_a_tenth_and_optimize_removes_every_overlap(
         assert f"| {entry['description']} | {shown}" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reads do not merge re-sent rows yet (merge-on-read, issue 25, is another branch): "
-    "remove this mark when it lands",
-)
 def test_key_bench_reads_the_same_answers_with_overlap_as_after_optimize(
     results: dict[str, Any],
 ) -> None:

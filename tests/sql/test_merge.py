@@ -284,15 +284,13 @@ def test_merge_matches_a_pandas_model_of_delta(
     source: dict[tuple[int, str], int],
 ) -> None:
     name = _table(catalog, mode, [(t, k, v) for (t, k), v in target.items()])
-    if mode == "last":
-        # Until the read paths merge on read, a scan of a last table shows a re-sent key's
-        # stale row too, and MERGE joins the scan: the second write re-sends no key here.
-        resent = {key: v for key, v in resent.items() if key not in target}
     if resent:
-        # A second write: in a keep table a re-sent key has both rows (MERGE matches each).
+        # A second write: in a keep table a re-sent key has both rows (MERGE matches each);
+        # in a last table the re-sent row replaces the first (MERGE sees only it).
         values = ", ".join(f"({t}, '{k}', {v})" for (t, k), v in resent.items())
         catalog.sql(f"INSERT INTO {name} VALUES {values}")
-    current = [(t, k, v) for (t, k), v in [*target.items(), *resent.items()]]
+    written = {**target, **resent}.items() if mode == "last" else [*target.items(), *resent.items()]
+    current = [(t, k, v) for (t, k), v in written]
     rows = [(t, k, v) for (t, k), v in source.items()]
     catalog.sql(
         f"MERGE INTO {name} t USING {_source(rows, 'time, k, value')} src "
