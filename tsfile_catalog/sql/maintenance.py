@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 
 from tsfile_catalog import inspect
 from tsfile_catalog.datasource.options import parse_write_options
+from tsfile_catalog.datasource.rewrite_tasks import SparkTasks, distributed_rewrites
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.query import Tables
 from tsfile_catalog.sql.registry import TableEntry
@@ -58,7 +59,11 @@ def rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
 
 def optimize_table(tables: Tables, statement: Optimize) -> DataFrame:
     entry = tables.registry.require(statement.table)
-    done = optimize(tables.open(entry), where=statement.where, **rewrite_args(tables, entry))
+    # The groups run as Spark tasks, each staging its parts; this process commits once.
+    runner = SparkTasks(tables.spark) if distributed_rewrites(tables.spark) else None
+    done = optimize(
+        tables.open(entry), where=statement.where, runner=runner, **rewrite_args(tables, entry)
+    )
     tables.refresh_view(entry)
     return tables.result(inspect.optimize_result(done))
 
