@@ -123,3 +123,47 @@ def test_a_failed_task_leaves_the_table_unchanged(spark: SparkSession, tmp_path:
     after = open_table(url)
     assert after.version == table.version
     assert sorted(p.name for p in Path(url).iterdir()) == files, "nothing published or staged"
+
+
+def test_delete_rewrites_parts_in_spark_tasks_as_the_driver_does(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    spread, local = _twin(tmp_path, "spread", "keep"), _twin(tmp_path, "local", "keep")
+    # Two cities' rows from time 300 on (parts rewritten), and every row of the last append
+    # (a part dropped by its statistics).
+    where = "(temp >= 300 AND city <> 'c1') OR time >= 1100"
+
+    runner = SparkTasks(spark)
+    done = open_table(spread).delete(where, runner=runner)
+    same = open_table(local).delete(where)
+
+    assert done.version is not None and done.files_rewritten >= 3 and done.files_dropped == 1
+    assert (done.num_deleted_rows, done.files_dropped, done.files_rewritten) == (
+        same.num_deleted_rows,
+        same.files_dropped,
+        same.files_rewritten,
+    )
+    assert key_view(spread) == key_view(local)
+    assert all(r[0] < 300 or (r[1] == "c1" and r[0] < 1100) for r in key_view(spread))
+    assert _layout(spread) == _layout(local)
+    assert len(runner.workers) >= done.files_rewritten, "a task per part that may match"
+    assert all(int(w.rsplit(":", 1)[1]) != os.getpid() for w in runner.workers)
+    assert not (tmp_path / "spread" / STAGING_DIR).exists()
+
+
+def test_catalog_delete_as_in_process(spark: SparkSession, tmp_path: Path) -> None:
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format("keep"))
+    url = str(tmp_path / "warehouse" / "t")
+    fill_small_parts(url)
+    local = _twin(tmp_path, "local", "keep")
+
+    row = catalog.sql("DELETE FROM t WHERE temp > 300.2 AND city <> 'c1'").collect()[0]
+    same = open_table(local).delete("temp > 300.2 AND city <> 'c1'")
+
+    assert row.num_deleted_rows == same.num_deleted_rows > 0
+    assert row.num_files_rewritten == same.files_rewritten > 0
+    assert key_view(url) == key_view(local)
+    assert _layout(url) == _layout(local)
+    job = open_table(url).history(limit=1)[0].operation_parameters["job"]
+    assert len(spark.sparkContext.statusTracker().getJobIdsForGroup(job_group(job))) == 1

@@ -1,13 +1,14 @@
-"""Running a rewrite's tasks as Spark tasks: OPTIMIZE spread over the executors.
+"""Running a rewrite's tasks as Spark tasks: OPTIMIZE and DELETE spread over the executors.
 
 :class:`SparkTasks` is a :data:`~tsfile_catalog.table.rewrite_tasks.TaskRunner`: one Spark
-task per rewrite group, each reading its parts through the shared read path and staging its
-new parts under its own ``_staging/<job>/<group>-<attempt>/`` folder, as the batch writer's
-tasks do. Storage options travel inside the pickled task (its ``FileIO``), as a read's scan
-carries them. A task answers with its staged parts' JSON only; the driver adopts them into
-its :class:`~tsfile_catalog.table.rewrite.RewriteJob` and commits once. A failed attempt
-removes its own staging folder; a job that fails for good raises here, and the driver's
-job removes every attempt's staging, so nothing of it reaches a committed version.
+task per rewrite group (OPTIMIZE) or rewritten part (DELETE), each reading its parts through
+the shared read path and staging its new parts under its own
+``_staging/<job>/<task>-<attempt>/`` folder, as the batch writer's tasks do. Storage options
+travel inside the pickled task (its ``FileIO``), as a read's scan carries them. A task
+answers with its staged parts' JSON only; the driver adopts them into its
+:class:`~tsfile_catalog.table.rewrite.RewriteJob` and commits once. A failed attempt removes
+its own staging folder; a job that fails for good raises here, and the driver's job removes
+every attempt's staging, so nothing of it reaches a committed version.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pyspark import TaskContext
 from pyspark.sql import SparkSession
 
 from tsfile_catalog.table.rewrite_tasks import (
-    CompactionTask,
+    RewriteTask,
     TaskOutcome,
     outcome_from_json,
     outcome_to_json,
@@ -27,8 +28,8 @@ from tsfile_catalog.table.rewrite_tasks import (
 
 __all__ = ["DISTRIBUTED_REWRITES", "SparkTasks", "distributed_rewrites"]
 
-# Whether Catalog.sql's OPTIMIZE runs its groups as Spark tasks (default true); "false"
-# keeps the rewrite in the driver process, as without a session.
+# Whether Catalog.sql's OPTIMIZE and DELETE run their rewrites as Spark tasks (default
+# true); "false" keeps the rewrite in the driver process, as without a session.
 DISTRIBUTED_REWRITES = "spark.tsfile.distributedRewrites.enabled"
 
 _JOB_GROUP = "spark.jobGroup.id"
@@ -46,7 +47,7 @@ def job_group(job: str) -> str:
 
 
 class SparkTasks:
-    """Run rewrite tasks as one Spark job on ``spark``, one task per group.
+    """Run rewrite tasks as one Spark job on ``spark``, one Spark task each.
 
     ``workers`` lists, after a run, where each task ran (``host:pid``), in task order.
     """
@@ -55,14 +56,15 @@ class SparkTasks:
         self._spark = spark
         self.workers: list[str] = []
 
-    def __call__(self, tasks: Sequence[CompactionTask]) -> list[TaskOutcome]:
+    def __call__(self, tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
         if not tasks:
             return []
         context = self._spark.sparkContext
         schema = tasks[0].table.schema
         saved = {key: context.getLocalProperty(key) for key in (_JOB_GROUP, _JOB_DESCRIPTION)}
         context.setJobGroup(
-            job_group(tasks[0].job), f"OPTIMIZE {tasks[0].table.location}: {len(tasks)} groups"
+            job_group(tasks[0].job),
+            f"tsfile-catalog rewrite of {tasks[0].table.location}: {len(tasks)} tasks",
         )
         try:
             answers = (

@@ -57,12 +57,19 @@ def rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
     }
 
 
+def _runner(tables: Tables) -> SparkTasks | None:
+    """Where a rewrite's groups or parts run: as Spark tasks, each staging its parts, unless
+    switched off (then in this process); this process commits once either way."""
+    return SparkTasks(tables.spark) if distributed_rewrites(tables.spark) else None
+
+
 def optimize_table(tables: Tables, statement: Optimize) -> DataFrame:
     entry = tables.registry.require(statement.table)
-    # The groups run as Spark tasks, each staging its parts; this process commits once.
-    runner = SparkTasks(tables.spark) if distributed_rewrites(tables.spark) else None
     done = optimize(
-        tables.open(entry), where=statement.where, runner=runner, **rewrite_args(tables, entry)
+        tables.open(entry),
+        where=statement.where,
+        runner=_runner(tables),
+        **rewrite_args(tables, entry),
     )
     tables.refresh_view(entry)
     return tables.result(inspect.optimize_result(done))
@@ -73,7 +80,9 @@ def delete_rows(tables: Tables, statement: Delete) -> DataFrame:
     if tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
-    removed = delete(tables.open(entry), statement.where, **rewrite_args(tables, entry))
+    removed = delete(
+        tables.open(entry), statement.where, runner=_runner(tables), **rewrite_args(tables, entry)
+    )
     tables.refresh_view(entry)
     return tables.result(inspect.delete_result(removed))
 

@@ -195,6 +195,7 @@ def delete(
     timestamp_as: TimestampAs = "long",
     time_zone: str | None = None,
     progress: Progress | None = None,
+    runner: TaskRunner | None = None,
 ) -> DeleteResult:
     """Delete the rows where ``where`` is TRUE (None: every row), in one ``DELETE`` commit.
 
@@ -214,6 +215,10 @@ def delete(
     External parts are never rewritten: the delete is refused only when one of them holds a
     matching row, naming each such part (drop it, or narrow the predicate).
 
+    With a ``runner`` (``SparkTasks(spark)``), each part is rewritten in a task of its own
+    and this process commits; a ``last`` table's removal of keys across overlapping parts
+    stays in this process.
+
     Raises:
         PredicateError: ``where`` cannot be parsed or bound, or needs a time zone it was not
             given.
@@ -223,11 +228,13 @@ def delete(
     bound = bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
     # Imported here, as in optimize: pyarrow and the TsFile writer load only when rows go.
     from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+    from tsfile_catalog.table.rewrite_tasks import removal_rewrites
 
     with RewriteJob(table, settings) as job:
         overlapping = _overlapping_candidates(table, bound)
         if overlapping is None or bound is None:
-            removal = remove_matching_rows(job, bound, progress=progress)
+            rewrite = None if runner is None else removal_rewrites(job, runner)
+            removal = remove_matching_rows(job, bound, progress=progress, rewrite=rewrite)
         else:
             removal = _remove_latest_matching(job, bound, overlapping)
         if not removal.removed:
@@ -235,6 +242,7 @@ def delete(
         parameters = {
             "predicate": "true" if where is None else _predicate_text(where),
             "numDeletedRows": str(removal.deleted_rows),
+            "job": job.job,
         }
         snapshot = job.commit(
             removal.removed, operation=Operation.DELETE, parameters=parameters, data_change=True

@@ -14,7 +14,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
@@ -64,6 +64,8 @@ __all__ = [
     "to_writer_types",
     "RowRemoval",
     "remove_matching_rows",
+    "rewrite_without",
+    "PartRewrites",
 ]
 
 
@@ -447,8 +449,17 @@ class RowRemoval:
     deleted_rows: int
 
 
+PartRewrites = Callable[[Sequence[PartFile], Expr], Sequence[tuple[int, tuple[StagedFile, ...]]]]
+"""Stages each part without the predicate's rows elsewhere (in Spark tasks, each with its own
+:class:`PartStager` of the job): per part, in order, what :func:`rewrite_without` returns."""
+
+
 def remove_matching_rows(
-    job: RewriteJob, predicate: Expr | None, *, progress: Progress | None = None
+    job: RewriteJob,
+    predicate: Expr | None,
+    *,
+    progress: Progress | None = None,
+    rewrite: PartRewrites | None = None,
 ) -> RowRemoval:
     """Stage the removal of every row of ``job.table`` where the bound ``predicate`` is TRUE
     (None: every row).
@@ -460,6 +471,10 @@ def remove_matching_rows(
 
     External parts are never rewritten: those the statistics cannot rule out are read, and
     the removal is refused only when some hold a matching row (naming each of them).
+
+    The parts are rewritten (:func:`rewrite_without`) in this process, calling
+    ``progress(done, total)`` after each, or by ``rewrite``, whose staged parts the job
+    adopts.
 
     Raises:
         InvalidCommitError: external parts hold rows the predicate matches (naming every
@@ -493,17 +508,39 @@ def remove_matching_rows(
     removed = list(plan.drop)
     deleted = sum(p.row_count for p in plan.drop)
     rewritten = 0
-    total = len(plan.rewrite)
-    for done, part in enumerate(plan.rewrite, start=1):
-        rows = read_part_rows(table, part)
+    assert predicate is not None or not plan.rewrite
+    if rewrite is not None and plan.rewrite:
         assert predicate is not None
-        kept = without_matching(rows, predicate)
-        if kept.num_rows < rows.num_rows:
+        results = list(zip(plan.rewrite, rewrite(plan.rewrite, predicate), strict=True))
+        for _, (_, staged) in results:
+            job.adopt(staged)
+    else:
+        results = []
+        for done, part in enumerate(plan.rewrite, start=1):
+            assert predicate is not None
+            results.append((part, rewrite_without(job, part, predicate)))
+            if progress is not None:
+                progress(done, len(plan.rewrite))
+    for part, (count, staged) in results:
+        if count:
             removed.append(part)
-            deleted += rows.num_rows - kept.num_rows
-            if kept.num_rows:
-                job.write(kept, sources=(part,))
-                rewritten += 1
-        if progress is not None:
-            progress(done, total)
+            deleted += count
+            rewritten += 1 if staged else 0
     return RowRemoval(tuple(removed), len(plan.drop), rewritten, deleted)
+
+
+def rewrite_without(
+    stager: PartStager, part: PartFile, predicate: Expr
+) -> tuple[int, tuple[StagedFile, ...]]:
+    """Stage ``part`` without the rows where ``predicate`` is TRUE (none when no row is
+    left, nothing when no row matches; the new part keeps ``part``'s key sequence).
+
+    Returns:
+        How many rows matched, and what was staged.
+    """
+    rows = read_part_rows(stager.source, part)
+    kept = without_matching(rows, predicate)
+    count = rows.num_rows - kept.num_rows
+    if count and kept.num_rows:
+        return count, (stager.write(kept, sources=(part,)),)
+    return count, ()

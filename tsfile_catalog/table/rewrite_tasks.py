@@ -1,8 +1,9 @@
-"""A rewrite's groups as tasks that may run in this process or on Spark executors.
+"""A rewrite's groups (OPTIMIZE) or parts (DELETE) as tasks, run here or on Spark executors.
 
-A task carries only what reading and staging its group need (:class:`CompactionTask`:
-the table's location, schema, version and file IO, its parts, the writer settings and the
-job id); it stages its new parts under its own ``_staging/<job>/<task>-<attempt>/`` folder
+A task carries only what reading and staging its work need (:class:`CompactionTask` for a
+group, :class:`RemovalTask` for a part DELETE rewrites: the table's location, schema,
+version and file IO, the parts, the writer settings and the job id); it stages its new parts
+under its own ``_staging/<job>/<task>-<attempt>/`` folder
 (:class:`~tsfile_catalog.table.rewrite.PartStager`) and answers with their metadata only
 (:class:`TaskOutcome`). The driver's :class:`~tsfile_catalog.table.rewrite.RewriteJob`
 adopts the outcomes and makes the one commit; leaving it removes the job's staging folder,
@@ -17,17 +18,29 @@ import os
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from tsfile_catalog.formats.tsfile import WriteSettings
+from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.progress import Progress
-from tsfile_catalog.table.rewrite import PartStager, StagedFile, TableParts, compact_parts
+from tsfile_catalog.table.rewrite import (
+    PartRewrites,
+    PartStager,
+    RewriteJob,
+    StagedFile,
+    TableParts,
+    compact_parts,
+    rewrite_without,
+)
 
 __all__ = [
     "CompactionTask",
+    "RemovalTask",
+    "RewriteTask",
     "TaskOutcome",
+    "removal_rewrites",
     "TaskRunner",
     "run_in_process",
     "outcome_to_json",
@@ -45,6 +58,22 @@ class TaskOutcome:
     rewritten: bool
     staged: tuple[StagedFile, ...]
     worker: str
+    rows_removed: int = 0  # DELETE's: the rows of its part the predicate matched
+
+
+class RewriteTask(Protocol):
+    """One task of a rewrite job: picklable, runnable in any process."""
+
+    @property
+    def table(self) -> TableParts: ...
+
+    @property
+    def job(self) -> str: ...
+
+    @property
+    def index(self) -> int: ...
+
+    def run(self, attempt: int = 0) -> TaskOutcome: ...
 
 
 @dataclass(frozen=True)
@@ -71,7 +100,44 @@ class CompactionTask:
         return TaskOutcome(self.index, done, tuple(stager.staged), _worker())
 
 
-TaskRunner = Callable[[Sequence[CompactionTask]], Sequence[TaskOutcome]]
+@dataclass(frozen=True)
+class RemovalTask:
+    """DELETE's copy-on-write of one part: its rows without those ``predicate`` matches
+    (:func:`~tsfile_catalog.table.rewrite.rewrite_without`), runnable in any process."""
+
+    table: TableParts
+    part: PartFile
+    predicate: Expr
+    settings: WriteSettings
+    job: str
+    index: int
+
+    def run(self, attempt: int = 0) -> TaskOutcome:
+        with PartStager(
+            self.table, self.settings, job=self.job, partition=self.index, attempt=attempt
+        ) as stager:
+            count, staged = rewrite_without(stager, self.part, self.predicate)
+        return TaskOutcome(self.index, count > 0, staged, _worker(), count)
+
+
+def removal_rewrites(job: RewriteJob, runner: TaskRunner) -> PartRewrites:
+    """DELETE's part rewrites as ``job``'s tasks, run by ``runner``."""
+
+    def rewrite(
+        parts: Sequence[PartFile], predicate: Expr
+    ) -> list[tuple[int, tuple[StagedFile, ...]]]:
+        source = TableParts.of(job.table)
+        tasks = [
+            RemovalTask(source, part, predicate, job.settings, job.job, index)
+            for index, part in enumerate(parts)
+        ]
+        outcomes = sorted(runner(tasks), key=lambda o: o.index)
+        return [(o.rows_removed, o.staged) for o in outcomes]
+
+    return rewrite
+
+
+TaskRunner = Callable[[Sequence[RewriteTask]], Sequence[TaskOutcome]]
 """Runs every task once (each may be retried where it runs) and returns their outcomes, in
 any order; raises when a task failed for good."""
 
@@ -80,7 +146,7 @@ def run_in_process(progress: Progress | None = None) -> TaskRunner:
     """The runner without a Spark session: the tasks one after another in this process
     (memory bounded by one group's target size), ``progress(done, total)`` after each."""
 
-    def run(tasks: Sequence[CompactionTask]) -> list[TaskOutcome]:
+    def run(tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
         out = []
         for done, task in enumerate(tasks, start=1):
             out.append(task.run())
@@ -104,6 +170,7 @@ def outcome_to_json(outcome: TaskOutcome, schema: TableSchema) -> dict[str, Any]
         "rewritten": outcome.rewritten,
         "staged": [{"url": s.staged_url, "part": s.part.to_json(types)} for s in outcome.staged],
         "worker": outcome.worker,
+        "rows_removed": outcome.rows_removed,
     }
 
 
@@ -112,4 +179,10 @@ def outcome_from_json(obj: Mapping[str, Any], schema: TableSchema) -> TaskOutcom
     staged = tuple(
         StagedFile(str(s["url"]), PartFile.from_json(s["part"], types), ()) for s in obj["staged"]
     )
-    return TaskOutcome(int(obj["index"]), bool(obj["rewritten"]), staged, str(obj["worker"]))
+    return TaskOutcome(
+        int(obj["index"]),
+        bool(obj["rewritten"]),
+        staged,
+        str(obj["worker"]),
+        int(obj["rows_removed"]),
+    )
