@@ -104,3 +104,31 @@ def test_a_task_failing_every_attempt_commits_nothing(
 
     assert open_table(url, storage_options=options).version == table.version
     assert sorted(io.list_names(url)) == files, "nothing published, no staging left"
+
+
+def test_catalog_delete_on_executors(
+    cluster_spark: SparkSession, cluster_table: ClusterTable
+) -> None:
+    options = cluster_table.storage_options
+    catalog = Catalog(
+        cluster_spark, cluster_table.url("warehouse"), storage_options=options, register_views=False
+    )
+    catalog.sql(
+        "CREATE TABLE t (time BIGINT, city STRING, temp FLOAT) USING tsfile "
+        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
+    )
+    url = cluster_table.url("warehouse/t")
+    fill_small_parts(url, options)
+    local = _twin(cluster_table, "local", "keep")
+    where = "(temp >= 300 AND city <> 'c1') OR time >= 1100"
+
+    row = catalog.sql(f"DELETE FROM t WHERE {where}").collect()[0]
+    same = open_table(local, storage_options=options).delete(where)
+
+    assert row.num_deleted_rows == same.num_deleted_rows > 0
+    assert row.num_files_rewritten == same.files_rewritten > 0
+    assert key_view(url, storage_options=options) == key_view(local, storage_options=options)
+    assert _layout(url, options) == _layout(local, options)
+    job = open_table(url, storage_options=options).history(limit=1)[0]
+    tracker = cluster_spark.sparkContext.statusTracker()
+    assert len(tracker.getJobIdsForGroup(job_group(job.operation_parameters["job"]))) == 1
