@@ -34,6 +34,7 @@ DISTRIBUTED_REWRITES = "spark.tsfile.distributedRewrites.enabled"
 
 _JOB_GROUP = "spark.jobGroup.id"
 _JOB_DESCRIPTION = "spark.job.description"
+_INTERRUPT = "spark.job.interruptOnCancel"
 
 
 def distributed_rewrites(spark: SparkSession) -> bool:
@@ -61,7 +62,8 @@ class SparkTasks:
             return []
         context = self._spark.sparkContext
         schema = tasks[0].table.schema
-        saved = {key: context.getLocalProperty(key) for key in (_JOB_GROUP, _JOB_DESCRIPTION)}
+        # setJobGroup sets these for the thread: the caller's own come back afterwards.
+        saved = {k: context.getLocalProperty(k) for k in (_JOB_GROUP, _JOB_DESCRIPTION, _INTERRUPT)}
         context.setJobGroup(
             job_group(tasks[0].job),
             f"tsfile-catalog rewrite of {tasks[0].table.location}: {len(tasks)} tasks",
