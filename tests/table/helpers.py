@@ -112,3 +112,29 @@ def key_view(url: str, **kwargs: Any) -> list[tuple[Any, ...]]:
     last = key_mode(table.properties) == "last"
     out = [v[-1:] if last else v for v in rows.values()]
     return sorted((r for group in out for r in group), key=repr)
+
+
+def fill_small_parts(url: str, storage_options: dict[str, Any] | None = None) -> None:
+    """Twelve appends to the (empty) table at ``url`` of three cities × 20 times each, in
+    disjoint time ranges, then two replays of the 1st and 6th append's keys with new values;
+    ``targetFileSize`` set to about four parts: an OPTIMIZE of it makes several groups, in a
+    ``last`` table two of them closed over the replays' key overlap."""
+    # Imported here: only the rewrite tests that build this table load the table handle.
+    from tsfile_catalog.table import open_table
+
+    schema = open_table(url, storage_options=storage_options).schema
+    temp = schema.columns[-1].name
+
+    def rows(batch: int, shift: float) -> pa.Table:
+        times = [batch * 100 + t for t in range(20) for _ in range(3)]
+        cities = [f"c{c}" for _ in range(20) for c in range(3)]
+        temps = pa.array([t + shift for t in times], pa.float32())
+        return pa.table({schema.names[0]: times, "city": cities, temp: temps})
+
+    for batch in range(12):
+        append_rows(url, rows(batch, 0.0), schema, storage_options=storage_options)
+    for batch in (0, 5):
+        append_rows(url, rows(batch, 0.5), schema, storage_options=storage_options)
+    table = open_table(url, storage_options=storage_options)
+    size = max(p.size_bytes for p in table.parts())
+    table.alter.set_properties({"targetFileSize": str(4 * size)})

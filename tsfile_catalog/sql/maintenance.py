@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 
 from tsfile_catalog import inspect
 from tsfile_catalog.datasource.options import parse_write_options
+from tsfile_catalog.datasource.rewrite_tasks import SparkTasks, distributed_rewrites
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.query import Tables
 from tsfile_catalog.sql.registry import TableEntry
@@ -56,9 +57,20 @@ def rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
     }
 
 
+def _runner(tables: Tables) -> SparkTasks | None:
+    """Where a rewrite's groups or parts run: as Spark tasks, each staging its parts, unless
+    switched off (then in this process); this process commits once either way."""
+    return SparkTasks(tables.spark) if distributed_rewrites(tables.spark) else None
+
+
 def optimize_table(tables: Tables, statement: Optimize) -> DataFrame:
     entry = tables.registry.require(statement.table)
-    done = optimize(tables.open(entry), where=statement.where, **rewrite_args(tables, entry))
+    done = optimize(
+        tables.open(entry),
+        where=statement.where,
+        runner=_runner(tables),
+        **rewrite_args(tables, entry),
+    )
     tables.refresh_view(entry)
     return tables.result(inspect.optimize_result(done))
 
@@ -68,7 +80,9 @@ def delete_rows(tables: Tables, statement: Delete) -> DataFrame:
     if tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
-    removed = delete(tables.open(entry), statement.where, **rewrite_args(tables, entry))
+    removed = delete(
+        tables.open(entry), statement.where, runner=_runner(tables), **rewrite_args(tables, entry)
+    )
     tables.refresh_view(entry)
     return tables.result(inspect.delete_result(removed))
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.part_index import PartIndex
+    from tsfile_catalog.table.rewrite_tasks import TaskRunner
     from tsfile_catalog.table.update import UpdateResult
     from tsfile_catalog.write.rows import WriteData
 
@@ -337,9 +338,11 @@ class Table:
         timestamp_as: TimestampAs = "long",
         time_zone: str | None = None,
         progress: Progress | None = None,
+        runner: TaskRunner | None = None,
     ) -> DeleteResult:
         """Delete the rows where ``where`` is TRUE (None: every row), in one ``DELETE``
-        commit (see :func:`tsfile_catalog.table.optimize.delete`)."""
+        commit (see :func:`tsfile_catalog.table.optimize.delete`); with
+        ``runner=SparkTasks(spark)`` the parts are rewritten in Spark tasks."""
         return delete(
             self,
             where,
@@ -348,6 +351,7 @@ class Table:
             timestamp_as=timestamp_as,
             time_zone=time_zone,
             progress=progress,
+            runner=runner,
         )
 
     def update(

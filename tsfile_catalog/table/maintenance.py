@@ -24,6 +24,7 @@ from tsfile_catalog.table.vacuum import Vacuumed, vacuum_table
 if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.handle import Table
+    from tsfile_catalog.table.rewrite_tasks import TaskRunner
 
 __all__ = ["Maintenance"]
 
@@ -97,9 +98,11 @@ class Maintenance:
         timestamp_as: TimestampAs = "long",
         time_zone: str | None = None,
         progress: Progress | None = None,
+        runner: TaskRunner | None = None,
     ) -> OptimizeResult:
         """Compact this version's small parts into larger TsFiles, in one ``OPTIMIZE``
-        commit (see :func:`tsfile_catalog.table.optimize.optimize`)."""
+        commit (see :func:`tsfile_catalog.table.optimize.optimize`); with
+        ``runner=SparkTasks(spark)`` the groups are rewritten in Spark tasks."""
         return optimize(
             self._table,
             where=where,
@@ -109,4 +112,5 @@ class Maintenance:
             timestamp_as=timestamp_as,
             time_zone=time_zone,
             progress=progress,
+            runner=runner,
         )

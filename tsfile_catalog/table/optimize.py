@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.handle import Table
     from tsfile_catalog.table.rewrite import RewriteJob, RowRemoval
+    from tsfile_catalog.table.rewrite_tasks import TaskRunner
 
 __all__ = ["DeleteResult", "OptimizeResult", "bind_exact", "delete", "optimize"]
 
@@ -70,6 +71,7 @@ def optimize(
     timestamp_as: TimestampAs = "long",
     time_zone: str | None = None,
     progress: Progress | None = None,
+    runner: TaskRunner | None = None,
 ) -> OptimizeResult:
     """Compact small TsFile parts into parts of about ``target_file_size`` bytes.
 
@@ -77,7 +79,8 @@ def optimize(
     pure plan: the table's own TsFile parts below 3/4 of the target (external parts and parts
     near the target stay), packed in time order whatever their time ranges; each group's rows
     are read through the shared read path and written, sorted by device then time, as one new
-    TsFile in this process (:func:`~tsfile_catalog.table.rewrite.compact_parts`). In a
+    TsFile (:func:`~tsfile_catalog.table.rewrite.compact_parts`), in this process or, given
+    a ``runner``, each group in a Spark task; this process commits. In a
     ``key.duplicates = last`` table every part a read must merge is rewritten too, with the
     parts that may share a key with it, keeping the latest row of each (device, time): no
     slice overlaps afterwards and reads need no merge; in a ``keep`` table parts that repeat
@@ -98,7 +101,11 @@ def optimize(
         settings: the TsFile writer's compression and encoding (a catalog table passes its
             stored write options); default ZSTD and the per-type default encodings.
         unit, timestamp_as, time_zone: how ``where`` binds (see :meth:`Table.plan`).
-        progress: called as ``progress(done, total)`` after each new part is written.
+        progress: called as ``progress(done, total)`` after each group is rewritten (in
+            this process only).
+        runner: where the groups' rewrites run (:mod:`tsfile_catalog.table.rewrite_tasks`):
+            by default one after another in this process; ``SparkTasks(spark)`` spreads
+            them over Spark tasks, each staging its parts, and this process commits.
 
     Raises:
         OptionError: ``target_file_size`` or the ``targetFileSize`` property is not a positive
@@ -128,21 +135,32 @@ def optimize(
         return OptimizeResult(None, 0, 0, 0, 0, 0)
     # Imported here: the rewrite machinery loads pyarrow and the TsFile writer, which the
     # metadata-only verbs beside this one (and every importer of the Table) must not pay for.
-    from tsfile_catalog.table.rewrite import RewriteJob, compact_parts
+    from tsfile_catalog.table.rewrite import RewriteJob, TableParts
+    from tsfile_catalog.table.rewrite_tasks import CompactionTask, run_in_process
 
     # Rows are read in commit order, so where parts repeat a (device, time) the earlier row
     # lands in the first new part.
     order = {p.path: i for i, p in enumerate(everything)}
     with RewriteJob(table, settings) as job:
-        total = len(compaction.groups)
+        source = TableParts.of(table)
+        tasks = [
+            CompactionTask(
+                source,
+                tuple(sorted(group.parts, key=lambda p: order[p.path])),
+                compaction.resolve_keys,
+                target,
+                job.settings,
+                job.job,
+                index,
+            )
+            for index, group in enumerate(compaction.groups)
+        ]
+        outcomes = sorted((runner or run_in_process(progress))(tasks), key=lambda o: o.index)
         removed_parts: list[PartFile] = []
-        for done, group in enumerate(compaction.groups, start=1):
-            parts = sorted(group.parts, key=lambda p: order[p.path])
-            resolve = compaction.resolve_keys
-            if compact_parts(job, parts, resolve_keys=resolve, target_size=target):
-                removed_parts.extend(parts)
-            if progress is not None:
-                progress(done, total)
+        for outcome in outcomes:
+            if outcome.rewritten:
+                removed_parts.extend(tasks[outcome.index].parts)
+                job.adopt(outcome.staged)
         if not removed_parts:
             return OptimizeResult(None, 0, 0, 0, 0, 0)
         removed = tuple(removed_parts)
@@ -150,6 +168,7 @@ def optimize(
             "targetFileSize": str(target),
             "numRemovedFiles": str(len(removed)),
             "numAddedFiles": str(len(job.staged)),
+            "job": job.job,
         }
         if where is not None:
             parameters["predicate"] = where if isinstance(where, str) else repr(where)
@@ -176,6 +195,7 @@ def delete(
     timestamp_as: TimestampAs = "long",
     time_zone: str | None = None,
     progress: Progress | None = None,
+    runner: TaskRunner | None = None,
 ) -> DeleteResult:
     """Delete the rows where ``where`` is TRUE (None: every row), in one ``DELETE`` commit.
 
@@ -195,6 +215,10 @@ def delete(
     External parts are never rewritten: the delete is refused only when one of them holds a
     matching row, naming each such part (drop it, or narrow the predicate).
 
+    With a ``runner`` (``SparkTasks(spark)``), each part is rewritten in a task of its own
+    and this process commits; a ``last`` table's removal of keys across overlapping parts
+    stays in this process.
+
     Raises:
         PredicateError: ``where`` cannot be parsed or bound, or needs a time zone it was not
             given.
@@ -204,11 +228,13 @@ def delete(
     bound = bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
     # Imported here, as in optimize: pyarrow and the TsFile writer load only when rows go.
     from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+    from tsfile_catalog.table.rewrite_tasks import removal_rewrites
 
     with RewriteJob(table, settings) as job:
         overlapping = _overlapping_candidates(table, bound)
         if overlapping is None or bound is None:
-            removal = remove_matching_rows(job, bound, progress=progress)
+            rewrite = None if runner is None else removal_rewrites(job, runner)
+            removal = remove_matching_rows(job, bound, progress=progress, rewrite=rewrite)
         else:
             removal = _remove_latest_matching(job, bound, overlapping)
         if not removal.removed:
@@ -216,6 +242,7 @@ def delete(
         parameters = {
             "predicate": "true" if where is None else _predicate_text(where),
             "numDeletedRows": str(removal.deleted_rows),
+            "job": job.job,
         }
         snapshot = job.commit(
             removal.removed, operation=Operation.DELETE, parameters=parameters, data_change=True

@@ -14,10 +14,10 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -50,7 +50,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "StagedFile",
+    "PartSource",
+    "TableParts",
+    "PartStager",
     "RewriteJob",
+    "discard_task_staging",
     "compact_parts",
     "stage_part",
     "read_part_rows",
@@ -60,6 +64,8 @@ __all__ = [
     "to_writer_types",
     "RowRemoval",
     "remove_matching_rows",
+    "rewrite_without",
+    "PartRewrites",
 ]
 
 
@@ -99,7 +105,7 @@ def stage_part(
 
 
 def read_part_rows(
-    table: Table, part: PartFile, *, time_min: int = INT64_MIN, time_max: int = INT64_MAX
+    table: PartSource, part: PartFile, *, time_min: int = INT64_MIN, time_max: int = INT64_MAX
 ) -> pa.Table:
     """Every row of ``part`` (with ``time_min <= time <= time_max``), as all columns of the
     table schema in the raw domain (columns the part lacks as nulls), through the shared read
@@ -149,29 +155,138 @@ def to_writer_types(rows: pa.Table, schema: TableSchema) -> pa.Table:
     return out
 
 
-class RewriteJob:
-    """One rewrite of a table's parts: stage new files, then publish them in one commit.
+class PartSource(Protocol):
+    """What reading a table's parts and staging their rewrite need of one table version: a
+    :class:`~tsfile_catalog.table.handle.Table` is one, and so is the picklable
+    :class:`TableParts` a rewrite task carries to a Spark executor."""
 
-    Use as a context manager: leaving it (after :meth:`commit`, or on an error) removes the
-    job's staging folder and local scratch space.
+    @property
+    def location(self) -> str: ...
+
+    @property
+    def schema(self) -> TableSchema: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def io(self) -> FileIO: ...
+
+
+@dataclass(frozen=True)
+class TableParts:
+    """A :class:`PartSource` without the snapshot: what a rewrite task ships to an
+    executor (``io`` pickles with the storage options and without its live client, as a
+    read's scan does)."""
+
+    location: str
+    schema: TableSchema
+    version: int
+    io: FileIO
+
+    @classmethod
+    def of(cls, table: PartSource) -> TableParts:
+        return cls(table.location, table.schema, table.version, table.io)
+
+
+def discard_task_staging(io: FileIO, location: str, job: str, staging: str) -> None:
+    """Remove one task attempt's staging folder ``staging``, then the job's folder and the
+    staging root if that left them empty (the job's other tasks may still be staging)."""
+    io.delete(staging, recursive=True)
+    io.remove_empty_dir(join_url(location, STAGING_DIR, job))
+    io.remove_empty_dir(join_url(location, STAGING_DIR))
+
+
+class PartStager:
+    """One task's new parts, staged under ``_staging/<job>/<partition>-<attempt>/``.
+
+    Use as a context manager: leaving it removes the local scratch space, and on an error
+    also the task's staging folder (what it staged must not outlive a failed attempt).
     """
 
-    def __init__(self, table: Table, settings: WriteSettings | None = None) -> None:
-        self._table = table
+    def __init__(
+        self,
+        table: PartSource,
+        settings: WriteSettings | None = None,
+        *,
+        job: str,
+        partition: int = 0,
+        attempt: int = 0,
+    ) -> None:
+        self._source = table
         self._settings = settings or WriteSettings()
         self._io = table.io
-        self._job = new_job_id()
-        self._staging = join_url(table.location, STAGING_DIR, self._job, task_dir_name(0, 0))
+        self._job = job
+        self._partition = partition
+        self._staging = join_url(
+            table.location, STAGING_DIR, job, task_dir_name(partition, attempt)
+        )
         self._local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-rewrite-")
         self.staged: list[StagedFile] = []
 
     @property
-    def table(self) -> Table:
-        return self._table
+    def source(self) -> PartSource:
+        return self._source
 
     @property
     def job(self) -> str:
         return self._job
+
+    @property
+    def settings(self) -> WriteSettings:
+        return self._settings
+
+    def __enter__(self) -> PartStager:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        shutil.rmtree(self._local_dir, ignore_errors=True)
+        if error is not None:
+            discard_task_staging(self._io, self._source.location, self._job, self._staging)
+
+    def write(self, rows: pa.Table, *, sources: Sequence[PartFile] = ()) -> StagedFile:
+        """Stage ``rows`` (raw domain, every table column) as one new part; with
+        ``sources``, as their rewrite (it keeps the largest of their key sequences,
+        :meth:`PartFile.rewritten_from`): its rows are old rows, which a newer write's rows
+        with the same key must still replace)."""
+        schema = self._source.schema
+        settings = WriteSettings(self._settings.compression, self._settings.encoding, "error")
+        staged = stage_part(
+            self._io,
+            to_writer_types(rows, schema),
+            schema,
+            settings,
+            staging=self._staging,
+            local_dir=self._local_dir,
+            partition=self._partition,
+        )
+        if sources:
+            staged = replace(staged, part=staged.part.rewritten_from(sources))
+        self.staged.append(staged)
+        return staged
+
+
+class RewriteJob(PartStager):
+    """One rewrite of a table's parts: stage new files, then publish them in one commit.
+
+    The job stages as task 0 itself (:meth:`write`), and may :meth:`adopt` what its tasks
+    staged elsewhere (:mod:`tsfile_catalog.table.rewrite_tasks`, on Spark executors). Use as
+    a context manager: leaving it (after :meth:`commit`, or on an error) removes the job's
+    whole staging folder, every task attempt's included, and local scratch space.
+    """
+
+    def __init__(self, table: Table, settings: WriteSettings | None = None) -> None:
+        super().__init__(table, settings, job=new_job_id())
+        self._table = table
+
+    @property
+    def table(self) -> Table:
+        return self._table
 
     def __enter__(self) -> RewriteJob:
         return self
@@ -187,25 +302,9 @@ class RewriteJob:
         # Other writers may be staging: only an emptied staging root goes.
         self._io.remove_empty_dir(join_url(self._table.location, STAGING_DIR))
 
-    def write(self, rows: pa.Table, *, sources: Sequence[PartFile] = ()) -> StagedFile:
-        """Stage ``rows`` (raw domain, every table column) as one new part; with
-        ``sources``, as their rewrite (it keeps the largest of their key sequences,
-        :meth:`PartFile.rewritten_from`): its rows are old rows, which a newer write's rows
-        with the same key must still replace)."""
-        schema = self._table.schema
-        settings = WriteSettings(self._settings.compression, self._settings.encoding, "error")
-        staged = stage_part(
-            self._io,
-            to_writer_types(rows, schema),
-            schema,
-            settings,
-            staging=self._staging,
-            local_dir=self._local_dir,
-        )
-        if sources:
-            staged = replace(staged, part=staged.part.rewritten_from(sources))
-        self.staged.append(staged)
-        return staged
+    def adopt(self, staged: Iterable[StagedFile]) -> None:
+        """Take parts a task of this job staged (in its own task folder) into the commit."""
+        self.staged.extend(staged)
 
     def commit(
         self,
@@ -246,7 +345,7 @@ class RewriteJob:
 
 
 def compact_parts(
-    job: RewriteJob, parts: Sequence[PartFile], *, resolve_keys: bool, target_size: int
+    job: PartStager, parts: Sequence[PartFile], *, resolve_keys: bool, target_size: int
 ) -> bool:
     """Stage the rows of ``parts`` (in commit order) as new parts that replace them.
 
@@ -265,13 +364,13 @@ def compact_parts(
         ``parts`` already are (rewriting them would gain nothing, and OPTIMIZE would find
         the same work again each run).
     """
-    schema = job.table.schema
+    schema = job.source.schema
     if resolve_keys:
         # By ascending sequence, so the stable "last" of each key is the latest.
         ordered = [p for _, p in sorted(enumerate(parts), key=lambda x: (x[1].key_sequence, x[0]))]
         for lo, hi in _time_windows(parts, target_size):
             pieces = [
-                read_part_rows(job.table, p, time_min=lo, time_max=hi)
+                read_part_rows(job.source, p, time_min=lo, time_max=hi)
                 for p in ordered
                 if _meets(p, lo, hi)
             ]
@@ -279,7 +378,7 @@ def compact_parts(
             if resolved.num_rows:
                 job.write(resolved, sources=parts)
         return True
-    rows = pa.concat_tables([read_part_rows(job.table, p) for p in parts])
+    rows = pa.concat_tables([read_part_rows(job.source, p) for p in parts])
     layers = split_duplicates(rows, schema)
     if len(layers) >= len(parts):
         return False
@@ -350,8 +449,17 @@ class RowRemoval:
     deleted_rows: int
 
 
+PartRewrites = Callable[[Sequence[PartFile], Expr], Sequence[tuple[int, tuple[StagedFile, ...]]]]
+"""Stages each part without the predicate's rows elsewhere (in Spark tasks, each with its own
+:class:`PartStager` of the job): per part, in order, what :func:`rewrite_without` returns."""
+
+
 def remove_matching_rows(
-    job: RewriteJob, predicate: Expr | None, *, progress: Progress | None = None
+    job: RewriteJob,
+    predicate: Expr | None,
+    *,
+    progress: Progress | None = None,
+    rewrite: PartRewrites | None = None,
 ) -> RowRemoval:
     """Stage the removal of every row of ``job.table`` where the bound ``predicate`` is TRUE
     (None: every row).
@@ -363,6 +471,10 @@ def remove_matching_rows(
 
     External parts are never rewritten: those the statistics cannot rule out are read, and
     the removal is refused only when some hold a matching row (naming each of them).
+
+    The parts are rewritten (:func:`rewrite_without`) in this process, calling
+    ``progress(done, total)`` after each, or by ``rewrite``, whose staged parts the job
+    adopts.
 
     Raises:
         InvalidCommitError: external parts hold rows the predicate matches (naming every
@@ -396,17 +508,39 @@ def remove_matching_rows(
     removed = list(plan.drop)
     deleted = sum(p.row_count for p in plan.drop)
     rewritten = 0
-    total = len(plan.rewrite)
-    for done, part in enumerate(plan.rewrite, start=1):
-        rows = read_part_rows(table, part)
+    assert predicate is not None or not plan.rewrite
+    if rewrite is not None and plan.rewrite:
         assert predicate is not None
-        kept = without_matching(rows, predicate)
-        if kept.num_rows < rows.num_rows:
+        results = list(zip(plan.rewrite, rewrite(plan.rewrite, predicate), strict=True))
+        for _, (_, staged) in results:
+            job.adopt(staged)
+    else:
+        results = []
+        for done, part in enumerate(plan.rewrite, start=1):
+            assert predicate is not None
+            results.append((part, rewrite_without(job, part, predicate)))
+            if progress is not None:
+                progress(done, len(plan.rewrite))
+    for part, (count, staged) in results:
+        if count:
             removed.append(part)
-            deleted += rows.num_rows - kept.num_rows
-            if kept.num_rows:
-                job.write(kept, sources=(part,))
-                rewritten += 1
-        if progress is not None:
-            progress(done, total)
+            deleted += count
+            rewritten += 1 if staged else 0
     return RowRemoval(tuple(removed), len(plan.drop), rewritten, deleted)
+
+
+def rewrite_without(
+    stager: PartStager, part: PartFile, predicate: Expr
+) -> tuple[int, tuple[StagedFile, ...]]:
+    """Stage ``part`` without the rows where ``predicate`` is TRUE (none when no row is
+    left, nothing when no row matches; the new part keeps ``part``'s key sequence).
+
+    Returns:
+        How many rows matched, and what was staged.
+    """
+    rows = read_part_rows(stager.source, part)
+    kept = without_matching(rows, predicate)
+    count = rows.num_rows - kept.num_rows
+    if count and kept.num_rows:
+        return count, (stager.write(kept, sources=(part,)),)
+    return count, ()

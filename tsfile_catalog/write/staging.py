@@ -28,7 +28,7 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import STAGING_DIR, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
-from tsfile_catalog.table.rewrite import stage_part
+from tsfile_catalog.table.rewrite import discard_task_staging, stage_part
 from tsfile_catalog.write.arrow import raw_from_arrow_column
 
 __all__ = [
@@ -147,10 +147,7 @@ def stage_task(
         if pending:
             staged.append(writing.stage(io, pending, staging, partition, len(staged), local_dir))
     except BaseException:
-        io.delete(staging, recursive=True)
-        # The job's other tasks may still be staging: only emptied folders go.
-        io.remove_empty_dir(job_dir(options, job))
-        io.remove_empty_dir(join_url(options.path, STAGING_DIR))
+        discard_task_staging(io, options.path, job, staging)
         raise
     finally:
         shutil.rmtree(local_dir, ignore_errors=True)

@@ -1,0 +1,134 @@
+"""OPTIMIZE spread over a two-executor cluster, tables on local disk and S3: each group's
+rewrite runs as a Spark task in an executor process (started without storage credentials:
+the task's file IO carries them), the driver commits once, and the result equals the
+in-process rewrite of the same table; a task that fails on every attempt commits nothing."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.cluster.helpers import CLUSTER_TESTS, ClusterTable
+from tests.table.helpers import SCHEMA, fill_small_parts, key_view
+from tsfile_catalog import Catalog
+from tsfile_catalog.datasource.rewrite_tasks import SparkTasks, job_group
+from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.table import STAGING_DIR, create_table, open_table
+
+pytestmark = CLUSTER_TESTS
+
+
+def _layout(url: str, options: dict[str, Any]) -> list[tuple[Any, ...]]:
+    parts = open_table(url, storage_options=options).parts()
+    return sorted((p.row_count, p.min_time, p.max_time, p.key_sequence) for p in parts)
+
+
+def _twin(where: ClusterTable, name: str, key: str) -> str:
+    url = where.url(name)
+    create_table(
+        url, SCHEMA, properties={"key.duplicates": key}, storage_options=where.storage_options
+    )
+    fill_small_parts(url, where.storage_options)
+    return url
+
+
+@pytest.mark.parametrize("key", ["last", "keep"])
+def test_optimize_tasks_run_on_executors_and_equal_the_driver_rewrite(
+    cluster_spark: SparkSession, cluster_table: ClusterTable, key: str
+) -> None:
+    options = cluster_table.storage_options
+    spread, local = _twin(cluster_table, "spread", key), _twin(cluster_table, "local", key)
+    before = key_view(spread, storage_options=options)
+
+    runner = SparkTasks(cluster_spark)
+    done = open_table(spread, storage_options=options).maintenance.optimize(runner=runner)
+    same = open_table(local, storage_options=options).maintenance.optimize()
+
+    assert done.version is not None and done.files_added >= 3
+    assert (done.files_removed, done.files_added, done.rows) == (
+        same.files_removed,
+        same.files_added,
+        same.rows,
+    )
+    assert key_view(spread, storage_options=options) == before
+    assert key_view(local, storage_options=options) == before
+    assert _layout(spread, options) == _layout(local, options)
+    assert len(runner.workers) >= 3
+    assert all(int(w.rsplit(":", 1)[1]) != os.getpid() for w in runner.workers)
+    assert not FileIO(spread, options).exists(join_url(spread, STAGING_DIR))
+
+
+def test_catalog_optimize_on_executors(
+    cluster_spark: SparkSession, cluster_table: ClusterTable
+) -> None:
+    options = cluster_table.storage_options
+    catalog = Catalog(
+        cluster_spark, cluster_table.url("warehouse"), storage_options=options, register_views=False
+    )
+    catalog.sql(
+        "CREATE TABLE t (time BIGINT, city STRING, temp FLOAT) USING tsfile "
+        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'last')"
+    )
+    url = cluster_table.url("warehouse/t")
+    fill_small_parts(url, options)
+    local = _twin(cluster_table, "local", "last")
+    before = key_view(url, storage_options=options)
+
+    row = catalog.sql("OPTIMIZE t").collect()[0]
+    same = open_table(local, storage_options=options).maintenance.optimize()
+
+    assert (row.num_files_removed, row.num_files_added) == (same.files_removed, same.files_added)
+    assert key_view(url, storage_options=options) == before
+    assert _layout(url, options) == _layout(local, options)
+    job = open_table(url, storage_options=options).history(limit=1)[0]
+    tracker = cluster_spark.sparkContext.statusTracker()
+    assert len(tracker.getJobIdsForGroup(job_group(job.operation_parameters["job"]))) == 1
+
+
+def test_a_task_failing_every_attempt_commits_nothing(
+    cluster_spark: SparkSession, cluster_table: ClusterTable
+) -> None:
+    options = cluster_table.storage_options
+    url = _twin(cluster_table, "broken", "keep")
+    table = open_table(url, storage_options=options)
+    io = FileIO(url, options)
+    files = sorted(io.list_names(url))
+    broken = join_url(url, table.parts()[-1].path)
+    io.write_bytes(broken, b"\0" * io.size(broken))
+
+    with pytest.raises(Exception, match="(?s)tsfile|TsFile|magic|Job aborted"):
+        table.maintenance.optimize(runner=SparkTasks(cluster_spark))
+
+    assert open_table(url, storage_options=options).version == table.version
+    assert sorted(io.list_names(url)) == files, "nothing published, no staging left"
+
+
+def test_catalog_delete_on_executors(
+    cluster_spark: SparkSession, cluster_table: ClusterTable
+) -> None:
+    options = cluster_table.storage_options
+    catalog = Catalog(
+        cluster_spark, cluster_table.url("warehouse"), storage_options=options, register_views=False
+    )
+    catalog.sql(
+        "CREATE TABLE t (time BIGINT, city STRING, temp FLOAT) USING tsfile "
+        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
+    )
+    url = cluster_table.url("warehouse/t")
+    fill_small_parts(url, options)
+    local = _twin(cluster_table, "local", "keep")
+    where = "(temp >= 300 AND city <> 'c1') OR time >= 1100"
+
+    row = catalog.sql(f"DELETE FROM t WHERE {where}").collect()[0]
+    same = open_table(local, storage_options=options).delete(where)
+
+    assert row.num_deleted_rows == same.num_deleted_rows > 0
+    assert row.num_files_rewritten == same.files_rewritten > 0
+    assert key_view(url, storage_options=options) == key_view(local, storage_options=options)
+    assert _layout(url, options) == _layout(local, options)
+    job = open_table(url, storage_options=options).history(limit=1)[0]
+    tracker = cluster_spark.sparkContext.statusTracker()
+    assert len(tracker.getJobIdsForGroup(job_group(job.operation_parameters["job"]))) == 1

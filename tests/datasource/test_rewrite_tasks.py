@@ -1,0 +1,169 @@
+"""OPTIMIZE's groups as Spark tasks on the shared local session: the same parts and rows as
+the in-process rewrite, the work in Spark's Python workers, and a failed task commits
+nothing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tests.table.helpers import SCHEMA, fill_small_parts, key_view
+from tsfile_catalog import Catalog
+from tsfile_catalog.datasource.rewrite_tasks import DISTRIBUTED_REWRITES, SparkTasks, job_group
+from tsfile_catalog.table import STAGING_DIR, create_table, open_table
+
+pytestmark = pytest.mark.spark
+
+_CREATE = (
+    "CREATE TABLE t (time BIGINT, city STRING, temp FLOAT) USING tsfile "
+    "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = '{}')"
+)
+
+
+def _layout(url: str) -> list[tuple[Any, ...]]:
+    """Each part's rows, time range and key sequence: what two equal rewrites share (the
+    file names differ)."""
+    return sorted(
+        (p.row_count, p.min_time, p.max_time, p.key_sequence) for p in open_table(url).parts()
+    )
+
+
+def _twin(tmp_path: Path, name: str, key: str) -> str:
+    url = str(tmp_path / name)
+    create_table(url, SCHEMA, properties={"key.duplicates": key})
+    fill_small_parts(url)
+    return url
+
+
+@pytest.mark.parametrize("key", ["last", "keep"])
+def test_spark_tasks_rewrite_as_the_driver_does(
+    spark: SparkSession, tmp_path: Path, key: str
+) -> None:
+    spread, local = _twin(tmp_path, "spread", key), _twin(tmp_path, "local", key)
+    before = key_view(spread)
+    assert before == key_view(local) and len(open_table(spread).parts()) == 14
+
+    runner = SparkTasks(spark)
+    done = open_table(spread).maintenance.optimize(runner=runner)
+    same = open_table(local).maintenance.optimize()
+
+    assert done.version is not None and same.version is not None
+    assert (done.files_removed, done.files_added, done.rows) == (
+        same.files_removed,
+        same.files_added,
+        same.rows,
+    )
+    assert done.files_added >= 3, "several groups, so several tasks"
+    assert key_view(spread) == key_view(local) == before
+    assert _layout(spread) == _layout(local)
+    # One task per group, each in a Python worker, not in this process.
+    assert len(runner.workers) >= 3
+    assert all(int(w.rsplit(":", 1)[1]) != os.getpid() for w in runner.workers)
+    assert not (tmp_path / "spread" / STAGING_DIR).exists()
+
+
+def test_catalog_optimize_runs_in_spark_tasks(spark: SparkSession, tmp_path: Path) -> None:
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format("last"))
+    url = str(tmp_path / "warehouse" / "t")
+    fill_small_parts(url)
+    local = _twin(tmp_path, "local", "last")
+    before = key_view(url)
+
+    row = catalog.sql("OPTIMIZE t").collect()[0]
+    same = open_table(local).maintenance.optimize()
+
+    assert (row.num_files_removed, row.num_files_added) == (same.files_removed, same.files_added)
+    assert key_view(url) == key_view(local) == before
+    assert _layout(url) == _layout(local)
+    # The commit names its job; the job's Spark tasks ran under the job's group.
+    job = open_table(url).history(limit=1)[0].operation_parameters["job"]
+    tracker = spark.sparkContext.statusTracker()
+    jobs = tracker.getJobIdsForGroup(job_group(job))
+    assert len(jobs) == 1
+    info = tracker.getJobInfo(jobs[0])
+    assert info is not None and info.status == "SUCCEEDED"
+    stages = [tracker.getStageInfo(s) for s in info.stageIds]
+    assert sum(s.numCompletedTasks for s in stages if s is not None) >= 3
+
+
+def test_catalog_optimize_in_process_when_switched_off(spark: SparkSession, tmp_path: Path) -> None:
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format("last"))
+    url = str(tmp_path / "warehouse" / "t")
+    fill_small_parts(url)
+    spark.conf.set(DISTRIBUTED_REWRITES, "false")
+    try:
+        catalog.sql("OPTIMIZE t")
+    finally:
+        spark.conf.unset(DISTRIBUTED_REWRITES)
+    job = open_table(url).history(limit=1)[0].operation_parameters["job"]
+    assert spark.sparkContext.statusTracker().getJobIdsForGroup(job_group(job)) == []
+
+
+def test_a_failed_task_leaves_the_table_unchanged(spark: SparkSession, tmp_path: Path) -> None:
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format("keep"))
+    url = str(tmp_path / "warehouse" / "t")
+    fill_small_parts(url)
+    table = open_table(url)
+    files = sorted(p.name for p in Path(url).iterdir())
+    # The last group's part turns to garbage of its recorded size: that group's task fails
+    # on reading it (every attempt), while the other groups' tasks stage their parts.
+    broken = Path(url) / table.parts()[-1].path
+    broken.write_bytes(b"\0" * broken.stat().st_size)
+
+    with pytest.raises(Exception, match="(?s)tsfile|TsFile|magic|Job aborted"):
+        catalog.sql("OPTIMIZE t")
+
+    after = open_table(url)
+    assert after.version == table.version
+    assert sorted(p.name for p in Path(url).iterdir()) == files, "nothing published or staged"
+
+
+def test_delete_rewrites_parts_in_spark_tasks_as_the_driver_does(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    spread, local = _twin(tmp_path, "spread", "keep"), _twin(tmp_path, "local", "keep")
+    # Two cities' rows from time 300 on (parts rewritten), and every row of the last append
+    # (a part dropped by its statistics).
+    where = "(temp >= 300 AND city <> 'c1') OR time >= 1100"
+
+    runner = SparkTasks(spark)
+    done = open_table(spread).delete(where, runner=runner)
+    same = open_table(local).delete(where)
+
+    assert done.version is not None and done.files_rewritten >= 3 and done.files_dropped == 1
+    assert (done.num_deleted_rows, done.files_dropped, done.files_rewritten) == (
+        same.num_deleted_rows,
+        same.files_dropped,
+        same.files_rewritten,
+    )
+    assert key_view(spread) == key_view(local)
+    assert all(r[0] < 300 or (r[1] == "c1" and r[0] < 1100) for r in key_view(spread))
+    assert _layout(spread) == _layout(local)
+    assert len(runner.workers) >= done.files_rewritten, "a task per part that may match"
+    assert all(int(w.rsplit(":", 1)[1]) != os.getpid() for w in runner.workers)
+    assert not (tmp_path / "spread" / STAGING_DIR).exists()
+
+
+def test_catalog_delete_as_in_process(spark: SparkSession, tmp_path: Path) -> None:
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format("keep"))
+    url = str(tmp_path / "warehouse" / "t")
+    fill_small_parts(url)
+    local = _twin(tmp_path, "local", "keep")
+
+    row = catalog.sql("DELETE FROM t WHERE temp > 300.2 AND city <> 'c1'").collect()[0]
+    same = open_table(local).delete("temp > 300.2 AND city <> 'c1'")
+
+    assert row.num_deleted_rows == same.num_deleted_rows > 0
+    assert row.num_files_rewritten == same.files_rewritten > 0
+    assert key_view(url) == key_view(local)
+    assert _layout(url) == _layout(local)
+    job = open_table(url).history(limit=1)[0].operation_parameters["job"]
+    assert len(spark.sparkContext.statusTracker().getJobIdsForGroup(job_group(job))) == 1
