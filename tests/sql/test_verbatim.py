@@ -49,6 +49,8 @@ def _refusal(text: str) -> str | None:
         "SELECT * FROM global_temp.g",
         "SELECT * FROM range(10)",
         "SELECT 1",
+        # Sliding windows: no bucket path to prefer over the plugin's.
+        "SELECT window(time, '1 hour', '10 minutes'), count(*) FROM t GROUP BY 1",
     ],
 )
 def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) -> None:
@@ -65,6 +67,11 @@ def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) ->
         ("SELECT * FROM t JOIN p USING (time)", "p is neither"),
         ("SELECT * FROM other.t", "other.t is neither"),
         ("SELECT * FROM t WHERE time IN (SELECT time FROM p)", "p is neither"),
+        ("SELECT window(time, '1 hour'), count(*) FROM t GROUP BY 1", "window() grouping"),
+        (
+            "SELECT window.start, count(*) FROM (SELECT * FROM t) GROUP BY window(time, '1 hour')",
+            "window() grouping",
+        ),
     ],
 )
 def test_queries_spark_would_resolve_otherwise_keep_the_rewriting_path(text: str, why: str) -> None:
