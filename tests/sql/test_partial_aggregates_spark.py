@@ -181,17 +181,51 @@ def test_unsupported_shapes_run_unchanged(catalog: Catalog, spark: SparkSession)
         _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
 
 
-def test_window_groupings_run_in_spark(catalog: Catalog, spark: SparkSession) -> None:
-    # window(time, ...) parses (GROUP BY no longer stops at the WINDOW keyword) and runs as
-    # Spark's own evaluation over a fresh scan: the scan does not pre-aggregate it yet.
+def test_window_groupings_are_pre_aggregated(catalog: Catalog, spark: SparkSession) -> None:
+    # window(time, ...) is bucketed in the scan like date_trunc: the struct, its fields, the
+    # column names and the rows are Spark's own, in any session zone (the window is UTC-based;
+    # the zone only changes how Spark shows the timestamps).
+    name = _load(catalog, spark, _FIXED, "timestamp")
+    for zone in ("UTC", "America/New_York", "Asia/Kolkata"):
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        for query in [
+            "SELECT city, window(time, '1 hour') AS w, count(*), avg(v), max_by(n, time) "
+            "FROM {t} GROUP BY city, window(time, '1 hour')",
+            "SELECT window(time, '90 minutes'), sum(n), min(s) FROM {t} "
+            "GROUP BY window(time, '90 minutes')",
+            "SELECT window.start, window.end, dev, count(v) FROM {t} "
+            "WHERE city = 'a' GROUP BY dev, window(time, '1 day') "
+            "HAVING count(*) > 0 ORDER BY window.start",
+            "SELECT window(time, '10 minutes').end AS e, count(*) FROM {t} "
+            "GROUP BY window(time, '10 minutes')",
+            "SELECT window(time, '2 hours') AS w, count(*) FROM {t} GROUP BY w",
+        ]:
+            _same(query, catalog, spark, name)
+
+
+def test_sliding_windows_run_in_spark(catalog: Catalog, spark: SparkSession) -> None:
     name = _load(catalog, spark, _FIXED[:1], "timestamp")
     query = (
-        "SELECT city, window(time, '1 hour') AS w, count(*), avg(v) FROM {t} "
-        "GROUP BY city, window(time, '1 hour')"
+        "SELECT city, window(time, '1 hour', '30 minutes') AS w, count(*) FROM {t} "
+        "GROUP BY city, window(time, '1 hour', '30 minutes')"
     )
     got = catalog.sql(query.format(t=name))
     assert not _pre_aggregated(got)
     _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
+
+
+def test_window_of_nothing_is_no_row(catalog: Catalog, spark: SparkSession) -> None:
+    # An empty bucket has no row (no window of its own), as in Spark; a WHERE that keeps
+    # nothing leaves no group at all.
+    name = _load(catalog, spark, _FIXED, "timestamp")
+    for where in ("v > 1e9", "time < TIMESTAMP'2000-01-01 00:00:00'"):
+        _same(
+            f"SELECT window(time, '1 hour'), count(*), max(v) FROM {{t}} WHERE {where} "
+            "GROUP BY window(time, '1 hour')",
+            catalog,
+            spark,
+            name,
+        )
 
 
 # -- partial rows answered from statistics ----------------------------------------------------
@@ -355,6 +389,8 @@ _aggregates = st.lists(
     unique=True,
 )
 _UNITS = ["MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR", "SECOND"]
+# Tumbling windows (TIMESTAMP time only; a long time groups by the hourly floor instead).
+_WINDOWS = [("window", "1 hour"), ("window", "7 minutes"), ("window", "1 day")]
 
 
 @settings(
@@ -369,7 +405,12 @@ _UNITS = ["MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "YEAR", "SECOND"]
     zone=st.sampled_from(_ZONES),
     form=st.sampled_from(["timestamp", "long"]),
     keys=st.sampled_from([(), ("city",), ("city", "dev"), ("dev",)]),
-    bucket=st.one_of(st.none(), st.sampled_from(_UNITS), st.sampled_from([60_000, 3_600_000])),
+    bucket=st.one_of(
+        st.none(),
+        st.sampled_from(_UNITS),
+        st.sampled_from([60_000, 3_600_000]),
+        st.sampled_from(_WINDOWS),
+    ),
     aggregates=_aggregates,
     where=st.sampled_from([None, "v > 0", "city = 'a'", "n IS NOT NULL", "s >= 'q'"]),
     step=st.sampled_from([20, 1_000]),
@@ -383,7 +424,7 @@ def test_rewritten_equals_spark(
     zone: str,
     form: str,
     keys: tuple[str, ...],
-    bucket: str | int | None,
+    bucket: str | int | tuple[str, str] | None,
     aggregates: list[str],
     where: str | None,
     step: int,
@@ -395,7 +436,9 @@ def test_rewritten_equals_spark(
     name = _load(catalog, spark, [p for p in (data[:split], data[split:]) if p], form)
     group = list(keys)
     if bucket is not None:
-        if form == "timestamp":
+        if form == "timestamp" and isinstance(bucket, tuple):
+            group.append(f"window(time, '{bucket[1]}')")
+        elif form == "timestamp":
             unit = bucket if isinstance(bucket, str) else "HOUR"
             group.append(f"date_trunc('{unit}', time)")
         else:
@@ -438,3 +481,47 @@ def test_local_session_talks_to_workers_over_tcp(spark: SparkSession) -> None:
     # Unix domain sockets make PySpark's daemon print BrokenPipeError tracebacks (issue 24):
     # every Spark test of the suite, and the quickstart, run with Spark's default TCP.
     assert spark.conf.get(UNIX_SOCKET_CONF, "false") == "false"
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=_rows,
+    split=st.integers(0, 30),
+    anchor=st.sampled_from(_ANCHORS_MS),
+    zone=st.sampled_from(_ZONES),
+    keys=st.sampled_from([(), ("city",), ("dev",)]),
+    width=st.sampled_from(["1 hour", "7 minutes", "1 day", "90 seconds"]),
+    aggregates=_aggregates,
+    where=st.sampled_from([None, "city = 'a'", "time >= TIMESTAMP'2024-03-10 06:00:00'"]),
+    step=st.sampled_from([20, 1_000]),
+)
+def test_windows_equal_spark(
+    catalog: Catalog,
+    spark: SparkSession,
+    rows: list[tuple[Any, ...]],
+    split: int,
+    anchor: int,
+    zone: str,
+    keys: tuple[str, ...],
+    width: str,
+    aggregates: list[str],
+    where: str | None,
+    step: int,
+) -> None:
+    # Parts straddle window boundaries (step 1 s spreads a device over many windows, so its
+    # rows are read and bucketed in the scan) or lie inside one (20 ms: from statistics);
+    # NULL values and NaN are among the rows.
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    data = [(anchor + r[0] * step, *r[1:]) for r in rows]
+    name = _load(catalog, spark, [p for p in (data[:split], data[split:]) if p], "timestamp")
+    window = f"window(time, '{width}')"
+    select = ", ".join([*keys, "window.start", f"{window}.end", window, *aggregates])
+    query = f"SELECT {select} FROM {{t}}"
+    if where is not None:
+        query += f" WHERE {where}"
+    query += " GROUP BY " + ", ".join([*keys, window])
+    _same(query, catalog, spark, name)

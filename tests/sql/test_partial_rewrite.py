@@ -67,6 +67,61 @@ def test_floor_buckets_need_long_time() -> None:
     assert _plan("SELECT date_trunc('HOUR', time), count(*) FROM w GROUP BY 1", "long") is None
 
 
+def test_tumbling_windows_bucket_by_their_start() -> None:
+    rewrite = _plan(
+        "SELECT dev, window(time, '1 hour') AS w, avg(v) FROM w "
+        "GROUP BY dev, window(time, '1 hour')"
+    )
+    assert rewrite is not None and rewrite.spec.bucket is not None
+    bucket = rewrite.spec.bucket
+    # Microseconds since the epoch, whatever the session zone.
+    assert (bucket.kind, bucket.width, bucket.time_zone) == ("window", 3_600_000_000, None)
+    outer = rewrite.outer.sql(dialect="spark")
+    assert (
+        "NAMED_STRUCT('start', __tsfc_bucket, 'end', "
+        "TIMESTAMP_MICROS(UNIX_MICROS(__tsfc_bucket) + 3600000000)) AS w" in outer
+    )
+    assert outer.endswith("GROUP BY dev, __tsfc_bucket")
+
+
+def test_window_fields_read_the_bucket() -> None:
+    rewrite = _plan(
+        "SELECT window.start, window.end, count(*) FROM w GROUP BY 1 "
+        "HAVING count(*) > 1 ORDER BY window.start"
+    )
+    assert rewrite is None  # ordinal 1 is window.start, not the window: Spark's to group
+    rewrite = _plan(
+        "SELECT window.start, window.end, count(*) FROM w GROUP BY window(time, '90 minutes') "
+        "ORDER BY window.start"
+    )
+    assert rewrite is not None and rewrite.spec.bucket is not None
+    assert rewrite.spec.bucket.width == 5_400_000_000
+    outer = rewrite.outer.sql(dialect="spark")
+    assert outer.startswith("SELECT __tsfc_bucket, TIMESTAMP_MICROS(")
+    assert outer.endswith("GROUP BY __tsfc_bucket ORDER BY __tsfc_bucket")
+    by_alias = _plan("SELECT window(time, '1 day') AS d, count(*) FROM w GROUP BY d")
+    assert by_alias is not None and by_alias.spec.bucket is not None
+    assert by_alias.spec.bucket.width == 86_400_000_000
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT window(time, '1 hour', '30 minutes'), count(*) FROM w GROUP BY 1",  # sliding
+        "SELECT window(time, '1 hour', '1 hour', '5 minutes'), count(*) FROM w GROUP BY 1",
+        "SELECT window(time, '1500 microseconds'), count(*) FROM w GROUP BY 1",  # not whole ms
+        "SELECT window(time, '1 month'), count(*) FROM w GROUP BY 1",  # no fixed length
+        "SELECT window(time, '0 seconds'), count(*) FROM w GROUP BY 1",
+        "SELECT window(n, '1 hour'), count(*) FROM w GROUP BY 1",
+        "SELECT window.start, count(*) FROM w GROUP BY date_trunc('HOUR', time)",
+        "SELECT window(time, '1 hour'), count(*) FROM w GROUP BY window(time, '2 hours')",
+    ],
+)
+def test_other_windows_fall_through(sql: str) -> None:
+    assert _plan(sql) is None
+    assert _plan("SELECT window(time, '1 hour'), count(*) FROM w GROUP BY 1", "long") is None
+
+
 @pytest.mark.parametrize(
     "sql",
     [

@@ -5,6 +5,7 @@ and the cases sqlglot's rewriting got wrong."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tsfile_catalog import Catalog
 from tsfile_catalog.exceptions import SqlError, VersionNotFoundError
 from tsfile_catalog.sql import verbatim
 from tsfile_catalog.sql.parse import parse_statement
+from tsfile_catalog.sql.small_scan import SMALL_SCAN_CONF
 from tsfile_catalog.sql.statements import Insert, Select
 
 spark_test = pytest.mark.spark
@@ -49,6 +51,8 @@ def _refusal(text: str) -> str | None:
         "SELECT * FROM global_temp.g",
         "SELECT * FROM range(10)",
         "SELECT 1",
+        # Sliding windows: no bucket path to prefer over the plugin's.
+        "SELECT window(time, '1 hour', '10 minutes'), count(*) FROM t GROUP BY 1",
     ],
 )
 def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) -> None:
@@ -65,6 +69,11 @@ def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) ->
         ("SELECT * FROM t JOIN p USING (time)", "p is neither"),
         ("SELECT * FROM other.t", "other.t is neither"),
         ("SELECT * FROM t WHERE time IN (SELECT time FROM p)", "p is neither"),
+        ("SELECT window(time, '1 hour'), count(*) FROM t GROUP BY 1", "window() grouping"),
+        (
+            "SELECT window.start, count(*) FROM (SELECT * FROM t) GROUP BY window(time, '1 hour')",
+            "window() grouping",
+        ),
     ],
 )
 def test_queries_spark_would_resolve_otherwise_keep_the_rewriting_path(text: str, why: str) -> None:
@@ -356,3 +365,45 @@ def test_convenience_views_read_the_latest_version_through_the_plugin(
         for name in ("t1", "t2", "ins", "made"):
             spark.catalog.dropTempView(name)
         viewed.sql("DELETE FROM t2 WHERE time >= 20")
+
+
+@spark_test
+def test_a_window_grouping_is_pre_aggregated_on_the_rewriting_path(
+    catalog: Catalog, spark: SparkSession, tables: dict[str, DataFrame], plugin: str
+) -> None:
+    # Through the plugin Spark would aggregate every row (it cannot push the window struct
+    # into the scan); the rewriting path buckets them in the scan, with Spark's answer.
+    catalog.sql(
+        "CREATE TABLE tw (time TIMESTAMP, k STRING, b DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'k', timestampAs 'timestamp')"
+    )
+    rows = [
+        ("2024-01-01 00:10:00", "a", 1.0),
+        ("2024-01-01 00:50:00", "a", None),
+        ("2024-01-01 01:20:00", "a", 3.0),
+        ("2024-01-01 00:30:00", "b", 4.0),
+    ]
+    catalog.sql(
+        "INSERT INTO tw VALUES "
+        + ", ".join(f"(TIMESTAMP'{t}', '{k}', {'NULL' if b is None else b})" for t, k, b in rows)
+    )
+    spark.createDataFrame(
+        [(dt.datetime.fromisoformat(t), k, b) for t, k, b in rows],
+        "time TIMESTAMP, k STRING, b DOUBLE",
+    ).createOrReplaceTempView("pq_tw")
+    text = (
+        "SELECT k, window(time, '1 hour'), window.end, count(*), avg(b) FROM tw "
+        "GROUP BY k, window(time, '1 hour')"
+    )
+    spark.conf.set(SMALL_SCAN_CONF, "0")  # a tiny table: read by the scan, not the driver
+    try:
+        got = catalog.sql(text)
+        assert "__tsfc_p" in _analysed(got)
+        want = spark.sql(text.replace("tw", "pq_tw"))
+        assert got.columns == want.columns
+        assert [f.dataType for f in got.schema] == [f.dataType for f in want.schema]
+        assert sorted(map(tuple, got.collect()), key=repr) == sorted(
+            map(tuple, want.collect()), key=repr
+        )
+    finally:
+        spark.conf.unset(SMALL_SCAN_CONF)

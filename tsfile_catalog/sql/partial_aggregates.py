@@ -3,9 +3,9 @@
 A query over ONE catalog table whose SELECT list (and HAVING, ORDER BY) is built from group
 keys and aggregates — ``count(*)``, ``count(c)``, ``sum``, ``avg``, ``min``, ``max``,
 ``max_by(c, time)``, ``min_by(c, time)`` over plain columns — grouped by TAG columns and/or one
-time bucket (``date_trunc('<unit>', time)`` on a TIMESTAMP ``time``, ``floor(time / n) * n`` on a
-long one), with a WHERE the scan evaluates entirely (see
-:func:`~tsfile_catalog.sql.analysis.as_single_table_scan`), becomes:
+time bucket (``date_trunc('<unit>', time)`` or a tumbling ``window(time, '<width>')`` on a
+TIMESTAMP ``time``, ``floor(time / n) * n`` on a long one), with a WHERE the scan evaluates
+entirely (see :func:`~tsfile_catalog.sql.analysis.as_single_table_scan`), becomes:
 
 * a scan with the ``partialAggregate`` option (:class:`PartialSpec`): one row per group and
   chunk, with the partial states; and
@@ -13,6 +13,9 @@ long one), with a WHERE the scan evaluates entirely (see
   ``sum``, ``min``/``max`` of the partial extremes, ``avg`` as the sum of the DOUBLE partial
   sums over the sum of the counts (Spark's own ``avg`` arithmetic), ``max_by``/``min_by`` of
   the partial last/first values by their time. HAVING, ORDER BY and LIMIT stay as they were.
+  A ``window`` bucket is grouped by its start; ``window(time, ...)`` itself becomes Spark's
+  ``struct<start, end>`` of it, and ``window.start`` / ``window.end`` (the column Spark's
+  window grouping adds) its fields.
 
 Anything else returns None and runs unchanged. Pure (sqlglot only): the executor builds the
 scan and checks the result's types against Spark's analysis of the original query.
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
+from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.metadata.expressions import TimestampAs
 from tsfile_catalog.metadata.partial_aggregates import (
     PartialSpec,
@@ -32,12 +36,19 @@ from tsfile_catalog.metadata.partial_aggregates import (
     TimeBucket,
 )
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, TableSchema
+from tsfile_catalog.metadata.spark.literals import parse_interval_ns
 from tsfile_catalog.sql.analysis import TableRef
 
 __all__ = ["PartialRewrite", "plan_partial_aggregate", "BUCKET_COLUMN"]
 
 BUCKET_COLUMN = "__tsfc_bucket"
 _STATE_PREFIX = "__tsfc_p"
+# The column Spark's window grouping adds (``window.start``, ``window.end``), and its fields.
+_WINDOW = "window"
+_WINDOW_FIELDS = ("start", "end")
+# A window width must be a whole number of the coarsest raw unit (ms), so every table's raw
+# times floor to it exactly (the bucket is computed in the raw domain).
+_NS_PER_MS = 1_000_000
 
 # Spark's date_trunc level names and their aliases.
 _TRUNC_ALIASES = {
@@ -131,7 +142,9 @@ class _Planner:
         outer.set("where", None)
         outer.set("expressions", [self._merge(p) for p in query.expressions])
         if group is not None:
-            outer.set("group", exp.Group(expressions=[self._merge(k) for k in group.expressions]))
+            outer.set(
+                "group", exp.Group(expressions=[self._merge_key(k) for k in group.expressions])
+            )
         for clause in ("having", "order"):
             node = query.args.get(clause)
             if node is not None:
@@ -177,6 +190,8 @@ class _Planner:
         self._bucket = bucket
 
     def _as_bucket(self, node: exp.Expr) -> TimeBucket | None:
+        if isinstance(node, exp.Anonymous) and node.name.lower() == _WINDOW:
+            return self._as_window(node)
         if isinstance(node, exp.TimestampTrunc):
             unit = node.args.get("unit")
             level = _TRUNC_ALIASES.get(unit.name.upper()) if unit is not None else None
@@ -202,15 +217,78 @@ class _Planner:
             return TimeBucket("floor", BUCKET_COLUMN, width=n)
         return None
 
+    def _as_window(self, node: exp.Anonymous) -> TimeBucket | None:
+        """A tumbling ``window(time, '<width>')`` (no slide, no start offset): Spark floors
+        the instant's microseconds since the epoch to the width, whatever the session zone."""
+        if len(node.expressions) != 2 or self._timestamp_as != "timestamp":
+            return None
+        time, width = node.expressions
+        if not self._is_time(time) or not isinstance(width, exp.Literal) or not width.is_string:
+            return None
+        try:
+            nanos = parse_interval_ns(width.name)
+        except PredicateError:
+            return None  # Spark says whether it is an interval at all
+        if nanos <= 0 or nanos % _NS_PER_MS:
+            return None
+        return TimeBucket("window", BUCKET_COLUMN, width=nanos // 1_000)
+
     # -- the outer query ----------------------------------------------------------------------
+
+    def _merge_key(self, key: exp.Expr) -> exp.Expr:
+        """A GROUP BY item of the outer query. A window (by ordinal, alias or expression)
+        groups by its partial column: ``window.start`` reads that column, which Spark allows
+        only under a GROUP BY of the column itself, not of the struct built from it."""
+        bucket = self._bucket
+        if bucket is not None and bucket.kind == "window":
+            if self._as_bucket(self._resolve_group_expr(key)) == bucket:
+                return exp.column(BUCKET_COLUMN)
+        return self._merge(key)
+
+    def _bucket_value(self) -> exp.Expr:
+        """The bucket expression as the query sees it: the partial column, or for a window
+        Spark's ``struct<start: timestamp, end: timestamp>`` of the start."""
+        bucket = self._bucket
+        assert bucket is not None
+        start = exp.column(BUCKET_COLUMN)
+        if bucket.kind != "window":
+            return start
+        return exp.func("named_struct", *self._window_fields(bucket))
+
+    def _window_fields(self, bucket: TimeBucket) -> list[exp.Expr]:
+        assert bucket.width is not None
+        start = exp.column(BUCKET_COLUMN)
+        end = exp.func(
+            "timestamp_micros",
+            exp.Add(
+                this=exp.func("unix_micros", start.copy()),
+                expression=exp.Literal.number(bucket.width),
+            ),
+        )
+        return [exp.Literal.string("start"), start, exp.Literal.string("end"), end]
+
+    def _window_field(self, node: exp.Column) -> exp.Expr | None:
+        """``window.start`` / ``window.end`` under a window bucket, else None."""
+        bucket = self._bucket
+        if bucket is None or bucket.kind != "window" or len(node.parts) != 2:
+            return None
+        table, field = (p.name.lower() for p in node.parts)
+        if table != _WINDOW or field not in _WINDOW_FIELDS:
+            return None
+        if _WINDOW in self._schema.names or self._ref.name_in_query == _WINDOW:
+            raise _Unsupported  # a real column or table called window: leave it to Spark
+        return self._window_fields(bucket)[2 * _WINDOW_FIELDS.index(field) + 1]
 
     def _merge(self, node: exp.Expr) -> exp.Expr:
         """``node`` with buckets read from the partial column and aggregates merged."""
         if isinstance(node, _REFUSED):
             raise _Unsupported
-        if not isinstance(node, exp.Column) and self._bucket is not None:
-            if self._as_bucket(node) == self._bucket:
-                return exp.column(BUCKET_COLUMN)
+        if isinstance(node, exp.Column):
+            field = self._window_field(node)
+            if field is not None:
+                return field
+        elif self._bucket is not None and self._as_bucket(node) == self._bucket:
+            return self._bucket_value()
         if isinstance(node, exp.AggFunc):
             return self._merge_aggregate(node)
         out = node.copy()

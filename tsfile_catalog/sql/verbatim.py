@@ -76,7 +76,8 @@ def refusal(query: exp.Expr, names: Names) -> str | None:
       names, not locations.
 
     A Spark table of the user's current catalog named without its catalog is refused: Spark
-    would look it up in the plugin's catalog.
+    would look it up in the plugin's catalog. So is a GROUP BY of a tumbling ``window()``,
+    which only the rewriting path pre-aggregates in the scan.
     """
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
@@ -108,6 +109,19 @@ def refusal(query: exp.Expr, names: Names) -> str | None:
         if database is not None and database.name.lower() == _GLOBAL_TEMP:
             continue
         return f"{shown} is neither a catalog table nor a temporary view nor a CTE"
+    return _window_refusal(query)
+
+
+def _window_refusal(query: exp.Expr) -> str | None:
+    """A tumbling ``window(time, '<width>')`` grouping: Spark cannot hand it to the plugin's
+    scan (its struct is no V2 expression, so Spark aggregates every row), while the rewriting
+    path pre-aggregates it in the scan (:mod:`~tsfile_catalog.sql.partial_aggregates`)."""
+    for select in query.find_all(exp.Select):
+        if select.args.get("group") is None:
+            continue
+        for node in select.find_all(exp.Anonymous):
+            if node.name.lower() == "window" and len(node.expressions) == 2:
+                return "a window() grouping is pre-aggregated in the scan only there"
     return None
 
 
