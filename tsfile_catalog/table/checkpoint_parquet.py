@@ -53,6 +53,7 @@ from tsfile_catalog.metadata.parts import (
     PLAIN_PATH,
     PartFile,
     TagStats,
+    built_part,
     validate_external_url,
     validate_relative_path,
 )
@@ -204,7 +205,7 @@ def _row_groups(parts: Sequence[PartFile], types: Mapping[str, DataType]) -> Ite
         rows = parts.rows
         for start in range(0, len(rows), ROW_GROUP_PARTS):
             yield parts.stored.rows_table(rows[start : start + ROW_GROUP_PARTS])
-        tail = parts.tail
+        tail = (built_part(p) for p in parts.tail)
     batch: list[PartFile] = []
     for part in tail:
         batch.append(part)
