@@ -453,9 +453,9 @@ class _CheckpointParts:
             self._tags = _TagColumn(_whole(self._table.column("tags")))
         tags = self._tags.row(row)
         extra = cell("extra")[row]
-        fields = self._fields.text(row)
         if extra is not None:
             obj = json.loads(extra)
+            fields = self._fields.text(row)
             return _part_from_json(cell, row, tags, fields, obj, part_devices, types)
         return PartFile(
             path=self.values("path")[row],
@@ -467,7 +467,9 @@ class _CheckpointParts:
             max_time=cell("max_time")[row],
             devices=part_devices,
             tags=dict(tags),
-            fields=FieldStatsMap(fields, types, source=source),
+            # The column is read when a predicate or an aggregate first needs a FIELD (as the
+            # devices are): most plans never do.
+            fields=FieldStatsMap(partial(self._fields.text, row), types, source=source),
             schema_id=int(cell("schema_id")[row]),
             added_version=int(cell("added_version")[row]),
         )
