@@ -100,8 +100,14 @@ class PartList(Sequence[PartFile]):
     def select(self, positions: Sequence[int]) -> PartList:
         """The parts at ascending ``positions`` (indices into this list), still unbuilt."""
         head = len(self._rows)
-        rows = [self._rows[i] for i in positions if i < head]
-        tail = [self._tail[i - head] for i in positions if i >= head]
+        cut = bisect_left(positions, head)
+        own = self._rows
+        if isinstance(own, range) and own.start == 0 and own.step == 1:
+            # All of a checkpoint's rows (the usual case): a position is its row.
+            rows: Sequence[int] = list(positions[:cut])
+        else:
+            rows = [own[i] for i in positions[:cut]]
+        tail = [self._tail[i - head] for i in positions[cut:]]
         return PartList(self._stored, rows, tail)
 
     def __len__(self) -> int:
