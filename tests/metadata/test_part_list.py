@@ -19,6 +19,8 @@ from tsfile_catalog.metadata.manifest import (
     Commit,
     RemovePart,
     Snapshot,
+    decode_commit,
+    encode_commit,
     replay,
     written_format_version,
 )
@@ -28,7 +30,7 @@ from tsfile_catalog.metadata.part_list import (
     part_paths,
     parts_not_in_format,
 )
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.parts import PartFile, PendingPart
 
 
 class _Store:
@@ -125,3 +127,33 @@ def test_replay_refuses_a_second_add_and_a_missing_remove_over_stored_parts() ->
     )
     assert [p.path for p in again.parts] == ["b.tsfile", "a.tsfile"]
     assert again.parts[1].size_bytes == 2
+
+
+@settings(max_examples=100, deadline=None)
+@given(commit_histories(), st.booleans())
+def test_parts_of_commit_files_are_built_only_when_read(
+    history: tuple[list[PartFile], list[Commit]], stored: bool
+) -> None:
+    """Replaying commits read from their files keeps the parts they add as their checked
+    JSON (over stored parts or a tuple), and building them gives the parts written."""
+    base, commits = history
+    read = [
+        decode_commit(encode_commit(c, STRATEGY_SCHEMA), STRATEGY_SCHEMA, source="v.json")
+        for c in commits
+    ]
+    start = PartList.of(_Store(base)) if stored else tuple(base)
+    lazy = replay(_snapshot(start), read)
+    eager = replay(_snapshot(tuple(base)), commits)
+    parts = lazy.parts
+    added = {a.part.path for c in commits for a in c.actions if isinstance(a, AddPart)}
+    kept = {p for p in part_paths(eager.parts) if p in added}
+    if kept:
+        assert isinstance(parts, PartList)
+        # Paths, formats and the external flag are read from the JSON: nothing built.
+        assert part_paths(parts) == [p.path for p in eager.parts]
+        assert has_external(parts) == has_external(eager.parts)
+        assert {p.path for p in parts.tail if isinstance(p, PendingPart)} == kept
+    assert lazy == eager and tuple(parts) == tuple(eager.parts)
+    # Built once: reading a part again gives the same object.
+    assert all(a is b for a, b in zip(parts, parts, strict=True))
+    assert pickle.loads(pickle.dumps(parts)) == tuple(eager.parts)

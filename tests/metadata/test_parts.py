@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from tsfile_catalog.exceptions import CorruptManifestError
 from tsfile_catalog.metadata.parts import (
     PLAIN_PATH,
     PartFile,
+    PendingPart,
     check_relative_path,
     validate_relative_path,
 )
@@ -64,3 +66,40 @@ def test_tag_statistics_decode_when_first_read_and_name_the_file() -> None:
     part = PartFile.from_json(obj, {}, source="v1.json")
     with pytest.raises(CorruptManifestError, match=r"TAG statistics in file v1\.json"):
         part.tags["device"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("path", "../escape.tsfile"),
+        ("size_bytes", "big"),
+        ("row_count", None),
+        ("tags", [1]),
+        ("devices", 3),
+        ("sequence", "x"),
+        ("read_options", 1),
+    ],
+)
+def test_a_pending_part_is_checked_when_read_not_when_built(key: str, value: object) -> None:
+    """A commit file's part is checked as it is read (what decoding it would raise), so a
+    damaged file still fails when it is opened; building it later cannot fail."""
+    obj = part_file("a.tsfile").to_json({})
+    obj[key] = value
+    with pytest.raises((CorruptManifestError, ValueError, TypeError, AttributeError)) as eager:
+        PartFile.from_json(obj, {})
+    with pytest.raises(eager.type):
+        PendingPart.of_json(obj, {})
+
+
+def test_a_pending_part_builds_the_part_its_json_records() -> None:
+    written = part_file("a.tsfile")
+    for part in (written, replace(written, sequence=3)):
+        pending = PendingPart.of_json(part.to_json({}), {}, source="v1.json")
+        assert (pending.path, pending.format, pending.external) == ("a.tsfile", "tsfile", False)
+        assert (pending.row_count, pending.min_time, pending.max_time) == (
+            part.row_count,
+            part.min_time,
+            part.max_time,
+        )
+        assert pending.part() == part and pending.part() is pending.part()
+        assert pending.part().sequence == part.sequence

@@ -19,6 +19,8 @@ from tsfile_catalog.exceptions import (
     TableNotFoundError,
     VersionNotFoundError,
 )
+from tsfile_catalog.metadata.part_list import PartList
+from tsfile_catalog.metadata.parts import PendingPart
 from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, open_table, vacuum
 
 # -- time travel ------------------------------------------------------------------------------
@@ -143,6 +145,23 @@ def test_checkpoint_every_ten_commits(tmp_path: Path) -> None:
     assert open_table(url, version=20, use_cache=False).version == 20
     with pytest.raises(VersionNotFoundError, match="no version 15.*versions 20..22"):
         open_table(url, version=15, use_cache=False)
+
+
+def test_a_plan_builds_only_the_kept_parts_of_the_commits_after_a_checkpoint(
+    tmp_path: Path,
+) -> None:
+    url = str(tmp_path)
+    append_n(url, 14)  # checkpoint 10, then commits 11..13 adding p11..p13
+    expected = open_table(url, use_cache=False).parts()
+    table = open_table(url, use_cache=False)
+    parts = table.snapshot.parts
+    assert isinstance(parts, PartList)
+    assert [p.path for p in parts.tail] == ["p11.tsfile", "p12.tsfile", "p13.tsfile"]
+    assert all(isinstance(p, PendingPart) for p in parts.tail), "opening builds none"
+    plan = table.plan("time >= 120 AND time < 130")  # p12 only
+    assert [p.path for p in plan.parts] == ["p12.tsfile"]
+    assert plan.parts[0] is parts[12], "the kept part is the one the snapshot built"
+    assert list(parts) == list(expected)
 
 
 @pytest.mark.parametrize("hint", [None, b'{"version": 0}', b'{"version": 990}', b"garbage"])

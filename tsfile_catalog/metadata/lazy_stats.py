@@ -285,6 +285,8 @@ class _LazyMap(Mapping[str, _V]):
         entries = self._entries
         if entries is None:
             raw = self._raw
+            if callable(raw):
+                raw = self._raw = raw()
             parsed = json.loads(raw) if isinstance(raw, str) else raw
             if not isinstance(parsed, dict):
                 raise TypeError(f"expected a JSON object, found {type(parsed).__name__}")
@@ -344,8 +346,9 @@ class _LazyMap(Mapping[str, _V]):
 
 class FieldStatsMap(_LazyMap["FieldStats"]):
     """A part's FIELD statistics (name -> :class:`FieldStats`), decoded on first use from
-    ``PartFile.to_json()["fields"]``: its JSON text (a Parquet checkpoint's column) or that
-    object already parsed (a commit file's)."""
+    ``PartFile.to_json()["fields"]``: its JSON text, or a function fetching it (a Parquet
+    checkpoint reads its column only when a plan or an aggregate first needs a FIELD), or
+    that object already parsed (a commit file's)."""
 
     __slots__ = ()
     _what = "a part's FIELD statistics"
@@ -353,7 +356,10 @@ class FieldStatsMap(_LazyMap["FieldStats"]):
     @property
     def raw_json(self) -> str | None:
         """The undecoded JSON text (encoders reuse it), None once decoded."""
-        return self._raw if isinstance(self._raw, str) else None
+        raw = self._raw
+        if callable(raw):
+            raw = self._raw = raw()
+        return raw if isinstance(raw, str) else None
 
     def _decode_one(self, name: str, raw: Any) -> FieldStats:
         return FieldStats.from_json(raw, self._type_of(name))

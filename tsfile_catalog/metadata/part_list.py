@@ -4,9 +4,10 @@ A cold plan at 100,000 parts spent most of its time building a ``PartFile`` for 
 the checkpoint (and collecting the garbage that made), although a time range keeps a few
 percent of them. A Parquet checkpoint therefore hands its parts out as :class:`StoredParts`
 (columns, one part built when asked for), and a snapshot's parts are a :class:`PartList`: the
-stored parts still in the table, in their order, then the parts commits added since. Replaying
-commits, pre-filtering a plan by time and TAG values (``table/part_index.py``) and listing
-pruned parts touch only paths and columns; the parts a plan keeps are built.
+stored parts still in the table, in their order, then the parts commits added since, each
+still a :class:`~tsfile_catalog.metadata.parts.PendingPart` (its checked JSON) until used.
+Replaying commits, pre-filtering a plan by time and TAG values (``table/part_index.py``) and
+listing pruned parts touch only paths and columns; the parts a plan keeps are built.
 
 A ``PartList`` equals the tuple of its parts and pickles as that tuple: nothing lazy crosses
 processes.
@@ -18,7 +19,7 @@ from bisect import bisect_left
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.parts import PartEntry, PartFile, built_part
 
 __all__ = [
     "PartList",
@@ -56,12 +57,12 @@ class StoredParts(Protocol):
 
 
 class PartList(Sequence[PartFile]):
-    """``stored`` parts at ``rows`` (ascending), then the built parts ``tail``."""
+    """``stored`` parts at ``rows`` (ascending), then the parts ``tail`` (built or pending)."""
 
     __slots__ = ("_rows", "_stored", "_tail")
 
     def __init__(
-        self, stored: StoredParts | None, rows: Sequence[int], tail: Sequence[PartFile] = ()
+        self, stored: StoredParts | None, rows: Sequence[int], tail: Sequence[PartEntry] = ()
     ) -> None:
         self._stored = stored
         self._rows = rows if stored is not None else ()
@@ -82,11 +83,12 @@ class PartList(Sequence[PartFile]):
         return self._rows
 
     @property
-    def tail(self) -> tuple[PartFile, ...]:
-        """The built parts after the stored ones."""
+    def tail(self) -> tuple[PartEntry, ...]:
+        """The parts after the stored ones, those not yet built as their checked JSON (read
+        their scalars there; :func:`~tsfile_catalog.metadata.parts.built_part` builds)."""
         return self._tail
 
-    def without(self, positions: set[int], added: Sequence[PartFile]) -> PartList:
+    def without(self, positions: set[int], added: Sequence[PartEntry]) -> PartList:
         """This list without the parts at ``positions`` (indices into it), then ``added``."""
         if not positions:
             return PartList(self._stored, self._rows, self._tail + tuple(added))
@@ -98,8 +100,14 @@ class PartList(Sequence[PartFile]):
     def select(self, positions: Sequence[int]) -> PartList:
         """The parts at ascending ``positions`` (indices into this list), still unbuilt."""
         head = len(self._rows)
-        rows = [self._rows[i] for i in positions if i < head]
-        tail = [self._tail[i - head] for i in positions if i >= head]
+        cut = bisect_left(positions, head)
+        own = self._rows
+        if isinstance(own, range) and own.start == 0 and own.step == 1:
+            # All of a checkpoint's rows (the usual case): a position is its row.
+            rows: Sequence[int] = list(positions[:cut])
+        else:
+            rows = [own[i] for i in positions[:cut]]
+        tail = [self._tail[i - head] for i in positions[cut:]]
         return PartList(self._stored, rows, tail)
 
     def __len__(self) -> int:
@@ -122,14 +130,15 @@ class PartList(Sequence[PartFile]):
         if index < head:
             assert self._stored is not None
             return self._stored.part(self._rows[index])
-        return self._tail[index - head]
+        return built_part(self._tail[index - head])
 
     def __iter__(self) -> Iterator[PartFile]:
         stored = self._stored
         if stored is not None:
             for row in self._rows:
                 yield stored.part(row)
-        yield from self._tail
+        for entry in self._tail:
+            yield built_part(entry)
 
     def __eq__(self, other: object) -> bool:
         # Equal to the tuple it stands for (tuple.__eq__ defers to this for a PartList).
@@ -149,9 +158,9 @@ class PartList(Sequence[PartFile]):
 
 def part_paths(parts: Sequence[PartFile]) -> list[str]:
     """The paths of ``parts`` in order, read from the stored columns where it can."""
-    if isinstance(parts, PartList) and parts.stored is not None:
-        stored = parts.stored.values("path")
-        return [stored[r] for r in parts.rows] + [p.path for p in parts.tail]
+    if isinstance(parts, PartList):
+        head = [] if parts.stored is None else parts.stored.values("path")
+        return [head[r] for r in parts.rows] + [p.path for p in parts.tail]
     return [p.path for p in parts]
 
 
@@ -161,10 +170,11 @@ def part_positions(parts: Sequence[PartFile], paths: Collection[str]) -> dict[st
     paths it adds and removes, not the hundreds of thousands the table holds."""
     if not paths:
         return {}
-    if isinstance(parts, PartList) and parts.stored is not None:
+    if isinstance(parts, PartList):
         rows = parts.rows
         found = {}
-        for path, row in parts.stored.rows_of(paths).items():
+        stored = {} if parts.stored is None else parts.stored.rows_of(paths)
+        for path, row in stored.items():
             at = row if isinstance(rows, range) and rows.start == 0 and rows.step == 1 else None
             if at is None:
                 at = bisect_left(rows, row)
@@ -178,17 +188,19 @@ def part_positions(parts: Sequence[PartFile], paths: Collection[str]) -> dict[st
 
 def parts_not_in_format(parts: Sequence[PartFile], format: str) -> tuple[PartFile, ...]:
     """The parts of ``parts`` whose format is not ``format``, in order; only those are built."""
-    if isinstance(parts, PartList) and parts.stored is not None:
-        formats = parts.stored.values("format")
+    if isinstance(parts, PartList):
+        formats = [] if parts.stored is None else parts.stored.values("format")
+        head = len(parts.rows)
         other = [i for i, r in enumerate(parts.rows) if formats[r] != format]
-        return (*parts.select(other), *(p for p in parts.tail if p.format != format))
+        other += [i for i, p in enumerate(parts.tail, head) if p.format != format]
+        return tuple(parts.select(other))
     return tuple(p for p in parts if p.format != format)
 
 
 def has_external(parts: Iterable[PartFile]) -> bool:
     """Whether any of ``parts`` is external (read from the stored column where it can)."""
-    if isinstance(parts, PartList) and parts.stored is not None:
-        flags = parts.stored.values("external")
+    if isinstance(parts, PartList):
+        flags = [] if parts.stored is None else parts.stored.values("external")
         if any(flags[r] for r in parts.rows):
             return True
         return any(p.external for p in parts.tail)

@@ -2,7 +2,8 @@
 
 The statistics themselves are :mod:`tsfile_catalog.metadata.stats` (re-exported here, where
 they were first defined); their lazily decoded JSON forms are
-:mod:`tsfile_catalog.metadata.lazy_stats`.
+:mod:`tsfile_catalog.metadata.lazy_stats`. A part read from a commit file stays a
+:class:`PendingPart` (its checked JSON) until something needs the ``PartFile``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import CorruptManifestError
 from tsfile_catalog.metadata.lazy_stats import (
@@ -44,6 +45,9 @@ __all__ = [
     "TagStats",
     "FieldStats",
     "PartFile",
+    "PendingPart",
+    "PartEntry",
+    "built_part",
     "validate_relative_path",
     "check_relative_path",
     "validate_external_url",
@@ -212,32 +216,171 @@ class PartFile:
         source: str | None = None,
     ) -> PartFile:
         """``source`` (the manifest file) is named by errors of the lazily decoded maps."""
-        devices = obj.get("devices")
+        return PendingPart.of_json(obj, field_types, source=source).part()
+
+
+class PendingPart:
+    """A part as a commit file records it: its parsed JSON, checked as
+    :meth:`PartFile.from_json` checks it, built into that :class:`PartFile` (once) when first
+    used.
+
+    A cold open replays every part added since the checkpoint, and a plan keeps few of them:
+    building each ``PartFile`` (and its lazily decoded statistics) cost more than parsing
+    the JSON. Replaying commits and the columnar pre-filter read the scalars exposed here
+    (path, format, external, row count, time range); a damaged file still fails when read,
+    since every check runs here, and building cannot fail.
+    """
+
+    __slots__ = ("_checked", "_devices", "_part", "_source", "_types")
+
+    def __init__(
+        self,
+        checked: tuple[Any, ...],
+        devices: Any,
+        field_types: Mapping[str, DataType],
+        source: str | None,
+    ) -> None:
+        self._checked = checked
+        self._devices = devices
+        self._types = field_types
+        self._source = source
+        self._part: PartFile | None = None
+
+    @classmethod
+    def of_json(
+        cls,
+        obj: Mapping[str, Any],
+        field_types: Mapping[str, DataType],
+        *,
+        source: str | None = None,
+    ) -> PendingPart:
+        """Check the part JSON ``obj`` (raising what decoding it would raise).
+
+        Raises:
+            CorruptManifestError: the path is not one a part may have.
+            ValueError, TypeError, KeyError, AttributeError, OverflowError: a key is
+                missing or of the wrong type (the caller names the file).
+        """
         external = bool(obj.get("external", False))
         path = str(obj["path"])
-        return cls(
-            path=validate_external_url(path) if external else validate_relative_path(path),
-            format=str(obj["format"]),
+        devices = obj.get("devices")
+        if devices is not None and not isinstance(devices, (list, dict, str)):
+            # What building its DeviceList (list(devices)) would raise, raised now.
+            raise TypeError(f"'{type(devices).__name__}' object is not iterable")
+        stamp = obj.get("source_stamp")
+        sequence = obj.get("sequence")
+        checked = (
+            validate_external_url(path) if external else validate_relative_path(path),
+            str(obj["format"]),
+            external,
+            int(obj["size_bytes"]),
+            int(obj["row_count"]),
+            obj.get("min_time"),
+            obj.get("max_time"),
+            _strings(obj.get("read_options")),
+            _strings(obj.get("partition_values")),
+            json_object(obj.get("tags") or {}),
+            json_object(obj.get("fields") or {}),
+            int(obj.get("schema_id", 0)),
+            int(obj.get("added_version", -1)),
+            None if stamp is None else str(stamp),
+            None if sequence is None else int(sequence),
+            None if devices is None else obj.get("device_fields"),
+        )
+        return cls(checked, devices, field_types, source)
+
+    @property
+    def path(self) -> str:
+        path: str = self._checked[0]
+        return path
+
+    @property
+    def format(self) -> str:
+        format: str = self._checked[1]
+        return format
+
+    @property
+    def external(self) -> bool:
+        external: bool = self._checked[2]
+        return external
+
+    @property
+    def row_count(self) -> int:
+        rows: int = self._checked[4]
+        return rows
+
+    @property
+    def min_time(self) -> int | None:
+        time: int | None = self._checked[5]
+        return time
+
+    @property
+    def max_time(self) -> int | None:
+        time: int | None = self._checked[6]
+        return time
+
+    def part(self) -> PartFile:
+        """The part; the same object every time (a benign race: two threads may build it)."""
+        built = self._part
+        if built is None:
+            built = self._part = self._build()
+        return built
+
+    def _build(self) -> PartFile:
+        (
+            path,
+            format,
+            external,
+            size_bytes,
+            row_count,
+            min_time,
+            max_time,
+            read_options,
+            partition_values,
+            tags,
+            fields,
+            schema_id,
+            added_version,
+            source_stamp,
+            sequence,
+            device_fields,
+        ) = self._checked
+        devices, types, source = self._devices, self._types, self._source
+        return PartFile(
+            path=path,
+            format=format,
             external=external,
-            read_options=_strings(obj.get("read_options")),
-            partition_values=_strings(obj.get("partition_values")),
-            size_bytes=int(obj["size_bytes"]),
-            row_count=int(obj["row_count"]),
-            min_time=obj.get("min_time"),
-            max_time=obj.get("max_time"),
+            read_options=read_options,
+            partition_values=partition_values,
+            size_bytes=size_bytes,
+            row_count=row_count,
+            min_time=min_time,
+            max_time=max_time,
             # Decoded when first read: a plan reads the devices of the parts it keeps only.
             devices=None
             if devices is None
-            else DeviceList.of_json(devices, obj.get("device_fields"), field_types, source=source),
+            else DeviceList.of_json(devices, device_fields, types, source=source),
             # Decoded when first read: a plan reads the TAG statistics of the parts it keeps.
-            tags=TagStatsMap(json_object(obj.get("tags") or {}), {}, source=source),
+            tags=TagStatsMap(tags, {}, source=source),
             # Decoded when first read too: only a predicate on a FIELD reads them.
-            fields=FieldStatsMap(json_object(obj.get("fields") or {}), field_types, source=source),
-            schema_id=int(obj.get("schema_id", 0)),
-            added_version=int(obj.get("added_version", -1)),
-            source_stamp=None if obj.get("source_stamp") is None else str(obj["source_stamp"]),
-            sequence=None if obj.get("sequence") is None else int(obj["sequence"]),
+            fields=FieldStatsMap(fields, types, source=source),
+            schema_id=schema_id,
+            added_version=added_version,
+            source_stamp=source_stamp,
+            sequence=sequence,
         )
+
+    def __repr__(self) -> str:
+        return f"PendingPart({self.path!r})"
+
+
+# A snapshot's part before or after it is built (what replaying commits keeps).
+PartEntry: TypeAlias = PartFile | PendingPart
+
+
+def built_part(entry: PartEntry) -> PartFile:
+    """The :class:`PartFile` of ``entry``, built if it is still pending."""
+    return entry if isinstance(entry, PartFile) else entry.part()
 
 
 def _strings(obj: Mapping[str, Any] | None) -> dict[str, str]:

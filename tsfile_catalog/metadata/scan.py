@@ -165,15 +165,16 @@ def _plan_bound(
         return ScanPlan(tuple(kept), tuple(pruned), pushdown, schema, bound)
     listed = parts if isinstance(parts, Sequence) else tuple(parts)
     evaluator = PartEvaluator(bound, schema)
-    kept_at = [i for i in candidates(window) if evaluator.might_match(listed[i])]
-    keep = set(kept_at)
+    candidate = ((i, listed[i]) for i in candidates(window))
+    survivors = [(i, part) for i, part in candidate if evaluator.might_match(part)]
+    keep = {i for i, _ in survivors}
     pruned_at = [i for i in range(len(listed)) if i not in keep]
     skipped = (
         listed.select(pruned_at)
         if isinstance(listed, PartList)
         else tuple(listed[i] for i in pruned_at)
     )
-    return ScanPlan(tuple(listed[i] for i in kept_at), skipped, pushdown, schema, bound)
+    return ScanPlan(tuple(part for _, part in survivors), skipped, pushdown, schema, bound)
 
 
 # -- the part window: what a columnar pre-filter may prune on ----------------------------------

@@ -53,6 +53,7 @@ from tsfile_catalog.metadata.parts import (
     PLAIN_PATH,
     PartFile,
     TagStats,
+    built_part,
     validate_external_url,
     validate_relative_path,
 )
@@ -204,7 +205,7 @@ def _row_groups(parts: Sequence[PartFile], types: Mapping[str, DataType]) -> Ite
         rows = parts.rows
         for start in range(0, len(rows), ROW_GROUP_PARTS):
             yield parts.stored.rows_table(rows[start : start + ROW_GROUP_PARTS])
-        tail = parts.tail
+        tail = (built_part(p) for p in parts.tail)
     batch: list[PartFile] = []
     for part in tail:
         batch.append(part)
@@ -370,6 +371,7 @@ class _CheckpointParts:
         self._size = table.num_rows
         self._built: dict[int, PartFile] = {}
         self._cells: dict[str, _Cells] = {}
+        self._cell_getters: tuple[Callable[[int], Any], ...] | None = None
         self._paths: list[str] | None = None
         self._tags: _TagColumn | None = None
         paths = table.column("path")
@@ -440,36 +442,71 @@ class _CheckpointParts:
             self._built[row] = found
         return found
 
+    def _getters(self) -> tuple[Callable[[int], Any], ...]:
+        """Per column of :data:`_BUILT`, the function of a row giving its cell."""
+        getters = self._cell_getters
+        if getters is None:
+            getters = self._cell_getters = tuple(self._cell(name).get for name in _BUILT)
+        return getters
+
     def _build(self, row: int) -> PartFile:
         types, source = self._types, self._source
         cell = self._cell
+        (
+            has_devices,
+            extra,
+            format,
+            external,
+            size_bytes,
+            row_count,
+            min_time,
+            max_time,
+            schema_id,
+            added_version,
+        ) = [get(row) for get in self._getters()]
         part_devices = (
             DeviceList(partial(self._devices.text, row), source=source, field_types=types)
-            if cell("has_devices")[row]
+            if has_devices
             else None
         )
         if self._tags is None:
             self._tags = _TagColumn(_whole(self._table.column("tags")))
         tags = self._tags.row(row)
-        extra = cell("extra")[row]
-        fields = self._fields.text(row)
         if extra is not None:
             obj = json.loads(extra)
+            fields = self._fields.text(row)
             return _part_from_json(cell, row, tags, fields, obj, part_devices, types)
         return PartFile(
             path=self.values("path")[row],
-            format=str(cell("format")[row]),
-            external=bool(cell("external")[row]),
-            size_bytes=int(cell("size_bytes")[row]),
-            row_count=int(cell("row_count")[row]),
-            min_time=cell("min_time")[row],
-            max_time=cell("max_time")[row],
+            format=str(format),
+            external=bool(external),
+            size_bytes=int(size_bytes),
+            row_count=int(row_count),
+            min_time=min_time,
+            max_time=max_time,
             devices=part_devices,
             tags=dict(tags),
-            fields=FieldStatsMap(fields, types, source=source),
-            schema_id=int(cell("schema_id")[row]),
-            added_version=int(cell("added_version")[row]),
+            # The column is read when a predicate or an aggregate first needs a FIELD (as the
+            # devices are): most plans never do.
+            fields=FieldStatsMap(partial(self._fields.text, row), types, source=source),
+            schema_id=int(schema_id),
+            added_version=int(added_version),
         )
+
+
+# The columns a part is built from, in the order _build reads them.
+_BUILT = (
+    "has_devices",
+    "extra",
+    "format",
+    "external",
+    "size_bytes",
+    "row_count",
+    "min_time",
+    "max_time",
+    "schema_id",
+    "added_version",
+)
 
 
 # String columns whose values repeat across parts (decoded through a dictionary).
@@ -493,11 +530,17 @@ class _Cells(Sequence[Any]):
         self._numbers = None
         self._array: pa.Array | None = None
         self._dictionary: list[Any] | None = None
+        # The value at a row (what indexing gives), as fast as the column allows.
+        self.get: Callable[[int], Any] = self.__getitem__
         if pa.types.is_integer(kind) or pa.types.is_boolean(kind):
             self._numbers = array.fill_null(False if pa.types.is_boolean(kind) else 0).to_numpy(
                 zero_copy_only=False
             )
             self._convert: Callable[[Any], Any] = bool if pa.types.is_boolean(kind) else int
+            if self._valid is None:
+                # NumPy's item() gives the Python int or bool itself: building a part reads
+                # ten cells, and this was a third of building it.
+                self.get = self._numbers.item
             return
         encoded = pc.dictionary_encode(array) if repeats else None
         if encoded is not None and 4 * len(encoded.dictionary) <= len(array):
@@ -545,7 +588,7 @@ class _TagColumn:
 
     def row(self, row: int) -> list[tuple[str, TagStats]]:
         return [
-            (self._names[e], self._stats(e))
+            (self._names.get(e), self._stats(e))
             for e in range(int(self._offsets[row]), int(self._offsets[row + 1]))
         ]
 
@@ -554,19 +597,15 @@ class _TagColumn:
         ids = None
         if not absent:
             ids = self._indices[self._value_offsets[e] : self._value_offsets[e + 1]]
-        key = (
-            None if ids is None else ids.tobytes(),
-            self._mins[e],
-            self._maxs[e],
-            self._has_null[e],
-        )
+        low, high, has_null = self._mins.get(e), self._maxs.get(e), self._has_null.get(e)
+        key = (None if ids is None else ids.tobytes(), low, high, has_null)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = TagStats(
                 None if ids is None else frozenset(self._dictionary[j] for j in ids.tolist()),
-                self._mins[e],
-                self._maxs[e],
-                bool(self._has_null[e]),
+                low,
+                high,
+                bool(has_null),
             )
         return found
 

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tsfile_catalog.metadata.part_list import PartList
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.parts import PartFile, built_part
 from tsfile_catalog.metadata.scan import PartWindow
 
 __all__ = ["PartIndex"]
@@ -70,7 +70,7 @@ class PartIndex:
                 self._tag_sets = _StoredTagSets(parts.stored.column("tags"))
             stored = self._tag_sets.holds_one_of(column, values)
             head = stored if _all_rows(parts) else stored[np.asarray(parts.rows, np.int64)]
-            tail = np.array([_holds(p, column, values) for p in parts.tail], dtype=bool)
+            tail = np.array([_holds(built_part(p), column, values) for p in parts.tail], bool)
             return np.concatenate([head, tail])
         return np.array([_holds(p, column, values) for p in parts], dtype=bool)
 
@@ -124,12 +124,14 @@ class _StoredTagSets:
 
 def _column(parts: Sequence[PartFile], name: str) -> pa.Array:
     """The int64 attribute ``name`` of every part: taken from a checkpoint's column for the
-    parts still unbuilt (a :class:`PartList` read from one), so no part is built for it."""
-    if isinstance(parts, PartList) and parts.stored is not None:
-        stored = parts.stored.column(name)
-        rows = parts.rows
-        if not _all_rows(parts):
-            stored = stored.take(pa.array(rows, pa.int64()))
+    parts still unbuilt (a :class:`PartList` read from one), and from the checked JSON of
+    the parts commits added, so no part is built for it."""
+    if isinstance(parts, PartList):
         tail = pa.array([getattr(p, name) for p in parts.tail], pa.int64())
+        if parts.stored is None:
+            return tail
+        stored = parts.stored.column(name)
+        if not _all_rows(parts):
+            stored = stored.take(pa.array(parts.rows, pa.int64()))
         return pa.concat_arrays([stored.cast(pa.int64()), tail])
     return pa.array([getattr(p, name) for p in parts], pa.int64())

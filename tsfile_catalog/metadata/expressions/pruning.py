@@ -21,8 +21,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tsfile_catalog.metadata.expressions.model import (
     And,
@@ -59,9 +58,11 @@ _OPERATORS: dict[CompareOp, Callable[[Any, Any], bool]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Stats:
+class _Stats(NamedTuple):
     """What is known about one column's values in a part (or one device of it).
+
+    A named tuple, not a frozen dataclass: a plan makes two per kept part, and a frozen
+    dataclass costs a ``object.__setattr__`` per field.
 
     ``values`` is the exact set of non-null values when known; ``lo``/``hi`` bound the
     non-null values (None = unknown); the two flags are False only when proven.

@@ -12,12 +12,12 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any, TypeAlias
 
 from tsfile_catalog.exceptions import CorruptManifestError
 from tsfile_catalog.metadata.part_list import has_external
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.parts import PartEntry, PartFile, PendingPart, built_part
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 
 __all__ = [
@@ -54,9 +54,49 @@ def written_format_version(parts: Iterable[PartFile]) -> int:
     return FORMAT_VERSION if has_external(parts) else BASE_FORMAT_VERSION
 
 
-@dataclass(frozen=True, slots=True)
 class AddPart:
-    part: PartFile
+    """Add ``part`` to the table.
+
+    A decoded commit's part is a :class:`PendingPart`, checked but built only when
+    :attr:`part` is first read: replaying the commits after a checkpoint reads paths only,
+    and a plan builds the parts it keeps. Equal (and hashed) by the part it adds.
+    """
+
+    __slots__ = ("_entry",)
+    _entry: PartEntry
+
+    def __init__(self, part: PartEntry) -> None:
+        object.__setattr__(self, "_entry", part)
+
+    @property
+    def part(self) -> PartFile:
+        return built_part(self._entry)
+
+    @property
+    def entry(self) -> PartEntry:
+        """The part, or its checked JSON when it is not yet built (what replay keeps)."""
+        return self._entry
+
+    @property
+    def path(self) -> str:
+        return self._entry.path
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AddPart):
+            return self.part == other.part
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.part)
+
+    def __repr__(self) -> str:
+        return f"AddPart(part={self._entry!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (AddPart, (self.part,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +375,8 @@ def _action_from_json(
     raw: Mapping[str, Any], types: Mapping[str, DataType], source: str | None
 ) -> Action:
     if "add" in raw:
-        return AddPart(PartFile.from_json(raw["add"], types, source=source))
+        # Checked now, built when read (see AddPart).
+        return AddPart(PendingPart.of_json(raw["add"], types, source=source))
     if "remove" in raw:
         body = raw["remove"]
         return RemovePart(

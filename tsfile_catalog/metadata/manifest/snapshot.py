@@ -24,7 +24,7 @@ from tsfile_catalog.metadata.manifest.model import (
     StreamTxn,
 )
 from tsfile_catalog.metadata.part_list import PartList, part_positions
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.parts import PartEntry, PartFile, PendingPart
 
 __all__ = ["prepare_commit", "apply", "replay"]
 
@@ -112,10 +112,11 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
     commits = list(commits)
     # Positions of the parts before that the commits name, by path (looked up in a
     # checkpoint's columns, so no part is built and the other paths are never listed), the
-    # positions removed since, and the parts added since, in order.
+    # positions removed since, and the parts added since, in order (as read: a part of a
+    # commit file is built when first used).
     position = part_positions(before, _named_paths(commits))
     removed: set[int] = set()
-    added: dict[str, PartFile] = {}
+    added: dict[str, PartEntry] = {}
     schema = None if previous is None else previous.schema
     schema_id = 0 if previous is None else previous.schema_id
     properties = {} if previous is None else dict(previous.properties)
@@ -148,13 +149,13 @@ def replay(previous: Snapshot | None, commits: Iterable[Commit]) -> Snapshot:
         complete_until = _later_declaration(complete_until, commit.info.complete_until)
         for action in commit.actions:
             if isinstance(action, AddPart):
-                path = action.part.path
+                path = action.path
                 at = position.get(path)
                 if path in added or (at is not None and at not in removed):
                     raise CorruptManifestError(
                         f"version {version} adds part '{path}', which the table already has"
                     )
-                added[path] = action.part
+                added[path] = action.entry
             elif isinstance(action, RemovePart):
                 at = position.get(action.path)
                 if action.path in added:
@@ -196,21 +197,23 @@ def _named_paths(commits: Iterable[Commit]) -> set[str]:
     for commit in commits:
         for action in commit.actions:
             if isinstance(action, AddPart):
-                named.add(action.part.path)
+                named.add(action.path)
             elif isinstance(action, RemovePart):
                 named.add(action.path)
     return named
 
 
 def _remaining(
-    before: Sequence[PartFile], removed: set[int], added: tuple[PartFile, ...]
+    before: Sequence[PartFile], removed: set[int], added: tuple[PartEntry, ...]
 ) -> Sequence[PartFile]:
     """``before`` without the parts at ``removed``, then ``added``: still unbuilt parts stay
-    so (a :class:`PartList`), plain parts stay a tuple."""
+    so (a :class:`PartList`), built parts stay a tuple."""
     if isinstance(before, PartList):
         return before.without(removed, added)
     kept = before if not removed else [p for i, p in enumerate(before) if i not in removed]
-    return (*kept, *added)
+    if any(isinstance(p, PendingPart) for p in added):
+        return PartList(None, (), (*kept, *added))
+    return (*kept, *(p for p in added if isinstance(p, PartFile)))
 
 
 def _later_declaration(held: int | None, declared: int | None) -> int | None:
