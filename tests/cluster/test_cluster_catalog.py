@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.functions import col
 from pyspark.testing import assertDataFrameEqual
 
 import tsfile_catalog
@@ -83,13 +84,17 @@ def test_write_to_and_spark_sql_on_executors(
         cluster_spark.sql(grouped.format(f"{ts}.db.weather")),
         cluster_spark.sql(grouped.format("cluster_weather_copy")),
     )
-    # The same table through the Catalog, after one more writeTo from the executors.
-    _rows(cluster_spark).where("city = 'sh'").writeTo(f"{ts}.db.weather").append()
+    # The same table through the Catalog, after one more writeTo from the executors: it
+    # re-sends the 'sh' rows corrected (+100), which replace them (a new table's key is last).
+    corrected = _rows(cluster_spark).where("city = 'sh'").withColumn("temp", col("temp") + 100)
+    corrected.writeTo(f"{ts}.db.weather").append()
     catalog = Catalog(
         cluster_spark,
         cluster_table.url("warehouse"),
         storage_options=cluster_table.storage_options,
         register_views=False,
     )
-    assert catalog.sql("SELECT count(*) FROM db.weather").first()[0] == 90
-    assert cluster_spark.sql(f"SELECT count(*) FROM {ts}.db.weather").first()[0] == 90
+    totals = "SELECT count(*), sum(temp) FROM {}"
+    expected = (60, sum(i * 0.5 for i in range(60)) + 100 * 30)
+    assert tuple(catalog.sql(totals.format("db.weather")).first()) == expected
+    assert tuple(cluster_spark.sql(totals.format(f"{ts}.db.weather")).first()) == expected
