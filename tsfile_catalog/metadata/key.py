@@ -110,17 +110,12 @@ class MergeGroup:
         return len(self.parts) * len(self.devices)
 
 
-def _time_components(parts: Sequence[PartFile]) -> list[list[int]]:
-    """Parts (by index) grouped where their whole time ranges chain together; empty parts
-    (no rows) are in none."""
-    spans = sorted(
-        (p.min_time, p.max_time, i)
-        for i, p in enumerate(parts)
-        if p.min_time is not None and p.max_time is not None and p.row_count > 0
-    )
+def _chains(spans: Iterable[tuple[int, int, int]]) -> list[list[int]]:
+    """The indices of ``spans`` (``(lo, hi, index)``, inclusive) grouped where their ranges
+    chain together, transitively."""
     out: list[list[int]] = []
     reach: int | None = None
-    for lo, hi, i in spans:
+    for lo, hi, i in sorted(spans):
         if reach is None or lo > reach:
             out.append([i])
             reach = hi
@@ -128,6 +123,16 @@ def _time_components(parts: Sequence[PartFile]) -> list[list[int]]:
             out[-1].append(i)
             reach = max(reach, hi)
     return out
+
+
+def _time_components(parts: Sequence[PartFile]) -> list[list[int]]:
+    """Parts (by index) grouped where their whole time ranges chain together; empty parts
+    (no rows) are in none."""
+    return _chains(
+        (p.min_time, p.max_time, i)
+        for i, p in enumerate(parts)
+        if p.min_time is not None and p.max_time is not None and p.row_count > 0
+    )
 
 
 def _device_components(
@@ -140,19 +145,8 @@ def _device_components(
             ranges.setdefault(device.tags, []).append((device.min_time, device.max_time, i))
     out: dict[Tags, list[list[int]]] = {}
     for tags, spans in ranges.items():
-        if len(spans) < 2:
-            continue
-        spans.sort()
-        chains: list[list[int]] = []
-        reach: int | None = None
-        for lo, hi, i in spans:
-            if reach is None or lo > reach:
-                chains.append([i])
-                reach = hi
-            else:
-                chains[-1].append(i)
-                reach = max(reach, hi)
-        out[tags] = [c for c in chains if len(c) > 1]
+        if len(spans) > 1:
+            out[tags] = [c for c in _chains(spans) if len(c) > 1]
     return out
 
 
