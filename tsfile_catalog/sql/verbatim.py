@@ -77,7 +77,8 @@ def refusal(query: exp.Expr, names: Names) -> str | None:
 
     A Spark table of the user's current catalog named without its catalog is refused: Spark
     would look it up in the plugin's catalog. So is a GROUP BY of a tumbling ``window()``,
-    which only the rewriting path pre-aggregates in the scan.
+    which only the rewriting path pre-aggregates in the scan, and ``max_by``/``min_by``,
+    which only it answers from statistics.
     """
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
@@ -122,6 +123,16 @@ def _window_refusal(query: exp.Expr) -> str | None:
         for node in select.find_all(exp.Anonymous):
             if node.name.lower() == "window" and len(node.expressions) == 2:
                 return "a window() grouping is pre-aggregated in the scan only there"
+    return _by_time_refusal(query)
+
+
+def _by_time_refusal(query: exp.Expr) -> str | None:
+    """``max_by``/``min_by``: Spark never offers them to a data source (its V2 expression
+    builder has no MaxBy/MinBy), so through the plugin Spark reads every row, while the
+    rewriting path answers them from the manifest's first/last statistics
+    (:mod:`~tsfile_catalog.sql.stats_aggregates`) or pre-aggregates them in the scan."""
+    for node in query.find_all(exp.ArgMax, exp.ArgMin):
+        return f"{node.sql(dialect=_DIALECT)} is answered from statistics only there"
     return None
 
 
