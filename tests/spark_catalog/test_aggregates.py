@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.jobs import spark_jobs
 from tests.spark_catalog.conftest import WEATHER_COLUMNS, weather_rows
 
 if TYPE_CHECKING:
@@ -55,18 +55,6 @@ def _plan(df: DataFrame) -> str:
     return str(df._jdf.queryExecution().executedPlan().toString())
 
 
-def _jobs(spark: SparkSession, df: DataFrame) -> int:
-    """How many Spark jobs collecting ``df`` ran."""
-    group = f"aggregates-{uuid.uuid4().hex}"
-    context = spark.sparkContext
-    context.setJobGroup(group, "aggregate pushdown test")
-    try:
-        df.collect()
-    finally:
-        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-    return len(context.statusTracker().getJobIdsForGroup(group))
-
-
 @pytest.mark.parametrize("query", ANSWERED)
 def test_answered_from_statistics(spark: SparkSession, weather: str, query: str) -> None:
     from pyspark.testing import assertDataFrameEqual
@@ -84,9 +72,9 @@ def test_a_statistics_answer_runs_no_spark_job(spark: SparkSession, weather: str
         "SELECT count(*) + 1 AS n FROM {t} WHERE time < TIMESTAMP '2024-01-01 12:30:00'",
         "SELECT device, max(rain) FROM {t} GROUP BY device HAVING max(rain) > 1",
     ):
-        assert _jobs(spark, spark.sql(query.format(t=weather))) == 0, query
+        assert spark_jobs(spark, spark.sql(query.format(t=weather))) == 0, query
     # The oracle of the check: a query the scan pre-aggregates runs jobs.
-    assert _jobs(spark, spark.sql(f"SELECT count(*) FROM {weather} WHERE temp > 12")) > 0
+    assert spark_jobs(spark, spark.sql(f"SELECT count(*) FROM {weather} WHERE temp > 12")) > 0
 
 
 def test_a_statistics_answer_reads_no_file(spark: SparkSession, ts: str, warehouse: Path) -> None:
@@ -360,7 +348,7 @@ def test_max_by_and_min_by_of_time_are_answered_from_statistics(
 
     df = spark.sql(query.format(t=weather))
     assert "BatchScan" not in _plan(df)
-    assert _jobs(spark, df) == 0
+    assert spark_jobs(spark, df) == 0
     assertDataFrameEqual(df, spark.sql(query.format(t="pq_weather")))
 
 
@@ -411,7 +399,7 @@ def test_a_max_by_tie_across_devices_is_sparks(spark: SparkSession, ts: str) -> 
     assert "BatchScan" in _plan(tied)
     assert [tuple(r) for r in tied.collect()] in ([("bj", 2.0)], [("bj", 12.0)])
     alone = spark.sql(f"SELECT device, max_by(v, time), min_by(v, time) FROM {table} GROUP BY 1")
-    assert _jobs(spark, alone) == 0
+    assert spark_jobs(spark, alone) == 0
     assert sorted(map(tuple, alone.collect())) == [("d1", 2.0, 0.0), ("d2", 12.0, 10.0)]
 
 
@@ -444,7 +432,7 @@ def test_max_by_over_a_last_table_sees_the_replacing_rows(
         "WHERE time < TIMESTAMP '2024-01-02 13:30:00'",
     ):
         df = spark.sql(query.format(t=table))
-        assert _jobs(spark, df) == 0, query
+        assert spark_jobs(spark, df) == 0, query
         assertDataFrameEqual(df, spark.sql(query.format(t="pq_replaced")))
 
 
@@ -461,7 +449,7 @@ def test_max_by_over_a_bigint_time(spark: SparkSession, raw_times: str, query: s
     from pyspark.testing import assertDataFrameEqual
 
     df = spark.sql(query.format(t=raw_times))
-    assert _jobs(spark, df) == 0
+    assert spark_jobs(spark, df) == 0
     assertDataFrameEqual(df, spark.sql(query.format(t="pq_raw")))
 
 
@@ -485,6 +473,6 @@ def test_max_by_of_nan_and_infinity(spark: SparkSession, ts: str) -> None:
     query = "SELECT device, max_by(v, time), min_by(v, time), max_by(f, time), max(v) FROM {t} "
     query += "GROUP BY device"
     got = spark.sql(query.format(t=table))
-    assert _jobs(spark, got) == 0
+    assert spark_jobs(spark, got) == 0
     want = spark.sql(query.format(t="specials_oracle"))
     assert sorted(map(repr, got.collect())) == sorted(map(repr, want.collect()))
