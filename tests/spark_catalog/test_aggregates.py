@@ -1,6 +1,7 @@
-"""Aggregates and limits Spark pushes into a catalog table's scan: answered from statistics
-without a scan job, or pre-aggregated by the scan, exactly as Spark computes them over a
-Parquet copy in the same session."""
+"""Aggregates and limits Spark pushes into a catalog table's scan, and the max_by/min_by it
+cannot push that the plugin's optimizer rule finds: answered from statistics without a scan
+job, or pre-aggregated by the scan, exactly as Spark computes them over a Parquet copy in the
+same session."""
 
 from __future__ import annotations
 
@@ -336,6 +337,7 @@ BY_TIME_LEFT_TO_SPARK = [
     "SELECT city, max_by(temp, time) FROM {t} WHERE upper(device) = 'D2' GROUP BY city",
     "SELECT city, max_by(temp, time + INTERVAL 1 HOUR) FROM {t} GROUP BY city",  # not time
     "SELECT city, max_by(device, time), min_by(time, time) FROM {t} GROUP BY city",  # no FIELD
+    "SELECT rain, max_by(temp, time) FROM {t} GROUP BY rain",  # a FIELD in GROUP BY
     "SELECT max_by(temp, time) FROM (SELECT * FROM {t} LIMIT 30)",
 ]
 
