@@ -16,10 +16,17 @@ by columns or not) only when every filter of the query was taken by the scan, an
   rows per group and chunk Spark merges (a sum of counts, a max of maxima, ...). The scan still
   answers every device that lies wholly inside the WHERE from its statistics.
 
+Spark never offers ``max_by``/``min_by``: its V2 aggregate translation
+(``V2ExpressionBuilder``) has no such function. The plugin's optimizer rule
+(``io.tsfilecatalog.spark.ByTimeAggregates``) finds such an aggregation over a scan that took
+the whole WHERE and asks for it here, in complete mode, in the same JSON with an ``ordering``
+column: ``max_by(c, time)``/``min_by(c, time)`` are answered from the manifest's last/first
+statistics as ``Catalog.sql`` answers them, or not at all (a tie Spark would break by the
+order it meets rows in, an ordering other than ``time``).
+
 Anything else (a FIELD or time in GROUP BY, DISTINCT, a type neither answers exactly, an
 integer ``avg`` that statistics do not answer) is left to Spark's own aggregation of the
-scanned rows. Spark never offers ``max_by``/``min_by``: its V2 aggregate translation
-(``V2ExpressionBuilder``) has no such function, so they are aggregated by Spark.
+scanned rows.
 """
 
 from __future__ import annotations
@@ -63,7 +70,11 @@ _FUNCTIONS: dict[str, AggregateFunction] = {
     "Avg": "avg",
     "Min": "min",
     "Max": "max",
+    "MaxBy": "max_by",
+    "MinBy": "min_by",
 }
+# The functions that order by a column (``ordering``): answered when it is ``time``.
+_BY_TIME = frozenset({"max_by", "min_by"})
 # The partial state that pre-aggregates each function (count(*) is count_all).
 _STATES: dict[AggregateFunction, StateFunction] = {
     "count": "count",
@@ -94,11 +105,17 @@ def _column(node: Mapping[str, Any] | None) -> str | None:
 
 
 def _aggregates(nodes: Sequence[Mapping[str, Any]]) -> list[Aggregate] | None:
-    """Spark's aggregate functions over plain columns (or ``*``), or None."""
+    """Spark's aggregate functions over plain columns (or ``*``), ``max_by``/``min_by``
+    ordered by ``time``; None for anything else."""
     out: list[Aggregate] = []
     for node in nodes:
         function = _FUNCTIONS.get(str(node.get("function")))
         if function is None or node.get("distinct"):
+            return None
+        ordering = node.get("ordering")
+        if (function in _BY_TIME) != (ordering is not None):
+            return None
+        if ordering is not None and _column(ordering) != TIME_COLUMN:
             return None
         argument = node.get("argument")
         column = None if argument is None else _column(argument)
@@ -315,7 +332,8 @@ def _result_fields(
     scan: Mapping[str, Any], schema: Any, aggregates: Sequence[Aggregate]
 ) -> list[T.StructField] | None:
     """The type of each aggregate's value as Spark types its result: ``count`` a bigint,
-    ``sum`` a bigint or double, ``avg`` a double, ``min``/``max`` the column's own type."""
+    ``sum`` a bigint or double, ``avg`` a double, ``min``, ``max``, ``max_by`` and ``min_by``
+    the column's own type."""
     fields = []
     for i, aggregate in enumerate(aggregates):
         name = f"agg{i}"

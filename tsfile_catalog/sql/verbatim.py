@@ -77,8 +77,8 @@ def refusal(query: exp.Expr, names: Names) -> str | None:
 
     A Spark table of the user's current catalog named without its catalog is refused: Spark
     would look it up in the plugin's catalog. So is a GROUP BY of a tumbling ``window()``,
-    which only the rewriting path pre-aggregates in the scan, and ``max_by``/``min_by``,
-    which only it answers from statistics.
+    and ``max_by``/``min_by`` grouped by an expression, which only the rewriting path
+    pre-aggregates in the scan.
     """
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
@@ -127,13 +127,30 @@ def _window_refusal(query: exp.Expr) -> str | None:
 
 
 def _by_time_refusal(query: exp.Expr) -> str | None:
-    """``max_by``/``min_by``: Spark never offers them to a data source (its V2 expression
-    builder has no MaxBy/MinBy), so through the plugin Spark reads every row, while the
-    rewriting path answers them from the manifest's first/last statistics
-    (:mod:`~tsfile_catalog.sql.stats_aggregates`) or pre-aggregates them in the scan."""
-    for node in query.find_all(exp.ArgMax, exp.ArgMin):
-        return f"{node.sql(dialect=_DIALECT)} is answered from statistics only there"
+    """``max_by``/``min_by`` grouped by an expression (a time bucket: ``floor(time / n) * n``,
+    ``date_trunc``): Spark never offers them to a data source, and the plugin answers them
+    only from statistics, by columns (its ``ByTimeAggregates`` rule), so through it Spark
+    reads every row, while the rewriting path pre-aggregates the buckets in the scan
+    (:mod:`~tsfile_catalog.sql.partial_aggregates`). Grouped by columns or not at all they run
+    as written: the plugin answers them from the same first/last statistics."""
+    for select in query.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is None or next(select.find_all(exp.ArgMax, exp.ArgMin), None) is None:
+            continue
+        for key in group.expressions:
+            if not isinstance(_grouped(select, key), exp.Column):
+                shown = key.sql(dialect=_DIALECT)
+                return f"max_by/min_by by {shown} are pre-aggregated only there"
     return None
+
+
+def _grouped(select: exp.Select, key: exp.Expr) -> exp.Expr:
+    """What a GROUP BY key groups by: the SELECT item an ordinal (``GROUP BY 1``) names."""
+    if isinstance(key, exp.Literal) and key.is_int:
+        position = int(key.this)
+        if 1 <= position <= len(select.expressions):
+            return select.expressions[position - 1].unalias()
+    return key
 
 
 def _table_name(table: exp.Table) -> TableName | None:

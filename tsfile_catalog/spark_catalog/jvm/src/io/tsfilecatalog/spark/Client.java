@@ -1,9 +1,11 @@
 package io.tsfilecatalog.spark;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -21,7 +23,9 @@ import org.apache.spark.sql.connector.catalog.Identifier;
  * Python driver (a Thrift server, a Scala job) gets one error saying so.
  */
 public final class Client {
-  static final ObjectMapper JSON = new ObjectMapper();
+  /** Reads the NaN and infinities Python's {@code json} writes (an aggregate's value). */
+  static final ObjectMapper JSON =
+      JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
   private static volatile Delegate delegate;
 
   private Client() {}

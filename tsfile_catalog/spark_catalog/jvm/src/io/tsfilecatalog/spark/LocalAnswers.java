@@ -8,6 +8,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation$;
+import org.apache.spark.sql.catalyst.plans.logical.Aggregate;
 import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
@@ -21,6 +22,9 @@ import scala.runtime.AbstractFunction1;
  * Spark folds the projections above it too ({@code ConvertToLocalRelation}) and collecting
  * the answer runs no Spark job (a projection over a {@link
  * org.apache.spark.sql.connector.read.LocalScan} runs one).
+ *
+ * <p>It also answers, the same way, an aggregation with {@code max_by}/{@code min_by} that
+ * Spark cannot push into the scan ({@link ByTimeAggregates}).
  *
  * <p>Spark's aggregate pushdown builds the scan after every operator rule ran, so this runs
  * with the session's extra optimizations, which {@code tsfile_catalog.register} installs.
@@ -53,6 +57,12 @@ public final class LocalAnswers extends Rule<LogicalPlan> {
   }
 
   private static LogicalPlan inline(LogicalPlan plan) {
+    if (plan instanceof Aggregate) {
+      LogicalPlan answered = ByTimeAggregates.answer((Aggregate) plan);
+      if (answered != null) {
+        return answered;
+      }
+    }
     if (plan instanceof DataSourceV2ScanRelation) {
       DataSourceV2ScanRelation relation = (DataSourceV2ScanRelation) plan;
       if (!(relation.scan() instanceof Aggregates.StatisticsScan)) {

@@ -162,7 +162,7 @@ class TsFileScanBuilder
           aggregated.path("description").asText("tsfile statistics"));
     }
     if (aggregated != null) {
-      return scan(aggregated);
+      return scan(aggregated, null);
     }
     ObjectNode request = request();
     request.set("columns", Client.strings(required.fieldNames()));
@@ -174,16 +174,17 @@ class TsFileScanBuilder
     }
     request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
     request.put("parallelism", SparkSession.active().sparkContext().defaultParallelism());
-    return scan(Client.call("plan_scan", request));
+    return scan(Client.call("plan_scan", request), request);
   }
 
-  /** The scan the delegate planned: its read schema and source options. */
-  private static Scan scan(JsonNode plan) {
+  /** The scan the delegate planned (from {@code request}): its read schema and options. */
+  private static Scan scan(JsonNode plan, ObjectNode request) {
     StructType readSchema = (StructType) DataType.fromJson(plan.get("schema").asText());
     return new TsFileScan(
         pythonScan(readSchema, plan.get("options")),
         pythonScan(readSchema, plan.get("stream_options")),
-        plan.path("description").asText("(Python)"));
+        plan.path("description").asText("(Python)"),
+        request);
   }
 
   /** Spark's scan of the registered Python source, on a source instance of its own. */
