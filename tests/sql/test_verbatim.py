@@ -53,6 +53,10 @@ def _refusal(text: str) -> str | None:
         "SELECT 1",
         # Sliding windows: no bucket path to prefer over the plugin's.
         "SELECT window(time, '1 hour', '10 minutes'), count(*) FROM t GROUP BY 1",
+        # The plugin answers casts of a BOOLEAN from statistics as the rewriting path does;
+        # count_if of a predicate has a statistics answer on neither.
+        "SELECT sum(CAST(b AS INT)), avg(CAST(b AS BIGINT)), max(CAST(b AS INT)) FROM t",
+        "SELECT count_if(v > 1) FROM t",
     ],
 )
 def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) -> None:
@@ -76,6 +80,7 @@ def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) ->
         ),
         ("SELECT k, max_by(b, time) FROM t GROUP BY k", "answered from statistics only there"),
         ("SELECT min_by(b, time) FROM (SELECT * FROM t)", "answered from statistics only there"),
+        ("SELECT k, count_if(b) FROM t GROUP BY k", "answered from statistics only there"),
     ],
 )
 def test_queries_spark_would_resolve_otherwise_keep_the_rewriting_path(text: str, why: str) -> None:

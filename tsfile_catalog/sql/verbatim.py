@@ -77,8 +77,8 @@ def refusal(query: exp.Expr, names: Names) -> str | None:
 
     A Spark table of the user's current catalog named without its catalog is refused: Spark
     would look it up in the plugin's catalog. So is a GROUP BY of a tumbling ``window()``,
-    which only the rewriting path pre-aggregates in the scan, and ``max_by``/``min_by``,
-    which only it answers from statistics.
+    which only the rewriting path pre-aggregates in the scan, and ``max_by``/``min_by`` and
+    ``count_if``, which only it answers from statistics.
     """
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
@@ -127,11 +127,24 @@ def _window_refusal(query: exp.Expr) -> str | None:
 
 
 def _by_time_refusal(query: exp.Expr) -> str | None:
-    """``max_by``/``min_by``: Spark never offers them to a data source (its V2 expression
-    builder has no MaxBy/MinBy), so through the plugin Spark reads every row, while the
-    rewriting path answers them from the manifest's first/last statistics
-    (:mod:`~tsfile_catalog.sql.stats_aggregates`) or pre-aggregates them in the scan."""
-    for node in query.find_all(exp.ArgMax, exp.ArgMin):
+    """Aggregates only the rewriting path answers from statistics
+    (:mod:`~tsfile_catalog.sql.stats_aggregates`):
+
+    * ``max_by``/``min_by``: Spark never offers them to a data source (its V2 expression
+      builder has no MaxBy/MinBy), so through the plugin Spark reads every row, while the
+      rewriting path answers them from the manifest's first/last statistics or pre-aggregates
+      them in the scan;
+    * ``count_if(b)`` of a column: Spark offers it as
+      ``count(CASE WHEN NOT (b = true) THEN NULL ELSE b END)``, its optimizer's rewrite, which
+      the plugin does not read back (a form that may change with Spark's version), while the
+      rewriting path counts a BOOLEAN's true values from statistics.
+
+    Every other aggregate form of that path (``count``/``sum``/``avg``/``min``/``max`` of a
+    column, of ``time`` or of ``CAST(b AS <integral>)``) the plugin answers from statistics
+    too (:mod:`~tsfile_catalog.spark_catalog.aggregates`)."""
+    for node in query.find_all(exp.ArgMax, exp.ArgMin, exp.CountIf):
+        if isinstance(node, exp.CountIf) and not isinstance(node.this, exp.Column):
+            continue  # count_if(<predicate>): no statistics answer on either path
         return f"{node.sql(dialect=_DIALECT)} is answered from statistics only there"
     return None
 
