@@ -180,3 +180,24 @@ def test_a_global_last_keeps_the_null_at_the_latest_time() -> None:
     table = pa.table({"time": pa.array([2, 1, 3], pa.int64()), "v": pa.array([5, 4, None])})
     spec = PartialSpec((), None, (PartialState("last", "v", "l"), PartialState("first", "v", "f")))
     assert partial_aggregate(table, spec, "ms").to_pylist() == [{"l": None, "f": 4}]
+
+
+def test_sum_true_counts_true_values_and_is_null_without_a_value() -> None:
+    """Spark's sum(CAST(b AS INT)) per group: BIGINT, NULL when every b is NULL."""
+    schema = table_schema("w", tags=["city"], fields=[("b", DataType.BOOLEAN)])
+    table = pa.table(
+        {
+            "time": pa.array([1, 2, 3, 4, 5], pa.int64()),
+            "city": ["a", "a", "a", "b", "c"],
+            "b": pa.array([True, None, True, None, False], pa.bool_()),
+        }
+    )
+    spec = PartialSpec(("city",), None, (PartialState("sum_true", "b", "t"),))
+    assert parse_partial_spec(spec.to_json(), schema) == spec
+    result = partial_aggregate(table, spec, "ms")
+    assert result.schema.field("t").type == pa.int64()
+    assert {r["city"]: r["t"] for r in result.to_pylist()} == {"a": 2, "b": None, "c": 0}
+    with pytest.raises(OptionError, match="sum_true counts the true values of a BOOLEAN"):
+        parse_partial_spec(
+            PartialSpec((), None, (PartialState("sum_true", "n", "t"),)).to_json(), _SCHEMA
+        )

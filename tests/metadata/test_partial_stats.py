@@ -112,3 +112,14 @@ def test_slices_of_a_narrowed_part_name_the_devices_left() -> None:
 
 def _bounds(plan: ScanPlan) -> tuple[int, int]:
     return plan.pushdown.time_min, plan.pushdown.time_max
+
+
+def test_sum_true_from_a_booleans_true_count() -> None:
+    schema = weather_schema(("b", DataType.BOOLEAN))
+    spec = PartialSpec(("device",), None, (PartialState("sum_true", "b", "t"),))
+    counted = DeviceStats(("bj", "x"), 5, 0, 9, {"b": SeriesStats(4, sum=3)})
+    nulls = DeviceStats(("bj", "y"), 2, 0, 9, {"b": SeriesStats(0)})
+    part = part_of_devices("a.tsfile", counted, nulls)
+    plan = plan_scan(schema, [part], None, key="keep")
+    split = split_by_stats(schema, plan.parts, plan.pushdown, spec, None, merges=())
+    assert sorted(split.rows, key=repr) == [("x", 3), ("y", None)]

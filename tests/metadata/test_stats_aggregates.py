@@ -20,6 +20,7 @@ from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.metadata.stats_aggregates import (
     Aggregate,
     finish_aggregates,
+    of_boolean_cast,
     plan_aggregates,
     supported_aggregate,
 )
@@ -272,3 +273,37 @@ def test_series_stats_json_round_trip_and_older_parts() -> None:
     del obj["device_fields"]
     older = PartFile.from_json(obj, types)
     assert older.devices is not None and all(d.fields is None for d in older.devices)
+
+
+FLAGS = weather_schema(("b", DataType.BOOLEAN), ("v", DataType.INT64))
+
+
+@pytest.mark.parametrize(
+    ("function", "column", "expected"),
+    [
+        ("sum", "b", Aggregate("sum_true", "b")),
+        ("avg", "b", Aggregate("avg_true", "b")),
+        ("count", "b", Aggregate("count", "b")),
+        ("min", "b", Aggregate("min", "b")),
+        ("max", "b", Aggregate("max", "b")),
+        ("sum", "v", None),  # CAST(v AS TINYINT) may fail; CAST(v AS INT) may too
+        ("min", "city", None),  # a TAG
+        ("max_by", "b", None),
+        ("sum", "nope", None),
+    ],
+)
+def test_an_integral_cast_of_a_boolean_is_an_aggregate_of_the_boolean(
+    function: str, column: str, expected: Aggregate | None
+) -> None:
+    assert of_boolean_cast(FLAGS, function, column) == expected
+
+
+def test_avg_of_a_booleans_cast_is_the_share_of_true_values() -> None:
+    """Spark: the 0/1 values summed as doubles over the non-null count; NULL without one."""
+    one = DeviceStats(("bj", "x"), 4, 0, 9, {"b": SeriesStats(3, sum=1)})
+    two = DeviceStats(("bj", "y"), 5, 10, 19, {"b": SeriesStats(4, sum=2)})
+    empty = DeviceStats(("sh", "z"), 2, 20, 29, {"b": SeriesStats(0)})
+    wanted = [Aggregate("avg_true", "b"), Aggregate("sum_true", "b")]
+    assert finish_aggregates(FLAGS, [one, two, empty], wanted, ()) == [((), (3 / 7, 3))]
+    rows = finish_aggregates(FLAGS, [one, two, empty], wanted, ("city",))
+    assert sorted(rows or []) == [(("bj",), (3 / 7, 3)), (("sh",), (None, None))]

@@ -177,9 +177,21 @@ def parts(spark: SparkSession, ts: str, tmp_path_factory: pytest.TempPathFactory
     return f"{ts}.db.parts"
 
 
+_CONDITIONS = [
+    "city = 'bj'",
+    "device IN ('d2', 'd3')",
+    "temp > 14",
+    "rain = 1",
+    "temp IS NULL",
+    "upper(city) = 'SH'",
+]
+
+
 @st.composite
-def _queries(draw: st.DrawFn) -> str:
-    aggregates = draw(st.lists(st.sampled_from(_AGGREGATES), min_size=1, max_size=4, unique=True))
+def _queries(draw: st.DrawFn, functions: list[str], predicates: list[str]) -> str:
+    """A random aggregation of ``functions``, grouped by TAGs or not, under time bounds and
+    some of ``predicates``."""
+    aggregates = draw(st.lists(st.sampled_from(functions), min_size=1, max_size=4, unique=True))
     group = draw(st.sampled_from(_GROUPS))
     conditions = []
     lo, hi = sorted(draw(st.lists(st.integers(-3, 75), min_size=2, max_size=2)))
@@ -187,22 +199,7 @@ def _queries(draw: st.DrawFn) -> str:
         conditions.append(f"time >= TIMESTAMP '{_BASE + dt.timedelta(hours=lo, minutes=30)}'")
     if draw(st.booleans()):
         conditions.append(f"time < TIMESTAMP '{_BASE + dt.timedelta(hours=hi)}'")
-    conditions += draw(
-        st.lists(
-            st.sampled_from(
-                [
-                    "city = 'bj'",
-                    "device IN ('d2', 'd3')",
-                    "temp > 14",
-                    "rain = 1",
-                    "temp IS NULL",
-                    "upper(city) = 'SH'",
-                ]
-            ),
-            max_size=2,
-            unique=True,
-        )
-    )
+    conditions += draw(st.lists(st.sampled_from(predicates), max_size=2, unique=True))
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     columns = ", ".join([*filter(None, [group]), *aggregates])
     grouped = f" GROUP BY {group}" if group else ""
@@ -214,7 +211,7 @@ def _queries(draw: st.DrawFn) -> str:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(query=_queries())
+@given(query=_queries(_AGGREGATES, _CONDITIONS))
 def test_random_aggregations_match_parquet(spark: SparkSession, parts: str, query: str) -> None:
     from pyspark.testing import assertDataFrameEqual
 
@@ -478,3 +475,209 @@ def test_max_by_of_nan_and_infinity(spark: SparkSession, ts: str) -> None:
     assert spark_jobs(spark, got) == 0
     want = spark.sql(query.format(t="specials_oracle"))
     assert sorted(map(repr, got.collect())) == sorted(map(repr, want.collect()))
+
+
+# -- casts of a BOOLEAN: sum(CAST(b AS INT)) and the like, as Catalog.sql answers them --------
+
+_FLAGS_COLUMNS = "time TIMESTAMP, city STRING, device STRING, ok BOOLEAN, temp DOUBLE, note STRING"
+_FLAG_DEVICES = [("bj", "d1"), ("bj", "d2"), ("sh", "d3"), ("sh", "d4")]
+
+
+def _flag_rows(commit: int, start: int, count: int = 30) -> list[tuple[object, ...]]:
+    """Rows an hour apart of four devices; a later commit re-sends some keys (time, device)
+    with other values. ``d4``'s ``ok`` is always NULL."""
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    rows: list[tuple[object, ...]] = []
+    for i in range(start, start + count):
+        city, device = _FLAG_DEVICES[i % 4]
+        ok = None if device == "d4" or (i + commit) % 7 == 2 else (i * (commit + 2)) % 3 == 0
+        temp = None if i % 6 == 1 else round(10 + ((i + commit) % 11) * 1.5, 1)
+        note = None if i % 5 == 3 else f"n{(i + commit) % 3}"
+        rows.append((base + dt.timedelta(hours=i), city, device, ok, temp, note))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def flags(spark: SparkSession, ts: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``<ts>.db.flags`` (``key.duplicates = last``, the default) written in three commits
+    whose keys overlap, so later rows replace earlier ones; and ``pq_flags``, the Parquet
+    copy of the rows that remain (the last write of each key), built here, not read back."""
+    spark.sql(
+        f"CREATE TABLE {ts}.db.flags ({_FLAGS_COLUMNS}) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city,device', 'key.duplicates' = 'last')"
+    )
+    latest: dict[tuple[object, ...], tuple[object, ...]] = {}
+    for commit, start in enumerate((0, 17, 41)):
+        rows = _flag_rows(commit, start)
+        spark.createDataFrame(rows, _FLAGS_COLUMNS).writeTo(f"{ts}.db.flags").append()
+        latest.update(((row[0], row[2]), row) for row in rows)
+    parquet = str(tmp_path_factory.mktemp("parquet") / "flags")
+    spark.createDataFrame(list(latest.values()), _FLAGS_COLUMNS).write.parquet(parquet)
+    spark.read.parquet(parquet).createOrReplaceTempView("pq_flags")
+    return f"{ts}.db.flags"
+
+
+# Bench Q5's shape: a time window over all devices, a boolean sum among plain aggregates.
+Q5_SHAPE = (
+    "SELECT count(*) AS n, avg(temp) AS avg, sum(CAST(ok AS INT)) AS n_true, "
+    "count(note) AS n_str FROM {t} WHERE time >= TIMESTAMP '2024-01-01 10:30:00' "
+    "AND time < TIMESTAMP '2024-01-02 20:00:00'"
+)
+CASTS_ANSWERED = [
+    Q5_SHAPE,
+    "SELECT city, device, sum(CAST(ok AS INT)), avg(CAST(ok AS INT)), count(CAST(ok AS BIGINT)) "
+    "FROM {t} GROUP BY city, device",
+    "SELECT min(CAST(ok AS INT)), max(CAST(ok AS BIGINT)), max(CAST(ok AS TINYINT)), "
+    "min(CAST(ok AS SMALLINT)), count(*) FROM {t} WHERE city = 'bj'",
+    "SELECT sum(CAST(ok AS INT)), avg(CAST(ok AS INT)), max(CAST(ok AS INT)) FROM {t} "
+    "WHERE device = 'd4'",  # only NULLs: NULL, as Spark's
+    "SELECT device, sum(CAST(ok AS BIGINT)), avg(CAST(ok AS BIGINT)) FROM {t} "
+    "WHERE time < TIMESTAMP '2024-01-02 03:00:00' AND device IN ('d1', 'd4') GROUP BY device",
+    "SELECT sum(CAST(ok AS INT)), count(*) FROM {t} WHERE city = 'nowhere'",
+]
+CASTS_PRE_AGGREGATED = [
+    "SELECT city, sum(CAST(ok AS INT)), count(CAST(ok AS INT)), min(CAST(ok AS INT)), "
+    "max(CAST(ok AS BIGINT)) FROM {t} WHERE temp > 12 GROUP BY city",
+    "SELECT sum(CAST(ok AS INT)), avg(CAST(ok AS INT)), count(*) FROM {t} WHERE note = 'n1'",
+    "SELECT device, sum(CAST(ok AS INT)) FROM {t} WHERE temp > 12 AND device IN ('d3', 'd4') "
+    "GROUP BY device",  # d4: NULL
+    "SELECT device, sum(CAST(ok AS INT)) FROM {t} WHERE temp > 1000 GROUP BY device",
+    "SELECT sum(CAST(ok AS SMALLINT)), max(CAST(ok AS TINYINT)) FROM {t} WHERE temp > 1000",
+]
+CASTS_LEFT_TO_SPARK = [
+    "SELECT sum(CAST(temp AS BIGINT)) FROM {t}",  # not a BOOLEAN: the cast may round
+    "SELECT sum(CAST(ok AS DOUBLE)), count(*) FROM {t}",  # not an integral type
+    "SELECT sum(CAST(ok AS INT) + 1) FROM {t}",
+]
+
+
+@pytest.mark.parametrize("query", CASTS_ANSWERED)
+def test_casts_of_a_boolean_are_answered_from_statistics(
+    spark: SparkSession, flags: str, query: str
+) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    df = spark.sql(query.format(t=flags))
+    assert "LocalTableScan" in _plan(df) and "BatchScan" not in _plan(df)
+    want = spark.sql(query.format(t="pq_flags"))
+    assert df.schema == want.schema  # sum(CAST(b AS INT)) a BIGINT, min(CAST(b AS TINYINT)) ...
+    assertDataFrameEqual(df, want)
+
+
+def test_bench_q5_shape_runs_no_spark_job(spark: SparkSession, flags: str) -> None:
+    assert spark_jobs(spark, spark.sql(Q5_SHAPE.format(t=flags))) == 0
+    # The oracle of the check: with a FIELD predicate the scan pre-aggregates, in a job.
+    assert spark_jobs(spark, spark.sql(f"{Q5_SHAPE} AND temp > 12".format(t=flags))) > 0
+
+
+@pytest.mark.parametrize("query", CASTS_PRE_AGGREGATED)
+def test_casts_of_a_boolean_are_pre_aggregated_by_the_scan(
+    spark: SparkSession, flags: str, query: str
+) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    df = spark.sql(query.format(t=flags))
+    assert "pre-aggregated" in _plan(df)
+    want = spark.sql(query.format(t="pq_flags"))
+    assert df.schema == want.schema
+    assertDataFrameEqual(df, want)
+
+
+@pytest.mark.parametrize("query", CASTS_LEFT_TO_SPARK)
+def test_other_casts_are_sparks(spark: SparkSession, flags: str, query: str) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    df = spark.sql(query.format(t=flags))
+    assert "pre-aggregated" not in _plan(df) and "LocalTableScan" not in _plan(df)
+    assertDataFrameEqual(df, spark.sql(query.format(t="pq_flags")))
+
+
+_CAST_AGGREGATES = [
+    "count(*)",
+    "count(note)",
+    "avg(temp)",
+    "sum(CAST(ok AS INT))",
+    "sum(CAST(ok AS BIGINT))",
+    "avg(CAST(ok AS INT))",
+    "min(CAST(ok AS INT))",
+    "max(CAST(ok AS TINYINT))",
+    "count(CAST(ok AS INT))",
+]
+_FLAG_CONDITIONS = [
+    "city = 'bj'",
+    "device IN ('d2', 'd4')",
+    "temp > 14",
+    "ok",
+    "ok IS NULL",
+    "note = 'n2'",
+    "upper(city) = 'SH'",
+]
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(query=_queries(_CAST_AGGREGATES, _FLAG_CONDITIONS))
+def test_random_boolean_casts_match_parquet(spark: SparkSession, flags: str, query: str) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    df = spark.sql(query.format(t=flags))
+    want = spark.sql(query.format(t="pq_flags"))
+    assert df.schema == want.schema
+    assertDataFrameEqual(df, want)
+
+
+# Every aggregate form Catalog.sql's statistics path answers (sql/stats_aggregates.py).
+STATISTICS_FORMS = [
+    "count(*)",
+    "count(1)",
+    "count(time)",
+    "count(device)",
+    "count(temp)",
+    "count(ok)",
+    "sum(temp)",
+    "avg(temp)",
+    "min(temp)",
+    "max(note)",
+    "max(ok)",
+    "min(time)",
+    "max(time)",
+    "max_by(temp, time)",
+    "min_by(note, time)",
+    "count_if(ok)",
+    "sum(CAST(ok AS INT))",
+    "sum(CAST(ok AS BIGINT))",
+    "sum(CAST(ok AS TINYINT))",
+    "sum(CAST(ok AS SMALLINT))",
+]
+# Spark offers count_if to no scan in a form the plugin reads: Catalog.sql keeps its own path.
+# (max_by/min_by are found by the plugin's optimizer rule, grouped by columns as here.)
+REWRITTEN = {"count_if(ok)"}
+
+
+@pytest.mark.parametrize("form", STATISTICS_FORMS)
+def test_catalog_sql_answers_every_statistics_form_without_a_job(
+    spark: SparkSession, flags: str, warehouse: Path, form: str
+) -> None:
+    """Through the plugin (``Catalog.sql`` hands the text to ``spark.sql``) where the plugin
+    answers the form from statistics, else on ``Catalog.sql``'s rewriting path: never a
+    Spark job either way, and only the forms the plugin cannot answer take that path."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from tsfile_catalog import Catalog
+
+    query = (
+        f"SELECT city, {form} FROM {{t}} WHERE time >= TIMESTAMP '2024-01-01 10:30:00' "
+        "AND device IN ('d1', 'd3', 'd4') GROUP BY city"
+    )
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    got = catalog.sql(query.format(t="db.flags"))
+    plugin = flags.split(".")[0]
+    through_plugin = plugin in str(got._jdf.queryExecution().analyzed().toString())
+    assert through_plugin == (form not in REWRITTEN)
+    assert spark_jobs(spark, got) == 0
+    assertDataFrameEqual(got, spark.sql(query.format(t="pq_flags")))
+    # The plugin itself: no job exactly for the forms Catalog.sql sends it.
+    assert (spark_jobs(spark, spark.sql(query.format(t=flags))) == 0) == through_plugin

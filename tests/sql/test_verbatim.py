@@ -58,6 +58,10 @@ def _refusal(text: str) -> str | None:
         "SELECT k, max_by(b, time) FROM t GROUP BY k",
         "SELECT k, max_by(b, time) AS last FROM t GROUP BY 1",
         "SELECT min_by(b, time) FROM (SELECT * FROM t)",
+        # The plugin answers casts of a BOOLEAN from statistics as the rewriting path does;
+        # count_if of a predicate has a statistics answer on neither.
+        "SELECT sum(CAST(b AS INT)), avg(CAST(b AS BIGINT)), max(CAST(b AS INT)) FROM t",
+        "SELECT count_if(v > 1) FROM t",
     ],
 )
 def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) -> None:
@@ -87,6 +91,7 @@ def test_queries_spark_resolves_as_the_catalog_does_run_as_written(text: str) ->
             "SELECT k, min_by(b, time) FROM t GROUP BY k, date_trunc('DAY', time)",
             "pre-aggregated only there",
         ),
+        ("SELECT k, count_if(b) FROM t GROUP BY k", "answered from statistics only there"),
     ],
 )
 def test_queries_spark_would_resolve_otherwise_keep_the_rewriting_path(text: str, why: str) -> None:

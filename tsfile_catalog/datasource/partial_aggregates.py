@@ -43,7 +43,7 @@ _INTEGERS = frozenset({DataType.INT32, DataType.INT64})
 
 
 def _state_type(state: PartialState, schema: TableSchema, timestamp_as: TimestampAs) -> T.DataType:
-    if state.function in ("count_all", "count"):
+    if state.function in ("count_all", "count", "sum_true"):
         return T.LongType()
     assert state.column is not None
     if state.function == "sum_double":

@@ -23,11 +23,13 @@ from tsfile_catalog.metadata.schema import TIME_COLUMN
 
 __all__ = ["partial_aggregate", "partial_aggregates"]
 
-# Arrow's hash aggregate for each state; sum_double is a sum over the values cast to DOUBLE.
+# Arrow's hash aggregate for each state; sum_double is a sum over the values cast to DOUBLE,
+# sum_true one over a BOOLEAN's values cast to BIGINT (1 for true).
 _ARROW_FUNCTION = {
     "count": "count",
     "sum": "sum",
     "sum_double": "sum",
+    "sum_true": "sum",
     "min": "min",
     "max": "max",
     "first": "first",
@@ -72,6 +74,8 @@ def partial_aggregate(table: pa.Table, spec: PartialSpec, unit: TimeUnit) -> pa.
         values = table.column(state.column)
         if state.function == "sum_double":
             values = pc.cast(values, pa.float64(), safe=False)  # Spark rounds too
+        elif state.function == "sum_true":
+            values = pc.cast(values, pa.int64())
         source = f"__in{index}"
         columns[source] = values
         function = _ARROW_FUNCTION[state.function]
@@ -133,6 +137,8 @@ def state_type(state: PartialState, input_type: pa.DataType) -> pa.DataType:
         return pa.int64()
     if state.function == "sum_double":
         return pa.float64()
+    if state.function == "sum_true":
+        return pa.int64()
     if state.function == "sum":
         return pa.float64() if pa.types.is_floating(input_type) else pa.int64()
     return input_type

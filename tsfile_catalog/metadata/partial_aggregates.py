@@ -35,7 +35,9 @@ __all__ = [
 ]
 
 BucketKind = Literal["date_trunc", "window", "floor"]
-StateFunction = Literal["count_all", "count", "sum", "sum_double", "min", "max", "first", "last"]
+StateFunction = Literal[
+    "count_all", "count", "sum", "sum_double", "sum_true", "min", "max", "first", "last"
+]
 
 # Spark's date_trunc levels by their canonical name (aliases map here in the SQL layer).
 TRUNC_UNITS = (
@@ -123,8 +125,10 @@ class PartialState:
 
     ``count_all``/``count`` are BIGINT; ``sum`` has Spark's sum type (BIGINT for integers,
     DOUBLE for floats); ``sum_double`` sums the values cast to DOUBLE (what Spark's ``avg``
-    adds up); ``min``/``max``/``first``/``last`` keep the column's type, ``first``/``last``
-    being the value at the earliest/latest time of the group (NULL if that value is NULL).
+    adds up); ``sum_true`` counts a BOOLEAN's true values, NULL without a value (Spark's
+    ``sum(CAST(b AS <integral>))``, BIGINT); ``min``/``max``/``first``/``last`` keep the
+    column's type, ``first``/``last`` being the value at the earliest/latest time of the group
+    (NULL if that value is NULL).
     """
 
     function: StateFunction
@@ -236,6 +240,11 @@ def _check_state(state: PartialState, schema: TableSchema, where: str) -> None:
         type_ = col.type
     if state.function in ("sum", "sum_double") and type_ not in _NUMERIC:
         raise OptionError(f"{where}: cannot sum column {state.column!r} of type {type_.value}")
+    if state.function == "sum_true" and type_ is not DataType.BOOLEAN:
+        raise OptionError(
+            f"{where}: sum_true counts the true values of a BOOLEAN, not of column "
+            f"{state.column!r} of type {type_.value}"
+        )
     if state.function in ("min", "max") and type_ not in _ORDERED:
         raise OptionError(
             f"{where}: {state.function} of column {state.column!r} of type {type_.value} is not "

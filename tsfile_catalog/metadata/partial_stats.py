@@ -223,6 +223,8 @@ def _field_state(
         return None  # only nulls: every state but the counts is NULL
     if function == "sum" and type_ in _INTEGERS:
         return _known_int(stats.sum, INT64_MIN, INT64_MAX)
+    if function == "sum_true":
+        return _known_int(stats.sum, 0, stats.count)  # a BOOLEAN's true values
     if function in ("sum", "sum_double") and type_ in _FLOATS:
         return _known(stats.sum_double)
     if function == "sum_double" and type_ in _INTEGERS:

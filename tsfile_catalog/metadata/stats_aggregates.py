@@ -31,12 +31,13 @@ __all__ = [
     "AggregatePlan",
     "metadata_count",
     "supported_aggregate",
+    "of_boolean_cast",
     "plan_aggregates",
     "finish_aggregates",
 ]
 
 AggregateFunction = Literal[
-    "count", "sum", "avg", "min", "max", "max_by", "min_by", "sum_true", "count_if"
+    "count", "sum", "avg", "min", "max", "max_by", "min_by", "sum_true", "avg_true", "count_if"
 ]
 
 # Spark's avg of INT/BIGINT adds the values as doubles, in an order that depends on the plan:
@@ -72,6 +73,18 @@ _SUPPORTED: Mapping[str, frozenset[DataType]] = {
     # number of true values, which a BOOLEAN's statistics keep exactly.
     "sum_true": frozenset({DataType.BOOLEAN}),
     "count_if": frozenset({DataType.BOOLEAN}),
+    # avg(CAST(b AS <integral>)): the share of true values among the non-null ones.
+    "avg_true": frozenset({DataType.BOOLEAN}),
+}
+# function(CAST(b AS <integral>)) of a BOOLEAN b is an aggregate of b itself: the cast makes
+# true 1 and false 0, never fails and keeps NULL. min/max are b's own (false < true as 0 < 1),
+# which the caller gives the cast's type.
+_OF_BOOLEAN_CAST: Mapping[str, AggregateFunction] = {
+    "count": "count",
+    "sum": "sum_true",
+    "avg": "avg_true",
+    "min": "min",
+    "max": "max",
 }
 
 
@@ -155,6 +168,23 @@ def supported_aggregate(schema: TableSchema, aggregate: Aggregate) -> bool:
     )
 
 
+def of_boolean_cast(schema: TableSchema, function: str, column: str) -> Aggregate | None:
+    """The aggregate of ``column`` that answers ``function(CAST(column AS <integral>))``
+    (``function`` one of count, sum, avg, min, max), or None when ``column`` is no BOOLEAN
+    FIELD (the cast of anything else may fail, round or reorder). A ``min``/``max`` answer is
+    the BOOLEAN value, which the caller turns into the cast's integer."""
+    typed = schema.column(column)
+    aggregate = _OF_BOOLEAN_CAST.get(function)
+    if (
+        aggregate is None
+        or typed is None
+        or typed.category is not Category.FIELD
+        or typed.type is not DataType.BOOLEAN
+    ):
+        return None
+    return Aggregate(aggregate, column)
+
+
 def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> AggregatePlan | None:
     """Which (part, device) pairs statistics answer and which slices must be read.
 
@@ -229,7 +259,7 @@ def _answers(
             continue
         if aggregate.function in ("sum", "avg") and stats.sum_double is not None:
             continue  # a FLOAT/DOUBLE sum; an INT column never has one
-        if aggregate.function in ("sum_true", "count_if"):
+        if aggregate.function in ("sum_true", "avg_true", "count_if"):
             needed: tuple[object, ...] = (stats.sum,)
         elif aggregate.function in ("sum", "avg"):
             needed = (stats.sum, stats.min, stats.max)
@@ -312,6 +342,10 @@ def _aggregate(
         return None
     if aggregate.function == "sum_true":
         return sum(_int(s.sum) for s in present)
+    if aggregate.function == "avg_true":
+        # Spark adds the 0/1 values as doubles (exact: fewer than 2**53 rows) and divides by
+        # the count: one correctly rounded division, as here.
+        return sum(_int(s.sum) for s in present) / sum(s.count for s in present)
     if aggregate.function in ("min", "max"):
         largest = aggregate.function == "max"
         return _spark_extreme([s.max if largest else s.min for s in present], largest=largest)

@@ -16,6 +16,12 @@ by columns or not) only when every filter of the query was taken by the scan, an
   rows per group and chunk Spark merges (a sum of counts, a max of maxima, ...). The scan still
   answers every device that lies wholly inside the WHERE from its statistics.
 
+An argument is a column or, as ``Catalog.sql`` answers it too, a BOOLEAN column cast to an
+integral type: ``sum(CAST(b AS INT))`` is its number of true values, ``avg`` their share,
+``count``/``min``/``max`` those of ``b`` as 0 and 1
+(:func:`~tsfile_catalog.metadata.stats_aggregates.of_boolean_cast`), from statistics or
+pre-aggregated (the ``sum_true`` partial state).
+
 Spark never offers ``max_by``/``min_by``: its V2 aggregate translation
 (``V2ExpressionBuilder``) has no such function. The plugin's optimizer rule
 (``io.tsfilecatalog.spark.ByTimeAggregates``) finds such an aggregation over a scan that took
@@ -55,6 +61,7 @@ from tsfile_catalog.metadata.stats_aggregates import (
     Aggregate,
     AggregateFunction,
     finish_aggregates,
+    of_boolean_cast,
     plan_aggregates,
 )
 from tsfile_catalog.spark_catalog.scans import plan_scan
@@ -79,8 +86,16 @@ _BY_TIME = frozenset({"max_by", "min_by"})
 _STATES: dict[AggregateFunction, StateFunction] = {
     "count": "count",
     "sum": "sum",
+    "sum_true": "sum_true",
     "min": "min",
     "max": "max",
+}
+# The integral types of a V2 cast (their JSON names) and their Spark types.
+_INTEGRAL_CASTS: dict[str, T.DataType] = {
+    "byte": T.ByteType(),
+    "short": T.ShortType(),
+    "integer": T.IntegerType(),
+    "long": T.LongType(),
 }
 _INTEGERS = frozenset({DataType.INT32, DataType.INT64})
 _BUCKET = "__bucket"  # the partial rows' time bucket column
@@ -104,10 +119,15 @@ def _column(node: Mapping[str, Any] | None) -> str | None:
     return str(names[0]).lower()
 
 
-def _aggregates(nodes: Sequence[Mapping[str, Any]]) -> list[Aggregate] | None:
-    """Spark's aggregate functions over plain columns (or ``*``), ``max_by``/``min_by``
-    ordered by ``time``; None for anything else."""
-    out: list[Aggregate] = []
+def _aggregates(
+    schema: TableSchema, nodes: Sequence[Mapping[str, Any]]
+) -> list[tuple[Aggregate, T.DataType | None]] | None:
+    """Spark's aggregate functions over plain columns (or ``*``) or over a BOOLEAN column cast
+    to an integral type (``sum(CAST(b AS INT))``, as ``Catalog.sql`` answers it:
+    :func:`~tsfile_catalog.metadata.stats_aggregates.of_boolean_cast`), each with the cast's
+    Spark type (None without a cast), and ``max_by``/``min_by`` ordered by ``time``; None for
+    anything else."""
+    out: list[tuple[Aggregate, T.DataType | None]] = []
     for node in nodes:
         function = _FUNCTIONS.get(str(node.get("function")))
         if function is None or node.get("distinct"):
@@ -118,10 +138,21 @@ def _aggregates(nodes: Sequence[Mapping[str, Any]]) -> list[Aggregate] | None:
         if ordering is not None and _column(ordering) != TIME_COLUMN:
             return None
         argument = node.get("argument")
-        column = None if argument is None else _column(argument)
-        if argument is not None and column is None:
+        if argument is None:
+            out.append((Aggregate(function), None))
+            continue
+        column = _column(argument)
+        if column is not None:
+            out.append((Aggregate(function, column), None))
+            continue
+        target = _INTEGRAL_CASTS.get(str(argument.get("cast", "")).strip('"'))
+        inner = _column(argument.get("arg"))
+        aggregate = (
+            None if target is None or inner is None else of_boolean_cast(schema, function, inner)
+        )
+        if aggregate is None:
             return None
-        out.append(Aggregate(function, column))
+        out.append((aggregate, target))
     return out
 
 
@@ -153,9 +184,12 @@ def push_aggregation(
         storage_options=storage_options_from(scan["options"]),
     )
     schema = table.schema
-    wanted = _aggregates(aggregates)
+    pushed = _aggregates(schema, aggregates)
     grouping = _grouping(schema, group_by, scan["timestamp_as"])
-    if wanted is None or grouping is None or _splits_integer_avg(schema, wanted, offered):
+    if pushed is None or grouping is None:
+        return None
+    wanted = [aggregate for aggregate, _ in pushed]
+    if _splits_integer_avg(schema, wanted, offered):
         return None
     keys, bucket = grouping
     if mode == "partial":
@@ -173,19 +207,20 @@ def push_aggregation(
         )
     if bucket is not None:
         return None  # statistics answer no time bucket: the scan pre-aggregates it
-    return _from_statistics(scan, table, wanted, keys, where, time_zone)
+    return _from_statistics(scan, table, pushed, keys, where, time_zone)
 
 
 def _from_statistics(
     scan: Mapping[str, Any],
     table: Any,
-    wanted: Sequence[Aggregate],
+    pushed: Sequence[tuple[Aggregate, T.DataType | None]],
     groups: Sequence[str],
     where: str | None,
     time_zone: str,
 ) -> dict[str, Any] | None:
     schema = table.schema
-    fields = _result_fields(scan, schema, wanted)
+    wanted = [aggregate for aggregate, _ in pushed]
+    fields = _result_fields(scan, schema, pushed)
     if fields is None:
         return None
     context = ex.BindContext(
@@ -212,18 +247,20 @@ def _from_statistics(
     out: list[list[object]] = []
     for key, values in rows:
         row: list[object] = list(key)
-        for aggregate, value in zip(wanted, values, strict=True):
+        for (aggregate, cast), value in zip(pushed, values, strict=True):
             if aggregate.column == TIME_COLUMN and aggregate.function != "count":
                 # A raw time in the table's unit, as the scan's timestamp (microseconds).
                 value = None if value is None else int(str(value)) * (scale or 1)
+            elif cast is not None and isinstance(value, bool):
+                value = int(value)  # min/max of CAST(b AS <integral>): b's value as 0 or 1
             row.append(value)
         out.append(row)
     group_fields = [T.StructField(g, T.StringType(), True) for g in groups]
-    pushed = f", where: {where}" if where else ""
+    filtered = f", where: {where}" if where else ""
     return {
         "schema": T.StructType(group_fields + fields).json(),
         "rows": out,
-        "description": f"tsfile {scan['table']} version {scan['version']} statistics{pushed}",
+        "description": f"tsfile {scan['table']} version {scan['version']} statistics{filtered}",
     }
 
 
@@ -329,16 +366,22 @@ def _partial_spec(
 
 
 def _result_fields(
-    scan: Mapping[str, Any], schema: Any, aggregates: Sequence[Aggregate]
+    scan: Mapping[str, Any],
+    schema: Any,
+    aggregates: Sequence[tuple[Aggregate, T.DataType | None]],
 ) -> list[T.StructField] | None:
     """The type of each aggregate's value as Spark types its result: ``count`` a bigint,
     ``sum`` a bigint or double, ``avg`` a double, ``min``, ``max``, ``max_by`` and ``min_by``
-    the column's own type."""
+    the column's own type (the cast's, over a cast)."""
     fields = []
-    for i, aggregate in enumerate(aggregates):
+    for i, (aggregate, cast) in enumerate(aggregates):
         name = f"agg{i}"
         if aggregate.function == "count":
             fields.append(T.StructField(name, T.LongType(), False))
+            continue
+        if cast is not None:
+            by_function = {"sum_true": T.LongType(), "avg_true": T.DoubleType()}
+            fields.append(T.StructField(name, by_function.get(aggregate.function, cast), True))
             continue
         if aggregate.column == TIME_COLUMN:
             if scan["timestamp_as"] == "timestamp":

@@ -78,7 +78,8 @@ def refusal(query: exp.Expr, names: Names) -> str | None:
     A Spark table of the user's current catalog named without its catalog is refused: Spark
     would look it up in the plugin's catalog. So is a GROUP BY of a tumbling ``window()``,
     and ``max_by``/``min_by`` grouped by an expression, which only the rewriting path
-    pre-aggregates in the scan.
+    pre-aggregates in the scan, and ``count_if`` of a column, which only it answers from
+    statistics.
     """
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
@@ -127,12 +128,26 @@ def _window_refusal(query: exp.Expr) -> str | None:
 
 
 def _by_time_refusal(query: exp.Expr) -> str | None:
-    """``max_by``/``min_by`` grouped by an expression (a time bucket: ``floor(time / n) * n``,
-    ``date_trunc``): Spark never offers them to a data source, and the plugin answers them
-    only from statistics, by columns (its ``ByTimeAggregates`` rule), so through it Spark
-    reads every row, while the rewriting path pre-aggregates the buckets in the scan
-    (:mod:`~tsfile_catalog.sql.partial_aggregates`). Grouped by columns or not at all they run
-    as written: the plugin answers them from the same first/last statistics."""
+    """Aggregates only the rewriting path answers from statistics or pre-aggregates
+    (:mod:`~tsfile_catalog.sql.stats_aggregates`, :mod:`~tsfile_catalog.sql.partial_aggregates`):
+
+    * ``max_by``/``min_by`` grouped by an expression (a time bucket: ``floor(time / n) * n``,
+      ``date_trunc``): Spark never offers them to a data source, and the plugin answers them
+      only from statistics, by columns (its ``ByTimeAggregates`` rule), so through it Spark
+      reads every row, while the rewriting path pre-aggregates the buckets in the scan.
+      Grouped by columns or not at all they run as written: the plugin answers them from the
+      same first/last statistics;
+    * ``count_if(b)`` of a column: Spark offers it as
+      ``count(CASE WHEN NOT (b = true) THEN NULL ELSE b END)``, its optimizer's rewrite, which
+      the plugin does not read back (a form that may change with Spark's version), while the
+      rewriting path counts a BOOLEAN's true values from statistics.
+
+    Every other aggregate form of that path (``count``/``sum``/``avg``/``min``/``max`` of a
+    column, of ``time`` or of ``CAST(b AS <integral>)``) the plugin answers from statistics
+    too (:mod:`~tsfile_catalog.spark_catalog.aggregates`)."""
+    for node in query.find_all(exp.CountIf):
+        if isinstance(node.this, exp.Column):
+            return f"{node.sql(dialect=_DIALECT)} is answered from statistics only there"
     for select in query.find_all(exp.Select):
         group = select.args.get("group")
         if group is None or next(select.find_all(exp.ArgMax, exp.ArgMin), None) is None:

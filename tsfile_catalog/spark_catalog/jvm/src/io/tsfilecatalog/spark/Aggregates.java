@@ -15,10 +15,12 @@ import org.apache.spark.sql.connector.expressions.aggregate.Min;
 import org.apache.spark.sql.connector.expressions.aggregate.Sum;
 import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.types.BooleanType;
+import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DoubleType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -119,6 +121,12 @@ final class Aggregates {
     }
     if (type instanceof IntegerType) {
       return node.asInt();
+    }
+    if (type instanceof ShortType) {
+      return (short) node.asInt(); // min/max of CAST(b AS SMALLINT)
+    }
+    if (type instanceof ByteType) {
+      return (byte) node.asInt(); // min/max of CAST(b AS TINYINT)
     }
     if (type instanceof DoubleType) {
       return node.asDouble();
