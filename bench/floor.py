@@ -1,9 +1,13 @@
-"""The Spark Python-data-source floor: a source that reads nothing and yields ready Arrow batches.
+"""The Spark Python-data-source floors: a source that reads nothing and yields ready Arrow
+batches, and a sink whose writer drops the batches it is handed.
 
-Timing ``count``/``avg`` over it measures what Spark itself charges to move rows from a
-Python ``DataSourceReader.read()`` into the JVM (worker hand-off, Arrow IPC, row
+Timing ``count``/``avg`` over the source measures what Spark itself charges to move rows from
+a Python ``DataSourceReader.read()`` into the JVM (worker hand-off, Arrow IPC, row
 conversion), with zero storage cost. No TsFile reader can make the Spark path faster than
-this; the gap between it and the tsfile query is the reader's own cost.
+this; the gap between it and the tsfile query is the reader's own cost. Writing a DataFrame
+to the sink measures the other direction: rows into a Python ``DataSourceArrowWriter.write()``
+and its commit message back, with nothing encoded or stored; the gap between it and the tsfile
+write is the writer's own cost.
 """
 
 from __future__ import annotations
@@ -13,13 +17,20 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ArrowFloorSource", "bench_floor"]
+__all__ = ["ArrowFloorSource", "DiscardSink", "bench_floor", "write_floor"]
 
 _BATCH = 65_536
 
@@ -94,3 +105,25 @@ def bench_floor(
         "median_s": median,
         "rows_per_s": rows / median,
     }
+
+
+class _DiscardWriter(DataSourceArrowWriter):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        for _ in iterator:  # every batch crosses from the JVM, and is dropped
+            pass
+        return WriterCommitMessage()
+
+
+class DiscardSink(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "bench_discard_sink"
+
+    def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
+        return _DiscardWriter()
+
+
+def write_floor(frame: DataFrame) -> None:
+    """Write ``frame`` to the discarding sink (one task per partition, as any write)."""
+    frame.sparkSession.dataSource.register(DiscardSink)
+    frame.write.format(DiscardSink.name()).mode("append").save()

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.write_phases import PHASES
+
 __all__ = [
     "TARGETS",
     "SQL_TARGETS",
@@ -334,6 +336,45 @@ def _sql_sections(results: dict[str, Any]) -> list[str]:
             f"| rows read back | {ts['rows_read_back']:,} | {pq['rows_read_back']:,} | "
             f"{zs['rows_read_back']:,} | | |",
         ]
+        floor = realistic.get("floor")
+        if floor:
+            lines.append(
+                f"| write rows/s of the Spark floor (a Python writer that drops every batch, "
+                f"bench/floor.py), in the tsfile column | {floor['rows_per_s']:,.0f} | | | "
+                f"{floor['rows_per_s'] / pq['rows_per_s']:.2f}x | "
+                f"{floor['rows_per_s'] / zs['rows_per_s']:.2f}x |"
+            )
+        lines += _write_phase_lines(realistic)
+    return lines
+
+
+def _write_phase_lines(realistic: dict[str, Any]) -> list[str]:
+    """The tsfile writer's phases without Spark (bench/write_phases.py), if measured."""
+    phases = realistic.get("phases")
+    if not phases:
+        return []
+    one, split = phases["one_task"], phases["spark_tasks"]
+    rows = phases["rows"]
+    lines = [
+        "",
+        "### A write task's phases without Spark",
+        "",
+        "The tsfile writer's steps on the same rows in one process (bench/write_phases.py, "
+        "best of 3): as one task, and split into as many tasks as Spark ran for the writes "
+        f"above ({realistic.get('partitions', split['tasks'])} partitions).",
+        "",
+        f"| phase | 1 task x {rows:,} rows | {split['tasks']} tasks x "
+        f"{-(-rows // split['tasks']):,} rows |",
+        "|---|---|---|",
+    ]
+    for key, label in PHASES:
+        lines.append(
+            f"| {label} | {_fmt_s(one['seconds'][key])} | {_fmt_s(split['seconds'][key])} |"
+        )
+    lines += [
+        f"| total | {_fmt_s(one['total_s'])} | {_fmt_s(split['total_s'])} |",
+        f"| rows/s | {rows / one['total_s']:,.0f} | {rows / split['total_s']:,.0f} |",
+    ]
     return lines
 
 

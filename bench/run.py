@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from bench.datagen import (
     FIELD_COLUMNS,
     REALISTIC_TABLE,
+    REALISTIC_TAGS,
     TAG_COLUMNS,
     Scale,
     build_frame,
@@ -196,12 +197,16 @@ def _bench_writes(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str,
 
 def _bench_realistic(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str, Any]:
     """Write the realistic data set as tsfile and as Parquet snappy and zstd: seconds, rows/s,
-    bytes, and a read-back count per engine (all must hold every row)."""
-    frame = spark.createDataFrame(
-        realistic_arrow(scale.realistic_devices, scale.realistic_seconds)
-    ).cache()
+    bytes, and a read-back count per engine (all must hold every row); then the same frame
+    into a Python writer that drops its batches (Spark's hand-off alone), and the tsfile
+    writer's phases without Spark."""
+    from bench.floor import write_floor
+    from bench.write_phases import bench_write_phases
+
+    data = realistic_arrow(scale.realistic_devices, scale.realistic_seconds)
+    frame = spark.createDataFrame(data).cache()
     rows = frame.count()  # materialised once, so each write times the writer alone
-    out: dict[str, Any] = {"rows": rows}
+    out: dict[str, Any] = {"rows": rows, "partitions": frame.rdd.getNumPartitions()}
     writers: dict[str, Callable[[str], None]] = {
         "tsfile": lambda path: write_tsfile(frame, path, REALISTIC_TABLE),
         "parquet": lambda path: write_parquet(frame, path),
@@ -221,7 +226,13 @@ def _bench_realistic(spark: SparkSession, scale: Scale, data_dir: str) -> dict[s
             "rows_read_back": reader.load(path).count(),
         }
         _log(f"  realistic {engine}: {seconds:.1f}s, {size:,} bytes")
+    seconds, _ = _timed(lambda: write_floor(frame))
+    out["floor"] = {"seconds": seconds, "rows_per_s": rows / seconds}
+    _log(f"  realistic Spark write floor (a writer that drops its batches): {seconds:.1f}s")
     frame.unpersist()
+    out["phases"] = bench_write_phases(
+        data, table=REALISTIC_TABLE, tags=REALISTIC_TAGS, tasks=out["partitions"]
+    )
     return out
 
 

@@ -50,6 +50,10 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     for engine in ("tsfile", "parquet", "parquet_zstd"):
         assert realistic[engine]["rows_read_back"] == realistic["rows"] == 10_000
         assert realistic[engine]["data_bytes"] > 0
+    # Spark's hand-off alone (a writer that drops its batches) and the writer's own phases.
+    assert realistic["floor"]["rows_per_s"] > 0
+    assert realistic["phases"]["spark_tasks"]["tasks"] == realistic["partitions"]
+    assert "### A write task's phases without Spark" in docs.read_text()
     sql_targets = {t["key"]: t for t in results["sql_targets"]}
     assert set(sql_targets) == {"Q1", "Q2", "Q7", "Q8", "Q3_Q5", "Q6", "bytes", "write"}
     assert all(t["met"] in (True, False) for t in sql_targets.values())

@@ -97,6 +97,10 @@ def stage_part(
     local = os.path.join(local_dir, name)
     TSFILE.write(local, data, schema, settings)
     size = os.path.getsize(local)
+    # Read back, not recomputed from ``data``: the native writer computed them while encoding,
+    # and the footer of a file just written locally costs less to read than the same exact
+    # per-device, per-series values cost to aggregate from the rows (bench/write_phases.py
+    # times this phase; bench/bottlenecks.md, "Writes").
     with opened(FileIO(local), local) as reader:
         part, devices = part_and_devices(reader, schema, name, size)
     staged_url = join_url(staging, name)
