@@ -43,7 +43,7 @@ def test_rewrites_bench_runs_both_ways_with_the_same_rows(
     assert "Generated" in text and "Load average" in text
 
     broken = copy.deepcopy(results)
-    broken["sizes"][1]["runs"]["delete"]["distributed"]["sha256"] = "0" * 64
+    broken["sizes"][1]["runs"]["delete"]["distributed"]["checksum"] = "0"
     verdict = judge(broken)["delete"]
     assert not verdict["same_rows"] and not verdict["met"]
     broken["judged"] = judge(broken)
