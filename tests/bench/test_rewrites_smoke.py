@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from bench.rewrites import judge, render_markdown, run
+from bench.rewrites import judge, main, render_markdown, run
 
 
 @pytest.mark.spark
@@ -41,6 +41,9 @@ def test_rewrites_bench_runs_both_ways_with_the_same_rows(
     text = docs.read_text()
     assert "| DELETE | 16,000 | distributed |" in text
     assert "Generated" in text and "Load average" in text
+    again = tmp_path / "again.md"
+    assert main(["--render", str(tmp_path / "out" / "rewrites.json"), "--docs", str(again)]) == 0
+    assert again.read_text() == text
 
     broken = copy.deepcopy(results)
     broken["sizes"][1]["runs"]["delete"]["distributed"]["checksum"] = "0"
