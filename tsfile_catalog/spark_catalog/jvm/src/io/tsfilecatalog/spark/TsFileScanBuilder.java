@@ -178,7 +178,7 @@ class TsFileScanBuilder
   }
 
   /** The scan the delegate planned: its read schema and source options. */
-  private static Scan scan(JsonNode plan) {
+  static Scan scan(JsonNode plan) {
     StructType readSchema = (StructType) DataType.fromJson(plan.get("schema").asText());
     return new TsFileScan(
         pythonScan(readSchema, plan.get("options")),
