@@ -97,6 +97,7 @@ _WRITE_KEYS = (
     "rewriteParts",
     "rewriteVersion",
     "rewriteOperation",
+    "rewriteDuplicates",
 )
 
 
@@ -397,6 +398,9 @@ class WriteOptions:
     rewrite_parts: tuple[str, ...] | None = None
     rewrite_version: int | None = None
     rewrite_operation: str | None = None
+    # "keep": rows sharing a (device, time) all stay, the repeats in further parts (the
+    # rewrite of an append-only table); "error": they are refused, as onDuplicate=error does.
+    rewrite_duplicates: Literal["keep", "error"] = "error"
 
     def settings(self) -> WriteSettings:
         """What the TsFile writer needs of these options."""
@@ -488,12 +492,13 @@ _REWRITE_OPERATIONS = ("UPDATE", "MERGE", "DELETE")
 
 def _rewrite(opts: Mapping[str, str]) -> dict[str, Any]:
     """The copy-on-write options, all three or none."""
-    given = [k for k in ("rewriteParts", "rewriteVersion", "rewriteOperation") if k in opts]
+    names = ("rewriteParts", "rewriteVersion", "rewriteOperation", "rewriteDuplicates")
+    given = [k for k in names if k in opts]
     if not given:
         return {}
-    if len(given) != 3:
+    if len(given) != len(names):
         raise OptionError(
-            "options 'rewriteParts', 'rewriteVersion' and 'rewriteOperation' go together "
+            f"options {', '.join(repr(n) for n in names)} go together "
             f"(the catalog plugin's copy-on-write sets them); got only {', '.join(given)}"
         )
     operation = str(opts["rewriteOperation"]).strip().upper()
@@ -506,6 +511,7 @@ def _rewrite(opts: Mapping[str, str]) -> dict[str, Any]:
         "rewrite_parts": _json_names(opts, "rewriteParts"),
         "rewrite_version": _int(opts, "rewriteVersion", None, 0),
         "rewrite_operation": operation,
+        "rewrite_duplicates": _choice(opts, "rewriteDuplicates", "error", ("keep", "error")),
     }
 
 

@@ -96,5 +96,17 @@ def plan_rewrite_scan(
     plan["stream_options"] = plan["options"]
     shown = f"{len(paths)} of {len(parts)} parts, whole"
     plan["description"] = f"tsfile {scan['table']} version {scan['version']} ({command}: {shown})"
-    plan["rewrite"] = {"parts": paths, "version": int(scan["version"])}
+    plan["rewrite"] = {
+        "parts": paths,
+        "write_options": {
+            "rewriteParts": json.dumps(paths),
+            "rewriteVersion": str(scan["version"]),
+            "rewriteOperation": command,
+            # An append-only table keeps rows sharing a key (in separate parts), so its
+            # rewrite does too; a ``last`` table's rewritten rows hold each key once.
+            "rewriteDuplicates": "error" if last else "keep",
+            # Never the table's onDuplicate = last: the rows' order says nothing here.
+            "onDuplicate": "error",
+        },
+    }
     return plan

@@ -18,13 +18,13 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * one commit against the version the scan read.
  *
  * <p>The delegate plans in the Python driver, so the parts it picked come back here and ride to
- * the write as write options ({@code rewriteParts}, {@code rewriteVersion}). The write is
+ * the write as the write options the delegate gave ({@code rewriteParts}, ...). The write is
  * Spark's Python-source write, fed row by row ({@link RowFedWrite}).
  */
 class TsFileRowLevelOperation implements RowLevelOperation {
   private final TsFileTable table;
   private final Command command;
-  /** What the scan planned: {@code {"parts": [...], "version": n}}; null before. */
+  /** What the scan planned: {@code {"parts": [...], "write_options": {...}}}; null before. */
   private JsonNode planned;
 
   TsFileRowLevelOperation(TsFileTable table, Command command) {
@@ -68,9 +68,8 @@ class TsFileRowLevelOperation implements RowLevelOperation {
           "tsfile " + command + " on " + table.name() + ": the write was planned before its scan");
     }
     Map<String, String> options = new HashMap<>(table.writeOptions());
-    options.put("rewriteParts", planned.get("parts").toString());
-    options.put("rewriteVersion", planned.get("version").asText());
-    options.put("rewriteOperation", command.name());
+    // The delegate's copy-on-write options: which parts of which version the rows replace.
+    options.putAll(Client.toMap(planned.get("write_options")));
     WriteBuilder python = new TsFileWriteBuilder(table.schema(), options, info, null);
     return new WriteBuilder() {
       @Override
