@@ -252,20 +252,32 @@ def test_a_conflicting_commit_fails_the_statement_and_changes_nothing(
 
 
 def test_merge_inserting_a_held_key(spark: SparkSession, ts: str, warehouse: Path) -> None:
-    """An ON stricter than the key inserts a key the table holds: an append-only table keeps
-    both rows, as ``Catalog.sql`` does; a ``last`` table refuses, naming the key."""
-    statement = (
-        "MERGE INTO {t} t USING held_src s ON t.time = s.time AND t.city = s.city "
-        "AND t.device = s.device AND s.temp > 1000 "
+    """An ON stricter than the key inserts a key the table holds. An insert-only MERGE is
+    Spark's append, so a ``last`` table's new row replaces the old, as through
+    ``Catalog.sql``; with a WHEN MATCHED clause it is a copy-on-write, which keeps both rows
+    of an append-only table (as ``Catalog.sql`` does) and refuses in a ``last`` table,
+    naming the statement, with nothing committed."""
+    insert = (
         "WHEN NOT MATCHED THEN INSERT (time, city, device, temp, rain) "
         "VALUES (s.time, s.city, s.device, s.temp, s.rain)"
     )
-    weather_rows(spark, start=2, count=3).createOrReplaceTempView("held_src")
-    keep = _Pair(spark, ts, warehouse, "held_keep", "keep")
-    keep.run(statement)
-    assert spark.table(keep.table).count() == 43
-    last = _Pair(spark, ts, warehouse, "held_last", "last")
-    version = last.version()
-    with pytest.raises(Exception, match=r"MERGE on .*held_last.*key"):
-        spark.sql(statement.format(t=last.table))
-    assert last.version() == version
+    on = (
+        "MERGE INTO {t} t USING held_src s ON t.time = s.time AND t.city = s.city "
+        "AND t.device = s.device AND s.temp > 1000 "
+    )
+    rewrite = on + "WHEN MATCHED THEN UPDATE SET rain = 5 " + insert
+    weather_rows(spark, start=2, count=3).selectExpr(
+        "time", "city", "device", "temp * 10 AS temp", "rain"
+    ).createOrReplaceTempView("held_src")
+    for mode in MODES:
+        pair = _Pair(spark, ts, warehouse, f"held_{mode}", mode)
+        pair.run(on + insert)
+        count = spark.table(pair.table).count()
+        if mode == "keep":
+            pair.run(rewrite)
+            assert spark.table(pair.table).count() == count + 3
+            continue
+        version = pair.version()
+        with pytest.raises(Exception, match=r"MERGE on .*held_last.*key"):
+            spark.sql(rewrite.format(t=pair.table))
+        assert pair.version() == version
