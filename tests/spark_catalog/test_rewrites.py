@@ -281,3 +281,26 @@ def test_merge_inserting_a_held_key(spark: SparkSession, ts: str, warehouse: Pat
         with pytest.raises(Exception, match=r"MERGE on .*held_last.*key"):
             spark.sql(rewrite.format(t=pair.table))
         assert pair.version() == version
+
+
+@pytest.mark.parametrize(
+    ("assignment", "kind"),
+    [("device = 'd9'", "a TAG column"), ("time = time + INTERVAL 1 HOUR", "the time column")],
+)
+def test_update_refuses_setting_the_key(
+    spark: SparkSession, ts: str, warehouse: Path, assignment: str, kind: str
+) -> None:
+    """As through ``Catalog.sql``: naming the column, before anything is written."""
+    table = f"{ts}.db.keyed_{kind.split()[1].lower()}"
+    spark.sql(
+        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    weather_rows(spark, start=0, count=8).writeTo(table).append()
+    column = assignment.split()[0]
+    with pytest.raises(Exception, match=rf"cannot set '{column}': it is {kind}"):
+        spark.sql(f"UPDATE {table} SET temp = 1.0, {assignment} WHERE city = 'bj'")
+    assert open_table(str(warehouse / "db.db" / table.rsplit(".", 1)[1])).version == 1
+    # Setting a column to itself is no change of key.
+    spark.sql(f"UPDATE {table} SET {column} = {column}, temp = 2.0 WHERE city = 'bj'")
+    assert spark.table(table).where("temp = 2.0").count() == 4

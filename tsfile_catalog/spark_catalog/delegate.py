@@ -186,6 +186,7 @@ _OPERATIONS: dict[str, _Handler] = {
         d.warehouse(r), r["namespace"], r["name"], r["args"]
     ),
     "push_aggregation": _push_aggregation,
+    "set_refusal": lambda d, r: rewrites.key_set_refusal(r["scan"], r["columns"]),
     "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
         r["scan"],
         command=r["command"],

@@ -23,12 +23,14 @@ from typing import Any
 from tsfile_catalog.exceptions import InvalidCommitError
 from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode
+from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
 from tsfile_catalog.storage_options import storage_options_from
 from tsfile_catalog.table.handle import open_table
 from tsfile_catalog.table.optimize import bind_exact
+from tsfile_catalog.table.update import set_refusal
 
-__all__ = ["ONLY_PARTS_OPTION", "plan_rewrite_scan"]
+__all__ = ["ONLY_PARTS_OPTION", "plan_rewrite_scan", "key_set_refusal"]
 
 ONLY_PARTS_OPTION = "onlyParts"
 
@@ -110,3 +112,22 @@ def plan_rewrite_scan(
         },
     }
     return plan
+
+
+def key_set_refusal(scan: Mapping[str, Any], columns: Sequence[str]) -> str | None:
+    """Why an UPDATE through ``spark.sql`` may not set ``columns`` (the ones Spark's plan
+    gives a new value; ``__row_operation`` is Spark's own), as ``Catalog.sql``'s UPDATE
+    says it; None when it may."""
+    schema = open_table(
+        scan["location"],
+        version=int(scan["version"]),
+        storage_options=storage_options_from(scan["options"]),
+    ).schema
+    for column in columns:
+        name = column.lower()
+        if name != TIME_COLUMN and schema.column(name) is None:
+            continue  # a column of Spark's plan, not the table's
+        refusal = set_refusal(schema, name, f"UPDATE {scan['table']}")
+        if refusal is not None:
+            return refusal
+    return None

@@ -32,6 +32,10 @@ class TsFileRowLevelOperation implements RowLevelOperation {
     this.command = command;
   }
 
+  TsFileTable table() {
+    return table;
+  }
+
   @Override
   public Command command() {
     return command;
