@@ -2,6 +2,9 @@
 
 Option names are case-insensitive (Spark convention). Unknown options fail with the list of
 valid ones, because a misspelt option silently ignored is a wrong result waiting to happen.
+
+One job: every option the ``tsfile`` source takes (batch and stream, read and write), each
+parsed and checked in one place, so the lists of valid names and their errors stay together.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ _READ_KEYS = (
     "partialAggregate",
     "limit",
     "writeOptions",
+    "onlyParts",
 )
 # A read option that carries the options a write through the same relation uses: a
 # temporary view over a scan (Catalog registers one per table) hands a write into it the
@@ -90,6 +94,10 @@ _WRITE_KEYS = (
     "replaceWhere",
     "timeZone",
     "completeUntil",
+    "rewriteParts",
+    "rewriteVersion",
+    "rewriteOperation",
+    "rewriteDuplicates",
 )
 
 
@@ -274,6 +282,9 @@ class ReadOptions:
     # At most this many rows per partition (the catalog plugin's pushed LIMIT; Spark still
     # applies the query's own limit over them).
     limit: int | None = None
+    # Only these parts (paths as the manifest has them), every row of each: the catalog
+    # plugin's copy-on-write scans (UPDATE, MERGE, DELETE through spark.sql).
+    only_parts: tuple[str, ...] | None = None
 
     def bind_context(self, session_time_zone: str | None = None) -> BindContext:
         """How the ``where`` predicate binds: the ``timeZone`` option, else the session time
@@ -355,6 +366,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         partitions=_int(opts, "partitions", None, 1),
         partial_aggregate=(opts.get("partialAggregate") or "").strip() or None,
         limit=_int(opts, "limit", None, 0),
+        only_parts=_json_names(opts, "onlyParts"),
     )
 
 
@@ -381,6 +393,14 @@ class WriteOptions:
     # The writer declares every row with time < this committed (docs/streaming.md): raw time
     # or ISO-8601, resolved at commit time, when the session time zone is known.
     complete_until: str | None = None
+    # A copy-on-write (the catalog plugin's UPDATE, MERGE, DELETE): the written rows replace
+    # exactly these parts of version ``rewrite_version``, in one ``rewrite_operation`` commit.
+    rewrite_parts: tuple[str, ...] | None = None
+    rewrite_version: int | None = None
+    rewrite_operation: str | None = None
+    # "keep": rows sharing a (device, time) all stay, the repeats in further parts (the
+    # rewrite of an append-only table); "error": they are refused, as onDuplicate=error does.
+    rewrite_duplicates: Literal["keep", "error"] = "error"
 
     def settings(self) -> WriteSettings:
         """What the TsFile writer needs of these options."""
@@ -463,7 +483,49 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         replace_where=(opts.get("replaceWhere") or "").strip() or None,
         time_zone=_time_zone(opts),
         complete_until=_complete_until(opts),
+        **_rewrite(opts),
     )
+
+
+_REWRITE_OPERATIONS = ("UPDATE", "MERGE", "DELETE")
+
+
+def _rewrite(opts: Mapping[str, str]) -> dict[str, Any]:
+    """The copy-on-write options, all three or none."""
+    names = ("rewriteParts", "rewriteVersion", "rewriteOperation", "rewriteDuplicates")
+    given = [k for k in names if k in opts]
+    if not given:
+        return {}
+    if len(given) != len(names):
+        raise OptionError(
+            f"options {', '.join(repr(n) for n in names)} go together "
+            f"(the catalog plugin's copy-on-write sets them); got only {', '.join(given)}"
+        )
+    operation = str(opts["rewriteOperation"]).strip().upper()
+    if operation not in _REWRITE_OPERATIONS:
+        raise OptionError(
+            f"option 'rewriteOperation' = {opts['rewriteOperation']!r}: use one of "
+            f"{', '.join(_REWRITE_OPERATIONS)}"
+        )
+    return {
+        "rewrite_parts": _json_names(opts, "rewriteParts"),
+        "rewrite_version": _int(opts, "rewriteVersion", None, 0),
+        "rewrite_operation": operation,
+        "rewrite_duplicates": _choice(opts, "rewriteDuplicates", "error", ("keep", "error")),
+    }
+
+
+def _json_names(opts: Mapping[str, str], key: str) -> tuple[str, ...] | None:
+    """A JSON list of strings (part paths may hold commas)."""
+    if key not in opts:
+        return None
+    try:
+        value = json.loads(opts[key])
+    except ValueError as e:
+        raise OptionError(f"option '{key}' is not JSON: {e}") from e
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise OptionError(f"option '{key}' must be a JSON list of strings, got {opts[key]!r}")
+    return tuple(value)
 
 
 def _complete_until(opts: Mapping[str, str]) -> str | None:

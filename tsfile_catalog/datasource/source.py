@@ -59,7 +59,7 @@ def resolve(options: ReadOptions) -> ResolvedScan:
     """The read options resolved into a pinned schema and list of parts: a path with a
     manifest is planned from the manifest alone (no listing, no file opened); a plain path
     is listed and each footer read once (:func:`~tsfile_catalog.discovery.resolve_files`)."""
-    return scan_location(
+    scan = scan_location(
         options.path,
         unit=options.precision,
         timestamp_as=options.timestamp_as,
@@ -72,6 +72,28 @@ def resolve(options: ReadOptions) -> ResolvedScan:
         use_cache=options.use_metadata_cache,
         merge_schema=options.merge_schema,
     )
+    if options.only_parts is None:
+        return scan
+    return _only_parts(scan, options.only_parts)
+
+
+def _only_parts(scan: ResolvedScan, paths: Sequence[str]) -> ResolvedScan:
+    """``scan`` reading only the parts ``paths`` names (the catalog plugin's copy-on-write
+    scans: they plan the parts themselves, at the version the options pin).
+
+    Raises:
+        VersionNotFoundError: a named part is not in the scan's version.
+    """
+    wanted = set(paths)
+    parts = tuple(p for p in scan.parts if p.path in wanted)
+    if len(parts) != len(wanted):
+        missing = sorted(wanted - {p.path for p in parts})
+        raise VersionNotFoundError(
+            f"option 'onlyParts' names part '{missing[0]}', which version {scan.version} of "
+            f"{scan.base} does not hold"
+        )
+    # The pre-filter indexes the whole part list: a plan over fewer parts goes without it.
+    return replace(scan, parts=parts, candidates=None)
 
 
 class TsFileDataSource(DataSource):

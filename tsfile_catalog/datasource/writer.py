@@ -11,6 +11,7 @@ functions without Spark, so both paths check, sort and commit alike.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -20,6 +21,7 @@ from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.datasource.reader import _session_time_zone
 from tsfile_catalog.datasource.staging import TsFileCommitMessage, staged_parts
 from tsfile_catalog.datasource.types import spark_columns
+from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.ownership import new_job_id
 from tsfile_catalog.write.api import existing_table
@@ -66,24 +68,32 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             if options.replace_where is None
             else replace_predicate(self._plan, options, time_zone, exact=True)
         )
-        parts, staging = stage_task(
-            iterator,
-            schema=self._plan.schema,
-            time_source=self._plan.time_source,
-            sources=self._plan.sources,
-            options=options,
-            job=self._job,
-            partition=context.partitionId() if context else 0,
-            attempt=context.attemptNumber() if context else 0,
-            check=None if replace is None else lambda raw: check_replaced(raw, replace, options),
-        )
+        with _rewrite_errors(options):
+            parts, staging = stage_task(
+                iterator,
+                schema=self._plan.schema,
+                time_source=self._plan.time_source,
+                sources=self._plan.sources,
+                options=options,
+                job=self._job,
+                partition=context.partitionId() if context else 0,
+                attempt=context.attemptNumber() if context else 0,
+                check=None
+                if replace is None
+                else lambda raw: check_replaced(raw, replace, options),
+            )
         return TsFileCommitMessage(parts, staging, time_zone, self._job)
 
     # -- driver side ----------------------------------------------------------------------
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         options = self._options
+        with _rewrite_errors(options):
+            self._commit(messages)
+
+    def _commit(self, messages: list[WriterCommitMessage | None]) -> None:
         zones = [m.time_zone for m in messages if isinstance(m, TsFileCommitMessage)]
+        options = self._options
         commit_write(
             self._plan,
             self._options,
@@ -101,3 +111,21 @@ class TsFileBatchWriter(DataSourceArrowWriter):
         remove_staging(
             FileIO(self._options.path, self._options.storage_options), self._options, [self._job]
         )
+
+
+@contextmanager
+def _rewrite_errors(options: WriteOptions) -> Iterator[None]:
+    """A copy-on-write's repeated key in words of its statement: in a ``key.duplicates =
+    last`` table only a MERGE can write one (an insert whose key the ON condition did not
+    match, though the table holds it)."""
+    try:
+        yield
+    except DataError as e:
+        if options.rewrite_parts is None or "duplicate rows" not in str(e):
+            raise
+        raise DataError(
+            f"{options.rewrite_operation} on {options.path}: {e}. The statement wrote a key "
+            "(TAG values, time) twice: a MERGE whose ON condition did not match a row of "
+            "the table inserts its key again, and a key.duplicates = last table holds one row "
+            "per key; match on the key alone and put the other conditions in WHEN clauses"
+        ) from e

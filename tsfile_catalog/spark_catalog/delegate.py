@@ -3,7 +3,8 @@
 The JVM's ``TsFileCatalog`` calls ``call(operation, request)`` on a Py4J callback thread of
 this driver (as PySpark's ``foreachBatch`` and streaming listeners are called), with JSON in
 and out. Every answer comes from the package's own code: :mod:`.tables` for tables and
-namespaces, :mod:`.scans` for pushdown and scan options, :mod:`.deletes` for DELETE FROM.
+namespaces, :mod:`.scans` for pushdown and scan options, :mod:`.deletes` for DELETE FROM,
+:mod:`.rewrites` for the scans of copy-on-write UPDATE, MERGE and DELETE.
 Errors go back as data (a kind and a message) so the adapter raises Spark's own exceptions:
 ``NoSuchTableException`` for a missing table, an ``IllegalArgumentException`` carrying this
 package's message otherwise.
@@ -18,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFileCatalogError
-from tsfile_catalog.spark_catalog import aggregates, deletes, procedures, scans
+from tsfile_catalog.spark_catalog import aggregates, deletes, procedures, rewrites, scans
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -185,4 +186,13 @@ _OPERATIONS: dict[str, _Handler] = {
         d.warehouse(r), r["namespace"], r["name"], r["args"]
     ),
     "push_aggregation": _push_aggregation,
+    "set_refusal": lambda d, r: rewrites.key_set_refusal(r["scan"], r["columns"]),
+    "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
+        r["scan"],
+        command=r["command"],
+        predicates=r["predicates"],
+        time_zone=r["time_zone"],
+        parallelism=r.get("parallelism"),
+        user_options=r.get("options") or {},
+    ),
 }

@@ -5,8 +5,9 @@ it plans the statement (``canDeleteWhere``) and when it executes it (``deleteWhe
 delete is taken only when every conjunct is one the scan evaluates exactly (the same rule as
 filter pushdown, :func:`~tsfile_catalog.spark_catalog.scans.push_predicates`, and the same
 binding as ``Table.delete``); it then runs ``Catalog.sql``'s ``DELETE`` once, at execution.
-Anything else is refused while planning, with a message naming the conjunct. Spark itself
-refuses a condition it cannot hand over at all (a subquery, a function it has no V2 form for).
+Anything else (a conjunct the scan cannot evaluate exactly, a subquery, a function with no V2
+form) is Spark's copy-on-write of the parts that may hold matching rows instead
+(:mod:`.rewrites`, the table's ``SupportsRowLevelOperations``).
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def _condition(request: Mapping[str, Any]) -> _Condition:
         raise SqlError(
             f"DELETE FROM {scan['table']}: the condition {' AND '.join(refused)} cannot be "
             "evaluated exactly by the table's scan, so the rows it matches cannot be deleted "
-            "(a delete takes comparisons of a column with a literal, IN, IS [NOT] NULL, "
-            "combined with AND, OR, NOT; the same rules as CALL <catalog>.system.delete)"
+            "in metadata (that takes comparisons of a column with a literal, IN, IS [NOT] "
+            "NULL, combined with AND, OR, NOT; the same rules as CALL <catalog>.system.delete)"
         )
     parts = [predicate_sql(node) for node, _ in kept]
     return _Condition(" AND ".join(f"({part})" for part in parts if part is not None))
@@ -72,12 +73,12 @@ def _condition(request: Mapping[str, Any]) -> _Condition:
 
 def can_delete_where(request: Mapping[str, Any]) -> bool:
     """Whether Spark may delete by ``request``'s predicates (planning; nothing changes).
-
-    Raises:
-        SqlError: naming the conjunct that cannot be taken (Spark's own refusal would only
-            list the predicates).
-    """
-    _condition(request)
+    When not, Spark rewrites the parts holding matching rows instead (copy-on-write,
+    :mod:`.rewrites`)."""
+    try:
+        _condition(request)
+    except SqlError:
+        return False
     return True
 
 

@@ -123,6 +123,8 @@ def register(spark: SparkSession) -> None:
     client.setDelegate(delegate)
     # Statistics answers become local relations, so collecting them runs no Spark job.
     jvm.io.tsfilecatalog.spark.LocalAnswers.install(spark._jsparkSession)
+    # UPDATE through spark.sql refuses SET of the table key, as Catalog.sql's does.
+    jvm.io.tsfilecatalog.spark.KeyAssignments.install(spark._jsparkSession)
     mark_registered(gateway, delegate)
 
 

@@ -4,7 +4,9 @@ Both the Spark driver (:class:`~tsfile_catalog.datasource.writer.TsFileBatchWrit
 Spark-free :func:`~tsfile_catalog.write.api.write_table` end here: an append or overwrite
 adds the parts (:func:`~tsfile_catalog.table.commits.append_parts`); a ``replaceWhere``
 overwrite removes the table's matching rows (parts wholly inside dropped, straddling parts
-rewritten without them) and adds the parts in the same commit. Whatever happens, the job's
+rewritten without them) and adds the parts in the same commit; a copy-on-write (the catalog
+plugin's UPDATE, MERGE, DELETE: ``rewriteParts``) replaces exactly the parts its scan read
+with the written ones, against the version it read. Whatever happens, the job's
 staging folder is removed, and nothing is visible to readers unless the commit lands.
 """
 
@@ -14,18 +16,23 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from tsfile_catalog.datasource.options import WriteOptions
-from tsfile_catalog.exceptions import CommitConflictError
+from tsfile_catalog.exceptions import (
+    CommitConflictError,
+    TableNotFoundError,
+    VersionNotFoundError,
+)
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import (
     interval_complete_until,
     parse_complete_until,
     watermark_interval,
 )
-from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, SetSchema
+from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemovePart, SetSchema
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema_merge import merge_schema
-from tsfile_catalog.table.commits import append_parts
+from tsfile_catalog.table.commits import append_parts, commit
 from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+from tsfile_catalog.table.snapshots import resolve_snapshot
 from tsfile_catalog.write.plan import WritePlan, replace_predicate
 from tsfile_catalog.write.staging import StagedPart, publish_and_commit, remove_staging
 
@@ -82,6 +89,9 @@ def _commit_parts(
     overwrite: bool,
     time_zone: str | None,
 ) -> None:
+    if options.rewrite_parts is not None:
+        _commit_rewrite(plan, options, job, parts)
+        return
     if options.replace_where is not None and plan.table_uuid is not None:
         _commit_replace(plan, options, table, job, parts, time_zone)
         return
@@ -160,3 +170,57 @@ def _commit_replace(
             data_change=True,
             extra=extra,
         )
+
+
+def _commit_rewrite(
+    plan: WritePlan, options: WriteOptions, job: str, parts: list[PartFile]
+) -> None:
+    """One commit that replaces the parts a copy-on-write read (``rewriteParts`` of version
+    ``rewriteVersion``) with ``parts``, its rows as Spark computed them.
+
+    The commit is made against the version read: a concurrent commit that removed one of
+    those parts conflicts, concurrent appends do not. The new parts take the largest key
+    sequence of the parts they replace (as OPTIMIZE's and DELETE's rewrites do), so in a
+    ``key.duplicates = last`` table a row a concurrent commit wrote after that version still
+    replaces the rewritten one.
+
+    Raises:
+        CommitConflictError: the table was dropped and recreated, or a concurrent commit
+            removed or rewrote a part read; nothing was committed.
+    """
+    assert options.rewrite_parts is not None and options.rewrite_operation is not None
+    io = FileIO(options.path, options.storage_options)
+    try:
+        read = resolve_snapshot(io, options.path, version=options.rewrite_version)
+    except (TableNotFoundError, VersionNotFoundError) as e:
+        raise CommitConflictError(
+            f"{options.rewrite_operation} on {options.path}: version {options.rewrite_version}, "
+            f"which it read, is gone ({e}); nothing was committed: retry the statement"
+        ) from e
+    if read.table_uuid != plan.table_uuid:
+        raise CommitConflictError(
+            f"{options.rewrite_operation} on {options.path}: the statement read table "
+            f"{plan.table_uuid}, but the location holds table {read.table_uuid} now (dropped "
+            "or recreated while it ran); nothing was committed: retry the statement"
+        )
+    by_path = {p.path: p for p in read.parts}
+    removed = [by_path[path] for path in options.rewrite_parts]
+    added = [p.rewritten_from(removed) for p in parts]
+    if not removed and not added:
+        return
+    actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in removed]
+    actions.extend(AddPart(p) for p in added)
+    commit(
+        io,
+        options.path,
+        actions,
+        read=read,
+        operation=Operation(options.rewrite_operation),
+        operation_parameters={
+            "job": job,
+            "numRemovedFiles": str(len(removed)),
+            "numAddedFiles": str(len(added)),
+            "numCopiedOrUpdatedRows": str(sum(p.row_count for p in added)),
+        },
+        data_change=True,
+    )

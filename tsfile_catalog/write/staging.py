@@ -24,6 +24,7 @@ import pyarrow as pa
 from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import DataError
+from tsfile_catalog.formats.tsfile.sort import split_duplicates
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.ownership import STAGING_DIR, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
@@ -78,6 +79,25 @@ class _Writing:
             array = batch.column(batch.schema.get_field_index(name))
             arrays.append(raw_from_arrow_column(array, column, precision))
         return pa.Table.from_arrays(arrays, names=list(self.schema.names))
+
+    def stage_all(
+        self,
+        io: FileIO,
+        tables: Sequence[pa.Table],
+        staging: str,
+        partition: int,
+        sequence: int,
+        local_dir: str,
+    ) -> list[StagedPart]:
+        """:meth:`stage`, or, when the write keeps rows sharing a (device, time)
+        (``rewriteDuplicates = keep``), one part per layer of repeats."""
+        if self.options.rewrite_duplicates != "keep":
+            return [self.stage(io, tables, staging, partition, sequence, local_dir)]
+        layers = split_duplicates(pa.concat_tables(tables), self.schema)
+        return [
+            self.stage(io, [layer], staging, partition, sequence + i, local_dir)
+            for i, layer in enumerate(layers)
+        ]
 
     def stage(
         self,
@@ -140,12 +160,14 @@ def stage_task(
                 pending.append(piece)
                 rows += piece.num_rows
                 if rows == limit:
-                    staged.append(
-                        writing.stage(io, pending, staging, partition, len(staged), local_dir)
+                    staged.extend(
+                        writing.stage_all(io, pending, staging, partition, len(staged), local_dir)
                     )
                     pending, rows = [], 0
         if pending:
-            staged.append(writing.stage(io, pending, staging, partition, len(staged), local_dir))
+            staged.extend(
+                writing.stage_all(io, pending, staging, partition, len(staged), local_dir)
+            )
     except BaseException:
         discard_task_staging(io, options.path, job, staging)
         raise
@@ -200,6 +222,8 @@ def _resolve_duplicates(
     staged file); a part left empty is dropped.
     """
     staged = sorted(staged, key=lambda s: (s.partition, s.sequence))
+    if options.rewrite_duplicates == "keep":
+        return staged  # an append-only table's rewrite keeps every row
     drop = duplicates_to_drop(
         io,
         [s.staged_url for s in staged],

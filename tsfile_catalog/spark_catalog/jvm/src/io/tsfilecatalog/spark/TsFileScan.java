@@ -29,7 +29,10 @@ class TsFileScan implements Scan {
     this.request = request;
   }
 
-  /** The {@code plan_scan} request of a scan of rows; null for a pre-aggregating scan. */
+  /**
+   * The {@code plan_scan} request of a scan of rows; null for a pre-aggregating scan or a
+   * row-level operation's scan of whole parts.
+   */
   ObjectNode request() {
     return request;
   }

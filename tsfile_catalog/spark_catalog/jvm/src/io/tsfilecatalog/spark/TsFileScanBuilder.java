@@ -177,8 +177,11 @@ class TsFileScanBuilder
     return scan(Client.call("plan_scan", request), request);
   }
 
-  /** The scan the delegate planned (from {@code request}): its read schema and options. */
-  private static Scan scan(JsonNode plan, ObjectNode request) {
+  /**
+   * The scan the delegate planned (from {@code request}, null where no optimizer rule may
+   * answer it from statistics): its read schema and source options.
+   */
+  static Scan scan(JsonNode plan, ObjectNode request) {
     StructType readSchema = (StructType) DataType.fromJson(plan.get("schema").asText());
     return new TsFileScan(
         pythonScan(readSchema, plan.get("options")),

@@ -9,11 +9,14 @@ import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.SupportsDeleteV2;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsRowLevelOperations;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
+import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
@@ -23,10 +26,13 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * One version of a catalog table, as the delegate resolved it when Spark loaded it: its schema,
  * its properties, and the opaque {@code scan} description the delegate plans reads from.
- * Reads and writes run through the registered {@code tsfile} Python data source; {@code DELETE
- * FROM} runs the delegate's delete once, when Spark executes it.
+ * Reads and writes run through the registered {@code tsfile} Python data source. {@code DELETE
+ * FROM} whose condition the scan evaluates exactly runs the delegate's delete once, when Spark
+ * executes it; {@code UPDATE}, {@code MERGE INTO} and any other {@code DELETE} are Spark's
+ * copy-on-write of the parts they touch ({@link TsFileRowLevelOperation}).
  */
-public class TsFileTable implements SupportsRead, SupportsWrite, SupportsDeleteV2 {
+public class TsFileTable
+    implements SupportsRead, SupportsWrite, SupportsDeleteV2, SupportsRowLevelOperations {
   private final ObjectNode catalog;
   private final Identifier ident;
   private final JsonNode description;
@@ -79,9 +85,9 @@ public class TsFileTable implements SupportsRead, SupportsWrite, SupportsDeleteV
   }
 
   /**
-   * Whether every conjunct binds exactly, checked when Spark plans the DELETE; a conjunct that
-   * does not is refused by the delegate with a message naming it (rather than Spark's generic
-   * "cannot delete").
+   * Whether every conjunct binds exactly, checked when Spark plans the DELETE: then the
+   * delegate's delete runs (parts wholly matching dropped in metadata); else Spark rewrites the
+   * parts holding matching rows ({@link #newRowLevelOperationBuilder}).
    */
   @Override
   public boolean canDeleteWhere(Predicate[] predicates) {
@@ -107,6 +113,16 @@ public class TsFileTable implements SupportsRead, SupportsWrite, SupportsDeleteV
       texts.add(predicate.toString());
     }
     return request;
+  }
+
+  @Override
+  public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    return () -> new TsFileRowLevelOperation(this, info.command());
+  }
+
+  /** The options of a write into this table (opaque here). */
+  Map<String, String> writeOptions() {
+    return Client.toMap(description.get("write_options"));
   }
 
   @Override

@@ -1,0 +1,306 @@
+"""``UPDATE``, ``MERGE INTO`` and ``DELETE FROM`` through plain ``spark.sql`` on catalog
+tables: Spark's copy-on-write of the parts they touch, each statement one commit, each result
+compared with the same statement through ``Catalog.sql`` on an identical copy of the table
+(whose UPDATE/MERGE the tests of :mod:`tsfile_catalog.sql.merge` hold to a model of Delta's
+semantics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.spark_catalog.conftest import WEATHER_COLUMNS, weather_rows
+from tsfile_catalog import Catalog, open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+MODES = ["keep", "last"]
+
+
+class _Pair:
+    """A plugin table and its copy, written alike; statements run on the table through
+    ``spark.sql`` and on the copy through ``Catalog.sql``."""
+
+    def __init__(self, spark: SparkSession, ts: str, warehouse: Path, name: str, mode: str) -> None:
+        self.spark = spark
+        self.catalog = Catalog(spark, str(warehouse), register_views=False)
+        self.table = f"{ts}.db.{name}"
+        self.copy = f"db.{name}_copy"
+        self.location = str(warehouse / "db.db" / name)
+        for table in (self.table, f"{ts}.{self.copy}"):
+            spark.sql(
+                f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile TBLPROPERTIES "
+                f"('tagColumns' = 'city,device', 'key.duplicates' = '{mode}')"
+            )
+            # Two commits whose rows share no key, then (a ``last`` table) rows re-sent
+            # with new values: parts overlapping by key, read merged.
+            weather_rows(spark, start=0, count=24).writeTo(table).append()
+            weather_rows(spark, start=24, count=16).writeTo(table).append()
+            if mode == "last":
+                resent = weather_rows(spark, start=16, count=12).selectExpr(
+                    "time", "city", "device", "temp + 0.5 AS temp", "rain"
+                )
+                resent.writeTo(table).append()
+
+    def version(self) -> int:
+        return open_table(self.location).version
+
+    def run(self, statement: str) -> None:
+        """``statement`` (``{t}`` naming the table) on both; one commit on the table."""
+        before = self.version()
+        self.spark.sql(statement.format(t=self.table))
+        self.catalog.sql(statement.format(t=self.copy))
+        assert self.version() == before + 1, statement
+        self.check()
+
+    def check(self) -> None:
+        from pyspark.testing import assertDataFrameEqual
+
+        assertDataFrameEqual(self.spark.table(self.table), self.catalog.table(self.copy))
+
+    def history(self) -> list[str]:
+        rows = self.catalog.sql(f"DESCRIBE HISTORY {self.table.split('.', 1)[1]}").collect()
+        return [r.operation for r in rows]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_update_matches_catalog_sql(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    pair = _Pair(spark, ts, warehouse, f"updated_{mode}", mode)
+    pair.check()
+    pair.run("UPDATE {t} SET temp = temp + 100 WHERE device = 'd1'")
+    pair.run(
+        "UPDATE {t} SET rain = 7 WHERE time >= TIMESTAMP '2024-01-01 10:00:00' "
+        "AND time < TIMESTAMP '2024-01-01 20:00:00'"
+    )
+    # FIELDs from expressions of other columns, by a FIELD condition the scan cannot take.
+    pair.run(
+        "UPDATE {t} SET temp = rain * 2 + hour(time), rain = CAST(temp AS INT) WHERE temp > 20"
+    )
+    assert pair.history()[:3] == ["UPDATE"] * 3
+    assert spark.table(pair.table).where("device = 'd1' AND rain >= 110").count() > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_merge_matches_catalog_sql(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    pair = _Pair(spark, ts, warehouse, f"merged_{mode}", mode)
+    # Rows 10..29 again, new values, and rows 40..45, new keys.
+    source = weather_rows(spark, start=10, count=20).union(weather_rows(spark, 40, 6))
+    source.selectExpr("time", "city", "device", "temp * 3 AS temp", "rain").createOrReplaceTempView(
+        "merge_src"
+    )
+    on = "t.time = s.time AND t.city = s.city AND t.device = s.device"
+    pair.run(
+        f"MERGE INTO {{t}} t USING merge_src s ON {on} "
+        "WHEN MATCHED AND s.rain = 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp, rain = s.rain + 10 "
+        "WHEN NOT MATCHED THEN INSERT (time, city, device, temp, rain) "
+        "VALUES (s.time, s.city, s.device, s.temp, s.rain)"
+    )
+    pair.run(
+        "MERGE INTO {t} t USING (SELECT time, city, device, temp - 1 AS temp, rain FROM merge_src "
+        f"WHERE device = 'd3') s ON {on} "
+        "WHEN MATCHED AND s.temp > 30 THEN UPDATE SET temp = s.temp "
+        "WHEN NOT MATCHED THEN INSERT (time, city, device, temp, rain) "
+        "VALUES (s.time, s.city, s.device, s.temp, -1)"
+    )
+    assert pair.history()[:2] == ["MERGE", "MERGE"]
+    assert spark.table(pair.table).where("rain = -1 OR rain >= 10").count() > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_merge_with_two_source_rows_for_one_key_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    pair = _Pair(spark, ts, warehouse, f"twice_{mode}", mode)
+    before = pair.version()
+    rows = spark.table(pair.table).collect()
+    twice = weather_rows(spark, start=4, count=1).union(weather_rows(spark, start=4, count=1))
+    twice.createOrReplaceTempView("twice_src")
+    with pytest.raises(Exception, match="MERGE_CARDINALITY_VIOLATION"):
+        spark.sql(
+            f"MERGE INTO {pair.table} t USING twice_src s ON t.time = s.time "
+            "AND t.city = s.city AND t.device = s.device "
+            "WHEN MATCHED THEN UPDATE SET temp = s.temp"
+        )
+    assert pair.version() == before
+    assertDataFrameEqual(spark.table(pair.table), spark.createDataFrame(rows, WEATHER_COLUMNS))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_delete_the_scan_cannot_take_rewrites_the_parts(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Conditions a metadata delete cannot evaluate exactly (nor ``Catalog.sql``'s DELETE):
+    Spark's copy-on-write, compared with Spark keeping the rows the condition is not TRUE
+    for; one the scan evaluates exactly stays the metadata delete."""
+    from pyspark.testing import assertDataFrameEqual
+
+    pair = _Pair(spark, ts, warehouse, f"deleted_{mode}", mode)
+    for condition in (
+        "city = 'bj' AND temp + 1 > 20",
+        "rain > hour(time) % 3",
+        "device = 'd4'",
+    ):
+        before = spark.createDataFrame(spark.table(pair.table).collect(), WEATHER_COLUMNS)
+        version = pair.version()
+        spark.sql(f"DELETE FROM {pair.table} WHERE {condition}")
+        assert pair.version() == version + 1
+        expected = before.where(f"NOT coalesce({condition}, false)")
+        assertDataFrameEqual(spark.table(pair.table), expected)
+    assert pair.history()[:3] == ["DELETE"] * 3
+
+
+def test_update_prunes_parts_and_keeps_the_others(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    """A ``keep`` table: only the parts the condition may match are rewritten."""
+    table = f"{ts}.db.pruned"
+    spark.sql(
+        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city,device', 'key.duplicates' = 'keep')"
+    )
+    for start in (0, 10, 20, 30):
+        weather_rows(spark, start=start, count=10).coalesce(1).writeTo(table).append()
+    location = str(warehouse / "db.db" / "pruned")
+    before = {p.path for p in open_table(location).parts()}
+    plan = spark.sql(
+        f"EXPLAIN UPDATE {table} SET rain = 1 WHERE time < TIMESTAMP '2024-01-01 05:00:00'"
+    ).collect()[0][0]
+    assert "UPDATE: 1 of 4 parts, whole" in plan
+    spark.sql(f"UPDATE {table} SET rain = 1 WHERE time < TIMESTAMP '2024-01-01 05:00:00'")
+    after = {p.path for p in open_table(location).parts()}
+    assert len(before - after) == 1 and len(after - before) == 1
+    early = "time < TIMESTAMP '2024-01-01 05:00:00'"
+    assert spark.table(table).where(f"rain = 1 AND {early}").count() == 5
+
+
+def test_last_rewrite_keeps_rows_a_concurrent_commit_wrote(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    """A row re-sent by a commit that lands between the UPDATE's scan and its commit still
+    replaces the row the UPDATE rewrote (the rewrite keeps the sequence of what it read)."""
+    from tsfile_catalog.spark_catalog import rewrites
+
+    table = f"{ts}.db.raced"
+    spark.sql(
+        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city,device', 'key.duplicates' = 'last')"
+    )
+    weather_rows(spark, start=0, count=8).writeTo(table).append()
+    late = weather_rows(spark, start=0, count=1).selectExpr(
+        "time", "city", "device", "-5.0 AS temp", "rain"
+    )
+    planned = rewrites.plan_rewrite_scan
+
+    def plan_then_race(*args: object, **kwargs: object) -> dict[str, object]:
+        plan = planned(*args, **kwargs)  # type: ignore[arg-type]
+        late.writeTo(table).append()  # lands after the scan's version
+        return plan
+
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(rewrites, "plan_rewrite_scan", plan_then_race)
+    try:
+        spark.sql(f"UPDATE {table} SET temp = 100.0")
+    finally:
+        monkey.undo()
+    temps = {r.device: r.temp for r in spark.table(table).where("hour(time) = 0").collect()}
+    assert temps == {"d1": -5.0}
+    assert spark.table(table).where("temp = 100.0").count() == 7
+
+
+def test_a_conflicting_commit_fails_the_statement_and_changes_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    from tsfile_catalog.spark_catalog import rewrites
+
+    table = f"{ts}.db.conflicted"
+    spark.sql(
+        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city,device', 'key.duplicates' = 'keep')"
+    )
+    weather_rows(spark, start=0, count=8).writeTo(table).append()
+    location = str(warehouse / "db.db" / "conflicted")
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    planned = rewrites.plan_rewrite_scan
+
+    def plan_then_delete(*args: object, **kwargs: object) -> dict[str, object]:
+        plan = planned(*args, **kwargs)  # type: ignore[arg-type]
+        catalog.sql("DELETE FROM db.conflicted WHERE device = 'd1'")  # rewrites every part
+        return plan
+
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(rewrites, "plan_rewrite_scan", plan_then_delete)
+    try:
+        with pytest.raises(Exception, match="(?i)conflict"):
+            spark.sql(f"UPDATE {table} SET temp = 100.0 WHERE device = 'd2'")
+    finally:
+        monkey.undo()
+    assert open_table(location).version == 2
+    assert spark.table(table).where("temp = 100.0").count() == 0
+    assert spark.table(table).count() == 6
+
+
+def test_merge_inserting_a_held_key(spark: SparkSession, ts: str, warehouse: Path) -> None:
+    """An ON stricter than the key inserts a key the table holds. An insert-only MERGE is
+    Spark's append, so a ``last`` table's new row replaces the old, as through
+    ``Catalog.sql``; with a WHEN MATCHED clause it is a copy-on-write, which keeps both rows
+    of an append-only table (as ``Catalog.sql`` does) and refuses in a ``last`` table,
+    naming the statement, with nothing committed."""
+    insert = (
+        "WHEN NOT MATCHED THEN INSERT (time, city, device, temp, rain) "
+        "VALUES (s.time, s.city, s.device, s.temp, s.rain)"
+    )
+    on = (
+        "MERGE INTO {t} t USING held_src s ON t.time = s.time AND t.city = s.city "
+        "AND t.device = s.device AND s.temp > 1000 "
+    )
+    rewrite = on + "WHEN MATCHED THEN UPDATE SET rain = 5 " + insert
+    weather_rows(spark, start=2, count=3).selectExpr(
+        "time", "city", "device", "temp * 10 AS temp", "rain"
+    ).createOrReplaceTempView("held_src")
+    for mode in MODES:
+        pair = _Pair(spark, ts, warehouse, f"held_{mode}", mode)
+        pair.run(on + insert)
+        count = spark.table(pair.table).count()
+        if mode == "keep":
+            pair.run(rewrite)
+            assert spark.table(pair.table).count() == count + 3
+            continue
+        version = pair.version()
+        with pytest.raises(Exception, match=r"MERGE on .*held_last.*key"):
+            spark.sql(rewrite.format(t=pair.table))
+        assert pair.version() == version
+
+
+@pytest.mark.parametrize(
+    ("assignment", "kind"),
+    [("device = 'd9'", "a TAG column"), ("time = time + INTERVAL 1 HOUR", "the time column")],
+)
+def test_update_refuses_setting_the_key(
+    spark: SparkSession, ts: str, warehouse: Path, assignment: str, kind: str
+) -> None:
+    """As through ``Catalog.sql``: naming the column, before anything is written."""
+    table = f"{ts}.db.keyed_{kind.split()[1].lower()}"
+    spark.sql(
+        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    weather_rows(spark, start=0, count=8).writeTo(table).append()
+    column = assignment.split()[0]
+    with pytest.raises(Exception, match=rf"cannot set '{column}': it is {kind}"):
+        spark.sql(f"UPDATE {table} SET temp = 1.0, {assignment} WHERE city = 'bj'")
+    assert open_table(str(warehouse / "db.db" / table.rsplit(".", 1)[1])).version == 1
+    # Setting a column to itself is no change of key.
+    spark.sql(f"UPDATE {table} SET {column} = {column}, temp = 2.0 WHERE city = 'bj'")
+    assert spark.table(table).where("temp = 2.0").count() == 4

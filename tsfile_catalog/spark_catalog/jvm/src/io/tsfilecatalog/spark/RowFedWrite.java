@@ -1,0 +1,148 @@
+package io.tsfilecatalog.spark;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.metric.CustomMetric;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteSummary;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+
+/**
+ * Spark's Python-source write, fed row by row: what {@code ReplaceData} (the copy-on-write of
+ * UPDATE, MERGE, DELETE) needs.
+ *
+ * <p>Spark's Python data writer takes its rows only as a whole iterator ({@code writeAll}); its
+ * {@code write(row)} does nothing at all (measured on PySpark 4.2 and 4.3: it builds an
+ * internal error and drops it, and the row), while {@code ReplaceData}'s tasks hand rows one at
+ * a time. Each task's writer here keeps the rows it is given (copied: Spark reuses the row
+ * object) and hands them to the Python writer as one iterator when the task commits. A task
+ * holds its share of the rewritten rows in memory until then.
+ */
+final class RowFedWrite implements Write {
+  private final Write inner;
+
+  RowFedWrite(Write inner) {
+    this.inner = inner;
+  }
+
+  @Override
+  public String description() {
+    return inner.description();
+  }
+
+  @Override
+  public CustomMetric[] supportedCustomMetrics() {
+    return inner.supportedCustomMetrics();
+  }
+
+  @Override
+  public CustomTaskMetric[] reportDriverMetrics() {
+    return inner.reportDriverMetrics();
+  }
+
+  @Override
+  public BatchWrite toBatch() {
+    return new Batch(inner.toBatch());
+  }
+
+  private static final class Batch implements BatchWrite {
+    private final BatchWrite inner;
+
+    Batch(BatchWrite inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+      return new Factory(inner.createBatchWriterFactory(info));
+    }
+
+    @Override
+    public boolean useCommitCoordinator() {
+      return inner.useCommitCoordinator();
+    }
+
+    @Override
+    public void onDataWriterCommit(WriterCommitMessage message) {
+      inner.onDataWriterCommit(message);
+    }
+
+    @Override
+    public void commit(WriterCommitMessage[] messages) {
+      inner.commit(messages);
+    }
+
+    @Override
+    public void commit(WriterCommitMessage[] messages, WriteSummary summary) {
+      inner.commit(messages, summary);
+    }
+
+    @Override
+    public void abort(WriterCommitMessage[] messages) {
+      inner.abort(messages);
+    }
+  }
+
+  private static final class Factory implements DataWriterFactory {
+    private static final long serialVersionUID = 1L;
+    private final DataWriterFactory inner;
+
+    Factory(DataWriterFactory inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+      return new Writer(inner.createWriter(partitionId, taskId));
+    }
+  }
+
+  private static final class Writer implements DataWriter<InternalRow> {
+    private final DataWriter<InternalRow> inner;
+    private final List<InternalRow> rows = new ArrayList<>();
+
+    Writer(DataWriter<InternalRow> inner) {
+      this.inner = inner;
+    }
+
+    @Override
+    public void write(InternalRow row) {
+      rows.add(row.copy());
+    }
+
+    @Override
+    public void writeAll(java.util.Iterator<InternalRow> iterator) throws IOException {
+      iterator.forEachRemaining(this::write);
+    }
+
+    @Override
+    public WriterCommitMessage commit() throws IOException {
+      inner.writeAll(rows.iterator());
+      rows.clear();
+      return inner.commit();
+    }
+
+    @Override
+    public void abort() throws IOException {
+      rows.clear();
+      inner.abort();
+    }
+
+    @Override
+    public void close() throws IOException {
+      inner.close();
+    }
+
+    @Override
+    public CustomTaskMetric[] currentMetricsValues() {
+      return inner.currentMetricsValues();
+    }
+  }
+}

@@ -1,0 +1,133 @@
+"""``UPDATE``, ``MERGE INTO`` and ``DELETE FROM`` through plain ``spark.sql``: the parts a
+copy-on-write statement reads and replaces.
+
+The table's ``SupportsRowLevelOperations`` (``io.tsfilecatalog.spark.TsFileRowLevelOperation``)
+is Spark's group-based copy-on-write with one part as one group: Spark reads whole parts,
+computes their new rows with its own UPDATE/MERGE/DELETE semantics, and the ``tsfile`` writer
+replaces those parts with the new rows in one commit (``rewriteParts``, see
+:mod:`tsfile_catalog.write.commit`). This module picks the parts: those the statement's
+predicates may match (pruned by statistics, as DELETE prunes), and in a ``key.duplicates =
+last`` table every part sharing a key with one of them, transitively
+(:func:`~tsfile_catalog.metadata.key.close_over_key_overlap`), read merged: a stale row of a
+key must neither be rewritten over the newest nor come back once the newest is replaced. A
+``last`` table's MERGE reads every part: a row it inserts replaces any row of its key, and so
+must be written with every part that may hold one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tsfile_catalog.exceptions import InvalidCommitError
+from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
+from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode
+from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
+from tsfile_catalog.storage_options import storage_options_from
+from tsfile_catalog.table.handle import open_table
+from tsfile_catalog.table.optimize import bind_exact
+from tsfile_catalog.table.update import set_refusal
+
+__all__ = ["ONLY_PARTS_OPTION", "plan_rewrite_scan", "key_set_refusal"]
+
+ONLY_PARTS_OPTION = "onlyParts"
+
+
+def plan_rewrite_scan(
+    scan: Mapping[str, Any],
+    *,
+    command: str,
+    predicates: Sequence[Mapping[str, Any]],
+    time_zone: str,
+    parallelism: int | None,
+    user_options: Mapping[str, str],
+) -> dict[str, Any]:
+    """The scan of a copy-on-write ``command`` (Spark's ``UPDATE``, ``MERGE``, ``DELETE``):
+    every column and every row of the parts it rewrites, and those parts (``rewrite``).
+
+    Raises:
+        InvalidCommitError: an external part may hold rows the statement changes (naming
+            it): the table never rewrites files it does not own.
+    """
+    table = open_table(
+        scan["location"],
+        version=int(scan["version"]),
+        storage_options=storage_options_from(scan["options"]),
+    )
+    parts = table.parts()
+    last = key_mode(table.properties) == "last"
+    where = push_predicates(scan, predicates, time_zone)["where"]
+    if where is None or (last and command == "MERGE"):
+        chosen = [i for i, p in enumerate(parts) if p.row_count > 0]
+    else:
+        bound = bind_exact(
+            table,
+            where,
+            unit=scan["unit"],
+            timestamp_as=scan["timestamp_as"],
+            time_zone=time_zone,
+        )
+        assert bound is not None
+        removal = plan_removal(parts, bound, table.schema)
+        wanted = {p.path for p in (*removal.drop, *removal.rewrite)}
+        chosen = [i for i, p in enumerate(parts) if p.path in wanted]
+    if last:
+        chosen = sorted(close_over_key_overlap(parts, chosen))
+    read = [parts[i] for i in chosen]
+    foreign = [f"'{p.path}' ({p.format})" for p in read if not is_own_tsfile(p)]
+    if foreign:
+        raise InvalidCommitError(
+            f"{command} on {scan['table']}: external part{'s' if len(foreign) > 1 else ''} "
+            f"{', '.join(foreign)} may hold rows the statement changes, and the table never "
+            "rewrites files it does not own: drop the part (ALTER TABLE ... DROP PART), or "
+            "narrow the statement's condition to leave its rows"
+        )
+    columns = list(table.schema.names)
+    plan = plan_scan(
+        scan,
+        columns=columns,
+        where=None,
+        time_zone=time_zone,
+        parallelism=parallelism,
+        user_options=user_options,
+    )
+    paths = [p.path for p in read]
+    plan["options"][ONLY_PARTS_OPTION] = json.dumps(paths)
+    plan["stream_options"] = plan["options"]
+    shown = f"{len(paths)} of {len(parts)} parts, whole"
+    plan["description"] = f"tsfile {scan['table']} version {scan['version']} ({command}: {shown})"
+    plan["rewrite"] = {
+        "parts": paths,
+        "write_options": {
+            "rewriteParts": json.dumps(paths),
+            "rewriteVersion": str(scan["version"]),
+            "rewriteOperation": command,
+            # An append-only table keeps rows sharing a key (in separate parts), so its
+            # rewrite does too; a ``last`` table's rewritten rows hold each key once.
+            "rewriteDuplicates": "error" if last else "keep",
+            # Never the table's onDuplicate = last: the rows' order says nothing here.
+            "onDuplicate": "error",
+        },
+    }
+    return plan
+
+
+def key_set_refusal(scan: Mapping[str, Any], columns: Sequence[str]) -> str | None:
+    """Why an UPDATE through ``spark.sql`` may not set ``columns`` (the ones Spark's plan
+    gives a new value; ``__row_operation`` is Spark's own), as ``Catalog.sql``'s UPDATE
+    says it; None when it may."""
+    schema = open_table(
+        scan["location"],
+        version=int(scan["version"]),
+        storage_options=storage_options_from(scan["options"]),
+    ).schema
+    for column in columns:
+        name = column.lower()
+        if name != TIME_COLUMN and schema.column(name) is None:
+            continue  # a column of Spark's plan, not the table's
+        refusal = set_refusal(schema, name, f"UPDATE {scan['table']}")
+        if refusal is not None:
+            return refusal
+    return None
