@@ -3,7 +3,8 @@
 :func:`plan_compaction` decides which small parts OPTIMIZE merges into which new part;
 :func:`plan_removal` decides, for a bound predicate, which parts a DELETE (or a replaceWhere
 overwrite) drops in metadata only, which it must rewrite without the matching rows and which it
-leaves alone. Both work on part statistics alone; reading and writing files is
+leaves alone; :func:`plan_batches` packs the parts a DELETE rewrites into the tasks that
+rewrite them. All work on part statistics alone; reading and writing files is
 :mod:`tsfile_catalog.table.rewrite`'s job.
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "is_own_tsfile",
     "is_writer_part",
     "key_overlap_components",
+    "plan_batches",
     "plan_compaction",
     "plan_removal",
     "target_file_size",
@@ -419,3 +421,33 @@ def plan_removal(parts: Sequence[PartFile], predicate: Expr, schema: TableSchema
         else:
             rewrite.append(part)
     return RemovalPlan(tuple(drop), tuple(rewrite), tuple(untouched))
+
+
+def plan_batches(sizes: Sequence[int], *, max_bytes: int, slots: int) -> list[range]:
+    """Pack work items of ``sizes`` bytes, in order, into consecutive batches, one per task.
+
+    Spark packs a scan's small files into partitions this way (``maxSplitBytes``): a batch
+    holds up to ``min(max_bytes, total / slots)`` bytes, so work far below ``max_bytes`` (the
+    target file size) still spreads over the ``slots`` tasks that run at once; an item larger
+    than that is a batch of its own. Batches holding several items are halved (the one with
+    the most items first) until there are at least ``min(slots, len(sizes))``: skewed sizes
+    must not leave slots idle. Every item lands in exactly one batch; concatenated, the
+    batches are ``range(len(sizes))``.
+    """
+    if not sizes:
+        return []
+    per_batch = min(max_bytes, max(1, sum(sizes) // max(1, slots)))
+    batches: list[range] = []
+    start = held = 0
+    for index, size in enumerate(sizes):
+        if index > start and held + size > per_batch:
+            batches.append(range(start, index))
+            start, held = index, 0
+        held += size
+    batches.append(range(start, len(sizes)))
+    while len(batches) < min(slots, len(sizes)):
+        widest = max(range(len(batches)), key=lambda b: len(batches[b]))
+        whole = batches[widest]
+        middle = whole.start + len(whole) // 2
+        batches[widest : widest + 1] = [range(whole.start, middle), range(middle, whole.stop)]
+    return batches
