@@ -165,7 +165,7 @@ def test_a_delete_of_many_parts_runs_fewer_tasks_than_parts(
     assert done.num_deleted_rows == same.num_deleted_rows > 0
     assert key_view(spread) == key_view(local)
     assert _layout(spread) == _layout(local)
-    # Batches of up to targetFileSize (four parts' bytes), one per core at least: 4 tasks.
+    # Batches of about targetFileSize (four parts' bytes), one per core at least: 4 tasks.
     assert spark.sparkContext.defaultParallelism <= len(runner.workers) < done.files_rewritten
     job = open_table(spread).history(limit=1)[0].operation_parameters["job"]
     tracker = spark.sparkContext.statusTracker()

@@ -223,23 +223,27 @@ def test_small_parts_batch_into_one_task_per_slot() -> None:
     # 200 parts of 100 KB under a 128 MiB target: two tasks, not 200.
     batches = plan_batches([100_000] * 200, max_bytes=DEFAULT_TARGET_FILE_SIZE, slots=2)
     assert batches == [range(100), range(100, 200)]
+    # Uneven sizes: still two, of about equal bytes, not a third with the remainder.
+    sizes = [8_600 + i % 7 for i in range(200)]
+    batches = plan_batches(sizes, max_bytes=DEFAULT_TARGET_FILE_SIZE, slots=2)
+    assert [len(b) for b in batches] == [100, 100]
 
 
-def test_batches_hold_at_most_the_target_size() -> None:
+def test_batches_hold_about_the_target_size() -> None:
     batches = plan_batches([100] * 12, max_bytes=400, slots=2)
     assert batches == [range(4), range(4, 8), range(8, 12)]
+    assert len(plan_batches([100] * 12, max_bytes=350, slots=2)) == 4
 
 
-def test_a_part_over_the_batch_size_is_a_batch_of_its_own() -> None:
-    batches = plan_batches([10, 10, 500, 10, 10], max_bytes=100, slots=1)
+def test_a_part_of_the_batch_size_is_a_batch_of_its_own() -> None:
+    batches = plan_batches([10, 10, 500, 10, 10], max_bytes=200, slots=1)
     assert batches == [range(2), range(2, 3), range(3, 5)]
 
 
 def test_skewed_sizes_still_fill_every_slot() -> None:
-    # One big part takes half the bytes; the small ones are split until four tasks run.
+    # One big part takes most bytes; the small ones share the other three tasks.
     batches = plan_batches([1_000, 10, 10, 10, 10, 10, 10], max_bytes=1 << 30, slots=4)
-    assert len(batches) == 4
-    assert batches[0] == range(1)
+    assert batches == [range(1), range(1, 3), range(3, 5), range(5, 7)]
 
 
 def test_fewer_parts_than_slots_run_one_each() -> None:
@@ -249,6 +253,7 @@ def test_fewer_parts_than_slots_run_one_each() -> None:
         range(2, 3),
     ]
     assert plan_batches([], max_bytes=1, slots=2) == []
+    assert plan_batches([0, 0, 0], max_bytes=1, slots=1) == [range(3)]
 
 
 @given(
@@ -260,7 +265,5 @@ def test_batches_cover_every_part_once_in_order(sizes: list[int], target: int, s
     batches = plan_batches(sizes, max_bytes=target, slots=slots)
     assert [i for b in batches for i in b] == list(range(len(sizes)))
     assert all(len(b) for b in batches)
-    assert len(batches) >= min(slots, len(sizes))
-    for batch in batches:
-        if len(batch) > 1:
-            assert sum(sizes[i] for i in batch) <= max(target, 1)
+    wanted = max(slots, -(-sum(sizes) // target), 1)
+    assert len(batches) == min(len(sizes), wanted)

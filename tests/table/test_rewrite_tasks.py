@@ -148,7 +148,7 @@ def test_a_delete_packs_parts_into_fewer_tasks_as_in_process(tmp_path: Path) -> 
         same.files_dropped,
         same.files_rewritten,
     )
-    # Every part the statistics cannot rule out is read, in batches of up to
+    # Every part the statistics cannot rule out is read, in batches of about
     # targetFileSize (four parts' bytes here), at least one per slot.
     assert sum(runner.tasks) >= done.files_rewritten
     assert 2 <= len(runner.tasks) < sum(runner.tasks) and max(runner.tasks) <= 4

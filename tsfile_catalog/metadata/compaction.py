@@ -426,28 +426,28 @@ def plan_removal(parts: Sequence[PartFile], predicate: Expr, schema: TableSchema
 def plan_batches(sizes: Sequence[int], *, max_bytes: int, slots: int) -> list[range]:
     """Pack work items of ``sizes`` bytes, in order, into consecutive batches, one per task.
 
-    Spark packs a scan's small files into partitions this way (``maxSplitBytes``): a batch
-    holds up to ``min(max_bytes, total / slots)`` bytes, so work far below ``max_bytes`` (the
-    target file size) still spreads over the ``slots`` tasks that run at once; an item larger
-    than that is a batch of its own. Batches holding several items are halved (the one with
-    the most items first) until there are at least ``min(slots, len(sizes))``: skewed sizes
-    must not leave slots idle. Every item lands in exactly one batch; concatenated, the
-    batches are ``range(len(sizes))``.
+    As many batches as it takes to hold about ``max_bytes`` (the target file size) each,
+    but at least ``slots`` (the tasks that run at once), as Spark packs a scan's small
+    files (``maxSplitBytes``), and never more than the items: work far below ``max_bytes``
+    still spreads over every slot, and an item of ``max_bytes`` or more is a task of its
+    own. Each batch takes items while that brings it closer to an equal share of the bytes
+    still unpacked, so the batches come out even (no small last task) and an item much
+    larger than a share stays alone. Concatenated, the batches are ``range(len(sizes))``.
     """
     if not sizes:
         return []
-    per_batch = min(max_bytes, max(1, sum(sizes) // max(1, slots)))
+    total = sum(sizes)
+    count = min(len(sizes), max(slots, -(-total // max(1, max_bytes)), 1))
     batches: list[range] = []
-    start = held = 0
-    for index, size in enumerate(sizes):
-        if index > start and held + size > per_batch:
-            batches.append(range(start, index))
-            start, held = index, 0
-        held += size
+    start, remaining = 0, total
+    for left in range(count, 1, -1):  # batches still to make, this one included
+        share = remaining / left
+        end, held = start + 1, sizes[start]
+        # Leave an item for each later batch.
+        while end < len(sizes) - (left - 1) and held + sizes[end] / 2 <= share:
+            held += sizes[end]
+            end += 1
+        batches.append(range(start, end))
+        start, remaining = end, remaining - held
     batches.append(range(start, len(sizes)))
-    while len(batches) < min(slots, len(sizes)):
-        widest = max(range(len(batches)), key=lambda b: len(batches[b]))
-        whole = batches[widest]
-        middle = whole.start + len(whole) // 2
-        batches[widest : widest + 1] = [range(whole.start, middle), range(middle, whole.stop)]
     return batches

@@ -216,7 +216,7 @@ def delete(
     matching row, naming each such part (drop it, or narrow the predicate).
 
     With a ``runner`` (``SparkTasks(spark)``), the parts are rewritten in tasks, each
-    rewriting a batch of parts of up to the table's ``targetFileSize`` bytes (at least as
+    rewriting a batch of parts of about the table's ``targetFileSize`` bytes (at least as
     many batches as the runner's slots when there are that many parts; each part still
     becomes its own new part), and this process commits; a ``last`` table's removal of keys
     across overlapping parts stays in this process.

@@ -146,7 +146,7 @@ def for_reading(part: PartFile) -> PartFile:
 
 def removal_rewrites(job: RewriteJob, runner: TaskRunner, *, target_size: int) -> PartRewrites:
     """DELETE's part rewrites as ``job``'s tasks, run by ``runner``: the parts packed, in
-    order, into batches of up to ``target_size`` bytes, at least as many as ``runner`` runs
+    order, into batches of about ``target_size`` bytes, at least as many as ``runner`` runs
     at once when there are that many parts
     (:func:`~tsfile_catalog.metadata.compaction.plan_batches`)."""
 
