@@ -9,7 +9,9 @@ copy of the table each time:
   two tasks per executor, and a group's rows grow with the table as they do under the
   128 MiB default on any table smaller than four times that);
 * ``DELETE WHERE value < 10``, a FIELD predicate matching 10% of the rows of every part, so
-  every part is rewritten (one task each), none dropped in metadata;
+  every part is rewritten, none dropped in metadata; distributed, the parts are packed into
+  tasks of about the target file size, at least one per executor core
+  (:func:`~tsfile_catalog.metadata.compaction.plan_batches`: here two tasks of 100 parts);
 
 once distributed (``runner=SparkTasks(spark)``, what ``Catalog.sql`` does with
 ``spark.tsfile.distributedRewrites.enabled`` on, here on ``local-cluster[2,1,1024]``: two
@@ -430,7 +432,9 @@ def render_markdown(results: dict[str, Any]) -> str:
         "off). `OPTIMIZE` uses a target file size of a quarter of the table's bytes, so both "
         f"sizes compact into about {results['groups']} files (tasks) and what one group holds "
         f"grows with the table; `DELETE WHERE {results['delete_where']}` matches a tenth of "
-        "every part's rows, so every part is rewritten (one task each), none dropped.",
+        "every part's rows, so every part is rewritten, none dropped; distributed, the parts "
+        "are packed into tasks of about the table's target file size (128 MiB), at least one "
+        "per executor core (`plan_batches`), each part still rewritten into its own new part.",
         "",
         "Driver memory is the driver Python process's resident set: its high-water mark "
         "during the operation (`VmHWM`, reset just before), and the growth above the RSS just "
@@ -493,24 +497,26 @@ def render_markdown(results: dict[str, Any]) -> str:
             f"{'yes' if j['same_rows'] else 'NO'} | {'yes' if j['on_executors'] else 'NO'} | "
             f"{'**met**' if j['met'] else '**not met**'} |"
         )
-    per_task = [
-        size["runs"]["delete"]["distributed"]["seconds"]
-        / size["runs"]["delete"]["distributed"]["tasks"]
+    per_part = [
+        (
+            size["runs"]["delete"]["distributed"]["tasks"],
+            size["runs"]["delete"]["distributed"]["seconds"] / size["parts"],
+            size["runs"]["delete"]["in_process"]["seconds"] / size["parts"],
+        )
         for size in sizes
         if size["runs"]["delete"]["distributed"]["tasks"]
     ]
-    if per_task:
+    if per_part:
         lines += [
             "",
-            "A distributed DELETE runs one task per rewritten part; its wall time divided by "
-            "its tasks is "
-            + ", ".join(_fmt_s(t) for t in per_task)
-            + f" ({EXECUTORS} tasks run at a time), against "
-            + ", ".join(
-                _fmt_s(s["runs"]["delete"]["in_process"]["seconds"] / s["parts"]) for s in sizes
-            )
-            + " per part in-process (smaller table first): on parts this small, what a Spark "
-            "task costs, not the rewrite, sets the time.",
+            f"A distributed DELETE packs its {small['parts']} parts into "
+            + ", ".join(str(tasks) for tasks, _, _ in per_part)
+            + f" tasks ({EXECUTORS} run at a time); its wall time per part is "
+            + ", ".join(_fmt_s(d) for _, d, _ in per_part)
+            + ", against "
+            + ", ".join(_fmt_s(p) for _, _, p in per_part)
+            + " per part in-process (smaller table first). With one task per part, what a "
+            "Spark task costs (about 100 ms here), not the rewrite, set the time.",
         ]
     return "\n".join(lines) + "\n"
 

@@ -33,7 +33,8 @@ def test_rewrites_bench_runs_both_ways_with_the_same_rows(
             assert delete[mode]["files_rewritten"] == 8 and delete[mode]["files_dropped"] == 0
             assert delete[mode]["rows"] == size["rows"] - size["rows"] // 10
             assert optimize[mode]["rss_peak"] >= optimize[mode]["rss_before"] > 0
-        assert delete["distributed"]["tasks"] == 8
+        # Eight small parts packed into one task per core (plan_batches).
+        assert delete["distributed"]["tasks"] == spark.sparkContext.defaultParallelism < 8
         assert delete["distributed"]["on_executors"]
         assert delete["in_process"]["workers"] == []
     for verdict in results["judged"].values():

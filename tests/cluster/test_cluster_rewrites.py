@@ -1,7 +1,8 @@
-"""OPTIMIZE spread over a two-executor cluster, tables on local disk and S3: each group's
-rewrite runs as a Spark task in an executor process (started without storage credentials:
-the task's file IO carries them), the driver commits once, and the result equals the
-in-process rewrite of the same table; a task that fails on every attempt commits nothing."""
+"""OPTIMIZE and DELETE spread over a two-executor cluster, tables on local disk and S3: each
+group's rewrite (a DELETE's batch of parts) runs as a Spark task in an executor process
+(started without storage credentials: the task's file IO carries them), the driver commits
+once, and the result equals the in-process rewrite of the same table; a task that fails on
+every attempt commits nothing."""
 
 from __future__ import annotations
 
@@ -131,4 +132,10 @@ def test_catalog_delete_on_executors(
     assert _layout(url, options) == _layout(local, options)
     job = open_table(url, storage_options=options).history(limit=1)[0]
     tracker = cluster_spark.sparkContext.statusTracker()
-    assert len(tracker.getJobIdsForGroup(job_group(job.operation_parameters["job"]))) == 1
+    (spark_job,) = tracker.getJobIdsForGroup(job_group(job.operation_parameters["job"]))
+    # The parts it rewrote were packed into a task per executor core, not one task each.
+    info = tracker.getJobInfo(spark_job)
+    assert info is not None
+    stages = [tracker.getStageInfo(s) for s in info.stageIds]
+    tasks = sum(s.numCompletedTasks for s in stages if s is not None)
+    assert cluster_spark.sparkContext.defaultParallelism <= tasks < row.num_files_rewritten

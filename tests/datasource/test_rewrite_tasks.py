@@ -1,6 +1,6 @@
-"""OPTIMIZE's groups as Spark tasks on the shared local session: the same parts and rows as
-the in-process rewrite, the work in Spark's Python workers, and a failed task commits
-nothing."""
+"""OPTIMIZE's groups and DELETE's batches of parts as Spark tasks on the shared local session:
+the same parts and rows as the in-process rewrite, the work in Spark's Python workers, fewer
+tasks than parts for a DELETE of many small parts, and a failed task commits nothing."""
 
 from __future__ import annotations
 
@@ -146,7 +146,34 @@ def test_delete_rewrites_parts_in_spark_tasks_as_the_driver_does(
     assert key_view(spread) == key_view(local)
     assert all(r[0] < 300 or (r[1] == "c1" and r[0] < 1100) for r in key_view(spread))
     assert _layout(spread) == _layout(local)
-    assert len(runner.workers) >= done.files_rewritten, "a task per part that may match"
+    assert all(int(w.rsplit(":", 1)[1]) != os.getpid() for w in runner.workers)
+    assert not (tmp_path / "spread" / STAGING_DIR).exists()
+
+
+def test_a_delete_of_many_parts_runs_fewer_tasks_than_parts(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    spread, local = _twin(tmp_path, "spread", "keep"), _twin(tmp_path, "local", "keep")
+    # Every part holds some of c2's rows and others: all 14 are rewritten.
+    where = "city = 'c2'"
+
+    runner = SparkTasks(spark)
+    done = open_table(spread).delete(where, runner=runner)
+    same = open_table(local).delete(where)
+
+    assert done.files_rewritten == same.files_rewritten == 14
+    assert done.num_deleted_rows == same.num_deleted_rows > 0
+    assert key_view(spread) == key_view(local)
+    assert _layout(spread) == _layout(local)
+    # Batches of about targetFileSize (four parts' bytes), one per core at least: 4 tasks.
+    assert spark.sparkContext.defaultParallelism <= len(runner.workers) < done.files_rewritten
+    job = open_table(spread).history(limit=1)[0].operation_parameters["job"]
+    tracker = spark.sparkContext.statusTracker()
+    (spark_job,) = tracker.getJobIdsForGroup(job_group(job))
+    info = tracker.getJobInfo(spark_job)
+    assert info is not None
+    stages = [tracker.getStageInfo(s) for s in info.stageIds]
+    assert sum(s.numCompletedTasks for s in stages if s is not None) == len(runner.workers)
     assert all(int(w.rsplit(":", 1)[1]) != os.getpid() for w in runner.workers)
     assert not (tmp_path / "spread" / STAGING_DIR).exists()
 

@@ -12,6 +12,7 @@ from tests.factories import part_file, table_schema
 from tsfile_catalog.metadata.compaction import (
     DEFAULT_TARGET_FILE_SIZE,
     key_overlap_components,
+    plan_batches,
     plan_compaction,
     plan_removal,
     target_file_size,
@@ -216,3 +217,53 @@ def test_removal_never_drops_a_part_whose_rows_may_make_the_predicate_null() -> 
     plan = plan_removal([no_nulls, nulls], _bound("temp > 0"), SCHEMA)
     assert _paths(plan.drop) == ["no_nulls"]
     assert _paths(plan.rewrite) == ["nulls"]
+
+
+def test_small_parts_batch_into_one_task_per_slot() -> None:
+    # 200 parts of 100 KB under a 128 MiB target: two tasks, not 200.
+    batches = plan_batches([100_000] * 200, max_bytes=DEFAULT_TARGET_FILE_SIZE, slots=2)
+    assert batches == [range(100), range(100, 200)]
+    # Uneven sizes: still two, of about equal bytes, not a third with the remainder.
+    sizes = [8_600 + i % 7 for i in range(200)]
+    batches = plan_batches(sizes, max_bytes=DEFAULT_TARGET_FILE_SIZE, slots=2)
+    assert [len(b) for b in batches] == [100, 100]
+
+
+def test_batches_hold_about_the_target_size() -> None:
+    batches = plan_batches([100] * 12, max_bytes=400, slots=2)
+    assert batches == [range(4), range(4, 8), range(8, 12)]
+    assert len(plan_batches([100] * 12, max_bytes=350, slots=2)) == 4
+
+
+def test_a_part_of_the_batch_size_is_a_batch_of_its_own() -> None:
+    batches = plan_batches([10, 10, 500, 10, 10], max_bytes=200, slots=1)
+    assert batches == [range(2), range(2, 3), range(3, 5)]
+
+
+def test_skewed_sizes_still_fill_every_slot() -> None:
+    # One big part takes most bytes; the small ones share the other three tasks.
+    batches = plan_batches([1_000, 10, 10, 10, 10, 10, 10], max_bytes=1 << 30, slots=4)
+    assert batches == [range(1), range(1, 3), range(3, 5), range(5, 7)]
+
+
+def test_fewer_parts_than_slots_run_one_each() -> None:
+    assert plan_batches([5, 5, 5], max_bytes=1 << 30, slots=8) == [
+        range(1),
+        range(1, 2),
+        range(2, 3),
+    ]
+    assert plan_batches([], max_bytes=1, slots=2) == []
+    assert plan_batches([0, 0, 0], max_bytes=1, slots=1) == [range(3)]
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=10_000), max_size=60),
+    st.integers(min_value=1, max_value=20_000),
+    st.integers(min_value=1, max_value=16),
+)
+def test_batches_cover_every_part_once_in_order(sizes: list[int], target: int, slots: int) -> None:
+    batches = plan_batches(sizes, max_bytes=target, slots=slots)
+    assert [i for b in batches for i in b] == list(range(len(sizes)))
+    assert all(len(b) for b in batches)
+    wanted = max(slots, -(-sum(sizes) // target), 1)
+    assert len(batches) == min(len(sizes), wanted)

@@ -1,9 +1,12 @@
 """Rewrite tasks without Spark (real TsFiles): what a task answers survives the JSON trip to
 the driver, a failed attempt leaves nothing staged, and only the adopted attempt's parts are
-committed, the others' staged files going with the job."""
+committed, the others' staged files going with the job; a DELETE of many parts packs them
+into fewer tasks and leaves the rows and parts the in-process DELETE leaves."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +14,24 @@ import pytest
 
 from tests.table.helpers import SCHEMA, fill_small_parts, key_view
 from tsfile_catalog.exceptions import TsFileCatalogError
+from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.manifest import Operation
-from tsfile_catalog.table import STAGING_DIR, create_table, open_table
+from tsfile_catalog.table import STAGING_DIR, Table, create_table, open_table
+from tsfile_catalog.table.optimize import bind_exact
 from tsfile_catalog.table.rewrite import PartStager, RewriteJob, StagedFile, TableParts
 from tsfile_catalog.table.rewrite_tasks import (
     CompactionTask,
+    RemovalTask,
+    RewriteTask,
+    TaskOutcome,
+    for_reading,
     outcome_from_json,
     outcome_to_json,
 )
+
+# Matches rows of parts from time 300 on (rewritten) and every row of the last append
+# (dropped by its statistics).
+_WHERE = "(temp >= 300 AND city <> 'c1') OR time >= 1100"
 
 
 def _table(tmp_path: Path, key: str = "keep") -> str:
@@ -96,3 +109,99 @@ def test_a_failed_attempt_removes_what_it_staged(
         assert not any(Path(u).exists() for u in staged)
         assert not (Path(url) / STAGING_DIR).exists()
     assert open_table(url).version == table.version
+
+
+@dataclass
+class _Recorder:
+    """A runner with ``slots`` slots that runs the tasks here, each answer through the JSON
+    an executor sends, and records the parts of each task."""
+
+    slots: int
+    tasks: list[int] = field(default_factory=list)
+
+    def __call__(self, tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
+        out = []
+        for task in tasks:
+            assert isinstance(task, RemovalTask)
+            self.tasks.append(len(task.parts))
+            schema = task.table.schema
+            out.append(outcome_from_json(outcome_to_json(task.run(), schema), schema))
+        return out[::-1]  # in any order
+
+
+def _layout(url: str) -> list[tuple[Any, ...]]:
+    return sorted(
+        (p.row_count, p.min_time, p.max_time, p.key_sequence) for p in open_table(url).parts()
+    )
+
+
+def test_a_delete_packs_parts_into_fewer_tasks_as_in_process(tmp_path: Path) -> None:
+    spread, local = _table(tmp_path / "spread"), _table(tmp_path / "local")
+    runner = _Recorder(slots=2)
+
+    done = open_table(spread).delete(_WHERE, runner=runner)
+    same = open_table(local).delete(_WHERE)
+
+    assert done.files_rewritten >= 6 and done.files_dropped == 1
+    assert (done.num_deleted_rows, done.files_dropped, done.files_rewritten) == (
+        same.num_deleted_rows,
+        same.files_dropped,
+        same.files_rewritten,
+    )
+    # Every part the statistics cannot rule out is read, in batches of about
+    # targetFileSize (four parts' bytes here), at least one per slot.
+    assert sum(runner.tasks) >= done.files_rewritten
+    assert 2 <= len(runner.tasks) < sum(runner.tasks) and max(runner.tasks) <= 4
+    assert key_view(spread) == key_view(local)
+    assert _layout(spread) == _layout(local)
+    assert not (Path(spread) / STAGING_DIR).exists()
+
+
+def test_a_removal_task_rewrites_each_part_into_its_own(tmp_path: Path) -> None:
+    table = open_table(_table(tmp_path))
+    parts = table.parts()
+    emptied = parts[11]  # times 1100-1119: every row matches
+    batch = (parts[3], parts[4], emptied, parts[0])  # part 0 holds no temp from 300 on
+    with RewriteJob(table) as job:
+        task = RemovalTask(
+            TableParts.of(table),
+            tuple(for_reading(p) for p in batch),
+            _bound(table, _WHERE),
+            job.settings,
+            job.job,
+            3,
+        )
+        outcome = outcome_from_json(outcome_to_json(task.run(), table.schema), table.schema)
+    assert outcome.removals == ((40, 1), (40, 1), (60, 0), (0, 0))
+    assert [s.part.row_count for s in outcome.staged] == [20, 20]
+    assert [s.part.min_time for s in outcome.staged] == [300, 400]
+    assert [s.part.key_sequence for s in outcome.staged] == [
+        parts[3].key_sequence,
+        parts[4].key_sequence,
+    ]
+
+
+def test_a_failed_batch_removes_what_its_earlier_parts_staged(tmp_path: Path) -> None:
+    url = _table(tmp_path)
+    table = open_table(url)
+    parts = table.parts()
+    with RewriteJob(table) as job:
+        task = RemovalTask(
+            TableParts.of(table),
+            tuple(for_reading(p) for p in (parts[3], parts[4], parts[5])),
+            _bound(table, _WHERE),
+            job.settings,
+            job.job,
+            0,
+        )
+        (Path(url) / parts[5].path).unlink()
+        with pytest.raises(TsFileCatalogError, match="cannot open"):
+            task.run(attempt=1)
+        assert not (Path(url) / STAGING_DIR).exists(), "parts 3 and 4's rewrites went too"
+    assert open_table(url).version == table.version
+
+
+def _bound(table: Table, where: str) -> Expr:
+    bound = bind_exact(table, where, unit="ms", timestamp_as="long", time_zone=None)
+    assert bound is not None
+    return bound

@@ -1,8 +1,9 @@
 """Running a rewrite's tasks as Spark tasks: OPTIMIZE and DELETE spread over the executors.
 
-:class:`SparkTasks` is a :data:`~tsfile_catalog.table.rewrite_tasks.TaskRunner`: one Spark
-task per rewrite group (OPTIMIZE) or rewritten part (DELETE), each reading its parts through
-the shared read path and staging its new parts under its own
+:class:`SparkTasks` is a :class:`~tsfile_catalog.table.rewrite_tasks.TaskRunner`: one Spark
+task per rewrite group (OPTIMIZE) or batch of rewritten parts (DELETE, at least
+``defaultParallelism`` batches when there are that many parts), each reading its parts
+through the shared read path and staging its new parts under its own
 ``_staging/<job>/<task>-<attempt>/`` folder, as the batch writer's tasks do. Storage options
 travel inside the pickled task (its ``FileIO``), as a read's scan carries them. A task
 answers with its staged parts' JSON only; the driver adopts them into its
@@ -56,6 +57,12 @@ class SparkTasks:
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
         self.workers: list[str] = []
+
+    @property
+    def slots(self) -> int:
+        """Spark's ``defaultParallelism``: the cores of the executors (or
+        ``spark.default.parallelism``), the tasks that run at once."""
+        return max(1, self._spark.sparkContext.defaultParallelism)
 
     def __call__(self, tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
         if not tasks:

@@ -3,7 +3,8 @@
 :func:`plan_compaction` decides which small parts OPTIMIZE merges into which new part;
 :func:`plan_removal` decides, for a bound predicate, which parts a DELETE (or a replaceWhere
 overwrite) drops in metadata only, which it must rewrite without the matching rows and which it
-leaves alone. Both work on part statistics alone; reading and writing files is
+leaves alone; :func:`plan_batches` packs the parts a DELETE rewrites into the tasks that
+rewrite them. All work on part statistics alone; reading and writing files is
 :mod:`tsfile_catalog.table.rewrite`'s job.
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "is_own_tsfile",
     "is_writer_part",
     "key_overlap_components",
+    "plan_batches",
     "plan_compaction",
     "plan_removal",
     "target_file_size",
@@ -419,3 +421,33 @@ def plan_removal(parts: Sequence[PartFile], predicate: Expr, schema: TableSchema
         else:
             rewrite.append(part)
     return RemovalPlan(tuple(drop), tuple(rewrite), tuple(untouched))
+
+
+def plan_batches(sizes: Sequence[int], *, max_bytes: int, slots: int) -> list[range]:
+    """Pack work items of ``sizes`` bytes, in order, into consecutive batches, one per task.
+
+    As many batches as it takes to hold about ``max_bytes`` (the target file size) each,
+    but at least ``slots`` (the tasks that run at once), as Spark packs a scan's small
+    files (``maxSplitBytes``), and never more than the items: work far below ``max_bytes``
+    still spreads over every slot, and an item of ``max_bytes`` or more is a task of its
+    own. Each batch takes items while that brings it closer to an equal share of the bytes
+    still unpacked, so the batches come out even (no small last task) and an item much
+    larger than a share stays alone. Concatenated, the batches are ``range(len(sizes))``.
+    """
+    if not sizes:
+        return []
+    total = sum(sizes)
+    count = min(len(sizes), max(slots, -(-total // max(1, max_bytes)), 1))
+    batches: list[range] = []
+    start, remaining = 0, total
+    for left in range(count, 1, -1):  # batches still to make, this one included
+        share = remaining / left
+        end, held = start + 1, sizes[start]
+        # Leave an item for each later batch.
+        while end < len(sizes) - (left - 1) and held + sizes[end] / 2 <= share:
+            held += sizes[end]
+            end += 1
+        batches.append(range(start, end))
+        start, remaining = end, remaining - held
+    batches.append(range(start, len(sizes)))
+    return batches

@@ -215,13 +215,17 @@ def delete(
     External parts are never rewritten: the delete is refused only when one of them holds a
     matching row, naming each such part (drop it, or narrow the predicate).
 
-    With a ``runner`` (``SparkTasks(spark)``), each part is rewritten in a task of its own
-    and this process commits; a ``last`` table's removal of keys across overlapping parts
-    stays in this process.
+    With a ``runner`` (``SparkTasks(spark)``), the parts are rewritten in tasks, each
+    rewriting a batch of parts of about the table's ``targetFileSize`` bytes (at least as
+    many batches as the runner's slots when there are that many parts; each part still
+    becomes its own new part), and this process commits; a ``last`` table's removal of keys
+    across overlapping parts stays in this process.
 
     Raises:
         PredicateError: ``where`` cannot be parsed or bound, or needs a time zone it was not
             given.
+        OptionError: with a ``runner``, the ``targetFileSize`` property is not a positive
+            integer.
         InvalidCommitError: an external part holds a matching row.
         CommitConflictError: a concurrent commit removed a part this one removes.
     """
@@ -233,7 +237,13 @@ def delete(
     with RewriteJob(table, settings) as job:
         overlapping = _overlapping_candidates(table, bound)
         if overlapping is None or bound is None:
-            rewrite = None if runner is None else removal_rewrites(job, runner)
+            rewrite = None
+            if runner is not None:
+                try:
+                    target = target_file_size_of(dict(table.properties))
+                except ValueError as e:
+                    raise OptionError(str(e)) from e
+                rewrite = removal_rewrites(job, runner, target_size=target)
             removal = remove_matching_rows(job, bound, progress=progress, rewrite=rewrite)
         else:
             removal = _remove_latest_matching(job, bound, overlapping)

@@ -1,26 +1,33 @@
 """A rewrite's groups (OPTIMIZE) or parts (DELETE) as tasks, run here or on Spark executors.
 
 A task carries only what reading and staging its work need (:class:`CompactionTask` for a
-group, :class:`RemovalTask` for a part DELETE rewrites: the table's location, schema,
-version and file IO, the parts, the writer settings and the job id); it stages its new parts
-under its own ``_staging/<job>/<task>-<attempt>/`` folder
+group, :class:`RemovalTask` for a batch of parts DELETE rewrites: the table's location,
+schema, version and file IO, the parts, the writer settings and the job id); it stages its
+new parts under its own ``_staging/<job>/<task>-<attempt>/`` folder
 (:class:`~tsfile_catalog.table.rewrite.PartStager`) and answers with their metadata only
 (:class:`TaskOutcome`). The driver's :class:`~tsfile_catalog.table.rewrite.RewriteJob`
 adopts the outcomes and makes the one commit; leaving it removes the job's staging folder,
 every attempt's included, so a failed or retried task leaves no part in a committed
-version. A :data:`TaskRunner` decides where the tasks run: :func:`run_in_process` here, or
+version. A :class:`TaskRunner` decides where the tasks run: :func:`run_in_process` here, or
 :class:`~tsfile_catalog.datasource.rewrite_tasks.SparkTasks` over a Spark session.
+
+A DELETE of many small parts packs several parts into one task
+(:func:`~tsfile_catalog.metadata.compaction.plan_batches`): a Spark task costs about
+100 ms before it reads a byte, ten times the rewrite of a 10,000-row part
+(docs/benchmarks-rewrites.md). Each part of a batch is still rewritten on its own, into its
+own new part.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tsfile_catalog.formats.tsfile import WriteSettings
+from tsfile_catalog.metadata.compaction import plan_batches
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
@@ -40,6 +47,7 @@ __all__ = [
     "RemovalTask",
     "RewriteTask",
     "TaskOutcome",
+    "for_reading",
     "removal_rewrites",
     "TaskRunner",
     "run_in_process",
@@ -52,13 +60,16 @@ __all__ = [
 class TaskOutcome:
     """What one task staged: its index, whether it rewrote its group, the staged parts
     (their statistics; ``devices`` left empty, the commit needs only the part), and where it
-    ran (``host:pid``)."""
+    ran (``host:pid``).
+
+    A DELETE's task lists, per part in its batch, in order, how many rows the predicate
+    matched and how many of ``staged`` (taken in order) are that part's rewrite."""
 
     index: int
     rewritten: bool
     staged: tuple[StagedFile, ...]
     worker: str
-    rows_removed: int = 0  # DELETE's: the rows of its part the predicate matched
+    removals: tuple[tuple[int, int], ...] = ()
 
 
 class RewriteTask(Protocol):
@@ -102,59 +113,104 @@ class CompactionTask:
 
 @dataclass(frozen=True)
 class RemovalTask:
-    """DELETE's copy-on-write of one part: its rows without those ``predicate`` matches
-    (:func:`~tsfile_catalog.table.rewrite.rewrite_without`), runnable in any process."""
+    """DELETE's copy-on-write of a batch of parts, each on its own: its rows without those
+    ``predicate`` matches (:func:`~tsfile_catalog.table.rewrite.rewrite_without`), runnable
+    in any process. The batch stages into one task folder: a failed attempt removes what
+    any of its parts staged."""
 
     table: TableParts
-    part: PartFile
+    parts: tuple[PartFile, ...]  # as reading needs them (:func:`for_reading`)
     predicate: Expr
     settings: WriteSettings
     job: str
     index: int
 
     def run(self, attempt: int = 0) -> TaskOutcome:
+        removals = []
         with PartStager(
             self.table, self.settings, job=self.job, partition=self.index, attempt=attempt
         ) as stager:
-            count, staged = rewrite_without(stager, self.part, self.predicate)
-        return TaskOutcome(self.index, count > 0, staged, _worker(), count)
+            for part in self.parts:
+                count, staged = rewrite_without(stager, part, self.predicate)
+                removals.append((count, len(staged)))
+        rewritten = any(count for count, _ in removals)
+        return TaskOutcome(self.index, rewritten, tuple(stager.staged), _worker(), tuple(removals))
 
 
-def removal_rewrites(job: RewriteJob, runner: TaskRunner) -> PartRewrites:
-    """DELETE's part rewrites as ``job``'s tasks, run by ``runner``."""
+def for_reading(part: PartFile) -> PartFile:
+    """``part`` as a task rewriting it needs it: reading opens it by path and checks its
+    size, and its rewrite keeps its key sequence. Its per-device, TAG and FIELD statistics
+    (the bulk of a part's metadata: pickled, they went to every task) are dropped."""
+    return replace(part, devices=None, tags={}, fields={})
+
+
+def removal_rewrites(job: RewriteJob, runner: TaskRunner, *, target_size: int) -> PartRewrites:
+    """DELETE's part rewrites as ``job``'s tasks, run by ``runner``: the parts packed, in
+    order, into batches of about ``target_size`` bytes, at least as many as ``runner`` runs
+    at once when there are that many parts
+    (:func:`~tsfile_catalog.metadata.compaction.plan_batches`)."""
 
     def rewrite(
         parts: Sequence[PartFile], predicate: Expr
     ) -> list[tuple[int, tuple[StagedFile, ...]]]:
         source = TableParts.of(job.table)
+        batches = plan_batches(
+            [p.size_bytes for p in parts], max_bytes=target_size, slots=runner.slots
+        )
         tasks = [
-            RemovalTask(source, part, predicate, job.settings, job.job, index)
-            for index, part in enumerate(parts)
+            RemovalTask(
+                source,
+                tuple(for_reading(parts[i]) for i in batch),
+                predicate,
+                job.settings,
+                job.job,
+                index,
+            )
+            for index, batch in enumerate(batches)
         ]
-        outcomes = sorted(runner(tasks), key=lambda o: o.index)
-        return [(o.rows_removed, o.staged) for o in outcomes]
+        out: list[tuple[int, tuple[StagedFile, ...]]] = []
+        for outcome in sorted(runner(tasks), key=lambda o: o.index):
+            staged = iter(outcome.staged)
+            for count, files in outcome.removals:
+                out.append((count, tuple(next(staged) for _ in range(files))))
+        if len(out) != len(parts):
+            raise AssertionError(f"{len(parts)} parts to rewrite, {len(out)} rewrites answered")
+        return out
 
     return rewrite
 
 
-TaskRunner = Callable[[Sequence[RewriteTask]], Sequence[TaskOutcome]]
-"""Runs every task once (each may be retried where it runs) and returns their outcomes, in
-any order; raises when a task failed for good."""
+class TaskRunner(Protocol):
+    """Runs every task once (each may be retried where it runs) and returns their outcomes,
+    in any order; raises when a task failed for good."""
+
+    @property
+    def slots(self) -> int:
+        """How many tasks run at once: a rewrite of many small parts makes at least this
+        many tasks, when it has that many parts."""
+        ...
+
+    def __call__(self, tasks: Sequence[RewriteTask]) -> Sequence[TaskOutcome]: ...
+
+
+@dataclass(frozen=True)
+class _InProcess:
+    progress: Progress | None = None
+    slots: int = 1
+
+    def __call__(self, tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
+        out = []
+        for done, task in enumerate(tasks, start=1):
+            out.append(task.run())
+            if self.progress is not None:
+                self.progress(done, len(tasks))
+        return out
 
 
 def run_in_process(progress: Progress | None = None) -> TaskRunner:
     """The runner without a Spark session: the tasks one after another in this process
     (memory bounded by one group's target size), ``progress(done, total)`` after each."""
-
-    def run(tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
-        out = []
-        for done, task in enumerate(tasks, start=1):
-            out.append(task.run())
-            if progress is not None:
-                progress(done, len(tasks))
-        return out
-
-    return run
+    return _InProcess(progress)
 
 
 def _worker() -> str:
@@ -170,7 +226,7 @@ def outcome_to_json(outcome: TaskOutcome, schema: TableSchema) -> dict[str, Any]
         "rewritten": outcome.rewritten,
         "staged": [{"url": s.staged_url, "part": s.part.to_json(types)} for s in outcome.staged],
         "worker": outcome.worker,
-        "rows_removed": outcome.rows_removed,
+        "removals": [list(r) for r in outcome.removals],
     }
 
 
@@ -184,5 +240,5 @@ def outcome_from_json(obj: Mapping[str, Any], schema: TableSchema) -> TaskOutcom
         bool(obj["rewritten"]),
         staged,
         str(obj["worker"]),
-        int(obj["rows_removed"]),
+        tuple((int(count), int(files)) for count, files in obj["removals"]),
     )
