@@ -153,7 +153,8 @@ def _time_queries(
     return out
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Seconds ``fn`` took and its value."""
     started = time.perf_counter()
     value = fn()
     return time.perf_counter() - started, value
@@ -186,12 +187,12 @@ def run(
     load = {"start": list(os.getloadavg())}
     try:
         _log(f"writing {appends} appends of {rows} rows")
-        write_s, _ = _timed(lambda: [_append(path, i, rows) for i in range(appends)])
+        write_s, _ = timed(lambda: [_append(path, i, rows) for i in range(appends)])
         recent = appends * rows * 9 // 10
         before_table = open_table(path)
         _log(f"{len(before_table.parts())} parts; timing queries before OPTIMIZE")
         before = _time_queries(spark, path, repetitions, recent)
-        optimize_s, result = _timed(lambda: open_table(path).maintenance.optimize())
+        optimize_s, result = timed(lambda: open_table(path).maintenance.optimize())
         after_table = open_table(path)
         _log(f"OPTIMIZE: {result.files_removed} -> {result.files_added} parts; timing again")
         after = _time_queries(spark, path, repetitions, recent)

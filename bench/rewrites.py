@@ -50,12 +50,12 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.optimize import _append
+from bench.optimize import _append, timed
 from bench.report import _fmt_bytes, _fmt_s, _load
 from bench.run import machine_info
 
@@ -275,12 +275,6 @@ def _build(path: str, parts: int, rows: int) -> int:
     return sum(p.size_bytes for p in open_table(path).parts())
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - started, value
-
-
 def run(
     spark: SparkSession | None = None,
     *,
@@ -324,7 +318,7 @@ def run(
         for rows_per_part in (rows, rows * factor):
             pristine = str(data / f"table-{rows_per_part}")
             _log(f"writing {parts} parts of {rows_per_part:,} rows")
-            build_s, table_bytes = _timed(lambda p=pristine, n=rows_per_part: _build(p, parts, n))
+            build_s, table_bytes = timed(lambda p=pristine, n=rows_per_part: _build(p, parts, n))
             sizes.append(
                 {
                     "parts": parts,
