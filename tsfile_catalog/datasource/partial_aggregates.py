@@ -8,7 +8,8 @@ one row per group of each chunk it reads instead of the rows (see
 Planning (:meth:`TsFilePartialReader.partitions`, where the snapshot's statistics are) first
 answers the (part, device) pairs whose rows lie wholly inside the WHERE and one time bucket
 from their statistics (:mod:`tsfile_catalog.metadata.partial_stats`): their partial rows ride
-in one small extra partition, and only the rest is sliced and read.
+in one small extra partition; pairs whose statistics prove that no row satisfies a FIELD
+predicate are skipped; only the rest is sliced and read.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ from tsfile_catalog.exec.stamps import check_sources
 from tsfile_catalog.exec.time_buckets import buckets_of
 from tsfile_catalog.metadata.expressions import Expr, TimestampAs
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
-from tsfile_catalog.metadata.partial_stats import narrow_slices, split_by_stats
+from tsfile_catalog.metadata.partial_stats import split_by_stats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
+from tsfile_catalog.metadata.slices import narrow_slices
 
 __all__ = ["partial_schema", "TsFilePartialReader", "TsFileStatsPartition"]
 
