@@ -70,6 +70,17 @@ def test_default_partitioning_spreads_rows_over_the_cores() -> None:
     assert rows_per_partition([small], ScanPushdown(), ["city"], 8) == MIN_PARTITION_ROWS
 
 
+def test_packing_leaves_no_partition_beyond_one_per_core() -> None:
+    from tsfile_catalog.metadata.slices import rows_per_partition
+
+    sizes = [50, 55, 52, 58, 51, 53, 49, 57, 54, 56]  # thousands of rows; a core's share: 267.5
+    parts = [_part(f"p{i}", [("a", size * 1_000)]) for i, size in enumerate(sizes)]
+    target = rows_per_partition(parts, ScanPushdown(), ["city"], partitions=2)
+    groups = plan_slices(parts, ScanPushdown(), ["city"], target, merges=())
+    # Packed up to the share alone, a third partition of one part would be left over.
+    assert [len(g) for g in groups] == [6, 4]
+
+
 def _valued(path: str, ranges: dict[str, tuple[float, float]]) -> PartFile:
     """A part of one 10-row device per name, its DOUBLE ``v`` within the given range."""
     devices = tuple(

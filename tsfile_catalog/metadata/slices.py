@@ -377,7 +377,16 @@ def rows_per_partition(
     partitions: int,
     minimum: int = MIN_PARTITION_ROWS,
 ) -> int:
-    """The ``target_rows`` that spreads the rows ``pushdown`` keeps of ``parts`` over about
-    ``partitions`` partitions (one per core), but never below ``minimum`` rows each."""
-    total = sum(estimated_rows(p, matching_devices(p, pushdown, tag_names)) for p in parts)
-    return max(minimum, math.ceil(total / max(1, partitions)))
+    """The ``target_rows`` that spreads the rows ``pushdown`` keeps of ``parts`` over at most
+    ``partitions`` partitions (one per core) of :func:`plan_slices`' packing, but never below
+    ``minimum`` rows each.
+
+    The target is a core's share plus the largest part the packing takes whole: it closes a
+    partition before the part that would overflow it, so every partition it closes then holds
+    more than a share, and no small partition is left over after ``partitions`` of them (an
+    extra task on a busy core, which runs after the others).
+    """
+    sizes = [estimated_rows(p, matching_devices(p, pushdown, tag_names)) for p in parts]
+    share = math.ceil(sum(sizes) / max(1, partitions))
+    slack = max((size for size in sizes if size <= share), default=0)
+    return max(minimum, share + slack if partitions > 1 else share)
