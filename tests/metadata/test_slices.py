@@ -78,7 +78,11 @@ def test_packing_leaves_no_partition_beyond_one_per_core() -> None:
     target = rows_per_partition(parts, ScanPushdown(), ["city"], partitions=2)
     groups = plan_slices(parts, ScanPushdown(), ["city"], target, merges=())
     # Packed up to the share alone, a third partition of one part would be left over.
-    assert [len(g) for g in groups] == [6, 4]
+    assert [len(g) for g in groups] == [5, 5]
+    # Parts of exactly a share each stay one partition each.
+    halves = [_part(f"h{i}", [("a", 70_000)]) for i in range(2)]
+    target = rows_per_partition(halves, ScanPushdown(), ["city"], partitions=2)
+    assert len(plan_slices(halves, ScanPushdown(), ["city"], target, merges=())) == 2
 
 
 def _valued(path: str, ranges: dict[str, tuple[float, float]]) -> PartFile:

@@ -377,16 +377,41 @@ def rows_per_partition(
     partitions: int,
     minimum: int = MIN_PARTITION_ROWS,
 ) -> int:
-    """The ``target_rows`` that spreads the rows ``pushdown`` keeps of ``parts`` over at most
-    ``partitions`` partitions (one per core) of :func:`plan_slices`' packing, but never below
-    ``minimum`` rows each.
+    """The ``target_rows`` that spreads the rows ``pushdown`` keeps of ``parts`` over about
+    ``partitions`` partitions (one per core), but never below ``minimum`` rows each.
 
-    The target is a core's share plus the largest part the packing takes whole: it closes a
-    partition before the part that would overflow it, so every partition it closes then holds
-    more than a share, and no small partition is left over after ``partitions`` of them (an
-    extra task on a busy core, which runs after the others).
+    That is a core's share of the rows, raised (by less than the largest part packed whole)
+    until :func:`plan_slices`' packing, which closes a partition before the part that would
+    overflow it, leaves no small partition over after ``partitions`` of them: such an extra
+    task runs after the others on a busy core.
     """
-    sizes = [estimated_rows(p, matching_devices(p, pushdown, tag_names)) for p in parts]
-    share = math.ceil(sum(sizes) / max(1, partitions))
-    slack = max((size for size in sizes if size <= share), default=0)
-    return max(minimum, share + slack if partitions > 1 else share)
+    ordered = sorted(parts, key=lambda p: p.path)  # plan_slices' order
+    sizes = [estimated_rows(p, matching_devices(p, pushdown, tag_names)) for p in ordered]
+    target = max(minimum, math.ceil(sum(sizes) / max(1, partitions)))
+    if partitions <= 1 or _packed(sizes, target) <= partitions:
+        return target
+    # With room for one more part than a share, every closed partition holds more than a
+    # share, so at most ``partitions`` are closed: search between the two.
+    low, high = target, target + max((n for n in sizes if n <= target), default=0)
+    while low < high:
+        middle = (low + high) // 2
+        if _packed(sizes, middle) <= partitions:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _packed(sizes: Sequence[int], target: int) -> int:
+    """The partitions :func:`plan_slices` packs parts of ``sizes`` rows into (parts above
+    ``target``, which it splits, each count once)."""
+    count, pending = 0, 0
+    for size in sizes:
+        if size > target:
+            count += 1
+            continue
+        if pending and pending + size > target:
+            count += 1
+            pending = 0
+        pending += size
+    return count + (1 if pending else 0)
