@@ -29,7 +29,7 @@ earlier), as :mod:`~tsfile_catalog.metadata.stats_aggregates` reasons for ``min_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tsfile_catalog.metadata.expressions.model import INT64_MAX, INT64_MIN
@@ -98,7 +98,8 @@ def split_by_stats(
         return StatsSplit((), (), tuple(parts))
     residual = None if pushdown.residual is None else PartEvaluator(pushdown.residual, schema)
     merged = merged_devices(merges)
-    tag_count = len(schema.tag_names)
+    index = {name: i for i, name in enumerate(schema.tag_names)}
+    tag_count = len(index)
     skipped: list[tuple[str, Tags]] = []
     dropped: dict[str, set[Tags]] = {}  # skipped or answered, by part path
     candidates: list[tuple[PartFile, DeviceStats, Tags, tuple[object, ...]]] = []
@@ -115,7 +116,7 @@ def split_by_stats(
                 dropped.setdefault(part.path, set()).add(device.tags)
                 continue
             tags = _padded(device.tags, tag_count)
-            if not verdict or not device.row_count or not _inside(schema, device, tags, pushdown):
+            if not verdict or not device.row_count or not _inside(index, device, tags, pushdown):
                 continue
             try:
                 states = tuple(_state(schema, s, device, tags) for s in spec.states)
@@ -133,7 +134,6 @@ def split_by_stats(
             found[2 * i] if found[2 * i] == found[2 * i + 1] else None
             for i in range(len(candidates))
         ]
-    index = {name: i for i, name in enumerate(schema.tag_names)}
     rows: list[tuple[object, ...]] = []
     pairs: list[tuple[str, Tags]] = []
     for (part, device, tags, states), bucket in zip(candidates, bucket_values, strict=True):
@@ -153,11 +153,12 @@ def _padded(tags: Tags, count: int) -> Tags:
     return tags + (None,) * (count - len(tags))
 
 
-def _inside(schema: TableSchema, device: DeviceStats, tags: Tags, pushdown: ScanPushdown) -> bool:
+def _inside(
+    index: Mapping[str, int], device: DeviceStats, tags: Tags, pushdown: ScanPushdown
+) -> bool:
     """Every row of ``device`` satisfies the pushed time range and TAG sets."""
     if not pushdown.time_min <= device.min_time <= device.max_time <= pushdown.time_max:
         return False
-    index = {name: i for i, name in enumerate(schema.tag_names)}
     return all(tags[index[t]] in values for t, values in pushdown.tag_values)
 
 
