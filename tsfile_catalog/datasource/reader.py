@@ -39,7 +39,7 @@ from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan
-from tsfile_catalog.exec.stamps import check_skipped_sources
+from tsfile_catalog.exec.stamps import check_skipped_sources, check_sources
 from tsfile_catalog.formats.base import coalesce_tables
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
@@ -86,6 +86,9 @@ def plan_scan_slices(
         return pruned.pushdown, partition_slices(scan, pruned, options)
     evaluator = PartEvaluator(pruned.pushdown.residual, scan.schema)
     skip = skip_unmatched_devices(pruned.parts, evaluator, merges=pruned.merges)
+    # Parts left with no device open no file: check them here (the rest are checked when read).
+    still_read = {p.path for p in skip.parts}
+    check_sources(scan.io, (p for p in pruned.parts if p.path not in still_read))
     groups = partition_slices(scan, pruned, options, skip.parts)
     return pruned.pushdown, narrow_slices(groups, skip.parts, skip.narrowed)
 
