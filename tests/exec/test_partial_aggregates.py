@@ -130,6 +130,55 @@ def test_partial_states_follow_spark_rules() -> None:
     assert (b["c"], b["cv"], b["sn"], b["mx"], b["mn"]) == (1, 0, None, None, None)
 
 
+def test_global_partial_states_follow_spark_rules() -> None:
+    # Without group keys or first/last the states come from scalar kernels: the same rules.
+    table = pa.table(
+        {
+            "time": pa.array([3, 1, 2, 4], pa.int64()),
+            "v": pa.array([None, 1.0, float("nan"), None], pa.float32()),
+            "n": pa.array([7, 5, None, None], pa.int32()),
+            "s": pa.array([None, None, None, None], pa.string()),
+        }
+    )
+    spec = PartialSpec(
+        (),
+        None,
+        (
+            PartialState("count_all", None, "c"),
+            PartialState("count", "v", "cv"),
+            PartialState("sum", "n", "sn"),
+            PartialState("sum_double", "n", "dn"),
+            PartialState("sum", "v", "sv"),
+            PartialState("max", "v", "mx"),
+            PartialState("min", "v", "mn"),
+            PartialState("max", "s", "ms"),
+            PartialState("count", "s", "cs"),
+        ),
+    )
+    result = partial_aggregate(table, spec, "ms")
+    (row,) = result.to_pylist()
+    assert (row["c"], row["cv"], row["sn"], row["dn"], row["ms"], row["cs"]) == (
+        4,
+        2,
+        12,
+        12.0,
+        None,
+        0,
+    )
+    assert math.isnan(row["mx"]) and math.isnan(row["sv"]) and row["mn"] == 1.0
+    types = dict(zip(result.column_names, result.schema.types, strict=True))
+    assert (types["c"], types["sn"], types["sv"], types["mx"], types["ms"]) == (
+        pa.int64(),
+        pa.int64(),
+        pa.float64(),
+        pa.float32(),
+        pa.string(),
+    )
+    big = pa.table({"time": pa.array([1, 2], pa.int64()), "n": pa.array([2**62] * 2, pa.int64())})
+    with pytest.raises(ArithmeticError, match=r"sum\(n\) overflows BIGINT"):
+        partial_aggregate(big, PartialSpec((), None, (PartialState("sum", "n", "sn"),)), "ms")
+
+
 def test_spec_json_round_trip_and_validation() -> None:
     spec = PartialSpec(
         ("city",),

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from tests.factories import part_of_devices, weather_schema
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState, TimeBucket
-from tsfile_catalog.metadata.partial_stats import narrow_slices, split_by_stats
+from tsfile_catalog.metadata.partial_stats import split_by_stats
 from tsfile_catalog.metadata.scan import ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import DataType
-from tsfile_catalog.metadata.slices import FileSlice, plan_slices
+from tsfile_catalog.metadata.slices import FileSlice, narrow_slices, plan_slices
 from tsfile_catalog.metadata.stats import DeviceStats, SeriesStats
 
 SCHEMA = weather_schema(("v", DataType.DOUBLE), ("n", DataType.INT64))

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from tests.factories import weather_schema
 from tests.table.helpers import append_rows
+from tsfile_catalog.exec.arrow_filter import apply_filter
 from tsfile_catalog.exec.partial_aggregates import partial_aggregate
 from tsfile_catalog.exec.time_buckets import buckets_of
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState, TimeBucket
@@ -102,7 +103,21 @@ _POOL = [
     *(PartialState(fn, c, f"p_{fn}_{c}") for fn in ("min", "max") for c in ("time", *FIELDS)),
     *(PartialState(fn, c, f"p_{fn}_{c}") for fn in ("first", "last") for c in ("city", *FIELDS)),
 ]
-_WHERE = [None, "time >= 100", "time >= 30 AND time < 215", "city = 'bj'", "device IN ('x')"]
+_WHERE = [
+    None,
+    "time >= 100",
+    "time >= 30 AND time < 215",
+    "city = 'bj'",
+    "device IN ('x')",
+    # FIELD predicates: devices skipped or answered by their own statistics.
+    "d > 10",
+    "i >= -1000",
+    "NOT (f < 0) AND city = 'bj'",
+    "l < 0 OR s = 'a'",
+    "b = true",
+    "day >= DATE'2024-01-15'",
+    "d > -100 AND i IS NOT NULL",
+]
 
 
 @settings(max_examples=40, deadline=None)
@@ -126,25 +141,36 @@ def test_answered_rows_equal_the_read_path(
     of = buckets_of(bucket, "ms") if bucket is not None else None
     split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, spec, of, merges=())
 
-    for row, (path, tags) in zip(split.rows, split.pairs, strict=True):
+    def device_rows(path: str, tags: tuple[str | None, ...]) -> tuple[pa.Table, pa.Table]:
+        """The device's rows in the part, and those of them the WHERE keeps."""
         rows = rows_of[path]
-        mine = pc.and_(pc.equal(rows["city"], tags[0]), pc.equal(rows["device"], tags[1]))
-        expected = partial_aggregate(rows.filter(mine), spec, "ms").to_pylist()
+        mine = rows.filter(
+            pc.and_(pc.equal(rows["city"], tags[0]), pc.equal(rows["device"], tags[1]))
+        )
+        return mine, apply_filter(mine, plan.filter)
+
+    for path, tags in split.skipped:
+        assert device_rows(path, tags)[1].num_rows == 0, "a skipped device has a matching row"
+    for row, (path, tags) in zip(split.rows, split.pairs, strict=True):
+        mine, kept = device_rows(path, tags)
+        assert kept.num_rows == mine.num_rows, "an answered device has a row the WHERE drops"
+        expected = partial_aggregate(mine, spec, "ms").to_pylist()
         assert len(expected) == 1, "an answered device lies in one bucket"
         assert list(expected[0]) == list(spec.output_names)
         for name, got, want in zip(spec.output_names, row, expected[0].values(), strict=True):
             assert _same(got, want, loose=name.startswith(("p_sum_", "p_sumd_"))), (name, got, want)
 
-    # Every device the plan reads is answered or left to read, never both.
+    # Every device the plan reads is answered, skipped or left to read, never two of them.
     left = {(p.path, d.tags) for p in split.parts for d in p.devices or ()}
-    answered = set(split.pairs)
-    assert not left & answered and len(answered) == len(split.pairs)
+    answered, skipped = set(split.pairs), set(split.skipped)
+    assert not left & answered and not left & skipped and not answered & skipped
+    assert len(answered) == len(split.pairs) and len(skipped) == len(split.skipped)
     wanted = {
         (p.path, d.tags)
         for p in plan.parts
         for d in matching_devices(p, plan.pushdown, SCHEMA.tag_names) or ()
     }
-    assert wanted <= left | answered
+    assert wanted <= left | answered | skipped
 
 
 def _same(got: Any, want: Any, *, loose: bool) -> bool:
@@ -156,12 +182,25 @@ def _same(got: Any, want: Any, *, loose: bool) -> bool:
     return type(got) is type(want) and bool(got == want)
 
 
-def test_a_field_predicate_answers_nothing(written: tuple[Table, dict[str, pa.Table]]) -> None:
-    table, _ = written
+def test_a_field_predicate_skips_and_answers_devices_by_their_statistics(
+    written: tuple[Table, dict[str, pa.Table]],
+) -> None:
+    table, rows_of = written
     spec = PartialSpec((), None, (PartialState("count_all", None, "n"),))
-    plan = table.plan("i > 0")
+    # Every non-null i is >= -1000: devices without a null i are answered whole, devices
+    # whose i are all null are skipped.
+    plan = table.plan("i >= -1000")
     split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, spec, merges=())
-    assert split.rows == () and split.parts == plan.parts
+    assert split.rows
+    for path, (city, device) in split.skipped:
+        rows = rows_of[path].filter((pc.field("city") == city) & (pc.field("device") == device))
+        assert rows.num_rows and rows["i"].null_count == rows.num_rows
+    # No i is above 1000: every device is skipped, nothing is left to read.
+    plan = table.plan("i > 1000")
+    split = split_by_stats(SCHEMA, plan.parts, plan.pushdown, spec, merges=())
+    assert split.rows == () and split.parts == ()
+    assert len(split.skipped) == sum(len(p.devices or ()) for p in plan.parts)
+    assert split.narrowed == {p.path for p in plan.parts} and set(rows_of) >= split.narrowed
 
 
 def test_whole_devices_without_a_bucket_are_all_answered(

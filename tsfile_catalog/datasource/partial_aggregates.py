@@ -8,12 +8,15 @@ one row per group of each chunk it reads instead of the rows (see
 Planning (:meth:`TsFilePartialReader.partitions`, where the snapshot's statistics are) first
 answers the (part, device) pairs whose rows lie wholly inside the WHERE and one time bucket
 from their statistics (:mod:`tsfile_catalog.metadata.partial_stats`): their partial rows ride
-in one small extra partition, and only the rest is sliced and read.
+along the last partition (a partition of their own when nothing is left to read); pairs
+whose statistics prove that no row satisfies a FIELD predicate are skipped; only the rest
+is sliced and read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import chain
 
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -34,8 +37,9 @@ from tsfile_catalog.exec.stamps import check_sources
 from tsfile_catalog.exec.time_buckets import buckets_of
 from tsfile_catalog.metadata.expressions import Expr, TimestampAs
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
-from tsfile_catalog.metadata.partial_stats import narrow_slices, split_by_stats
+from tsfile_catalog.metadata.partial_stats import split_by_stats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
+from tsfile_catalog.metadata.slices import ReadSlice, narrow_slices
 
 __all__ = ["partial_schema", "TsFilePartialReader", "TsFileStatsPartition"]
 
@@ -77,12 +81,15 @@ def _empty_group(spec: PartialSpec) -> tuple[object, ...]:
     return tuple(0 if s.function in ("count_all", "count") else None for s in spec.states)
 
 
-class TsFileStatsPartition(InputPartition):
+class TsFileStatsPartition(TsFilePartition):
     """The partial rows planning answered from statistics (raw domain, in the spec's output
-    order): a few values per answered (part, device) pair, never the statistics."""
+    order): a few values per answered (part, device) pair, never the statistics; and slices
+    to read like any partition (they ride along one, as every task has a fixed cost)."""
 
-    def __init__(self, index: int, rows: Sequence[tuple[object, ...]]) -> None:
-        super().__init__(index)
+    def __init__(
+        self, index: int, rows: Sequence[tuple[object, ...]], slices: Sequence[ReadSlice] = ()
+    ) -> None:
+        super().__init__(index, slices)
         self.rows = tuple(rows)
 
 
@@ -116,20 +123,23 @@ class TsFilePartialReader(TsFileScanReader):
         check_sources(scan.io, (p for p in plan.parts if p.path in answered))
         groups = partition_slices(scan, plan, options, split.parts)
         groups = narrow_slices(groups, split.parts, split.narrowed)
-        out: list[InputPartition] = [TsFilePartition(i, g) for i, g in enumerate(groups)]
         rows = list(split.rows)
         if not self._spec.keys and self._spec.bucket is None:
             rows.append(_empty_group(self._spec))
+        out: list[InputPartition] = [TsFilePartition(i, g) for i, g in enumerate(groups)]
         if rows:
-            out.append(TsFileStatsPartition(len(out), rows))
+            # With the last (the packing's remainder) group, if any: not a task of its own.
+            last = groups.pop() if groups else []
+            out[len(groups) :] = [TsFileStatsPartition(len(groups), rows, last)]
         return out
 
     def read(self, partition: InputPartition | None) -> Iterator[pa.RecordBatch]:
-        if isinstance(partition, TsFileStatsPartition):
-            return iter(self._stats_rows(partition).to_batches())
         if not isinstance(partition, TsFilePartition):
             return iter(())
-        return _coalesce(self._partials(partition))
+        partials = _coalesce(self._partials(partition)) if partition.slices else iter(())
+        if isinstance(partition, TsFileStatsPartition):
+            return chain(self._stats_rows(partition).to_batches(), partials)
+        return partials
 
     def _stats_rows(self, partition: TsFileStatsPartition) -> pa.Table:
         """The precomputed rows, converted exactly as read rows' partials are: raw times

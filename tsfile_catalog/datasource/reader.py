@@ -39,14 +39,21 @@ from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan
-from tsfile_catalog.exec.stamps import check_skipped_sources
+from tsfile_catalog.exec.stamps import check_skipped_sources, check_sources
 from tsfile_catalog.formats.base import coalesce_tables
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions import Expr, ScanPushdown
+from tsfile_catalog.metadata.expressions.pruning import PartEvaluator
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan, plan_bound
 from tsfile_catalog.metadata.schema import TIME_COLUMN
-from tsfile_catalog.metadata.slices import ReadSlice, plan_slices, rows_per_partition
+from tsfile_catalog.metadata.slices import (
+    ReadSlice,
+    narrow_slices,
+    plan_slices,
+    rows_per_partition,
+    skip_unmatched_devices,
+)
 
 __all__ = [
     "TsFilePartition",
@@ -71,10 +78,19 @@ class TsFilePartition(InputPartition):
 def plan_scan_slices(
     scan: ResolvedScan, predicate: Expr | None, options: ReadOptions
 ) -> tuple[ScanPushdown, list[list[ReadSlice]]]:
-    """Prune the scan's parts by ``predicate`` (the same ``plan_scan`` as ``Table.plan``) and
-    group the survivors into partitions."""
+    """Prune the scan's parts by ``predicate`` (the same ``plan_scan`` as ``Table.plan``),
+    then their devices by the devices' own statistics where a FIELD predicate remains for
+    the rows, and group the survivors into partitions."""
     pruned = prune_scan(scan, predicate, options)
-    return pruned.pushdown, partition_slices(scan, pruned, options)
+    if not options.pushdown or pruned.pushdown.residual is None:
+        return pruned.pushdown, partition_slices(scan, pruned, options)
+    evaluator = PartEvaluator(pruned.pushdown.residual, scan.schema)
+    skip = skip_unmatched_devices(pruned.parts, evaluator, merges=pruned.merges)
+    # Parts left with no device open no file: check them here (the rest are checked when read).
+    still_read = {p.path for p in skip.parts}
+    check_sources(scan.io, (p for p in pruned.parts if p.path not in still_read))
+    groups = partition_slices(scan, pruned, options, skip.parts)
+    return pruned.pushdown, narrow_slices(groups, skip.parts, skip.narrowed)
 
 
 def prune_scan(scan: ResolvedScan, predicate: Expr | None, options: ReadOptions) -> ScanPlan:

@@ -57,9 +57,9 @@ def _null_where_null(column: Column, result: Column | pa.Scalar) -> Column:
 
 def _double_compare(column: Column, op: CompareOp, value: float) -> Column:
     """``column op value`` in Spark's total order on doubles; null stays null."""
-    number = pc.cast(column, pa.float64(), safe=False)
-    is_nan = pc.is_nan(number)
+    number = column if column.type == pa.float64() else pc.cast(column, pa.float64(), safe=False)
     if value != value:  # against NaN: every number is below it, NaN equals it
+        is_nan = pc.is_nan(number)
         if op in ("=", ">="):
             return is_nan
         if op in ("!=", "<"):
@@ -67,8 +67,13 @@ def _double_compare(column: Column, op: CompareOp, value: float) -> Column:
         if op == "<=":
             return _null_where_null(number, pa.scalar(True))
         return _null_where_null(number, pa.scalar(False))
-    plain = _KERNELS[op](number, pa.scalar(value, pa.float64()))
-    return pc.or_kleene(plain, is_nan) if op in (">", ">=") else plain
+    literal = pa.scalar(value, pa.float64())
+    if op in (">", ">="):
+        # NaN is above every number: ``x > v`` is ``NOT (x <= v)``, whose IEEE comparison is
+        # false for NaN (one kernel pass fewer than ``x > v OR isnan(x)``; null stays null).
+        return pc.invert(_KERNELS["<=" if op == ">" else "<"](number, literal))
+    # Below, equal or unequal to a number, NaN compares as IEEE says.
+    return _KERNELS[op](number, literal)
 
 
 def _combine(terms: list[Column], conjunction: bool) -> Column:

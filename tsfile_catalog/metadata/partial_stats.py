@@ -4,8 +4,9 @@ Pure (no Spark, pyarrow or storage). A ``partialAggregate`` scan
 (:mod:`~tsfile_catalog.metadata.partial_aggregates`) emits partial states per group; Spark
 merges however many rows a group gets. So a device of a part whose rows
 
-* all satisfy the WHERE (the pushed time range and TAG sets, with nothing left for the rows:
-  a FIELD predicate, or any residual, answers nothing),
+* all satisfy the WHERE: the pushed time range and TAG sets, and a residual (a FIELD
+  predicate) that the device's own statistics prove TRUE on every row
+  (:meth:`~tsfile_catalog.metadata.expressions.pruning.PartEvaluator.device_verdict`),
 * all fall into ONE bucket of the spec (the bucket of its ``min_time`` equals that of its
   ``max_time``; buckets are monotone in time), and
 * have statistics holding every state the spec needs (a missing or inexact statistic: read it)
@@ -13,7 +14,9 @@ merges however many rows a group gets. So a device of a part whose rows
   :mod:`~tsfile_catalog.metadata.key_reads`)
 
 contributes exactly one partial row, computed here from its
-:class:`~tsfile_catalog.metadata.stats.DeviceStats`, and is left out of the slices read.
+:class:`~tsfile_catalog.metadata.stats.DeviceStats`, and is left out of the slices read. A
+device whose statistics prove that no row satisfies the residual contributes nothing and is
+left out too (``skipped``).
 
 The rows hold raw-domain values in :attr:`PartialSpec.output_names` order, the values the read
 path's partial rows hold for the same device (``table/partial_aggregates.py``): counts, exact
@@ -26,18 +29,23 @@ earlier), as :mod:`~tsfile_catalog.metadata.stats_aggregates` reasons for ``min_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from tsfile_catalog.metadata.expressions.model import INT64_MAX, INT64_MIN
+from tsfile_catalog.metadata.expressions.pruning import PartEvaluator
 from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
-from tsfile_catalog.metadata.slices import FileSlice, MergeRead, ReadSlice, merged_devices
+from tsfile_catalog.metadata.slices import (
+    MergeRead,
+    merged_devices,
+    without_devices,
+)
 from tsfile_catalog.metadata.stats import DeviceStats, SeriesStats, StatValue
 
-__all__ = ["BucketsOf", "StatsSplit", "split_by_stats", "narrow_slices"]
+__all__ = ["BucketsOf", "StatsSplit", "split_by_stats"]
 
 # The buckets of raw times (the same function the read path applies to rows).
 BucketsOf = Callable[[Sequence[int]], Sequence[int]]
@@ -57,18 +65,20 @@ class _Unknown(Exception):
 @dataclass(frozen=True, slots=True)
 class StatsSplit:
     """``rows``: one partial row per answered (part, device) pair, named in ``pairs`` (part
-    path, device TAG values as recorded) at the same index; ``parts``: what is left to read,
-    the parts with their answered devices removed (parts left with none are dropped)."""
+    path, device TAG values as recorded) at the same index; ``skipped``: the pairs no row of
+    which satisfies the WHERE (no partial row); ``parts``: what is left to read, the parts
+    with their answered and skipped devices removed (parts left with none are dropped)."""
 
     rows: tuple[tuple[object, ...], ...]
     pairs: tuple[tuple[str, Tags], ...]
     parts: tuple[PartFile, ...]
+    skipped: tuple[tuple[str, Tags], ...] = ()
 
     @property
     def narrowed(self) -> frozenset[str]:
         """The paths of the parts that lost devices: their slices must name the devices they
-        still read (see :func:`narrow_slices`)."""
-        return frozenset(path for path, _ in self.pairs)
+        still read (see :func:`~tsfile_catalog.metadata.slices.narrow_slices`)."""
+        return frozenset(path for path, _ in (*self.pairs, *self.skipped))
 
 
 def split_by_stats(
@@ -82,11 +92,16 @@ def split_by_stats(
 ) -> StatsSplit:
     """Split the planned ``parts`` (already pruned by ``pushdown``) into partial rows answered
     from statistics and the parts still to read. ``buckets_of`` maps raw times to the spec's
-    buckets (required when it has one); the devices ``merges`` read are never answered."""
-    nothing = StatsSplit((), (), tuple(parts))
-    if pushdown.residual is not None or pushdown.empty:
-        return nothing
+    buckets (required when it has one); the devices ``merges`` read are never answered nor
+    skipped."""
+    if pushdown.empty:
+        return StatsSplit((), (), tuple(parts))
+    residual = None if pushdown.residual is None else PartEvaluator(pushdown.residual, schema)
     merged = merged_devices(merges)
+    index = {name: i for i, name in enumerate(schema.tag_names)}
+    tag_count = len(index)
+    skipped: list[tuple[str, Tags]] = []
+    dropped: dict[str, set[Tags]] = {}  # skipped or answered, by part path
     candidates: list[tuple[PartFile, DeviceStats, Tags, tuple[object, ...]]] = []
     for part in parts:
         taken = merged.get(part.path, frozenset())
@@ -95,8 +110,13 @@ def split_by_stats(
         for device in part.devices or ():
             if device.tags in taken:
                 continue
-            tags = _padded(device.tags, len(schema.tag_names))
-            if not device.row_count or not _inside(schema, device, tags, pushdown):
+            verdict = True if residual is None else residual.device_verdict(part, device)
+            if verdict is False:
+                skipped.append((part.path, device.tags))
+                dropped.setdefault(part.path, set()).add(device.tags)
+                continue
+            tags = _padded(device.tags, tag_count)
+            if not verdict or not device.row_count or not _inside(index, device, tags, pushdown):
                 continue
             try:
                 states = tuple(_state(schema, s, device, tags) for s in spec.states)
@@ -104,7 +124,7 @@ def split_by_stats(
                 continue
             candidates.append((part, device, tags, states))
     if not candidates:
-        return nothing
+        return StatsSplit((), (), tuple(without_devices(parts, dropped)), tuple(skipped))
     bucket_values: Sequence[int | None] = [None] * len(candidates)
     if spec.bucket is not None:
         assert buckets_of is not None, "a bucketed spec needs its bucket function"
@@ -114,50 +134,18 @@ def split_by_stats(
             found[2 * i] if found[2 * i] == found[2 * i + 1] else None
             for i in range(len(candidates))
         ]
-    index = {name: i for i, name in enumerate(schema.tag_names)}
     rows: list[tuple[object, ...]] = []
     pairs: list[tuple[str, Tags]] = []
-    answered: dict[str, set[Tags]] = {}
     for (part, device, tags, states), bucket in zip(candidates, bucket_values, strict=True):
         if spec.bucket is not None and bucket is None:
             continue  # straddles a bucket boundary: its rows are read and bucketed
         keys = tuple(tags[index[k]] for k in spec.keys)
         rows.append((*keys, *(() if spec.bucket is None else (bucket,)), *states))
         pairs.append((part.path, device.tags))
-        answered.setdefault(part.path, set()).add(device.tags)
-    return StatsSplit(tuple(rows), tuple(pairs), tuple(_without(parts, answered)))
-
-
-def narrow_slices(
-    groups: Iterable[Sequence[ReadSlice]], parts: Iterable[PartFile], narrowed: frozenset[str]
-) -> list[list[ReadSlice]]:
-    """``groups`` (planned over :attr:`StatsSplit.parts`) with every whole-part slice of a
-    narrowed part restricted to the devices it still has, so no answered device is read
-    (merged slices read no answered device)."""
-    remaining = {p.path: tuple(d.tags for d in p.devices or ()) for p in parts}
-    out = []
-    for group in groups:
-        out.append(
-            [
-                replace(s, devices=remaining[s.path])
-                if isinstance(s, FileSlice) and s.devices is None and s.path in narrowed
-                else s
-                for s in group
-            ]
-        )
-    return out
-
-
-def _without(parts: Sequence[PartFile], answered: Mapping[str, set[Tags]]) -> Iterable[PartFile]:
-    for part in parts:
-        done = answered.get(part.path)
-        if not done:
-            yield part
-            continue
-        devices = tuple(d for d in part.devices or () if d.tags not in done)
-        if devices:
-            rows = sum(d.row_count for d in devices)
-            yield replace(part, devices=devices, row_count=rows)
+        dropped.setdefault(part.path, set()).add(device.tags)
+    return StatsSplit(
+        tuple(rows), tuple(pairs), tuple(without_devices(parts, dropped)), tuple(skipped)
+    )
 
 
 def _padded(tags: Tags, count: int) -> Tags:
@@ -165,11 +153,12 @@ def _padded(tags: Tags, count: int) -> Tags:
     return tags + (None,) * (count - len(tags))
 
 
-def _inside(schema: TableSchema, device: DeviceStats, tags: Tags, pushdown: ScanPushdown) -> bool:
+def _inside(
+    index: Mapping[str, int], device: DeviceStats, tags: Tags, pushdown: ScanPushdown
+) -> bool:
     """Every row of ``device`` satisfies the pushed time range and TAG sets."""
     if not pushdown.time_min <= device.min_time <= device.max_time <= pushdown.time_max:
         return False
-    index = {name: i for i, name in enumerate(schema.tag_names)}
     return all(tags[index[t]] in values for t, values in pushdown.tag_values)
 
 

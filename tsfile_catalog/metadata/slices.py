@@ -10,15 +10,21 @@ The (part, device) slices a ``key.duplicates = last`` table must merge on read
 plain slices and become :class:`MergeSlice` s: one read each, whose rows are resolved by key
 before any FIELD filter. A merge splits only where keys cannot cross (between devices, or
 between time ranges), so every key's rows stay in one :class:`MergeSlice`.
+
+Before slicing, a scan with a predicate drops the (part, device) pairs whose own statistics
+prove that no row matches (:func:`skip_unmatched_devices`): a FIELD filter such as ``v > 29``
+then reads only the devices whose range reaches past 29. A part that lost devices is sliced
+as the rest, and :func:`narrow_slices` then names the devices it still reads.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
+from tsfile_catalog.metadata.expressions.pruning import PartEvaluator
 from tsfile_catalog.metadata.expressions.pushdown import ScanPushdown
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.stats import DeviceStats
@@ -28,6 +34,10 @@ __all__ = [
     "MergeRead",
     "MergeSlice",
     "ReadSlice",
+    "DeviceSkip",
+    "skip_unmatched_devices",
+    "without_devices",
+    "narrow_slices",
     "merged_devices",
     "merge_slices",
     "plan_slices",
@@ -135,6 +145,78 @@ def _unmerged(
         return []
     listed = devices if devices is not None else list(part.devices or ())
     return [d for d in listed if d.tags not in taken]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSkip:
+    """``parts`` less the devices named in ``skipped`` (part path, TAG values as recorded);
+    parts left with no device are dropped."""
+
+    parts: tuple[PartFile, ...]
+    skipped: tuple[tuple[str, Tags], ...]
+
+    @property
+    def narrowed(self) -> frozenset[str]:
+        """The paths of the parts that lost devices (see :func:`narrow_slices`)."""
+        return frozenset(path for path, _ in self.skipped)
+
+
+def skip_unmatched_devices(
+    parts: Sequence[PartFile], evaluator: PartEvaluator, *, merges: Sequence[MergeRead]
+) -> DeviceSkip:
+    """``parts`` without the devices whose statistics prove that no row satisfies the
+    evaluator's predicate (:meth:`PartEvaluator.device_might_match`). Devices a merge reads
+    stay: a row that fails the predicate may still hide an older row by its key."""
+    merged = merged_devices(merges)
+    skipped: list[tuple[str, Tags]] = []
+    dropped: dict[str, set[Tags]] = {}
+    for part in parts:
+        taken = merged.get(part.path, frozenset())
+        if taken is None:
+            continue
+        for device in part.devices or ():
+            if device.tags not in taken and not evaluator.device_might_match(part, device):
+                skipped.append((part.path, device.tags))
+                dropped.setdefault(part.path, set()).add(device.tags)
+    if not skipped:
+        return DeviceSkip(tuple(parts), ())
+    return DeviceSkip(tuple(without_devices(parts, dropped)), tuple(skipped))
+
+
+def without_devices(
+    parts: Iterable[PartFile], dropped: Mapping[str, set[Tags]]
+) -> Iterable[PartFile]:
+    """``parts`` less the ``dropped`` devices of each (by path), row counts adjusted; a part
+    left with no device is dropped."""
+    for part in parts:
+        done = dropped.get(part.path)
+        if not done:
+            yield part
+            continue
+        devices = tuple(d for d in part.devices or () if d.tags not in done)
+        if devices:
+            rows = sum(d.row_count for d in devices)
+            yield replace(part, devices=devices, row_count=rows)
+
+
+def narrow_slices(
+    groups: Iterable[Sequence[ReadSlice]], parts: Iterable[PartFile], narrowed: frozenset[str]
+) -> list[list[ReadSlice]]:
+    """``groups`` (planned over ``parts``, some of which lost devices) with every whole-part
+    slice of a ``narrowed`` part restricted to the devices it still has, so no device left
+    out is read (merged slices read none of them)."""
+    remaining = {p.path: tuple(d.tags for d in p.devices or ()) for p in parts}
+    out = []
+    for group in groups:
+        out.append(
+            [
+                replace(s, devices=remaining[s.path])
+                if isinstance(s, FileSlice) and s.devices is None and s.path in narrowed
+                else s
+                for s in group
+            ]
+        )
+    return out
 
 
 def matching_devices(
@@ -296,6 +378,40 @@ def rows_per_partition(
     minimum: int = MIN_PARTITION_ROWS,
 ) -> int:
     """The ``target_rows`` that spreads the rows ``pushdown`` keeps of ``parts`` over about
-    ``partitions`` partitions (one per core), but never below ``minimum`` rows each."""
-    total = sum(estimated_rows(p, matching_devices(p, pushdown, tag_names)) for p in parts)
-    return max(minimum, math.ceil(total / max(1, partitions)))
+    ``partitions`` partitions (one per core), but never below ``minimum`` rows each.
+
+    That is a core's share of the rows, raised (by less than the largest part packed whole)
+    until :func:`plan_slices`' packing, which closes a partition before the part that would
+    overflow it, leaves no small partition over after ``partitions`` of them: such an extra
+    task runs after the others on a busy core.
+    """
+    ordered = sorted(parts, key=lambda p: p.path)  # plan_slices' order
+    sizes = [estimated_rows(p, matching_devices(p, pushdown, tag_names)) for p in ordered]
+    target = max(minimum, math.ceil(sum(sizes) / max(1, partitions)))
+    if partitions <= 1 or _packed(sizes, target) <= partitions:
+        return target
+    # With room for one more part than a share, every closed partition holds more than a
+    # share, so at most ``partitions`` are closed: search between the two.
+    low, high = target, target + max((n for n in sizes if n <= target), default=0)
+    while low < high:
+        middle = (low + high) // 2
+        if _packed(sizes, middle) <= partitions:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _packed(sizes: Sequence[int], target: int) -> int:
+    """The partitions :func:`plan_slices` packs parts of ``sizes`` rows into (parts above
+    ``target``, which it splits, each count once)."""
+    count, pending = 0, 0
+    for size in sizes:
+        if size > target:
+            count += 1
+            continue
+        if pending and pending + size > target:
+            count += 1
+            pending = 0
+        pending += size
+    return count + (1 if pending else 0)

@@ -26,11 +26,11 @@ from tsfile_catalog.metadata.expressions import (
     Or,
     Scalar,
 )
-from tsfile_catalog.metadata.expressions.pruning import might_match, prune
+from tsfile_catalog.metadata.expressions.pruning import PartEvaluator, might_match, prune
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import plan_scan
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
-from tsfile_catalog.metadata.stats import DeviceStats, FieldStats, TagStats
+from tsfile_catalog.metadata.stats import DeviceStats, FieldStats, SeriesStats, TagStats
 
 SCHEMA = TableSchema.of(
     "t",
@@ -445,3 +445,56 @@ def test_a_part_with_a_matching_row_is_never_pruned(
     if any(evaluate(expr, r) is True for r in rows):
         assert might_match(expr, part, SCHEMA)
         assert prune([part], expr, SCHEMA) == ([part], [])
+
+
+# -- property: per-device FIELD statistics skip and answer devices exactly -----------------------
+
+
+def series_from_rows(rows: Sequence[Row], name: str) -> SeriesStats:
+    """A device's statistics of FIELD ``name`` as the TsFile reader keeps them: the non-null
+    count, and min/max only when exact under Spark's order (none when a NaN is among the
+    values; BOOLEAN bounds from the number of true values)."""
+    values = [r[name] for r in rows if r[name] is not None]
+    if not values:
+        return SeriesStats(0)
+    if any(isinstance(v, float) and math.isnan(v) for v in values):
+        return SeriesStats(len(values))
+    return SeriesStats(len(values), min=min(values), max=max(values))
+
+
+def part_with_device_fields(rows: Sequence[Row]) -> PartFile:
+    """``part_from_rows`` with each device's own FIELD statistics."""
+    part = part_from_rows(rows)
+    devices = []
+    for device in part.devices or ():
+        mine = [r for r in rows if (r["t1"], r["t2"]) == device.tags]
+        devices.append(replace(device, fields={f: series_from_rows(mine, f) for f in FIELDS}))
+    return replace(part, devices=tuple(devices))
+
+
+@settings(max_examples=500, deadline=None)
+@given(rows=rows_strategy, expr=predicates)
+def test_device_statistics_skip_only_devices_without_a_match_and_answer_only_full_ones(
+    rows: list[Row], expr: Expr
+) -> None:
+    part = part_with_device_fields(rows)
+    evaluator = PartEvaluator(expr, SCHEMA)
+    for device in part.devices or ():
+        results = [evaluate(expr, r) for r in rows if (r["t1"], r["t2"]) == device.tags]
+        verdict = evaluator.device_verdict(part, device)
+        assert evaluator.device_might_match(part, device) == (verdict is not False)
+        if True in results:
+            assert verdict is not False
+        if verdict is True:
+            assert all(v is True for v in results)
+
+
+def test_device_statistics_decide_a_field_predicate() -> None:
+    rows = [row(1, t2="x", d=1.0), row(2, t2="x", d=2.0), row(1, t2="y", d=30.0)]
+    rows += [row(1, t2="z", d=31.0), row(2, t2="z", d=None), row(1, t2="n", d=math.nan)]
+    part = part_with_device_fields(rows)
+    evaluator = PartEvaluator(Compare("d", ">", 29.0, as_double=True), SCHEMA)
+    by_device = {d.tags[1]: d for d in part.devices or ()}
+    verdicts = {t: evaluator.device_verdict(part, d) for t, d in by_device.items()}
+    # x: max 2 (no row); y: min 30 (every row); z: a NULL row fails; n: NaN > 29 may hold.
+    assert verdicts == {"x": False, "y": True, "z": None, "n": None}

@@ -9,11 +9,20 @@ When a part lists its devices, a predicate that passes the part-level check and 
 or ``time`` is re-evaluated per device, with that device's exact TAG values and time range: a
 part holding ``(a, x)`` and ``(b, y)`` cannot match ``t1 = 'a' AND t2 = 'y'``.
 
+A scan can go further, one (part, device) pair at a time, with the device's own FIELD
+statistics (:class:`~tsfile_catalog.metadata.stats.SeriesStats`):
+:meth:`PartEvaluator.device_might_match` tells a device none of whose rows can match (a scan
+skips it), :meth:`PartEvaluator.device_verdict` also one all of whose rows match (a
+pre-aggregating scan may answer it from statistics). Planning itself stays at part level, so
+it decodes no per-device FIELD statistics.
+
 Stats contract (what writers must guarantee): ``TagStats.has_null`` and ``values`` are exact,
 ``min``/``max`` bound every non-null value, ``FieldStats.null_count`` is exact when present, and
 FIELD min/max bound every non-null value (None when unknown) except NaN: no statistic proves a
 FLOAT or DOUBLE column free of NaN, so a part holding values may always hold NaN, which Spark
-orders above every number (``x > 5`` and ``NOT (x < 5)`` keep it).
+orders above every number (``x > 5`` and ``NOT (x < 5)`` keep it). A device's
+``SeriesStats`` are stricter: their min/max are Spark's exact min/max (None, or NaN, when a NaN
+is among the values), so a numeric max proves the device free of NaN.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from tsfile_catalog.metadata.expressions.model import (
 )
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
-from tsfile_catalog.metadata.stats import DeviceStats
+from tsfile_catalog.metadata.stats import DeviceStats, SeriesStats
 
 __all__ = ["might_match", "prune", "PartEvaluator"]
 
@@ -211,7 +220,10 @@ class PartEvaluator:
     """A bound predicate compiled once, evaluated against many parts."""
 
     def __init__(self, expr: Expr | None, schema: TableSchema) -> None:
+        self._expr = expr
         self._test = None if expr is None else _compile(expr, negate=False)
+        self._fails: _Test | None = None  # compiled on first use (device_verdict)
+        self._columns = columns_of(expr)
         self._tag_index = {name: i for i, name in enumerate(schema.tag_names)}
         self._fields = {c.name for c in schema.columns if c.category is Category.FIELD}
         self._floating = {
@@ -242,6 +254,69 @@ class PartEvaluator:
             test(self._device_lookup(device, part_look))
             for device in part.devices
             if device.row_count > 0
+        )
+
+    def device_might_match(self, part: PartFile, device: DeviceStats) -> bool:
+        """False only when the statistics of ``device`` (one of ``part``'s), its FIELD ones
+        included, prove that none of its rows satisfies the predicate."""
+        if self._test is None:
+            return True
+        return device.row_count > 0 and self._test(self._series_lookup(part, device))
+
+    def device_verdict(self, part: PartFile, device: DeviceStats) -> bool | None:
+        """What the statistics of ``device`` prove: False, that no row satisfies the
+        predicate; True, that it is TRUE on every row (never FALSE, never NULL); None,
+        neither.
+
+        No row can be NULL when no column the predicate reads is null in the device (a
+        comparison, IN or IS NULL over non-null values is TRUE or FALSE); then every row is
+        TRUE when none may satisfy the negated predicate (negation is exact, NaN included).
+        """
+        if self._expr is None or self._test is None:
+            return True
+        if device.row_count <= 0:
+            return False
+        look = self._series_lookup(part, device)
+        if not self._test(look):
+            return False
+        if any(look(column).may_have_null for column in self._columns):
+            return None
+        if self._fails is None:
+            self._fails = _compile(self._expr, negate=True)
+        return None if self._fails(look) else True
+
+    def _series_lookup(self, part: PartFile, device: DeviceStats) -> _Lookup:
+        """The device's statistics: its time range and TAG values, its own FIELD statistics
+        where recorded, else the part's."""
+        series = device.fields
+        fields = self._fields
+        memo: dict[str, _Stats] = {}
+
+        def look(column: str) -> _Stats:
+            stats = memo.get(column)
+            if stats is None:
+                own = series.get(column) if series is not None and column in fields else None
+                if own is not None:
+                    stats = self._series_stats(column, own, device.row_count)
+                else:
+                    stats = self._device_stats(device, column)
+                    if stats is None:
+                        stats = self._part_stats(part, column)
+                memo[column] = stats
+            return stats
+
+        return look
+
+    def _series_stats(self, column: str, stats: SeriesStats, rows: int) -> _Stats:
+        has_value = stats.count > 0
+        lo, hi = _bounds(stats.min, stats.max)
+        return _Stats(
+            lo=lo,
+            hi=hi,
+            may_have_value=has_value,
+            may_have_null=stats.count < rows,
+            # A device's max is Spark's (see the module docstring): a number proves no NaN.
+            may_have_nan=column in self._floating and has_value and hi is None,
         )
 
     def _part_stats(self, part: PartFile, column: str) -> _Stats:
@@ -278,17 +353,22 @@ class PartEvaluator:
 
     def _device_lookup(self, device: DeviceStats, part_look: _Lookup) -> _Lookup:
         def look(column: str) -> _Stats:
-            if column == TIME_COLUMN:
-                return _Stats(lo=device.min_time, hi=device.max_time, may_have_null=False)
-            index = self._tag_index.get(column)
-            if index is None:
-                return part_look(column)
-            value = device.tags[index] if index < len(device.tags) else None
-            if value is None:
-                return _Stats(values=frozenset(), may_have_value=False, may_have_null=True)
-            return _Stats(values=frozenset((value,)), may_have_null=False)
+            stats = self._device_stats(device, column)
+            return part_look(column) if stats is None else stats
 
         return look
+
+    def _device_stats(self, device: DeviceStats, column: str) -> _Stats | None:
+        """What ``device`` alone tells of ``time`` or a TAG column (None: another column)."""
+        if column == TIME_COLUMN:
+            return _Stats(lo=device.min_time, hi=device.max_time, may_have_null=False)
+        index = self._tag_index.get(column)
+        if index is None:
+            return None
+        value = device.tags[index] if index < len(device.tags) else None
+        if value is None:
+            return _Stats(values=frozenset(), may_have_value=False, may_have_null=True)
+        return _Stats(values=frozenset((value,)), may_have_null=False)
 
 
 def might_match(expr: Expr | None, part: PartFile, schema: TableSchema) -> bool:
