@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.optimize import DEVICES, QUERIES, _batch, _time_queries, _timed, _write
+from bench.optimize import DEVICES, QUERIES, _batch, _time_queries, _write, timed
 from bench.report import _fmt_s, _load
 from bench.run import machine_info
 
@@ -153,7 +153,7 @@ def _time_dml(spark: SparkSession, data: Path) -> dict[str, dict[str, Any]]:
         catalog.sql(f"CREATE TABLE key_dml USING tsfile LOCATION '{path}'")
         entry: dict[str, Any] = {"description": description, "statement": statement}
         try:
-            entry["seconds"], _ = _timed(lambda s=statement, c=catalog: c.sql(s).collect())
+            entry["seconds"], _ = timed(lambda s=statement, c=catalog: c.sql(s).collect())
         except UnsupportedOperationException as e:
             # Spark's own answer where the catalog does not handle the statement yet.
             entry["not_measured"] = str(e).splitlines()[0]
@@ -188,28 +188,28 @@ def run(
     load = {"start": list(os.getloadavg())}
     try:
         _log(f"writing {appends} appends of {rows} rows, 10% of them re-sent")
-        write_s, resent = _timed(lambda: _write_tables(base, overlap, appends, rows))
+        write_s, resent = timed(lambda: _write_tables(base, overlap, appends, rows))
         recent = appends * rows * 9 // 10
         summary = {"base": _summary(base), "overlap": _summary(overlap)}
         _log(f"{summary['overlap']['merged_slices']} merged slices; timing both tables")
-        timed = {
+        query_times = {
             "base": _time_queries(spark, base, repetitions, recent),
             "overlap": _time_queries(spark, overlap, repetitions, recent),
         }
         optimize_s = {}
         for name, path in (("base", base), ("overlap", overlap)):
-            optimize_s[name], _ = _timed(lambda p=path: open_table(p).maintenance.optimize())
+            optimize_s[name], _ = timed(lambda p=path: open_table(p).maintenance.optimize())
         summary["base_optimized"] = _summary(base)
         summary["optimized"] = _summary(overlap)
         _log("OPTIMIZE done; timing again")
-        timed["base_optimized"] = _time_queries(spark, base, repetitions, recent)
-        timed["optimized"] = _time_queries(spark, overlap, repetitions, recent)
+        query_times["base_optimized"] = _time_queries(spark, base, repetitions, recent)
+        query_times["optimized"] = _time_queries(spark, overlap, repetitions, recent)
         _log("timing UPDATE and MERGE")
         dml = _time_dml(spark, data)
         load["end"] = list(os.getloadavg())
         queries = []
         for qid, description, where, _, _ in QUERIES:
-            runs = {name: timed[name][qid] for name in timed}
+            runs = {name: query_times[name][qid] for name in query_times}
             merge_ratio = runs["overlap"]["median_s"] / runs["base"]["median_s"]
             optimized_ratio = runs["optimized"]["median_s"] / runs["base_optimized"]["median_s"]
             queries.append(
