@@ -363,10 +363,12 @@ class Table:
         unit: TimeUnit = "ms",
         timestamp_as: TimestampAs = "long",
         time_zone: str | None = None,
+        runner: TaskRunner | None = None,
     ) -> UpdateResult:
         """Set columns in the rows where ``where`` (Spark SQL) is TRUE, in one ``UPDATE``
         commit, without Spark: ``table.update({"temp": pc.field("temp") + 1}, "city =
-        'bj'")``.
+        'bj'")``; with ``runner=SparkTasks(spark)`` a ``keep`` table's parts are rewritten
+        in Spark tasks.
 
         The values of ``set`` are literals or ``pyarrow.compute`` expressions over the row
         (raw domain: ``time`` and TIMESTAMP columns as int64 in the table's precision); a
@@ -384,6 +386,7 @@ class Table:
             unit=unit,
             timestamp_as=timestamp_as,
             time_zone=time_zone,
+            runner=runner,
         )
 
     def complete_until(self) -> int | None:
