@@ -1,8 +1,9 @@
 """Rewrite tasks without Spark (real TsFiles): what a task answers survives the JSON trip to
 the driver, a failed attempt leaves nothing staged, and only the adopted attempt's parts are
-committed, the others' staged files going with the job; a DELETE, an UPDATE and a key
-change (UPDATE and MERGE through Catalog.sql, a ``last`` table's DELETE) of many parts pack
-them into fewer tasks and leave the rows and parts the in-process statement leaves."""
+committed, the others' staged files going with the job; a DELETE, an UPDATE, a key change
+(UPDATE and MERGE through Catalog.sql, a ``last`` table's DELETE) and a replaceWhere's
+straddling parts, of many parts, pack them into fewer tasks and leave the rows and parts the
+in-process statement leaves."""
 
 from __future__ import annotations
 
@@ -290,6 +291,29 @@ def test_a_last_delete_over_overlapping_parts_in_tasks_equals_in_process(tmp_pat
     assert done == same and done.num_deleted_rows == 6 and runner.tasks
     assert key_view(spread) == key_view(local)
     assert _layout(spread) == _layout(local)
+
+
+def test_a_replace_where_in_tasks_equals_the_in_process_one(tmp_path: Path) -> None:
+    spread, local = _table(tmp_path / "spread"), _table(tmp_path / "local")
+    # Parts 3-6 and the replay of part 5 straddle it.
+    where = "city = 'c1' AND time >= 300 AND time < 700"
+    data = pa.table(
+        {
+            "time": pa.array([300, 650], pa.int64()),
+            "city": ["c1", "c1"],
+            "temp": pa.array([-1.0, -2.0], pa.float32()),
+        }
+    )
+    runner = _Recorder(slots=2)
+
+    open_table(spread).overwrite(data, where=where, runner=runner)
+    open_table(local).overwrite(data, where=where)
+
+    assert sum(runner.tasks) == 5 and len(runner.tasks) == 2
+    assert key_view(spread) == key_view(local)
+    assert _layout(spread) == _layout(local)
+    assert _history(spread) == _history(local)
+    assert not (Path(spread) / STAGING_DIR).exists()
 
 
 def _bound(table: Table, where: str) -> Expr:
