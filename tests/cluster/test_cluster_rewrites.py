@@ -1,8 +1,8 @@
-"""OPTIMIZE and DELETE spread over a two-executor cluster, tables on local disk and S3: each
-group's rewrite (a DELETE's batch of parts) runs as a Spark task in an executor process
-(started without storage credentials: the task's file IO carries them), the driver commits
-once, and the result equals the in-process rewrite of the same table; a task that fails on
-every attempt commits nothing."""
+"""OPTIMIZE, DELETE and UPDATE spread over a two-executor cluster, tables on local disk and
+S3: each group's rewrite (a DELETE's or UPDATE's batch of parts) runs as a Spark task in an
+executor process (started without storage credentials: the task's file IO carries them),
+the driver commits once, and the result equals the in-process rewrite of the same table; a
+task that fails on every attempt commits nothing."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from tests.cluster.helpers import CLUSTER_TESTS, ClusterTable
 from tests.table.helpers import SCHEMA, fill_small_parts, key_view
 from tsfile_catalog import Catalog
-from tsfile_catalog.datasource.rewrite_tasks import SparkTasks, job_group
+from tsfile_catalog.datasource.rewrite_tasks import DISTRIBUTED_REWRITES, SparkTasks, job_group
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.table import STAGING_DIR, create_table, open_table
 
@@ -139,3 +139,41 @@ def test_catalog_delete_on_executors(
     stages = [tracker.getStageInfo(s) for s in info.stageIds]
     tasks = sum(s.numCompletedTasks for s in stages if s is not None)
     assert cluster_spark.sparkContext.defaultParallelism <= tasks < row.num_files_rewritten
+
+
+def test_catalog_update_on_executors(
+    cluster_spark: SparkSession, cluster_table: ClusterTable
+) -> None:
+    options = cluster_table.storage_options
+    catalog = Catalog(
+        cluster_spark, cluster_table.url("warehouse"), storage_options=options, register_views=False
+    )
+    create = (
+        "CREATE TABLE {} (time BIGINT, city STRING, temp FLOAT) USING tsfile "
+        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
+    )
+    catalog.sql(create.format("t"))
+    catalog.sql(create.format("u"))
+    spread, local = cluster_table.url("warehouse/t"), cluster_table.url("warehouse/u")
+    fill_small_parts(spread, options)
+    fill_small_parts(local, options)
+    update = "UPDATE {} SET temp = temp + 1000 WHERE city = 'c1' AND time % 100 < 5"
+
+    row = catalog.sql(update.format("t")).collect()[0]
+    cluster_spark.conf.set(DISTRIBUTED_REWRITES, "false")
+    try:
+        same = catalog.sql(update.format("u")).collect()[0]
+    finally:
+        cluster_spark.conf.unset(DISTRIBUTED_REWRITES)
+
+    assert row.num_affected_rows == same.num_affected_rows > 0
+    assert key_view(spread, storage_options=options) == key_view(local, storage_options=options)
+    assert _layout(spread, options) == _layout(local, options)
+    job = open_table(spread, storage_options=options).history(limit=1)[0]
+    tracker = cluster_spark.sparkContext.statusTracker()
+    (spark_job,) = tracker.getJobIdsForGroup(job_group(job.operation_parameters["job"]))
+    info = tracker.getJobInfo(spark_job)
+    assert info is not None and info.status == "SUCCEEDED"
+    stages = [tracker.getStageInfo(s) for s in info.stageIds]
+    assert sum(s.numCompletedTasks for s in stages if s is not None) >= 2
+    assert not FileIO(spread, options).exists(join_url(spread, STAGING_DIR))

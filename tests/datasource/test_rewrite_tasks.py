@@ -1,4 +1,5 @@
-"""OPTIMIZE's groups and DELETE's batches of parts as Spark tasks on the shared local session:
+"""OPTIMIZE's groups and the batches of parts DELETE and UPDATE rewrite (from Python and from
+Catalog.sql) as Spark tasks on the shared local session:
 the same parts and rows as the in-process rewrite, the work in Spark's Python workers, fewer
 tasks than parts for a DELETE of many small parts, and a failed task commits nothing."""
 
@@ -8,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import pytest
 from pyspark.sql import SparkSession
 
@@ -194,3 +196,57 @@ def test_catalog_delete_as_in_process(spark: SparkSession, tmp_path: Path) -> No
     assert _layout(url) == _layout(local)
     job = open_table(url).history(limit=1)[0].operation_parameters["job"]
     assert len(spark.sparkContext.statusTracker().getJobIdsForGroup(job_group(job))) == 1
+
+
+def test_an_update_rewrites_parts_in_spark_tasks_as_the_driver_does(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    spread, local = _twin(tmp_path, "spread", "keep"), _twin(tmp_path, "local", "keep")
+    # The pyarrow expression travels to the Python workers inside each task.
+    set = {"temp": pc.field("temp") * -1}
+
+    runner = SparkTasks(spark)
+    done = open_table(spread).update(set, "city = 'c2'", runner=runner)
+    same = open_table(local).update(set, "city = 'c2'")
+
+    assert done == same and done.files_removed == 14
+    assert key_view(spread) == key_view(local)
+    assert sorted(r[2] for r in key_view(spread) if r[1] == "c2")[-1] <= 0
+    assert _layout(spread) == _layout(local)
+    assert spark.sparkContext.defaultParallelism <= len(runner.workers) < done.files_removed
+    assert all(int(w.rsplit(":", 1)[1]) != os.getpid() for w in runner.workers)
+    assert not (tmp_path / "spread" / STAGING_DIR).exists()
+
+
+def test_catalog_update_rewrites_parts_in_spark_tasks(spark: SparkSession, tmp_path: Path) -> None:
+    """Catalog.sql's UPDATE of a keep table: the parts holding the changed keys (the
+    replayed ones in two parts each) are rewritten in Spark tasks, as with the conf off."""
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format("keep"))
+    catalog.sql(_CREATE.format("keep").replace("TABLE t ", "TABLE u "))
+    spread, local = str(tmp_path / "warehouse" / "t"), str(tmp_path / "warehouse" / "u")
+    fill_small_parts(spread)
+    fill_small_parts(local)
+    update = "UPDATE {} SET temp = temp + 1000 WHERE city = 'c1' AND time % 100 < 5"
+
+    row = catalog.sql(update.format("t")).collect()[0]
+    spark.conf.set(DISTRIBUTED_REWRITES, "false")
+    try:
+        same = catalog.sql(update.format("u")).collect()[0]
+    finally:
+        spark.conf.unset(DISTRIBUTED_REWRITES)
+
+    assert row.num_affected_rows == same.num_affected_rows == 70
+    assert key_view(spread) == key_view(local)
+    assert _layout(spread) == _layout(local)
+    jobs = [
+        open_table(url).history(limit=1)[0].operation_parameters["job"] for url in (spread, local)
+    ]
+    tracker = spark.sparkContext.statusTracker()
+    assert tracker.getJobIdsForGroup(job_group(jobs[1])) == []
+    (spark_job,) = tracker.getJobIdsForGroup(job_group(jobs[0]))
+    info = tracker.getJobInfo(spark_job)
+    assert info is not None and info.status == "SUCCEEDED"
+    stages = [tracker.getStageInfo(s) for s in info.stageIds]
+    assert sum(s.numCompletedTasks for s in stages if s is not None) >= 2
+    assert not (Path(spread) / STAGING_DIR).exists()

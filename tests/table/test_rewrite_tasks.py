@@ -1,7 +1,9 @@
 """Rewrite tasks without Spark (real TsFiles): what a task answers survives the JSON trip to
 the driver, a failed attempt leaves nothing staged, and only the adopted attempt's parts are
-committed, the others' staged files going with the job; a DELETE of many parts packs them
-into fewer tasks and leaves the rows and parts the in-process DELETE leaves."""
+committed, the others' staged files going with the job; a DELETE, an UPDATE, a key change
+(UPDATE and MERGE through Catalog.sql, a ``last`` table's DELETE) and a replaceWhere's
+straddling parts, of many parts, pack them into fewer tasks and leave the rows and parts the
+in-process statement leaves."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from tests.table.helpers import SCHEMA, fill_small_parts, key_view
@@ -17,11 +21,19 @@ from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.table import STAGING_DIR, Table, create_table, open_table
+from tsfile_catalog.table.keyed import commit_key_change, keys_of
 from tsfile_catalog.table.optimize import bind_exact
-from tsfile_catalog.table.rewrite import PartStager, RewriteJob, StagedFile, TableParts
+from tsfile_catalog.table.rewrite import (
+    PartStager,
+    RewriteJob,
+    StagedFile,
+    TableParts,
+    Without,
+    read_part_rows,
+)
 from tsfile_catalog.table.rewrite_tasks import (
     CompactionTask,
-    RemovalTask,
+    CopyOnWriteTask,
     RewriteTask,
     TaskOutcome,
     for_reading,
@@ -122,7 +134,7 @@ class _Recorder:
     def __call__(self, tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
         out = []
         for task in tasks:
-            assert isinstance(task, RemovalTask)
+            assert isinstance(task, CopyOnWriteTask)
             self.tasks.append(len(task.parts))
             schema = task.table.schema
             out.append(outcome_from_json(outcome_to_json(task.run(), schema), schema))
@@ -163,10 +175,10 @@ def test_a_removal_task_rewrites_each_part_into_its_own(tmp_path: Path) -> None:
     emptied = parts[11]  # times 1100-1119: every row matches
     batch = (parts[3], parts[4], emptied, parts[0])  # part 0 holds no temp from 300 on
     with RewriteJob(table) as job:
-        task = RemovalTask(
+        task = CopyOnWriteTask(
             TableParts.of(table),
             tuple(for_reading(p) for p in batch),
-            _bound(table, _WHERE),
+            Without(_bound(table, _WHERE)),
             job.settings,
             job.job,
             3,
@@ -186,10 +198,10 @@ def test_a_failed_batch_removes_what_its_earlier_parts_staged(tmp_path: Path) ->
     table = open_table(url)
     parts = table.parts()
     with RewriteJob(table) as job:
-        task = RemovalTask(
+        task = CopyOnWriteTask(
             TableParts.of(table),
             tuple(for_reading(p) for p in (parts[3], parts[4], parts[5])),
-            _bound(table, _WHERE),
+            Without(_bound(table, _WHERE)),
             job.settings,
             job.job,
             0,
@@ -199,6 +211,109 @@ def test_a_failed_batch_removes_what_its_earlier_parts_staged(tmp_path: Path) ->
             task.run(attempt=1)
         assert not (Path(url) / STAGING_DIR).exists(), "parts 3 and 4's rewrites went too"
     assert open_table(url).version == table.version
+
+
+def _history(url: str) -> tuple[Any, ...]:
+    info = open_table(url).history(limit=1)[0]
+    parameters = {k: v for k, v in info.operation_parameters.items() if k != "job"}
+    return str(info.operation), parameters
+
+
+@pytest.mark.parametrize(
+    ("set", "where"),
+    [
+        ({"temp": pc.field("temp") * -1}, _WHERE),
+        ({"temp": 7.5}, None),
+    ],
+    ids=["expression", "every-row"],
+)
+def test_an_update_in_tasks_equals_the_in_process_update(
+    tmp_path: Path, set: dict[str, Any], where: str | None
+) -> None:
+    spread, local = _table(tmp_path / "spread"), _table(tmp_path / "local")
+    runner = _Recorder(slots=2)
+
+    done = open_table(spread).update(set, where, runner=runner)
+    same = open_table(local).update(set, where)
+
+    assert done == same and done.version is not None and done.files_added >= 6
+    assert 2 <= len(runner.tasks) < done.files_added
+    assert key_view(spread) == key_view(local) != key_view(_table(tmp_path / "before"))
+    assert _layout(spread) == _layout(local)
+    assert _history(spread) == _history(local)
+    assert not (Path(spread) / STAGING_DIR).exists()
+
+
+@pytest.mark.parametrize("key", ["keep", "last"])
+def test_a_key_change_in_tasks_equals_the_in_process_one(tmp_path: Path, key: str) -> None:
+    """What Catalog.sql's UPDATE and MERGE commit: keys removed from every part holding
+    them (in a keep table, the replayed keys from two parts each), the new rows added."""
+    spread, local = _table(tmp_path / "spread", key), _table(tmp_path / "local", key)
+    table = open_table(spread)
+    rows = pa.concat_tables([read_part_rows(table, p) for p in table.parts()])
+    changed = rows.filter(pc.or_(pc.less(rows["time"], 30), pc.equal(rows["city"], "c2")))
+    keys = keys_of(changed, table.schema)
+    new_rows = keys.append_column("temp", pa.array([-1.0] * keys.num_rows, pa.float32()))
+    runner = _Recorder(slots=2)
+
+    done = commit_key_change(
+        open_table(spread),
+        new_rows=new_rows,
+        remove=keys,
+        operation=Operation.MERGE,
+        parameters={},
+        runner=runner,
+    )
+    same = commit_key_change(
+        open_table(local), new_rows=new_rows, remove=keys, operation=Operation.MERGE, parameters={}
+    )
+
+    assert (done.rows_removed, done.rows_added, done.files_removed, done.files_added) == (
+        same.rows_removed,
+        same.rows_added,
+        same.files_removed,
+        same.files_added,
+    )
+    assert done.files_removed == 14 and 2 <= len(runner.tasks) < done.files_removed
+    assert key_view(spread) == key_view(local)
+    assert _layout(spread) == _layout(local)
+    assert not (Path(spread) / STAGING_DIR).exists()
+
+
+def test_a_last_delete_over_overlapping_parts_in_tasks_equals_in_process(tmp_path: Path) -> None:
+    spread, local = _table(tmp_path / "spread", "last"), _table(tmp_path / "local", "last")
+    where = "temp = 0.5 OR temp = 510.5"  # only the replays' newest rows match
+    runner = _Recorder(slots=2)
+
+    done = open_table(spread).delete(where, runner=runner)
+    same = open_table(local).delete(where)
+
+    assert done == same and done.num_deleted_rows == 6 and runner.tasks
+    assert key_view(spread) == key_view(local)
+    assert _layout(spread) == _layout(local)
+
+
+def test_a_replace_where_in_tasks_equals_the_in_process_one(tmp_path: Path) -> None:
+    spread, local = _table(tmp_path / "spread"), _table(tmp_path / "local")
+    # Parts 3-6 and the replay of part 5 straddle it.
+    where = "city = 'c1' AND time >= 300 AND time < 700"
+    data = pa.table(
+        {
+            "time": pa.array([300, 650], pa.int64()),
+            "city": ["c1", "c1"],
+            "temp": pa.array([-1.0, -2.0], pa.float32()),
+        }
+    )
+    runner = _Recorder(slots=2)
+
+    open_table(spread).overwrite(data, where=where, runner=runner)
+    open_table(local).overwrite(data, where=where)
+
+    assert sum(runner.tasks) == 5 and len(runner.tasks) == 2
+    assert key_view(spread) == key_view(local)
+    assert _layout(spread) == _layout(local)
+    assert _history(spread) == _history(local)
+    assert not (Path(spread) / STAGING_DIR).exists()
 
 
 def _bound(table: Table, where: str) -> Expr:

@@ -1,7 +1,8 @@
-"""Running a rewrite's tasks as Spark tasks: OPTIMIZE and DELETE spread over the executors.
+"""Running a rewrite's tasks as Spark tasks: OPTIMIZE, DELETE, UPDATE and MERGE spread over
+the executors.
 
 :class:`SparkTasks` is a :class:`~tsfile_catalog.table.rewrite_tasks.TaskRunner`: one Spark
-task per rewrite group (OPTIMIZE) or batch of rewritten parts (DELETE, at least
+task per rewrite group (OPTIMIZE) or batch of rewritten parts (DELETE, UPDATE, MERGE, at least
 ``defaultParallelism`` batches when there are that many parts), each reading its parts
 through the shared read path and staging its new parts under its own
 ``_staging/<job>/<task>-<attempt>/`` folder, as the batch writer's tasks do. Storage options
@@ -29,7 +30,7 @@ from tsfile_catalog.table.rewrite_tasks import (
 
 __all__ = ["DISTRIBUTED_REWRITES", "SparkTasks", "distributed_rewrites"]
 
-# Whether Catalog.sql's OPTIMIZE and DELETE run their rewrites as Spark tasks (default
+# Whether Catalog.sql's OPTIMIZE, DELETE, UPDATE and MERGE rewrite parts in Spark tasks (default
 # true); "false" keeps the rewrite in the driver process, as without a session.
 DISTRIBUTED_REWRITES = "spark.tsfile.distributedRewrites.enabled"
 

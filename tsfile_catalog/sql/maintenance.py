@@ -3,7 +3,8 @@
 As :mod:`tsfile_catalog.sql.commands`, one function per statement, taking the catalog's
 :class:`~tsfile_catalog.sql.query.Tables` and the parsed statement and answering with a small
 DataFrame; the work is the table layer's verbs. :func:`rewrite_args` is how every rewrite
-(OPTIMIZE, DELETE, UPDATE, MERGE) writes and binds for a registered table.
+(OPTIMIZE, DELETE, UPDATE, MERGE) writes and binds for a registered table, and
+:func:`rewrite_runner` where its parts are rewritten.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "optimize_table",
     "restore_table",
     "rewrite_args",
+    "rewrite_runner",
     "vacuum",
 ]
 
@@ -57,7 +59,7 @@ def rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
     }
 
 
-def _runner(tables: Tables) -> SparkTasks | None:
+def rewrite_runner(tables: Tables) -> SparkTasks | None:
     """Where a rewrite's groups or parts run: as Spark tasks, each staging its parts, unless
     switched off (then in this process); this process commits once either way."""
     return SparkTasks(tables.spark) if distributed_rewrites(tables.spark) else None
@@ -68,7 +70,7 @@ def optimize_table(tables: Tables, statement: Optimize) -> DataFrame:
     done = optimize(
         tables.open(entry),
         where=statement.where,
-        runner=_runner(tables),
+        runner=rewrite_runner(tables),
         **rewrite_args(tables, entry),
     )
     tables.refresh_view(entry)
@@ -81,7 +83,10 @@ def delete_rows(tables: Tables, statement: Delete) -> DataFrame:
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
     removed = delete(
-        tables.open(entry), statement.where, runner=_runner(tables), **rewrite_args(tables, entry)
+        tables.open(entry),
+        statement.where,
+        runner=rewrite_runner(tables),
+        **rewrite_args(tables, entry),
     )
     tables.refresh_view(entry)
     return tables.result(inspect.delete_result(removed))

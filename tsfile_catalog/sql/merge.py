@@ -13,6 +13,11 @@ version (:func:`~tsfile_catalog.table.keyed.commit_key_change`):
   holds them, copy-on-write with their key sequences kept, and gets the rows of those keys
   as they are after the statement (changed and unchanged) as new parts.
 
+The parts losing keys are rewritten as Spark tasks (``spark.tsfile.distributedRewrites.enabled``,
+:func:`~tsfile_catalog.sql.maintenance.rewrite_runner`), each task given the changed keys;
+the new rows, which Spark computed and the driver collected, are staged by the driver (their
+split into parts, :func:`~tsfile_catalog.formats.tsfile.split_duplicates`, is over all of them).
+
 The table key is (TAG values, time): a MERGE's ON must equate each of its columns between
 target and source (:func:`pinned_key`), and neither statement may SET them.
 """
@@ -35,7 +40,7 @@ from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql import dml, table_options
-from tsfile_catalog.sql.maintenance import rewrite_args
+from tsfile_catalog.sql.maintenance import rewrite_args, rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.statements import (
@@ -136,6 +141,7 @@ def update(tables: Tables, statement: Update) -> DataFrame:
             "numUpdatedRows": str(updated),
         },
         settings=rewrite_args(tables, entry)["settings"],
+        runner=rewrite_runner(tables),
     )
     tables.refresh_view(entry)
     return tables.result(Result("num_affected_rows bigint", [(updated,)]))
@@ -277,6 +283,7 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
             "numInsertedRows": str(outcome.inserted),
         },
         settings=rewrite_args(tables, entry)["settings"],
+        runner=rewrite_runner(tables),
     )
     tables.refresh_view(entry)
     affected = outcome.updated + outcome.deleted + outcome.inserted

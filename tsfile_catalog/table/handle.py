@@ -281,17 +281,19 @@ class Table:
         *,
         where: str | None = None,
         options: Mapping[str, Any] | None = None,
+        runner: TaskRunner | None = None,
     ) -> None:
         """Replace this table's rows with ``data`` in one commit, without Spark; with
         ``where``, only the rows matching it (the writer's ``replaceWhere``: every row of
-        ``data`` must match, parts straddling it are rewritten without the matching rows).
+        ``data`` must match, parts straddling it are rewritten without the matching rows,
+        in Spark tasks given ``runner=SparkTasks(spark)``, here otherwise).
 
         Raises:
             DataError: a row of ``data`` outside ``where``; nothing was committed.
             TableNotFoundError: this table is no longer at its location.
             (and as :func:`tsfile_catalog.write_table`)
         """
-        self._write(data, options, overwrite=True, where=where)
+        self._write(data, options, overwrite=True, where=where, runner=runner)
 
     def _write(
         self,
@@ -300,6 +302,7 @@ class Table:
         *,
         overwrite: bool,
         where: str | None,
+        runner: TaskRunner | None = None,
     ) -> None:
         # Imported here: writing imports pyarrow and the TsFile writer, which opening a
         # table never needs.
@@ -310,7 +313,7 @@ class Table:
         parsed = replace(
             parsed, storage_options={**self._io.storage_options, **parsed.storage_options}
         )
-        write_rows(parsed, data, table=self.latest(), overwrite=overwrite)
+        write_rows(parsed, data, table=self.latest(), overwrite=overwrite, runner=runner)
 
     def latest(self) -> Table:
         """The latest version of this table (a new handle; this one stays as it is).
@@ -363,10 +366,12 @@ class Table:
         unit: TimeUnit = "ms",
         timestamp_as: TimestampAs = "long",
         time_zone: str | None = None,
+        runner: TaskRunner | None = None,
     ) -> UpdateResult:
         """Set columns in the rows where ``where`` (Spark SQL) is TRUE, in one ``UPDATE``
         commit, without Spark: ``table.update({"temp": pc.field("temp") + 1}, "city =
-        'bj'")``.
+        'bj'")``; with ``runner=SparkTasks(spark)`` a ``keep`` table's parts are rewritten
+        in Spark tasks.
 
         The values of ``set`` are literals or ``pyarrow.compute`` expressions over the row
         (raw domain: ``time`` and TIMESTAMP columns as int64 in the table's precision); a
@@ -384,6 +389,7 @@ class Table:
             unit=unit,
             timestamp_as=timestamp_as,
             time_zone=time_zone,
+            runner=runner,
         )
 
     def complete_until(self) -> int | None:

@@ -8,7 +8,10 @@ every part that holds it: a stale older row would otherwise come back once the n
 gone. This module reads the rows of a set of parts resolved by key (:func:`latest_rows`),
 removes keys from every part that may hold them, copy-on-write with the sequence of what was
 rewritten kept (:func:`remove_keys`), and stages new rows and makes the one commit
-(:func:`commit_key_change`).
+(:func:`commit_key_change`). Given a :class:`~tsfile_catalog.table.rewrite_tasks.TaskRunner`,
+the parts losing keys are rewritten in its tasks (each part's rewrite the same,
+:class:`WithoutKeys`); the keys and the new rows stay in this process, where the statement
+computed them.
 """
 
 from __future__ import annotations
@@ -27,7 +30,17 @@ from tsfile_catalog.metadata.key import KeyMode, key_mode
 from tsfile_catalog.metadata.manifest import Operation, Snapshot
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
-from tsfile_catalog.table.rewrite import RewriteJob, RowRemoval, empty_rows, read_part_rows
+from tsfile_catalog.table.rewrite import (
+    PartRewrites,
+    PartStager,
+    RewriteJob,
+    RowRemoval,
+    StagedFile,
+    empty_rows,
+    read_part_rows,
+    rewrite_each,
+)
+from tsfile_catalog.table.rewrite_tasks import TaskRunner, part_rewrites
 
 if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
@@ -38,6 +51,7 @@ __all__ = [
     "key_columns",
     "latest_rows",
     "keys_of",
+    "WithoutKeys",
     "remove_keys",
     "commit_key_change",
 ]
@@ -108,37 +122,55 @@ def _may_hold(part: PartFile, ranges: Mapping[Tags, tuple[int, int]]) -> bool:
     return False
 
 
-def remove_keys(job: RewriteJob, keys: pa.Table, parts: Sequence[PartFile]) -> RowRemoval:
+@dataclass(frozen=True)
+class WithoutKeys:
+    """A key change's :class:`~tsfile_catalog.table.rewrite.PartChange`: the part without
+    its rows whose key is in ``keys`` (raw domain), staged with its key sequence kept so its
+    remaining rows keep their place among the writes (nothing when no row is left). A part
+    the table does not own is only counted: it is never rewritten."""
+
+    keys: pa.Table
+
+    def __call__(self, stager: PartStager, part: PartFile) -> tuple[int, tuple[StagedFile, ...]]:
+        rows = read_part_rows(stager.source, part)
+        kept = rows.join(self.keys, keys=key_columns(stager.source.schema), join_type="left anti")
+        count = rows.num_rows - kept.num_rows
+        if count and kept.num_rows and is_own_tsfile(part):
+            return count, (stager.write(kept.select(rows.column_names), sources=(part,)),)
+        return count, ()
+
+
+def remove_keys(
+    job: RewriteJob,
+    keys: pa.Table,
+    parts: Sequence[PartFile],
+    *,
+    rewrite: PartRewrites | None = None,
+) -> RowRemoval:
     """Stage the removal of every row of ``parts`` whose key is in ``keys`` (raw domain):
-    parts that hold some are rewritten without them (their key sequence kept, so their
-    remaining rows keep their place among the writes), parts left empty are dropped.
+    parts that hold some are rewritten without them (:class:`WithoutKeys`; in this process,
+    or by ``rewrite`` in tasks), parts left empty are dropped.
 
     Raises:
         InvalidCommitError: an external part holds one of the keys (naming every such
             part): the table never rewrites files it does not own.
     """
-    schema = job.table.schema
     if keys.num_rows == 0:
         return RowRemoval((), 0, 0, 0)
-    columns = key_columns(schema)
-    ranges = _device_ranges(keys, schema)
+    ranges = _device_ranges(keys, job.table.schema)
+    candidates = [p for p in parts if _may_hold(p, ranges)]
     removed: list[PartFile] = []
     foreign: list[str] = []
     dropped = rewritten = deleted = 0
-    for part in parts:
-        if not _may_hold(part, ranges):
-            continue
-        rows = read_part_rows(job.table, part)
-        kept = rows.join(keys, keys=columns, join_type="left anti")
-        if kept.num_rows == rows.num_rows:
+    for part, count, staged in rewrite_each(job, candidates, WithoutKeys(keys), rewrite=rewrite):
+        if not count:
             continue
         if not is_own_tsfile(part):
-            foreign.append(f"'{part.path}' ({rows.num_rows - kept.num_rows} rows)")
+            foreign.append(f"'{part.path}' ({count} rows)")
             continue
         removed.append(part)
-        deleted += rows.num_rows - kept.num_rows
-        if kept.num_rows:
-            job.write(kept.select(rows.column_names), sources=(part,))
+        deleted += count
+        if staged:
             rewritten += 1
         else:
             dropped += 1
@@ -170,6 +202,7 @@ def commit_key_change(
     operation: Operation,
     parameters: Mapping[str, str],
     settings: WriteSettings | None = None,
+    runner: TaskRunner | None = None,
 ) -> KeyChange:
     """One commit against ``table``'s version: remove the keys ``remove`` from every part
     that holds them and add ``new_rows`` (raw domain, every column) as new parts.
@@ -179,16 +212,27 @@ def commit_key_change(
     a ``keep`` table a key may repeat (the repeats go to as many parts as needed, as
     OPTIMIZE writes them).
 
+    With a ``runner`` (``SparkTasks(spark)``) the parts losing keys are rewritten in its
+    tasks (:func:`~tsfile_catalog.table.rewrite_tasks.part_rewrites`); ``new_rows`` are
+    staged here. The commit's parameters name its ``job`` (a Spark job group's name).
+
     Raises:
         DataError: ``new_rows`` repeats a key of a ``last`` table (naming it).
         InvalidCommitError: an external part holds a removed key.
+        OptionError: with a ``runner``, the ``targetFileSize`` property is not a positive
+            integer.
         CommitConflictError: a concurrent commit removed a part this one rewrites.
     """
     mode = key_mode(table.properties)
     adding = new_rows is not None and new_rows.num_rows > 0
     with RewriteJob(table, settings) as job:
         removal = (
-            remove_keys(job, remove, table.parts())
+            remove_keys(
+                job,
+                remove,
+                table.parts(),
+                rewrite=None if runner is None else part_rewrites(job, runner),
+            )
             if remove is not None
             else RowRemoval((), 0, 0, 0)
         )
@@ -199,7 +243,10 @@ def commit_key_change(
             for layer in _layers(new_rows, table.schema, mode):
                 job.write(layer)
         snapshot: Snapshot = job.commit(
-            removal.removed, operation=operation, parameters=parameters, data_change=True
+            removal.removed,
+            operation=operation,
+            parameters={**parameters, "job": job.job},
+            data_change=True,
         )
         return KeyChange(
             version=snapshot.version,

@@ -31,7 +31,7 @@ from tsfile_catalog.progress import Progress
 if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.handle import Table
-    from tsfile_catalog.table.rewrite import RewriteJob, RowRemoval
+    from tsfile_catalog.table.rewrite import PartRewrites, RewriteJob, RowRemoval
     from tsfile_catalog.table.rewrite_tasks import TaskRunner
 
 __all__ = ["DeleteResult", "OptimizeResult", "bind_exact", "delete", "optimize"]
@@ -219,7 +219,8 @@ def delete(
     rewriting a batch of parts of about the table's ``targetFileSize`` bytes (at least as
     many batches as the runner's slots when there are that many parts; each part still
     becomes its own new part), and this process commits; a ``last`` table's removal of keys
-    across overlapping parts stays in this process.
+    across overlapping parts judges the rows reads show in this process, then removes the
+    matching keys from their parts in tasks.
 
     Raises:
         PredicateError: ``where`` cannot be parsed or bound, or needs a time zone it was not
@@ -232,21 +233,15 @@ def delete(
     bound = bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
     # Imported here, as in optimize: pyarrow and the TsFile writer load only when rows go.
     from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
-    from tsfile_catalog.table.rewrite_tasks import removal_rewrites
+    from tsfile_catalog.table.rewrite_tasks import part_rewrites
 
     with RewriteJob(table, settings) as job:
         overlapping = _overlapping_candidates(table, bound)
+        rewrite = None if runner is None else part_rewrites(job, runner)
         if overlapping is None or bound is None:
-            rewrite = None
-            if runner is not None:
-                try:
-                    target = target_file_size_of(dict(table.properties))
-                except ValueError as e:
-                    raise OptionError(str(e)) from e
-                rewrite = removal_rewrites(job, runner, target_size=target)
             removal = remove_matching_rows(job, bound, progress=progress, rewrite=rewrite)
         else:
-            removal = _remove_latest_matching(job, bound, overlapping)
+            removal = _remove_latest_matching(job, bound, overlapping, rewrite)
         if not removal.removed:
             return DeleteResult(None, 0, 0, 0, 0, 0)
         parameters = {
@@ -282,7 +277,9 @@ def _overlapping_candidates(table: Table, bound: Expr | None) -> list[PartFile] 
     return closed if merge_groups(closed) else None
 
 
-def _remove_latest_matching(job: RewriteJob, bound: Expr, parts: list[PartFile]) -> RowRemoval:
+def _remove_latest_matching(
+    job: RewriteJob, bound: Expr, parts: list[PartFile], rewrite: PartRewrites | None
+) -> RowRemoval:
     """Remove the keys whose *current* row (the newest among ``parts``) matches ``bound``
     from every part holding them: judged row by row, a FIELD predicate that matches the
     newest row but not an older one would delete the newest and bring the older back."""
@@ -292,7 +289,7 @@ def _remove_latest_matching(job: RewriteJob, bound: Expr, parts: list[PartFile])
 
     rows = latest_rows(job.table, parts)
     matching = rows.filter(matches(rows, bound))
-    removal = remove_keys(job, keys_of(matching, job.table.schema), parts)
+    removal = remove_keys(job, keys_of(matching, job.table.schema), parts, rewrite=rewrite)
     # The rows reads showed, not the older rows of the same keys that went with them.
     return replace(removal, deleted_rows=matching.num_rows)
 

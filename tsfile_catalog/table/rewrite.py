@@ -1,11 +1,14 @@
-"""Rewriting parts in the driver process: what OPTIMIZE, DELETE and replaceWhere share.
+"""Rewriting parts: what OPTIMIZE, DELETE, UPDATE, MERGE and replaceWhere share.
 
 Rows are read through the one shared read path (:func:`~tsfile_catalog.exec.read.read_slices`)
 and written as new TsFiles with the TsFile adapter, staged exactly as the batch writer stages
 its task files (``_staging/<job>/<task>/part-….tsfile``, names from
 :mod:`tsfile_catalog.metadata.ownership`), so a rewrite that dies leaves only what VACUUM
 recognises as the table's own orphans. :class:`RewriteJob` publishes the staged files and makes
-one commit; on any failure it deletes what it published and its staging folder.
+one commit; on any failure it deletes what it published and its staging folder. A copy-on-write
+of single parts is a picklable :class:`PartChange` (:class:`Without` for DELETE), applied by
+:func:`rewrite_each` here or, given a :data:`PartRewrites`, in tasks
+(:mod:`tsfile_catalog.table.rewrite_tasks`).
 """
 
 from __future__ import annotations
@@ -65,7 +68,10 @@ __all__ = [
     "RowRemoval",
     "remove_matching_rows",
     "rewrite_without",
+    "PartChange",
+    "Without",
     "PartRewrites",
+    "rewrite_each",
 ]
 
 
@@ -453,9 +459,56 @@ class RowRemoval:
     deleted_rows: int
 
 
-PartRewrites = Callable[[Sequence[PartFile], Expr], Sequence[tuple[int, tuple[StagedFile, ...]]]]
-"""Stages each part without the predicate's rows elsewhere (in Spark tasks, each with its own
-:class:`PartStager` of the job): per part, in order, what :func:`rewrite_without` returns."""
+class PartChange(Protocol):
+    """One part's copy-on-write, picklable so a Spark task can apply it: stage ``part``
+    changed (nothing when the change matches none of its rows) and answer how many of its
+    rows the change matched and what was staged."""
+
+    def __call__(
+        self, stager: PartStager, part: PartFile
+    ) -> tuple[int, tuple[StagedFile, ...]]: ...
+
+
+@dataclass(frozen=True)
+class Without:
+    """DELETE's change: the part without the rows where ``predicate`` is TRUE
+    (:func:`rewrite_without`)."""
+
+    predicate: Expr
+
+    def __call__(self, stager: PartStager, part: PartFile) -> tuple[int, tuple[StagedFile, ...]]:
+        return rewrite_without(stager, part, self.predicate)
+
+
+PartRewrites = Callable[
+    [Sequence[PartFile], PartChange], Sequence[tuple[int, tuple[StagedFile, ...]]]
+]
+"""Applies a :class:`PartChange` to each part elsewhere (in Spark tasks, each with its own
+:class:`PartStager` of the job): per part, in order, what the change answers."""
+
+
+def rewrite_each(
+    job: RewriteJob,
+    parts: Sequence[PartFile],
+    change: PartChange,
+    *,
+    rewrite: PartRewrites | None = None,
+    progress: Progress | None = None,
+) -> list[tuple[PartFile, int, tuple[StagedFile, ...]]]:
+    """Apply ``change`` to each of ``parts``, here (``progress(done, total)`` after each) or
+    by ``rewrite``, whose staged parts the job adopts: the same rewrite either way. Per part,
+    in order: the part, how many of its rows the change matched, what was staged for it."""
+    if rewrite is not None and parts:
+        answers = list(rewrite(parts, change))
+        for _, staged in answers:
+            job.adopt(staged)
+    else:
+        answers = []
+        for done, part in enumerate(parts, start=1):
+            answers.append(change(job, part))
+            if progress is not None:
+                progress(done, len(parts))
+    return [(p, count, staged) for p, (count, staged) in zip(parts, answers, strict=True)]
 
 
 def remove_matching_rows(
@@ -513,19 +566,12 @@ def remove_matching_rows(
     deleted = sum(p.row_count for p in plan.drop)
     rewritten = 0
     assert predicate is not None or not plan.rewrite
-    if rewrite is not None and plan.rewrite:
-        assert predicate is not None
-        results = list(zip(plan.rewrite, rewrite(plan.rewrite, predicate), strict=True))
-        for _, (_, staged) in results:
-            job.adopt(staged)
-    else:
-        results = []
-        for done, part in enumerate(plan.rewrite, start=1):
-            assert predicate is not None
-            results.append((part, rewrite_without(job, part, predicate)))
-            if progress is not None:
-                progress(done, len(plan.rewrite))
-    for part, (count, staged) in results:
+    results = (
+        rewrite_each(job, plan.rewrite, Without(predicate), rewrite=rewrite, progress=progress)
+        if predicate is not None
+        else []
+    )
+    for part, count, staged in results:
         if count:
             removed.append(part)
             deleted += count

@@ -1,8 +1,10 @@
-"""A rewrite's groups (OPTIMIZE) or parts (DELETE) as tasks, run here or on Spark executors.
+"""A rewrite's groups (OPTIMIZE) or parts (DELETE, UPDATE, MERGE) as tasks, run here or on
+Spark executors.
 
 A task carries only what reading and staging its work need (:class:`CompactionTask` for a
-group, :class:`RemovalTask` for a batch of parts DELETE rewrites: the table's location,
-schema, version and file IO, the parts, the writer settings and the job id); it stages its
+group, :class:`CopyOnWriteTask` for a batch of parts a copy-on-write rewrites, with its
+:class:`~tsfile_catalog.table.rewrite.PartChange`: the table's location, schema, version and
+file IO, the parts, the writer settings and the job id); it stages its
 new parts under its own ``_staging/<job>/<task>-<attempt>/`` folder
 (:class:`~tsfile_catalog.table.rewrite.PartStager`) and answers with their metadata only
 (:class:`TaskOutcome`). The driver's :class:`~tsfile_catalog.table.rewrite.RewriteJob`
@@ -11,7 +13,7 @@ every attempt's included, so a failed or retried task leaves no part in a commit
 version. A :class:`TaskRunner` decides where the tasks run: :func:`run_in_process` here, or
 :class:`~tsfile_catalog.datasource.rewrite_tasks.SparkTasks` over a Spark session.
 
-A DELETE of many small parts packs several parts into one task
+A copy-on-write of many small parts packs several parts into one task
 (:func:`~tsfile_catalog.metadata.compaction.plan_batches`): a Spark task costs about
 100 ms before it reads a byte, ten times the rewrite of a 10,000-row part
 (docs/benchmarks-rewrites.md). Each part of a batch is still rewritten on its own, into its
@@ -26,29 +28,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import WriteSettings
-from tsfile_catalog.metadata.compaction import plan_batches
-from tsfile_catalog.metadata.expressions import Expr
+from tsfile_catalog.metadata.compaction import plan_batches, target_file_size
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.rewrite import (
+    PartChange,
     PartRewrites,
     PartStager,
     RewriteJob,
     StagedFile,
     TableParts,
     compact_parts,
-    rewrite_without,
 )
 
 __all__ = [
     "CompactionTask",
-    "RemovalTask",
+    "CopyOnWriteTask",
     "RewriteTask",
     "TaskOutcome",
     "for_reading",
-    "removal_rewrites",
+    "part_rewrites",
     "TaskRunner",
     "run_in_process",
     "outcome_to_json",
@@ -62,7 +64,7 @@ class TaskOutcome:
     (their statistics; ``devices`` left empty, the commit needs only the part), and where it
     ran (``host:pid``).
 
-    A DELETE's task lists, per part in its batch, in order, how many rows the predicate
+    A copy-on-write task lists, per part in its batch, in order, how many rows its change
     matched and how many of ``staged`` (taken in order) are that part's rewrite."""
 
     index: int
@@ -112,15 +114,15 @@ class CompactionTask:
 
 
 @dataclass(frozen=True)
-class RemovalTask:
-    """DELETE's copy-on-write of a batch of parts, each on its own: its rows without those
-    ``predicate`` matches (:func:`~tsfile_catalog.table.rewrite.rewrite_without`), runnable
+class CopyOnWriteTask:
+    """A copy-on-write of a batch of parts, each on its own: ``change`` applied to each
+    (DELETE's rows removed, UPDATE's rows changed, a key change's keys removed), runnable
     in any process. The batch stages into one task folder: a failed attempt removes what
     any of its parts staged."""
 
     table: TableParts
     parts: tuple[PartFile, ...]  # as reading needs them (:func:`for_reading`)
-    predicate: Expr
+    change: PartChange
     settings: WriteSettings
     job: str
     index: int
@@ -131,7 +133,7 @@ class RemovalTask:
             self.table, self.settings, job=self.job, partition=self.index, attempt=attempt
         ) as stager:
             for part in self.parts:
-                count, staged = rewrite_without(stager, part, self.predicate)
+                count, staged = self.change(stager, part)
                 removals.append((count, len(staged)))
         rewritten = any(count for count, _ in removals)
         return TaskOutcome(self.index, rewritten, tuple(stager.staged), _worker(), tuple(removals))
@@ -144,24 +146,32 @@ def for_reading(part: PartFile) -> PartFile:
     return replace(part, devices=None, tags={}, fields={})
 
 
-def removal_rewrites(job: RewriteJob, runner: TaskRunner, *, target_size: int) -> PartRewrites:
-    """DELETE's part rewrites as ``job``'s tasks, run by ``runner``: the parts packed, in
-    order, into batches of about ``target_size`` bytes, at least as many as ``runner`` runs
-    at once when there are that many parts
-    (:func:`~tsfile_catalog.metadata.compaction.plan_batches`)."""
+def part_rewrites(job: RewriteJob, runner: TaskRunner) -> PartRewrites:
+    """A copy-on-write's part rewrites as ``job``'s tasks, run by ``runner``: the parts
+    packed, in order, into batches of about the table's ``targetFileSize`` bytes, at least
+    as many as ``runner`` runs at once when there are that many parts
+    (:func:`~tsfile_catalog.metadata.compaction.plan_batches`).
+
+    Raises:
+        OptionError: the ``targetFileSize`` property is not a positive integer.
+    """
+    try:
+        target_size = target_file_size(dict(job.table.properties))
+    except ValueError as e:
+        raise OptionError(str(e)) from e
 
     def rewrite(
-        parts: Sequence[PartFile], predicate: Expr
+        parts: Sequence[PartFile], change: PartChange
     ) -> list[tuple[int, tuple[StagedFile, ...]]]:
         source = TableParts.of(job.table)
         batches = plan_batches(
             [p.size_bytes for p in parts], max_bytes=target_size, slots=runner.slots
         )
         tasks = [
-            RemovalTask(
+            CopyOnWriteTask(
                 source,
                 tuple(for_reading(parts[i]) for i in batch),
-                predicate,
+                change,
                 job.settings,
                 job.job,
                 index,

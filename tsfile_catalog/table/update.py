@@ -8,8 +8,10 @@ SET value needs Spark: ``Catalog.sql("UPDATE ...")``.
 
 A ``key.duplicates = last`` table gets the updated rows as a new write, which replaces the
 old rows by the key rule; a ``keep`` table has the parts holding matching rows rewritten
-with the rows updated (copy-on-write, each new part keeping its source's key sequence).
-TAG columns and ``time`` are the table key and cannot be SET (:func:`set_refusal`).
+with the rows updated (copy-on-write, each new part keeping its source's key sequence;
+:class:`Updated`), in this process or, given a
+:class:`~tsfile_catalog.table.rewrite_tasks.TaskRunner`, in its tasks. TAG columns and
+``time`` are the table key and cannot be SET (:func:`set_refusal`).
 """
 
 from __future__ import annotations
@@ -32,13 +34,22 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, TableSchema
 from tsfile_catalog.table.keyed import commit_key_change, latest_rows
 from tsfile_catalog.table.optimize import bind_exact
-from tsfile_catalog.table.rewrite import RewriteJob, matches, read_part_rows
+from tsfile_catalog.table.rewrite import (
+    PartStager,
+    RewriteJob,
+    StagedFile,
+    empty_rows,
+    matches,
+    read_part_rows,
+    rewrite_each,
+)
+from tsfile_catalog.table.rewrite_tasks import TaskRunner, part_rewrites
 
 if TYPE_CHECKING:
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.handle import Table
 
-__all__ = ["UpdateResult", "set_refusal", "update"]
+__all__ = ["UpdateResult", "Updated", "set_refusal", "update"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,7 @@ def update(
     unit: TimeUnit = "ms",
     timestamp_as: TimestampAs = "long",
     time_zone: str | None = None,
+    runner: TaskRunner | None = None,
 ) -> UpdateResult:
     """Set the columns of ``set`` in the rows where ``where`` is TRUE (None: every row), in
     one ``UPDATE`` commit.
@@ -93,16 +105,25 @@ def update(
         where: a Spark SQL predicate (or a bound-able expression), read with ``unit``,
             ``timestamp_as`` and ``time_zone`` as :meth:`Table.plan` reads it.
         settings: the TsFile writer's compression and encodings for new parts.
+        runner: where a ``keep`` table's parts are rewritten (``SparkTasks(spark)``: in
+            Spark tasks, batches of about ``targetFileSize`` bytes; None: here, one after
+            another); this process commits either way. A ``last`` table's updated rows are
+            computed and written here.
 
     Raises:
         OptionError: ``set`` is empty, names an unknown column, a TAG column or ``time``
             (the table key), or a value pyarrow cannot evaluate or cast.
         PredicateError: ``where`` cannot be parsed or bound, or needs a time zone.
         InvalidCommitError: in a ``keep`` table, an external part holds a matching row.
+        OptionError: with a ``runner``, the ``targetFileSize`` property is not a positive
+            integer.
         CommitConflictError: a concurrent commit removed a part this one rewrites.
     """
     schema = table.schema
     _check_set(schema, set)
+    # The values evaluated once over no rows: an unknown column or a cast pyarrow cannot
+    # make fails here, with its OptionError, not inside a task.
+    set_values(empty_rows(schema), set, schema)
     bound = bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
     parts = table.parts()
     if bound is None:
@@ -129,34 +150,50 @@ def update(
         return UpdateResult(
             change.version, updated.num_rows, change.files_removed, change.files_added
         )
-    return _rewrite_keep(table, candidates, set, bound, parameters, settings)
+    return _rewrite_keep(table, candidates, Updated(bound, dict(set)), parameters, settings, runner)
+
+
+@dataclass(frozen=True)
+class Updated:
+    """UPDATE's :class:`~tsfile_catalog.table.rewrite.PartChange` in a ``keep`` table: the
+    part with the rows where ``predicate`` is TRUE (None: every row) set as ``set`` says
+    (:func:`set_values`), its other rows first, keeping its key sequence. A part the table
+    does not own is only counted: it is never rewritten."""
+
+    predicate: Expr | None
+    set: Mapping[str, Any]  # literals and pyarrow.compute expressions: both pickle
+
+    def __call__(self, stager: PartStager, part: PartFile) -> tuple[int, tuple[StagedFile, ...]]:
+        rows = read_part_rows(stager.source, part)
+        hit = matches(rows, self.predicate)
+        hits = int(pc.sum(hit).as_py() or 0)
+        if not hits or not is_own_tsfile(part):
+            return hits, ()
+        updated = set_values(rows.filter(hit), self.set, stager.source.schema)
+        new = pa.concat_tables([rows.filter(pc.invert(hit)), updated])
+        return hits, (stager.write(new, sources=(part,)),)
 
 
 def _rewrite_keep(
     table: Table,
     candidates: list[PartFile],
-    set: Mapping[str, Any],
-    bound: Expr | None,
+    change: Updated,
     parameters: Mapping[str, str],
     settings: WriteSettings | None,
+    runner: TaskRunner | None,
 ) -> UpdateResult:
     """Copy-on-write of a ``keep`` table's parts that hold matching rows."""
-    schema = table.schema
     removed: list[PartFile] = []
     foreign: list[str] = []
     count = 0
     with RewriteJob(table, settings) as job:
-        for part in candidates:
-            rows = read_part_rows(table, part)
-            hit = matches(rows, bound)
-            hits = pc.sum(hit).as_py() or 0
+        rewrite = None if runner is None else part_rewrites(job, runner)
+        for part, hits, _ in rewrite_each(job, candidates, change, rewrite=rewrite):
             if not hits:
                 continue
             if not is_own_tsfile(part):
                 foreign.append(f"'{part.path}' ({part.format}, {hits} matching rows)")
                 continue
-            updated = set_values(rows.filter(hit), set, schema)
-            job.write(pa.concat_tables([rows.filter(pc.invert(hit)), updated]), sources=(part,))
             removed.append(part)
             count += hits
         if foreign:
@@ -170,7 +207,7 @@ def _rewrite_keep(
         snapshot = job.commit(
             removed,
             operation=Operation.UPDATE,
-            parameters={**parameters, "numUpdatedRows": str(count)},
+            parameters={**parameters, "numUpdatedRows": str(count), "job": job.job},
             data_change=True,
         )
         return UpdateResult(snapshot.version, count, len(removed), len(job.staged))

@@ -4,7 +4,8 @@ Both the Spark driver (:class:`~tsfile_catalog.datasource.writer.TsFileBatchWrit
 Spark-free :func:`~tsfile_catalog.write.api.write_table` end here: an append or overwrite
 adds the parts (:func:`~tsfile_catalog.table.commits.append_parts`); a ``replaceWhere``
 overwrite removes the table's matching rows (parts wholly inside dropped, straddling parts
-rewritten without them) and adds the parts in the same commit; a copy-on-write (the catalog
+rewritten without them, in a runner's tasks when given one) and adds the parts in the same
+commit; a copy-on-write (the catalog
 plugin's UPDATE, MERGE, DELETE: ``rewriteParts``) replaces exactly the parts its scan read
 with the written ones, against the version it read. Whatever happens, the job's
 staging folder is removed, and nothing is visible to readers unless the commit lands.
@@ -32,6 +33,7 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table.commits import append_parts, commit
 from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+from tsfile_catalog.table.rewrite_tasks import TaskRunner, part_rewrites
 from tsfile_catalog.table.snapshots import resolve_snapshot
 from tsfile_catalog.write.plan import WritePlan, replace_predicate
 from tsfile_catalog.write.staging import StagedPart, publish_and_commit, remove_staging
@@ -51,6 +53,7 @@ def commit_write(
     staged: list[StagedPart],
     overwrite: bool,
     time_zone: str | None,
+    runner: TaskRunner | None = None,
 ) -> None:
     """Publish ``staged`` and make the write's one commit; remove the job's staging always.
 
@@ -58,6 +61,8 @@ def commit_write(
     starts (None: there is none); the commit refuses to land in another table than the one
     planned against. ``time_zone`` is the zone ``replaceWhere`` and ``completeUntil`` are
     read in (the ``timeZone`` option, else the Spark session's; None: none known).
+    ``runner`` rewrites a ``replaceWhere``'s straddling parts (None: in this process; a
+    Spark data source's commit runs in a Python worker, which cannot start Spark jobs).
 
     Raises:
         CommitConflictError: the table was dropped and recreated, or a concurrent commit
@@ -73,7 +78,7 @@ def commit_write(
             job=job,
             staged=staged,
             commit=lambda parts: _commit_parts(
-                plan, options, current(), job, parts, overwrite, time_zone
+                plan, options, current(), job, parts, overwrite, time_zone, runner
             ),
         )
     finally:
@@ -88,12 +93,13 @@ def _commit_parts(
     parts: list[PartFile],
     overwrite: bool,
     time_zone: str | None,
+    runner: TaskRunner | None,
 ) -> None:
     if options.rewrite_parts is not None:
         _commit_rewrite(plan, options, job, parts)
         return
     if options.replace_where is not None and plan.table_uuid is not None:
-        _commit_replace(plan, options, table, job, parts, time_zone)
+        _commit_replace(plan, options, table, job, parts, time_zone, runner)
         return
     append_parts(
         options.path,
@@ -137,6 +143,7 @@ def _commit_replace(
     job: str,
     parts: list[PartFile],
     time_zone: str | None,
+    runner: TaskRunner | None,
 ) -> None:
     """One commit that removes the table's rows matching ``replaceWhere`` (parts wholly
     inside dropped, straddling parts rewritten without them) and adds ``parts``."""
@@ -156,7 +163,11 @@ def _commit_replace(
         extra.append(SetSchema(schema, table.schema_id + 1))
     extra.extend(AddPart(p) for p in parts)
     with RewriteJob(table, options.settings()) as rewrite:
-        removal = remove_matching_rows(rewrite, predicate)
+        removal = remove_matching_rows(
+            rewrite,
+            predicate,
+            rewrite=None if runner is None else part_rewrites(rewrite, runner),
+        )
         rewrite.commit(
             removal.removed,
             operation=Operation.OVERWRITE,

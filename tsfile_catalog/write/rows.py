@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tsfile_catalog.table.handle import Table
+    from tsfile_catalog.table.rewrite_tasks import TaskRunner
 
 __all__ = ["WriteData", "write_options", "write_rows"]
 
@@ -100,9 +101,11 @@ def write_rows(
     *,
     table: Table | None,
     overwrite: bool,
+    runner: TaskRunner | None = None,
 ) -> None:
     """Plan, stage and commit ``data`` with the parsed DataFrame writer ``options`` into
-    ``table``, the latest version of the table at ``options.path`` (None: create one).
+    ``table``, the latest version of the table at ``options.path`` (None: create one);
+    ``runner`` rewrites a ``replaceWhere``'s straddling parts (None: here).
 
     Raises:
         as :func:`~tsfile_catalog.write.api.write_table`.
@@ -139,6 +142,7 @@ def write_rows(
         staged=list(parts),
         overwrite=overwrite,
         time_zone=time_zone,
+        runner=runner,
     )
 
 
