@@ -10,8 +10,16 @@ predicates may match (pruned by statistics, as DELETE prunes), and in a ``key.du
 last`` table every part sharing a key with one of them, transitively
 (:func:`~tsfile_catalog.metadata.key.close_over_key_overlap`), read merged: a stale row of a
 key must neither be rewritten over the newest nor come back once the newest is replaced. A
-``last`` table's MERGE reads every part: a row it inserts replaces any row of its key, and so
-must be written with every part that may hold one.
+``last`` table's MERGE takes no predicate of its ON condition at planning time: a row it
+inserts may share its key with a row the condition left, which the commit refuses
+(:mod:`tsfile_catalog.write.commit`).
+
+At run time Spark narrows the parts further (its ``RowLevelOperationRuntimeGroupFiltering``):
+it first runs the statement's condition (a MERGE's join with its source) as an ordinary
+query and hands the scan ``IN`` predicates on :func:`runtime_filter_columns` (the TAG
+columns and time) holding the values of the rows that matched; the scan plans again with
+them (``runtime``), per-part statistics pruning, so a statement touching one device reads and
+rewrites that device's parts only, and one matching no row reads and commits nothing.
 """
 
 from __future__ import annotations
@@ -23,14 +31,14 @@ from typing import Any
 from tsfile_catalog.exceptions import InvalidCommitError
 from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode
-from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
 from tsfile_catalog.storage_options import storage_options_from
 from tsfile_catalog.table.handle import open_table
 from tsfile_catalog.table.optimize import bind_exact
 from tsfile_catalog.table.update import set_refusal
 
-__all__ = ["ONLY_PARTS_OPTION", "plan_rewrite_scan", "key_set_refusal"]
+__all__ = ["ONLY_PARTS_OPTION", "key_set_refusal", "plan_rewrite_scan", "runtime_filter_columns"]
 
 ONLY_PARTS_OPTION = "onlyParts"
 
@@ -43,9 +51,16 @@ def plan_rewrite_scan(
     time_zone: str,
     parallelism: int | None,
     user_options: Mapping[str, str],
+    runtime: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The scan of a copy-on-write ``command`` (Spark's ``UPDATE``, ``MERGE``, ``DELETE``):
-    every column and every row of the parts it rewrites, and those parts (``rewrite``).
+    every column and every row of the parts it rewrites, those parts (``rewrite``), and the
+    columns Spark may filter it on at run time (``filter_columns``).
+
+    ``runtime`` holds Spark's run-time filter predicates (``IN`` lists of the values the
+    matching rows hold, or a range where the JVM shortened a long list): the parts read are
+    those both they and ``predicates`` may match. A predicate the scan cannot take prunes
+    nothing; an empty ``IN`` matches no part.
 
     Raises:
         InvalidCommitError: an external part may hold rows the statement changes (naming
@@ -58,8 +73,20 @@ def plan_rewrite_scan(
     )
     parts = table.parts()
     last = key_mode(table.properties) == "last"
-    where = push_predicates(scan, predicates, time_zone)["where"]
-    if where is None or (last and command == "MERGE"):
+    # A last table's MERGE may insert a key its ON condition left: the commit checks it.
+    static = [] if last and command == "MERGE" else predicates
+    texts = [
+        where
+        for where in (
+            push_predicates(scan, static, time_zone)["where"],
+            push_predicates(scan, runtime or [], time_zone)["where"],
+        )
+        if where is not None
+    ]
+    where = " AND ".join(f"({t})" for t in texts) if texts else None
+    if runtime is not None and any(_matches_nothing(p) for p in runtime):
+        chosen = []
+    elif where is None:
         chosen = [i for i, p in enumerate(parts) if p.row_count > 0]
     else:
         bound = bind_exact(
@@ -97,7 +124,10 @@ def plan_rewrite_scan(
     plan["options"][ONLY_PARTS_OPTION] = json.dumps(paths)
     plan["stream_options"] = plan["options"]
     shown = f"{len(paths)} of {len(parts)} parts, whole"
+    if runtime is not None:
+        shown += ", filtered at run time"
     plan["description"] = f"tsfile {scan['table']} version {scan['version']} ({command}: {shown})"
+    plan["filter_columns"] = runtime_filter_columns(table.schema)
     plan["rewrite"] = {
         "parts": paths,
         "write_options": {
@@ -112,6 +142,19 @@ def plan_rewrite_scan(
         },
     }
     return plan
+
+
+def runtime_filter_columns(schema: TableSchema) -> list[str]:
+    """The columns Spark filters a copy-on-write scan on at run time: the TAG columns and
+    time, the key per-part statistics prune by (each part's devices and their time ranges).
+    Spark collects the distinct values the matching rows hold in them (one row per key);
+    the JVM shortens a long list to its range, which prunes by time as well."""
+    return [*schema.tag_names, TIME_COLUMN]
+
+
+def _matches_nothing(node: Mapping[str, Any]) -> bool:
+    """An ``IN`` with no value: Spark's run-time filter when no row matched."""
+    return node.get("op") == "IN" and len(node.get("args") or []) == 1
 
 
 def key_set_refusal(scan: Mapping[str, Any], columns: Sequence[str]) -> str | None:
