@@ -26,7 +26,16 @@ class _Pair:
     """A plugin table and its copy, written alike; statements run on the table through
     ``spark.sql`` and on the copy through ``Catalog.sql``."""
 
-    def __init__(self, spark: SparkSession, ts: str, warehouse: Path, name: str, mode: str) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        ts: str,
+        warehouse: Path,
+        name: str,
+        mode: str,
+        *,
+        by_device: bool = False,
+    ) -> None:
         self.spark = spark
         self.catalog = Catalog(spark, str(warehouse), register_views=False)
         self.table = f"{ts}.db.{name}"
@@ -38,25 +47,41 @@ class _Pair:
                 f"('tagColumns' = 'city,device', 'key.duplicates' = '{mode}')"
             )
             # Two commits whose rows share no key, then (a ``last`` table) rows re-sent
-            # with new values: parts overlapping by key, read merged.
-            weather_rows(spark, start=0, count=24).writeTo(table).append()
-            weather_rows(spark, start=24, count=16).writeTo(table).append()
+            # with new values: parts overlapping by key, read merged. ``by_device``: each
+            # commit writes one part per device.
+            batches = [weather_rows(spark, start=0, count=24), weather_rows(spark, 24, 16)]
             if mode == "last":
-                resent = weather_rows(spark, start=16, count=12).selectExpr(
-                    "time", "city", "device", "temp + 0.5 AS temp", "rain"
+                batches.append(
+                    weather_rows(spark, start=16, count=12).selectExpr(
+                        "time", "city", "device", "temp + 0.5 AS temp", "rain"
+                    )
                 )
-                resent.writeTo(table).append()
+            for batch in batches:
+                if by_device:
+                    batch = batch.repartitionByRange(4, "device")
+                batch.writeTo(table).append()
 
     def version(self) -> int:
         return open_table(self.location).version
 
-    def run(self, statement: str) -> None:
-        """``statement`` (``{t}`` naming the table) on both; one commit on the table."""
+    def run(self, statement: str, *, commits: int = 1) -> None:
+        """``statement`` (``{t}`` naming the table) on both; ``commits`` commits on the
+        table."""
         before = self.version()
         self.spark.sql(statement.format(t=self.table))
         self.catalog.sql(statement.format(t=self.copy))
-        assert self.version() == before + 1, statement
+        assert self.version() == before + commits, statement
         self.check()
+
+    def parts(self) -> set[str]:
+        return {p.path for p in open_table(self.location).parts()}
+
+    def parts_of(self, device: str) -> set[str]:
+        """The table's parts holding ``device``; each of them holds no other."""
+        parts = open_table(self.location).parts()
+        held = [p for p in parts if any(d.tags[1] == device for d in p.devices or ())]
+        assert held and all(len(p.devices or ()) == 1 for p in held), held
+        return {p.path for p in held}
 
     def check(self) -> None:
         from pyspark.testing import assertDataFrameEqual
@@ -304,3 +329,81 @@ def test_update_refuses_setting_the_key(
     # Setting a column to itself is no change of key.
     spark.sql(f"UPDATE {table} SET {column} = {column}, temp = 2.0 WHERE city = 'bj'")
     assert spark.table(table).where("temp = 2.0").count() == 4
+
+
+def test_runtime_group_filtering_is_on_by_default(spark: SparkSession) -> None:
+    """What the tests below rely on: Spark runs a row-level operation's condition first and
+    filters its scan of whole parts by the rows that matched."""
+    conf = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
+    assert spark.conf.get(conf) == "true"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_merge_rewrites_only_the_parts_its_source_touches(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Spark filters the scan at run time by the rows its join with the source matched: a
+    source of one device's rows (updates and new keys) rewrites that device's parts alone,
+    with the rows ``Catalog.sql`` gives."""
+    pair = _Pair(spark, ts, warehouse, f"one_device_{mode}", mode, by_device=True)
+    before = pair.parts()
+    touched = pair.parts_of("d3")
+    assert len(touched) < len(before)
+    weather_rows(spark, start=0, count=48).where("device = 'd3'").selectExpr(
+        "time", "city", "device", "temp * 3 AS temp", "rain"
+    ).createOrReplaceTempView("one_device_src")
+    pair.run(
+        "MERGE INTO {t} t USING one_device_src s "
+        "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+        "WHEN MATCHED AND s.rain = 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp "
+        "WHEN NOT MATCHED THEN INSERT (time, city, device, temp, rain) "
+        "VALUES (s.time, s.city, s.device, s.temp, s.rain)"
+    )
+    after = pair.parts()
+    assert before - after == touched
+    assert pair.parts_of("d3") == after - before
+    # The new keys, hours 42 and 46: inserted beside the parts left as they were.
+    assert spark.table(pair.table).where("time >= TIMESTAMP '2024-01-02 16:00:00'").count() == 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_update_by_a_subquery_rewrites_only_the_parts_it_matches(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """A condition only Spark evaluates (a subquery): the run-time filter still narrows the
+    parts to the device whose rows matched."""
+    pair = _Pair(spark, ts, warehouse, f"subquery_{mode}", mode, by_device=True)
+    before = pair.parts()
+    touched = pair.parts_of("d2")
+    weather_rows(spark, start=0, count=40).where("device = 'd2' AND rain = 1").select(
+        "time"
+    ).createOrReplaceTempView("subquery_src")
+    pair.run("UPDATE {t} SET temp = -1 WHERE time IN (SELECT time FROM subquery_src)")
+    after = pair.parts()
+    assert before - after == touched
+    assert spark.table(pair.table).where("temp = -1").count() > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_statement_matching_no_row_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Conditions the scan cannot take (so it plans every part), matching no row: Spark's
+    run-time filter leaves no part to read, nothing is written and nothing committed, as
+    ``Catalog.sql`` commits nothing."""
+    pair = _Pair(spark, ts, warehouse, f"no_op_{mode}", mode)
+    weather_rows(spark, start=100, count=4).createOrReplaceTempView("no_op_src")
+    for statement in (
+        "UPDATE {t} SET temp = 0 WHERE temp + 1 > 1000",
+        "DELETE FROM {t} WHERE rain > hour(time) + 100",
+        "MERGE INTO {t} t USING no_op_src s "
+        "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp",
+    ):
+        if statement.startswith("DELETE"):
+            version = pair.version()
+            pair.spark.sql(statement.format(t=pair.table))
+            assert pair.version() == version
+            continue
+        pair.run(statement, commits=0)

@@ -16,10 +16,10 @@ inserts may share its key with a row the condition left, which the commit refuse
 
 At run time Spark narrows the parts further (its ``RowLevelOperationRuntimeGroupFiltering``):
 it first runs the statement's condition (a MERGE's join with its source) as an ordinary
-query and hands the scan ``IN`` predicates on :func:`runtime_filter_columns` (the TAG
-columns and time) holding the values of the rows that matched; the scan plans again with
-them (``runtime``), per-part statistics pruning, so a statement touching one device reads and
-rewrites that device's parts only, and one matching no row reads and commits nothing.
+query and hands the scan an ``IN`` predicate on :func:`runtime_filter_columns` (a TAG column)
+holding the values of the rows that matched; the scan plans again with it (``runtime``),
+per-part statistics pruning, so a statement touching one device reads and rewrites that
+device's parts only, and one matching no row reads and commits nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any
 from tsfile_catalog.exceptions import InvalidCommitError
 from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
 from tsfile_catalog.storage_options import storage_options_from
@@ -57,8 +58,8 @@ def plan_rewrite_scan(
     every column and every row of the parts it rewrites, those parts (``rewrite``), and the
     columns Spark may filter it on at run time (``filter_columns``).
 
-    ``runtime`` holds Spark's run-time filter predicates (``IN`` lists of the values the
-    matching rows hold, or a range where the JVM shortened a long list): the parts read are
+    ``runtime`` holds Spark's run-time filter predicate (an ``IN`` list of the values the
+    matching rows hold, or their range where the JVM shortened a long list): the parts read are
     those both they and ``predicates`` may match. A predicate the scan cannot take prunes
     nothing; an empty ``IN`` matches no part.
 
@@ -127,7 +128,7 @@ def plan_rewrite_scan(
     if runtime is not None:
         shown += ", filtered at run time"
     plan["description"] = f"tsfile {scan['table']} version {scan['version']} ({command}: {shown})"
-    plan["filter_columns"] = runtime_filter_columns(table.schema)
+    plan["filter_columns"] = runtime_filter_columns(table.schema, parts)
     plan["rewrite"] = {
         "parts": paths,
         "write_options": {
@@ -144,12 +145,24 @@ def plan_rewrite_scan(
     return plan
 
 
-def runtime_filter_columns(schema: TableSchema) -> list[str]:
-    """The columns Spark filters a copy-on-write scan on at run time: the TAG columns and
-    time, the key per-part statistics prune by (each part's devices and their time ranges).
-    Spark collects the distinct values the matching rows hold in them (one row per key);
-    the JVM shortens a long list to its range, which prunes by time as well."""
-    return [*schema.tag_names, TIME_COLUMN]
+def runtime_filter_columns(schema: TableSchema, parts: Sequence[PartFile]) -> list[str]:
+    """The column Spark filters a copy-on-write scan on at run time: the TAG column with the
+    most distinct values in the parts' device statistics (the most specific part of the
+    key; the later one on a tie), or time in a table without TAG columns.
+
+    One column: Spark (4.2, 4.3) asks for every filter column's values together, as one
+    ``named_struct(...) IN (...)`` it cannot hand a data source, so with several the scan is
+    never filtered.
+    """
+    if not schema.tag_names:
+        return [TIME_COLUMN]
+    values: list[set[str | None]] = [set() for _ in schema.tag_names]
+    for part in parts:
+        for device in part.devices or ():
+            for seen, value in zip(values, device.tags, strict=False):
+                seen.add(value)
+    best = max(range(len(values)), key=lambda i: (len(values[i]), i))
+    return [schema.tag_names[best]]
 
 
 def _matches_nothing(node: Mapping[str, Any]) -> bool:

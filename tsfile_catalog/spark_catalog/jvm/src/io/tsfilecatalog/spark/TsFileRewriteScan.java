@@ -19,15 +19,15 @@ import org.apache.spark.sql.types.StructType;
 /**
  * The scan of a copy-on-write {@link TsFileRowLevelOperation}, which Spark may narrow at run
  * time: its {@code RowLevelOperationRuntimeGroupFiltering} runs the statement's condition (a
- * MERGE's join with its source) first and hands {@link #filter} {@code IN} predicates on
- * {@link #filterAttributes} (the TAG columns and time) with the values the matching rows
- * hold. The delegate plans the scan again with them, and the parts it then reads are the ones
+ * MERGE's join with its source) first and hands {@link #filter} an {@code IN} predicate on
+ * {@link #filterAttributes} (one TAG column, which the delegate picks) with the values the
+ * matching rows hold. The delegate plans the scan again with them, and the parts it then reads are the ones
  * the write replaces ({@link TsFileRowLevelOperation#filtered}).
  */
 final class TsFileRewriteScan implements Scan, SupportsRuntimeV2Filtering {
   /**
-   * Past this many values an {@code IN} goes to the delegate as the range they span: it prunes
-   * parts by statistics alike, and a MERGE matching a day of readings holds one time a row.
+   * Past this many values an {@code IN} goes to the delegate as the range they span: it
+   * prunes parts by statistics alike, and is not one literal per matching row (time).
    */
   private static final int MAX_IN_VALUES = 1_000;
 
