@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.factories import part_file, table_schema
 from tests.spark_catalog.conftest import WEATHER_COLUMNS, weather_rows
 from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.metadata.stats import DeviceStats
+from tsfile_catalog.spark_catalog.rewrites import runtime_filter_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -329,6 +332,22 @@ def test_update_refuses_setting_the_key(
     # Setting a column to itself is no change of key.
     spark.sql(f"UPDATE {table} SET {column} = {column}, temp = 2.0 WHERE city = 'bj'")
     assert spark.table(table).where("temp = 2.0").count() == 4
+
+
+def test_the_runtime_filter_column_is_the_tag_with_most_values() -> None:
+    """One column (Spark hands no filter over several): the TAG column telling most parts
+    apart, the later one on a tie; time without TAG columns."""
+    schema = table_schema("t", tags=("city", "device", "kind"))
+    parts = [
+        part_file(
+            f"p{i}.tsfile",
+            devices=[DeviceStats((city, f"d{i}", "k"), 1, 0, 0) for city in ("bj", "sh")],
+        )
+        for i in range(3)
+    ]
+    assert runtime_filter_columns(schema, parts) == ["device"]
+    assert runtime_filter_columns(schema, parts[:1]) == ["city"]
+    assert runtime_filter_columns(table_schema("t", tags=()), parts) == ["time"]
 
 
 def test_runtime_group_filtering_is_on_by_default(spark: SparkSession) -> None:
