@@ -61,7 +61,9 @@ def plan_rewrite_scan(
     ``runtime`` holds Spark's run-time filter predicate (an ``IN`` list of the values the
     matching rows hold, or their range where the JVM shortened a long list): the parts read are
     those both they and ``predicates`` may match. A predicate the scan cannot take prunes
-    nothing; an empty ``IN`` matches no part.
+    nothing; an empty ``IN`` matches no part. A ``last`` table's MERGE ignores it when a
+    part it would leave has no per-device statistics or is external (the commit checks the keys of the parts
+    left against the rows written, by those statistics).
 
     Raises:
         InvalidCommitError: an external part may hold rows the statement changes (naming
@@ -103,6 +105,13 @@ def plan_rewrite_scan(
         chosen = [i for i, p in enumerate(parts) if p.path in wanted]
     if last:
         chosen = sorted(close_over_key_overlap(parts, chosen))
+    if last and command == "MERGE" and runtime is not None:
+        left = [p for i, p in enumerate(parts) if i not in set(chosen) and p.row_count > 0]
+        if any(p.devices is None or not is_own_tsfile(p) for p in left):
+            # The commit could not show a part without per-device statistics (or an
+            # external one) holds none of the keys the MERGE inserts: read every part, as
+            # without the filter.
+            chosen = [i for i, p in enumerate(parts) if p.row_count > 0]
     read = [parts[i] for i in chosen]
     foreign = [f"'{p.path}' ({p.format})" for p in read if not is_own_tsfile(p)]
     if foreign:
