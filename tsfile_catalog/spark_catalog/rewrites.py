@@ -62,8 +62,8 @@ def plan_rewrite_scan(
     matching rows hold, or their range where the JVM shortened a long list): the parts read are
     those both they and ``predicates`` may match. A predicate the scan cannot take prunes
     nothing; an empty ``IN`` matches no part. A ``last`` table's MERGE ignores it when a
-    part it would leave has no per-device statistics or is external (the commit checks the keys of the parts
-    left against the rows written, by those statistics).
+    part it would leave has no per-device statistics or is external: the commit checks the
+    keys of the parts left against the rows written, by those statistics.
 
     Raises:
         InvalidCommitError: an external part may hold rows the statement changes (naming
@@ -106,7 +106,8 @@ def plan_rewrite_scan(
     if last:
         chosen = sorted(close_over_key_overlap(parts, chosen))
     if last and command == "MERGE" and runtime is not None:
-        left = [p for i, p in enumerate(parts) if i not in set(chosen) and p.row_count > 0]
+        read_now = set(chosen)
+        left = [p for i, p in enumerate(parts) if i not in read_now and p.row_count > 0]
         if any(p.devices is None or not is_own_tsfile(p) for p in left):
             # The commit could not show a part without per-device statistics (or an
             # external one) holds none of the keys the MERGE inserts: read every part, as

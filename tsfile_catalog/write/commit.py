@@ -261,7 +261,8 @@ def _commit_rewrite(
     if not removed and not added:
         return  # a statement that matched no row (Spark's run-time filter read no part)
     if options.rewrite_duplicates == "error" and options.rewrite_operation == "MERGE":
-        kept = [p for p in read.parts if p.path not in set(options.rewrite_parts)]
+        replaced = set(options.rewrite_parts)
+        kept = [p for p in read.parts if p.path not in replaced]
         _refuse_keys_kept(io, plan, options, added, kept)
     actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in removed]
     actions.extend(AddPart(p) for p in added)
