@@ -18,7 +18,7 @@ from tsfile_catalog.metadata.stats import DeviceStats
 from tsfile_catalog.spark_catalog.rewrites import runtime_filter_columns
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 pytestmark = pytest.mark.spark
 
@@ -337,7 +337,7 @@ def test_update_refuses_setting_the_key(
 
 def test_the_runtime_filter_column_is_the_tag_with_most_values() -> None:
     """One column (Spark hands no filter over several): the TAG column telling most parts
-    apart, the later one on a tie; time without TAG columns."""
+    apart, the later one on a tie; time when every part holds the same one device."""
     schema = table_schema("t", tags=("city", "device", "kind"))
     parts = [
         part_file(
@@ -348,7 +348,8 @@ def test_the_runtime_filter_column_is_the_tag_with_most_values() -> None:
     ]
     assert runtime_filter_columns(schema, parts) == ["device"]
     assert runtime_filter_columns(schema, parts[:1]) == ["city"]
-    assert runtime_filter_columns(table_schema("t", tags=()), parts) == ["time"]
+    one = [part_file(f"p{i}.tsfile", devices=[DeviceStats(("bj",), 1, i, i)]) for i in range(3)]
+    assert runtime_filter_columns(table_schema("t"), one) == ["time"]
 
 
 def test_runtime_group_filtering_is_on_by_default(spark: SparkSession) -> None:
@@ -427,3 +428,38 @@ def test_a_statement_matching_no_row_commits_nothing(
             assert pair.version() == version
             continue
         pair.run(statement, commits=0)
+
+
+def test_a_table_of_one_device_is_filtered_by_time(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    """One device: the run-time filter is on time, its 1,100 matched values handed over as
+    their range; the MERGE rewrites the one part holding those times."""
+    table = f"{ts}.db.untagged"
+    spark.sql(
+        f"CREATE TABLE {table} (time TIMESTAMP, device STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'device')"
+    )
+
+    def rows(lo: int, hi: int) -> DataFrame:
+        return spark.range(lo, hi, numPartitions=1).selectExpr(
+            "timestamp_seconds(id) AS time", "'d1' AS device", "CAST(id AS DOUBLE) AS temp"
+        )
+
+    for lo in (0, 1100, 2200):
+        rows(lo, lo + 1100).writeTo(table).append()
+    location = str(warehouse / "db.db" / "untagged")
+    before = {p.path: p for p in open_table(location).parts()}
+    rows(2200, 3400).selectExpr("time", "device", "-temp AS temp").createOrReplaceTempView(
+        "untagged_src"
+    )
+    spark.sql(
+        f"MERGE INTO {table} t USING untagged_src s ON t.time = s.time AND t.device = s.device "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp "
+        "WHEN NOT MATCHED THEN INSERT (time, device, temp) VALUES (s.time, s.device, s.temp)"
+    )
+    removed = set(before) - {p.path for p in open_table(location).parts()}
+    third = max(before.values(), key=lambda p: p.min_time or 0)
+    assert removed == {third.path}
+    assert spark.table(table).count() == 3400
+    assert spark.table(table).where("temp < 0").count() == 1200

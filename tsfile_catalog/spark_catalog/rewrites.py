@@ -16,7 +16,8 @@ inserts may share its key with a row the condition left, which the commit refuse
 
 At run time Spark narrows the parts further (its ``RowLevelOperationRuntimeGroupFiltering``):
 it first runs the statement's condition (a MERGE's join with its source) as an ordinary
-query and hands the scan an ``IN`` predicate on :func:`runtime_filter_columns` (a TAG column)
+query and hands the scan an ``IN`` predicate on :func:`runtime_filter_columns` (a TAG column,
+or time)
 holding the values of the rows that matched; the scan plans again with it (``runtime``),
 per-part statistics pruning, so a statement touching one device reads and rewrites that
 device's parts only, and one matching no row reads and commits nothing.
@@ -158,19 +159,20 @@ def plan_rewrite_scan(
 def runtime_filter_columns(schema: TableSchema, parts: Sequence[PartFile]) -> list[str]:
     """The column Spark filters a copy-on-write scan on at run time: the TAG column with the
     most distinct values in the parts' device statistics (the most specific part of the
-    key; the later one on a tie), or time in a table without TAG columns.
+    key; the later one on a tie), or time when no TAG column tells two parts' devices apart
+    (a table of one device: its parts differ only in time).
 
     One column: Spark (4.2, 4.3) asks for every filter column's values together, as one
     ``named_struct(...) IN (...)`` it cannot hand a data source, so with several the scan is
     never filtered.
     """
-    if not schema.tag_names:
-        return [TIME_COLUMN]
     values: list[set[str | None]] = [set() for _ in schema.tag_names]
     for part in parts:
         for device in part.devices or ():
             for seen, value in zip(values, device.tags, strict=False):
                 seen.add(value)
+    if not values or all(len(seen) < 2 for seen in values):
+        return [TIME_COLUMN]
     best = max(range(len(values)), key=lambda i: (len(values[i]), i))
     return [schema.tag_names[best]]
 
