@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.factories import part_file, table_schema
 from tests.spark_catalog.conftest import WEATHER_COLUMNS, weather_rows
 from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.metadata.stats import DeviceStats
+from tsfile_catalog.spark_catalog.rewrites import runtime_filter_columns
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 pytestmark = pytest.mark.spark
 
@@ -26,7 +29,16 @@ class _Pair:
     """A plugin table and its copy, written alike; statements run on the table through
     ``spark.sql`` and on the copy through ``Catalog.sql``."""
 
-    def __init__(self, spark: SparkSession, ts: str, warehouse: Path, name: str, mode: str) -> None:
+    def __init__(
+        self,
+        spark: SparkSession,
+        ts: str,
+        warehouse: Path,
+        name: str,
+        mode: str,
+        *,
+        by_device: bool = False,
+    ) -> None:
         self.spark = spark
         self.catalog = Catalog(spark, str(warehouse), register_views=False)
         self.table = f"{ts}.db.{name}"
@@ -38,25 +50,41 @@ class _Pair:
                 f"('tagColumns' = 'city,device', 'key.duplicates' = '{mode}')"
             )
             # Two commits whose rows share no key, then (a ``last`` table) rows re-sent
-            # with new values: parts overlapping by key, read merged.
-            weather_rows(spark, start=0, count=24).writeTo(table).append()
-            weather_rows(spark, start=24, count=16).writeTo(table).append()
+            # with new values: parts overlapping by key, read merged. ``by_device``: each
+            # commit writes one part per device.
+            batches = [weather_rows(spark, start=0, count=24), weather_rows(spark, 24, 16)]
             if mode == "last":
-                resent = weather_rows(spark, start=16, count=12).selectExpr(
-                    "time", "city", "device", "temp + 0.5 AS temp", "rain"
+                batches.append(
+                    weather_rows(spark, start=16, count=12).selectExpr(
+                        "time", "city", "device", "temp + 0.5 AS temp", "rain"
+                    )
                 )
-                resent.writeTo(table).append()
+            for batch in batches:
+                if by_device:
+                    batch = batch.repartitionByRange(4, "device")
+                batch.writeTo(table).append()
 
     def version(self) -> int:
         return open_table(self.location).version
 
-    def run(self, statement: str) -> None:
-        """``statement`` (``{t}`` naming the table) on both; one commit on the table."""
+    def run(self, statement: str, *, commits: int = 1) -> None:
+        """``statement`` (``{t}`` naming the table) on both; ``commits`` commits on the
+        table."""
         before = self.version()
         self.spark.sql(statement.format(t=self.table))
         self.catalog.sql(statement.format(t=self.copy))
-        assert self.version() == before + 1, statement
+        assert self.version() == before + commits, statement
         self.check()
+
+    def parts(self) -> set[str]:
+        return {p.path for p in open_table(self.location).parts()}
+
+    def parts_of(self, device: str) -> set[str]:
+        """The table's parts holding ``device``; each of them holds no other."""
+        parts = open_table(self.location).parts()
+        held = [p for p in parts if any(d.tags[1] == device for d in p.devices or ())]
+        assert held and all(len(p.devices or ()) == 1 for p in held), held
+        return {p.path for p in held}
 
     def check(self) -> None:
         from pyspark.testing import assertDataFrameEqual
@@ -149,7 +177,7 @@ def test_delete_the_scan_cannot_take_rewrites_the_parts(
     pair = _Pair(spark, ts, warehouse, f"deleted_{mode}", mode)
     for condition in (
         "city = 'bj' AND temp + 1 > 20",
-        "rain > hour(time) % 3",
+        "rain > hour(time) % 2",
         "device = 'd4'",
     ):
         before = spark.createDataFrame(spark.table(pair.table).collect(), WEATHER_COLUMNS)
@@ -157,6 +185,7 @@ def test_delete_the_scan_cannot_take_rewrites_the_parts(
         spark.sql(f"DELETE FROM {pair.table} WHERE {condition}")
         assert pair.version() == version + 1
         expected = before.where(f"NOT coalesce({condition}, false)")
+        assert expected.count() < before.count(), condition  # (one matching none: no commit)
         assertDataFrameEqual(spark.table(pair.table), expected)
     assert pair.history()[:3] == ["DELETE"] * 3
 
@@ -304,3 +333,133 @@ def test_update_refuses_setting_the_key(
     # Setting a column to itself is no change of key.
     spark.sql(f"UPDATE {table} SET {column} = {column}, temp = 2.0 WHERE city = 'bj'")
     assert spark.table(table).where("temp = 2.0").count() == 4
+
+
+def test_the_runtime_filter_column_is_the_tag_with_most_values() -> None:
+    """One column (Spark hands no filter over several): the TAG column telling most parts
+    apart, the later one on a tie; time when every part holds the same one device."""
+    schema = table_schema("t", tags=("city", "device", "kind"))
+    parts = [
+        part_file(
+            f"p{i}.tsfile",
+            devices=[DeviceStats((city, f"d{i}", "k"), 1, 0, 0) for city in ("bj", "sh")],
+        )
+        for i in range(3)
+    ]
+    assert runtime_filter_columns(schema, parts) == ["device"]
+    assert runtime_filter_columns(schema, parts[:1]) == ["city"]
+    one = [part_file(f"p{i}.tsfile", devices=[DeviceStats(("bj",), 1, i, i)]) for i in range(3)]
+    assert runtime_filter_columns(table_schema("t"), one) == ["time"]
+
+
+def test_runtime_group_filtering_is_on_by_default(spark: SparkSession) -> None:
+    """What the tests below rely on: Spark runs a row-level operation's condition first and
+    filters its scan of whole parts by the rows that matched."""
+    conf = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
+    assert spark.conf.get(conf) == "true"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_merge_rewrites_only_the_parts_its_source_touches(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Spark filters the scan at run time by the rows its join with the source matched: a
+    source of one device's rows (updates and new keys) rewrites that device's parts alone,
+    with the rows ``Catalog.sql`` gives."""
+    pair = _Pair(spark, ts, warehouse, f"one_device_{mode}", mode, by_device=True)
+    before = pair.parts()
+    touched = pair.parts_of("d3")
+    assert len(touched) < len(before)
+    weather_rows(spark, start=0, count=48).where("device = 'd3'").selectExpr(
+        "time", "city", "device", "temp * 3 AS temp", "rain"
+    ).createOrReplaceTempView("one_device_src")
+    pair.run(
+        "MERGE INTO {t} t USING one_device_src s "
+        "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+        "WHEN MATCHED AND s.rain = 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp "
+        "WHEN NOT MATCHED THEN INSERT (time, city, device, temp, rain) "
+        "VALUES (s.time, s.city, s.device, s.temp, s.rain)"
+    )
+    after = pair.parts()
+    assert before - after == touched
+    assert pair.parts_of("d3") == after - before
+    # The new keys, hours 42 and 46: inserted beside the parts left as they were.
+    assert spark.table(pair.table).where("time >= TIMESTAMP '2024-01-02 16:00:00'").count() == 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_update_by_a_subquery_rewrites_only_the_parts_it_matches(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """A condition only Spark evaluates (a subquery): the run-time filter still narrows the
+    parts to the device whose rows matched."""
+    pair = _Pair(spark, ts, warehouse, f"subquery_{mode}", mode, by_device=True)
+    before = pair.parts()
+    touched = pair.parts_of("d2")
+    weather_rows(spark, start=0, count=40).where("device = 'd2' AND rain = 1").select(
+        "time"
+    ).createOrReplaceTempView("subquery_src")
+    pair.run("UPDATE {t} SET temp = -1 WHERE time IN (SELECT time FROM subquery_src)")
+    after = pair.parts()
+    assert before - after == touched
+    assert spark.table(pair.table).where("temp = -1").count() > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_statement_matching_no_row_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Conditions the scan cannot take (so it plans every part), matching no row: Spark's
+    run-time filter leaves no part to read, nothing is written and nothing committed, as
+    ``Catalog.sql`` commits nothing."""
+    pair = _Pair(spark, ts, warehouse, f"no_op_{mode}", mode)
+    weather_rows(spark, start=100, count=4).createOrReplaceTempView("no_op_src")
+    for statement in (
+        "UPDATE {t} SET temp = 0 WHERE temp + 1 > 1000",
+        "DELETE FROM {t} WHERE rain > hour(time) + 100",
+        "MERGE INTO {t} t USING no_op_src s "
+        "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp",
+    ):
+        if statement.startswith("DELETE"):
+            version = pair.version()
+            pair.spark.sql(statement.format(t=pair.table))
+            assert pair.version() == version
+            continue
+        pair.run(statement, commits=0)
+
+
+def test_a_table_of_one_device_is_filtered_by_time(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    """One device: the run-time filter is on time, its 1,100 matched values handed over as
+    their range; the MERGE rewrites the one part holding those times."""
+    table = f"{ts}.db.untagged"
+    spark.sql(
+        f"CREATE TABLE {table} (time TIMESTAMP, device STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'device')"
+    )
+
+    def rows(lo: int, hi: int) -> DataFrame:
+        return spark.range(lo, hi, numPartitions=1).selectExpr(
+            "timestamp_seconds(id) AS time", "'d1' AS device", "CAST(id AS DOUBLE) AS temp"
+        )
+
+    for lo in (0, 1100, 2200):
+        rows(lo, lo + 1100).writeTo(table).append()
+    location = str(warehouse / "db.db" / "untagged")
+    before = {p.path: p for p in open_table(location).parts()}
+    rows(2200, 3400).selectExpr("time", "device", "-temp AS temp").createOrReplaceTempView(
+        "untagged_src"
+    )
+    spark.sql(
+        f"MERGE INTO {table} t USING untagged_src s ON t.time = s.time AND t.device = s.device "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp "
+        "WHEN NOT MATCHED THEN INSERT (time, device, temp) VALUES (s.time, s.device, s.temp)"
+    )
+    removed = set(before) - {p.path for p in open_table(location).parts()}
+    third = max(before.values(), key=lambda p: p.min_time or 0)
+    assert removed == {third.path}
+    assert spark.table(table).count() == 3400
+    assert spark.table(table).where("temp < 0").count() == 1200

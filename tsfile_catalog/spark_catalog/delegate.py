@@ -194,5 +194,6 @@ _OPERATIONS: dict[str, _Handler] = {
         time_zone=r["time_zone"],
         parallelism=r.get("parallelism"),
         user_options=r.get("options") or {},
+        runtime=r.get("runtime"),
     ),
 }

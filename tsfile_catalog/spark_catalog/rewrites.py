@@ -10,8 +10,17 @@ predicates may match (pruned by statistics, as DELETE prunes), and in a ``key.du
 last`` table every part sharing a key with one of them, transitively
 (:func:`~tsfile_catalog.metadata.key.close_over_key_overlap`), read merged: a stale row of a
 key must neither be rewritten over the newest nor come back once the newest is replaced. A
-``last`` table's MERGE reads every part: a row it inserts replaces any row of its key, and so
-must be written with every part that may hold one.
+``last`` table's MERGE takes no predicate of its ON condition at planning time: a row it
+inserts may share its key with a row the condition left, which the commit refuses
+(:mod:`tsfile_catalog.write.commit`).
+
+At run time Spark narrows the parts further (its ``RowLevelOperationRuntimeGroupFiltering``):
+it first runs the statement's condition (a MERGE's join with its source) as an ordinary
+query and hands the scan an ``IN`` predicate on :func:`runtime_filter_columns` (a TAG column,
+or time)
+holding the values of the rows that matched; the scan plans again with it (``runtime``),
+per-part statistics pruning, so a statement touching one device reads and rewrites that
+device's parts only, and one matching no row reads and commits nothing.
 """
 
 from __future__ import annotations
@@ -23,14 +32,15 @@ from typing import Any
 from tsfile_catalog.exceptions import InvalidCommitError
 from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode
-from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
 from tsfile_catalog.storage_options import storage_options_from
 from tsfile_catalog.table.handle import open_table
 from tsfile_catalog.table.optimize import bind_exact
 from tsfile_catalog.table.update import set_refusal
 
-__all__ = ["ONLY_PARTS_OPTION", "plan_rewrite_scan", "key_set_refusal"]
+__all__ = ["ONLY_PARTS_OPTION", "key_set_refusal", "plan_rewrite_scan", "runtime_filter_columns"]
 
 ONLY_PARTS_OPTION = "onlyParts"
 
@@ -43,9 +53,18 @@ def plan_rewrite_scan(
     time_zone: str,
     parallelism: int | None,
     user_options: Mapping[str, str],
+    runtime: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The scan of a copy-on-write ``command`` (Spark's ``UPDATE``, ``MERGE``, ``DELETE``):
-    every column and every row of the parts it rewrites, and those parts (``rewrite``).
+    every column and every row of the parts it rewrites, those parts (``rewrite``), and the
+    columns Spark may filter it on at run time (``filter_columns``).
+
+    ``runtime`` holds Spark's run-time filter predicate (an ``IN`` list of the values the
+    matching rows hold, or their range where the JVM shortened a long list): the parts read are
+    those both they and ``predicates`` may match. A predicate the scan cannot take prunes
+    nothing; an empty ``IN`` matches no part. A ``last`` table's MERGE ignores it when a
+    part it would leave has no per-device statistics or is external: the commit checks the
+    keys of the parts left against the rows written, by those statistics.
 
     Raises:
         InvalidCommitError: an external part may hold rows the statement changes (naming
@@ -58,8 +77,20 @@ def plan_rewrite_scan(
     )
     parts = table.parts()
     last = key_mode(table.properties) == "last"
-    where = push_predicates(scan, predicates, time_zone)["where"]
-    if where is None or (last and command == "MERGE"):
+    # A last table's MERGE may insert a key its ON condition left: the commit checks it.
+    static = [] if last and command == "MERGE" else predicates
+    texts = [
+        where
+        for where in (
+            push_predicates(scan, static, time_zone)["where"],
+            push_predicates(scan, runtime or [], time_zone)["where"],
+        )
+        if where is not None
+    ]
+    where = " AND ".join(f"({t})" for t in texts) if texts else None
+    if runtime is not None and any(_matches_nothing(p) for p in runtime):
+        chosen = []
+    elif where is None:
         chosen = [i for i, p in enumerate(parts) if p.row_count > 0]
     else:
         bound = bind_exact(
@@ -75,6 +106,14 @@ def plan_rewrite_scan(
         chosen = [i for i, p in enumerate(parts) if p.path in wanted]
     if last:
         chosen = sorted(close_over_key_overlap(parts, chosen))
+    if last and command == "MERGE" and runtime is not None:
+        read_now = set(chosen)
+        left = [p for i, p in enumerate(parts) if i not in read_now and p.row_count > 0]
+        if any(p.devices is None or not is_own_tsfile(p) for p in left):
+            # The commit could not show a part without per-device statistics (or an
+            # external one) holds none of the keys the MERGE inserts: read every part, as
+            # without the filter.
+            chosen = [i for i, p in enumerate(parts) if p.row_count > 0]
     read = [parts[i] for i in chosen]
     foreign = [f"'{p.path}' ({p.format})" for p in read if not is_own_tsfile(p)]
     if foreign:
@@ -97,7 +136,10 @@ def plan_rewrite_scan(
     plan["options"][ONLY_PARTS_OPTION] = json.dumps(paths)
     plan["stream_options"] = plan["options"]
     shown = f"{len(paths)} of {len(parts)} parts, whole"
+    if runtime is not None:
+        shown += ", filtered at run time"
     plan["description"] = f"tsfile {scan['table']} version {scan['version']} ({command}: {shown})"
+    plan["filter_columns"] = runtime_filter_columns(table.schema, parts)
     plan["rewrite"] = {
         "parts": paths,
         "write_options": {
@@ -112,6 +154,32 @@ def plan_rewrite_scan(
         },
     }
     return plan
+
+
+def runtime_filter_columns(schema: TableSchema, parts: Sequence[PartFile]) -> list[str]:
+    """The column Spark filters a copy-on-write scan on at run time: the TAG column with the
+    most distinct values in the parts' device statistics (the most specific part of the
+    key; the later one on a tie), or time when no TAG column tells two parts' devices apart
+    (a table of one device: its parts differ only in time).
+
+    One column: Spark (4.2, 4.3) asks for every filter column's values together, as one
+    ``named_struct(...) IN (...)`` it cannot hand a data source, so with several the scan is
+    never filtered.
+    """
+    values: list[set[str | None]] = [set() for _ in schema.tag_names]
+    for part in parts:
+        for device in part.devices or ():
+            for seen, value in zip(values, device.tags, strict=False):
+                seen.add(value)
+    if not values or all(len(seen) < 2 for seen in values):
+        return [TIME_COLUMN]
+    best = max(range(len(values)), key=lambda i: (len(values[i]), i))
+    return [schema.tag_names[best]]
+
+
+def _matches_nothing(node: Mapping[str, Any]) -> bool:
+    """An ``IN`` with no value: Spark's run-time filter when no row matched."""
+    return node.get("op") == "IN" and len(node.get("args") or []) == 1
 
 
 def key_set_refusal(scan: Mapping[str, Any], columns: Sequence[str]) -> str | None:

@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from tsfile_catalog.datasource.duplicates import duplicates_to_drop
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import (
     CommitConflictError,
+    DataError,
     TableNotFoundError,
     VersionNotFoundError,
 )
@@ -31,6 +33,7 @@ from tsfile_catalog.metadata.completeness import (
 from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemovePart, SetSchema
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema_merge import merge_schema
+from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import append_parts, commit
 from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
 from tsfile_catalog.table.rewrite_tasks import TaskRunner, part_rewrites
@@ -183,6 +186,55 @@ def _commit_replace(
         )
 
 
+def _refuse_keys_kept(
+    io: FileIO,
+    plan: WritePlan,
+    options: WriteOptions,
+    added: Sequence[PartFile],
+    kept: Sequence[PartFile],
+) -> None:
+    """A ``key.duplicates = last`` table's MERGE wrote no key a part it did not read holds.
+
+    The parts read are closed over key overlap, so the rows rewritten from them share no key
+    with the rest; a row the MERGE inserted (its ON condition matched no row of the parts
+    read) may, and the table holds one row per key: as when the MERGE reads the whole table,
+    it is refused. Only the kept parts whose device time ranges meet an added part's are read
+    back, and of them only the keys where they meet (:func:`duplicates_to_drop`).
+
+    Raises:
+        DataError: naming the first key written twice; a kept part without per-device
+            statistics (or an external one) whose time range meets an added part's counts as
+            holding one.
+    """
+    urls = [ownership.part_url(options.path, p) for p in added]
+    devices = [p.devices for p in added]
+    for part in kept:
+        if not any(_times_meet(part, p) for p in added):
+            continue
+        if part.external or part.devices is None or any(d is None for d in devices):
+            raise DataError(
+                f"duplicate rows may be written: part '{part.path}', which the "
+                f"{options.rewrite_operation} did not read, has no per-device statistics "
+                "to show it shares no (TAG values, time) with the rows written"
+            )
+        duplicates_to_drop(
+            io,
+            [*urls, ownership.part_url(options.path, part)],
+            [*(d for d in devices if d is not None), part.devices],
+            plan.schema,
+            "error",
+        )
+
+
+def _times_meet(a: PartFile, b: PartFile) -> bool:
+    """Whether the time ranges of ``a`` and ``b`` meet (unknown ranges do)."""
+    if None in (a.min_time, a.max_time, b.min_time, b.max_time):
+        return True
+    assert a.min_time is not None and a.max_time is not None
+    assert b.min_time is not None and b.max_time is not None
+    return a.min_time <= b.max_time and b.min_time <= a.max_time
+
+
 def _commit_rewrite(
     plan: WritePlan, options: WriteOptions, job: str, parts: list[PartFile]
 ) -> None:
@@ -218,7 +270,11 @@ def _commit_rewrite(
     removed = [by_path[path] for path in options.rewrite_parts]
     added = [p.rewritten_from(removed) for p in parts]
     if not removed and not added:
-        return
+        return  # a statement that matched no row (Spark's run-time filter read no part)
+    if options.rewrite_duplicates == "error" and options.rewrite_operation == "MERGE":
+        replaced = set(options.rewrite_parts)
+        kept = [p for p in read.parts if p.path not in replaced]
+        _refuse_keys_kept(io, plan, options, added, kept)
     actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in removed]
     actions.extend(AddPart(p) for p in added)
     commit(

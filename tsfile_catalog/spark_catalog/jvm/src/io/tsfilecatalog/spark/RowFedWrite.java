@@ -3,6 +3,7 @@ package io.tsfilecatalog.spark;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
@@ -26,67 +27,88 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage;
  * holds its share of the rewritten rows in memory until then.
  */
 final class RowFedWrite implements Write {
-  private final Write inner;
+  private final Write planned;
+  private final Supplier<Write> atRun;
 
-  RowFedWrite(Write inner) {
-    this.inner = inner;
+  /**
+   * {@code planned} describes the write while Spark plans it; {@code atRun} makes the one
+   * that runs, when its tasks are about to start: a copy-on-write learns the parts it
+   * replaces only as its scan is filtered at run time, after Spark planned the write.
+   */
+  RowFedWrite(Write planned, Supplier<Write> atRun) {
+    this.planned = planned;
+    this.atRun = atRun;
   }
 
   @Override
   public String description() {
-    return inner.description();
+    return planned.description();
   }
 
   @Override
   public CustomMetric[] supportedCustomMetrics() {
-    return inner.supportedCustomMetrics();
+    return planned.supportedCustomMetrics();
   }
 
   @Override
   public CustomTaskMetric[] reportDriverMetrics() {
-    return inner.reportDriverMetrics();
+    return planned.reportDriverMetrics();
   }
 
   @Override
   public BatchWrite toBatch() {
-    return new Batch(inner.toBatch());
+    return new Batch(atRun);
   }
 
+  /**
+   * Spark asks for the batch before it runs the query that feeds it, and for the writer
+   * factory after: the write the batch wraps is made then, with what the scan read.
+   */
   private static final class Batch implements BatchWrite {
-    private final BatchWrite inner;
+    private final Supplier<Write> atRun;
+    private BatchWrite inner;
 
-    Batch(BatchWrite inner) {
-      this.inner = inner;
+    Batch(Supplier<Write> atRun) {
+      this.atRun = atRun;
+    }
+
+    private synchronized BatchWrite inner() {
+      if (inner == null) {
+        inner = atRun.get().toBatch();
+      }
+      return inner;
     }
 
     @Override
     public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-      return new Factory(inner.createBatchWriterFactory(info));
+      return new Factory(inner().createBatchWriterFactory(info));
     }
 
     @Override
     public boolean useCommitCoordinator() {
-      return inner.useCommitCoordinator();
+      return inner().useCommitCoordinator();
     }
 
     @Override
     public void onDataWriterCommit(WriterCommitMessage message) {
-      inner.onDataWriterCommit(message);
+      inner().onDataWriterCommit(message);
     }
 
     @Override
     public void commit(WriterCommitMessage[] messages) {
-      inner.commit(messages);
+      inner().commit(messages);
     }
 
     @Override
     public void commit(WriterCommitMessage[] messages, WriteSummary summary) {
-      inner.commit(messages, summary);
+      inner().commit(messages, summary);
     }
 
     @Override
-    public void abort(WriterCommitMessage[] messages) {
-      inner.abort(messages);
+    public synchronized void abort(WriterCommitMessage[] messages) {
+      if (inner != null) { // else no task ran: nothing to abort
+        inner.abort(messages);
+      }
     }
   }
 

@@ -17,7 +17,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * predicates only choose which parts are read (Spark does not apply them to a group-based
  * scan's rows again, and rewrites every row it gets back), so every row of every part read is
  * returned; the delegate adds, for a {@code key.duplicates = last} table, every part sharing a
- * key with one read, and reads them merged.
+ * key with one read, and reads them merged. Spark may narrow the parts further at run time
+ * ({@link TsFileRewriteScan}).
  */
 class TsFileRewriteScanBuilder implements SupportsPushDownV2Filters {
   private final TsFileTable table;
@@ -58,6 +59,6 @@ class TsFileRewriteScanBuilder implements SupportsPushDownV2Filters {
     request.put("parallelism", SparkSession.active().sparkContext().defaultParallelism());
     JsonNode plan = Client.call("plan_rewrite_scan", request);
     operation.planned(plan.get("rewrite"));
-    return TsFileScanBuilder.scan(plan, null); // a rewrite reads every row: no answer
+    return new TsFileRewriteScan(request, plan, operation);
   }
 }

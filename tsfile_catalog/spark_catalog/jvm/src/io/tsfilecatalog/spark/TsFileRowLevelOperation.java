@@ -26,6 +26,8 @@ class TsFileRowLevelOperation implements RowLevelOperation {
   private final Command command;
   /** What the scan planned: {@code {"parts": [...], "write_options": {...}}}; null before. */
   private JsonNode planned;
+  /** What the scan read once Spark filtered it at run time; null when it did not. */
+  private JsonNode filtered;
 
   TsFileRowLevelOperation(TsFileTable table, Command command) {
     this.table = table;
@@ -65,21 +67,47 @@ class TsFileRowLevelOperation implements RowLevelOperation {
     planned = rewrite;
   }
 
+  /**
+   * Records the parts a scan of this operation reads once Spark filtered it at run time
+   * ({@link TsFileRewriteScan#filter}). An UPDATE read twice filters its one scan twice, with
+   * the same values; each must read the same parts.
+   */
+  synchronized void filtered(JsonNode rewrite) {
+    if (filtered != null && !filtered.equals(rewrite)) {
+      throw new IllegalStateException(
+          "tsfile " + command + " on " + table.name() + ": two run-time filters of one "
+              + "statement's scan read different parts (" + filtered + " and " + rewrite + ")");
+    }
+    filtered = rewrite;
+  }
+
+  /**
+   * The write: Spark plans it before it runs the scan, so it is made again with the parts the
+   * scan read ({@link RowFedWrite}) when its tasks start, after any run-time filter.
+   */
   @Override
   public synchronized WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     if (planned == null) {
       throw new IllegalStateException(
           "tsfile " + command + " on " + table.name() + ": the write was planned before its scan");
     }
-    Map<String, String> options = new HashMap<>(table.writeOptions());
-    // The delegate's copy-on-write options: which parts of which version the rows replace.
-    options.putAll(Client.toMap(planned.get("write_options")));
-    WriteBuilder python = new TsFileWriteBuilder(table.schema(), options, info, null);
     return new WriteBuilder() {
       @Override
       public Write build() {
-        return new RowFedWrite(python.build());
+        return new RowFedWrite(write(info, planned), () -> write(info, read()));
       }
     };
+  }
+
+  /** The parts the scan read: as filtered at run time, else as planned. */
+  private synchronized JsonNode read() {
+    return filtered != null ? filtered : planned;
+  }
+
+  private Write write(LogicalWriteInfo info, JsonNode rewrite) {
+    Map<String, String> options = new HashMap<>(table.writeOptions());
+    // The delegate's copy-on-write options: which parts of which version the rows replace.
+    options.putAll(Client.toMap(rewrite.get("write_options")));
+    return new TsFileWriteBuilder(table.schema(), options, info, null).build();
   }
 }
