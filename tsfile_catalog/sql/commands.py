@@ -50,6 +50,7 @@ from tsfile_catalog.sql.statements import (
     create_table_statement,
 )
 from tsfile_catalog.sql.urls import url_entry
+from tsfile_catalog.sql.write_distribution import cluster_for_write
 from tsfile_catalog.table import (
     Table,
     add_columns,
@@ -297,7 +298,11 @@ def _create_as_select(
     ddl.as_select_options(name, options, source.schema)
     entry = TableEntry("", statement.table.name, location, options)
     write = tables.source_options(entry, table_options.write_options(entry, statement.table.name))
-    source.write.format("tsfile").options(**write).mode("append").save()
+    tags = [t for t in write.get("tagColumns", "").split(",") if t.strip()]
+    clustered = cluster_for_write(
+        source, [t.strip() for t in tags], keep_order=_keeps_duplicates_order(write)
+    )
+    clustered.write.format("tsfile").options(**write).mode("append").save()
     if statement.properties:
         set_properties(location, statement.properties, storage_options=storage)
     return options
@@ -468,7 +473,8 @@ def insert(tables: Tables, statement: Insert, source: DataFrame | None = None) -
         zone = tables.session_time_zone()
         if zone is not None:
             write["timeZone"] = zone
-    rows.write.format("tsfile").options(**write).mode(mode).save()
+    clustered = cluster_for_write(rows, schema.tag_names, keep_order=_keeps_duplicates_order(write))
+    clustered.write.format("tsfile").options(**write).mode(mode).save()
     latest = tables.open(entry)
     info = latest.history(limit=1)[0]
     inserted = info.rows_added
@@ -480,6 +486,12 @@ def insert(tables: Tables, statement: Insert, source: DataFrame | None = None) -
     return tables.result(
         Result("version bigint, num_inserted_rows bigint", [(latest.version, inserted)])
     )
+
+
+def _keeps_duplicates_order(write: Mapping[str, str]) -> bool:
+    """Whether the write's ``onDuplicate=last`` makes the rows' order part of the answer."""
+    value = next((v for k, v in write.items() if k.lower() == "onduplicate"), "error")
+    return value.strip().lower() == "last"
 
 
 def _source(tables: Tables, statement: Insert) -> DataFrame:

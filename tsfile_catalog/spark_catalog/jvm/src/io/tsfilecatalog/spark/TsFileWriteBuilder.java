@@ -3,7 +3,9 @@ package io.tsfilecatalog.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
@@ -105,7 +107,45 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
       // replaceWhere, when given, instead of all of them.
       builder = ((SupportsTruncate) builder).truncate();
     }
-    return builder.build();
+    return clustered(builder.build(), merged.options());
+  }
+
+  /** The conf that turns clustered writes off (tsfile_catalog/sql/write_distribution.py). */
+  static final String CLUSTERED_WRITES = "spark.tsfile.write.clustered";
+
+  /**
+   * {@code write} asking Spark to cluster rows by the table's TAG columns and sort them by
+   * (TAG, time); unchanged when the conf is off, the table has no TAG column, or the write's
+   * {@code onDuplicate=last} makes the input's own order the answer (a shuffle would lose it).
+   */
+  private Write clustered(Write write, CaseInsensitiveStringMap options) {
+    String enabled = SQLConf.get().getConfString(CLUSTERED_WRITES, "true");
+    if ("false".equalsIgnoreCase(enabled.trim())
+        || "last".equalsIgnoreCase(options.getOrDefault("onDuplicate", "error").trim())) {
+      return write;
+    }
+    List<String> tags = new ArrayList<>();
+    for (String tag : options.getOrDefault("tagColumns", "").split(",")) {
+      String field = field(tag.trim());
+      if (field != null) {
+        tags.add(field);
+      }
+    }
+    String time = field("time");
+    if (tags.isEmpty() || time == null) {
+      return write;
+    }
+    return new ClusteredWrite(write, tags, time);
+  }
+
+  /** The table's own spelling of column {@code name}, or null. */
+  private String field(String name) {
+    for (String field : tableSchema.fieldNames()) {
+      if (field.equalsIgnoreCase(name)) {
+        return field;
+      }
+    }
+    return null;
   }
 
   /** Spark's write info with the merged options. */

@@ -1,0 +1,66 @@
+"""How a catalog write hands its rows to the TsFile writer: clustered by device, in key order.
+
+A TsFile part stores one chunk per device per column, and the writer needs each task's rows in
+(TAG, time) order. Handed a DataFrame as it comes, every Spark task writes a part holding a
+slice of every device: many small tasks (each with a Python worker's fixed cost), many short
+chunks per device (slower reads, see docs/benchmarks.md), a sort in Python, and parts whose
+devices all overlap (so a commit's cross-part key check reads them all). Clustered, rows are
+hash-partitioned by the TAG columns (Spark's adaptive execution sizes the partitions) and
+sorted by (TAG, time) inside each: a device's rows go to one task and arrive in order. This is
+what Iceberg's ``write.distribution-mode=hash`` and Delta's optimized writes do; the catalog
+plugin asks Spark for the same through ``RequiresDistributionAndOrdering``.
+
+``spark.tsfile.write.clustered=false`` hands rows over as they come (and so does a DataFrame
+written with ``df.write.format("tsfile")``, which no data source can repartition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+__all__ = ["CLUSTERED_WRITES", "cluster_for_write", "clustered_writes"]
+
+# Whether Catalog.sql's INSERT and CTAS, and the catalog plugin's writes, cluster rows by
+# device before writing (default true).
+CLUSTERED_WRITES = "spark.tsfile.write.clustered"
+
+
+def clustered_writes(frame: DataFrame) -> bool:
+    """Whether the session of ``frame`` leaves :data:`CLUSTERED_WRITES` on."""
+    value = frame.sparkSession.conf.get(CLUSTERED_WRITES, "true")
+    return str(value).strip().lower() != "false"
+
+
+def cluster_for_write(
+    frame: DataFrame,
+    tag_columns: Sequence[str],
+    time_column: str = "time",
+    *,
+    keep_order: bool = False,
+) -> DataFrame:
+    """``frame`` partitioned by its TAG columns and sorted by (TAG, time) in each partition;
+    unchanged when the conf is off or ``frame`` has none of ``tag_columns``.
+
+    ``keep_order``: rows with the same TAGs and time stay in ``frame``'s order (what
+    ``onDuplicate=last`` calls last), by sorting on their position in ``frame`` too.
+    """
+    if not clustered_writes(frame):
+        return frame
+    by_lower = {c.lower(): c for c in frame.columns}
+    tags = [by_lower[t.lower()] for t in tag_columns if t.lower() in by_lower]
+    if not tags:
+        return frame
+    time = by_lower.get(time_column.lower())
+    order = [*tags, time] if time is not None else tags
+    if not keep_order:
+        return frame.repartition(*tags).sortWithinPartitions(*order)
+    # monotonically_increasing_id follows the frame's order (partition, then row), which is
+    # the order collect() returns and onDuplicate=last means.
+    position = "__tsfile_position"
+    while position in by_lower:
+        position += "_"
+    numbered = frame.withColumn(position, F.monotonically_increasing_id())
+    return numbered.repartition(*tags).sortWithinPartitions(*order, position).drop(position)
