@@ -168,10 +168,11 @@ def sql_text(query: Query, table: str = SQL_TABLE) -> str:
     return text
 
 
-def plugin_table(spark: SparkSession, warehouse: str) -> str:
-    """:data:`SQL_TABLE`'s name for ``spark.sql`` (the ``spark_sql`` engine): the Catalog's
-    unqualified ``sensors`` in ``warehouse`` is ``<catalog>.default.sensors`` in a catalog
-    plugin's catalog over the same warehouse, whose registry is the Catalog's.
+def plugin_table(spark: SparkSession, warehouse: str, table: str = SQL_TABLE) -> str:
+    """``table``'s name for ``spark.sql`` (default :data:`SQL_TABLE`, the ``spark_sql``
+    engine's): the Catalog's unqualified ``sensors`` in ``warehouse`` is
+    ``<catalog>.default.sensors`` in a catalog plugin's catalog over the same warehouse, whose
+    registry is the Catalog's.
 
     The catalog is :data:`SPARK_CATALOG` when the session was started with it over
     ``warehouse``, else one configured now under a fresh name (Spark keeps a catalog it has
@@ -203,7 +204,7 @@ def plugin_table(spark: SparkSession, warehouse: str) -> str:
         name = f"{SPARK_CATALOG}_{uuid.uuid4().hex[:8]}"
         spark.conf.set(f"{prefix}{name}", CATALOG_CLASS)
         spark.conf.set(f"{prefix}{name}.warehouse", warehouse)
-    return f"{name}.default.{SQL_TABLE}"
+    return f"{name}.default.{table}"
 
 
 def frame(

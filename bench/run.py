@@ -25,6 +25,7 @@ import shlex
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -195,29 +196,48 @@ def _bench_writes(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str,
     }
 
 
-def _bench_realistic(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str, Any]:
+def _bench_realistic(
+    spark: SparkSession, scale: Scale, data_dir: str, warehouse: str
+) -> dict[str, Any]:
     """Write the realistic data set as tsfile and as Parquet snappy and zstd: seconds, rows/s,
     bytes, and a read-back count per engine (all must hold every row); then the same frame
     into a Python writer that drops its batches (Spark's hand-off alone), and the tsfile
-    writer's phases without Spark."""
+    writer's phases without Spark.
+
+    tsfile is written twice: ``tsfile`` with ``df.write.format("tsfile")`` (the frame's own
+    partitions, one part each), ``tsfile_catalog`` with ``df.writeTo`` into a catalog table
+    through the plugin (rows clustered by device first: tsfile_catalog/sql/
+    write_distribution.py); the table is created before the clock starts.
+    """
     from bench.floor import write_floor
     from bench.write_phases import bench_write_phases
+    from tsfile_catalog import Catalog
 
     data = realistic_arrow(scale.realistic_devices, scale.realistic_seconds)
     frame = spark.createDataFrame(data).cache()
     rows = frame.count()  # materialised once, so each write times the writer alone
     out: dict[str, Any] = {"rows": rows, "partitions": frame.rdd.getNumPartitions()}
+    catalog_path = os.path.join(data_dir, "realistic_tsfile_catalog")
+    columns = ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in frame.schema)
+    Catalog(spark, warehouse, register_views=False).sql(
+        f"CREATE TABLE {REALISTIC_TABLE} ({columns}) USING tsfile "
+        f"OPTIONS (tagColumns '{','.join(REALISTIC_TAGS)}') LOCATION '{catalog_path}'"
+    )
+    catalog_table = plugin_table(spark, warehouse, REALISTIC_TABLE)
     writers: dict[str, Callable[[str], None]] = {
         "tsfile": lambda path: write_tsfile(frame, path, REALISTIC_TABLE),
+        "tsfile_catalog": lambda path: frame.writeTo(catalog_table).append(),
         "parquet": lambda path: write_parquet(frame, path),
         "parquet_zstd": lambda path: write_parquet(frame, path, "zstd"),
     }
     for engine, write in writers.items():
         path = os.path.join(data_dir, f"realistic_{engine}")
         seconds, _ = _timed(lambda w=write, p=path: w(p))  # type: ignore[misc]
-        suffix = ".tsfile" if engine == "tsfile" else ".parquet"
-        files, size = _files_bytes(path, suffix)
-        reader = spark.read.format("tsfile") if engine == "tsfile" else spark.read.format("parquet")
+        if engine == "tsfile_catalog":
+            path = catalog_path
+        tsfile = engine.startswith("tsfile")
+        files, size = _files_bytes(path, ".tsfile" if tsfile else ".parquet")
+        reader = spark.read.format("tsfile") if tsfile else spark.read.format("parquet")
         out[engine] = {
             "seconds": seconds,
             "rows_per_s": rows / seconds,
@@ -329,10 +349,32 @@ def _bench_inprocess(path: str, slowest: Query) -> dict[str, Any]:
         slowest_options["where"] = slowest.where
     return {
         "native_all_columns": native_scan(path, all_columns),
+        "native_all_columns_optimized": _native_after_optimize(path, all_columns),
         "native_all_fields": native_scan(path, list(FIELD_COLUMNS)),
         "native_f_double": native_scan(path, ["f_double"]),
         "datasource_f_double": datasource_scan(path, {"columns": "f_double"}),
         "datasource_slowest_query": {"query": slowest.id, **datasource_scan(path, slowest_options)},
+    }
+
+
+def _native_after_optimize(path: str, columns: Sequence[str]) -> dict[str, Any]:
+    """The native full-row read of a copy of the table at ``path`` after an in-process
+    ``OPTIMIZE`` at the default target file size: the same rows in fewer, longer chunks per
+    device (the written table has one chunk per device per part, a thousand rows each)."""
+    from bench.rawread import native_scan
+    from tsfile_catalog.table import open_table
+    from tsfile_catalog.table.optimize import optimize
+
+    with tempfile.TemporaryDirectory(prefix="bench-optimized-") as scratch:
+        copy = os.path.join(scratch, "tsfile")
+        shutil.copytree(path, copy)
+        seconds, result = _timed(lambda: optimize(open_table(copy)))
+        read = native_scan(copy, columns)
+    return {
+        **read,
+        "optimize_seconds": seconds,
+        "parts_before": result.files_removed,
+        "parts_after": result.files_added,
     }
 
 
@@ -421,7 +463,7 @@ def run(
             f"realistic data set: {scale.realistic_devices} devices x "
             f"{scale.realistic_seconds:,} s, tsfile and Parquet snappy/zstd"
         )
-        results["realistic"] = _bench_realistic(spark, scale, str(data))
+        results["realistic"] = _bench_realistic(spark, scale, str(data), warehouse)
         queries = build_queries(scale)
         _log(f"queries: {scale.repetitions} repetitions, alternating engine order")
         results["queries"] = _bench_queries(
@@ -464,6 +506,7 @@ def run(
         results["load_average"]["end"] = os.getloadavg()
         results["elapsed_s"] = time.perf_counter() - started
         from bench.report import (
+            evaluate_scan_targets,
             evaluate_spark_sql_targets,
             evaluate_sql_targets,
             evaluate_targets,
@@ -472,6 +515,7 @@ def run(
         results["targets"] = evaluate_targets(results)
         results["sql_targets"] = evaluate_sql_targets(results)
         results["spark_sql_targets"] = evaluate_spark_sql_targets(results)
+        results["scan_targets"] = evaluate_scan_targets(results)
         (out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
         if docs_path is not None:
             from bench.report import write_report
