@@ -16,6 +16,7 @@ from tests.spark_catalog.conftest import WEATHER_COLUMNS, weather_rows
 from tsfile_catalog import Catalog, open_table
 from tsfile_catalog.metadata.stats import DeviceStats
 from tsfile_catalog.spark_catalog.rewrites import runtime_filter_columns
+from tsfile_catalog.sql.write_distribution import CLUSTERED_WRITES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -61,8 +62,14 @@ class _Pair:
                 )
             for batch in batches:
                 if by_device:
+                    # The input's own partitioning, not the write's clustering (which would
+                    # put the four small devices in one task).
+                    spark.conf.set(CLUSTERED_WRITES, "false")
                     batch = batch.repartitionByRange(4, "device")
-                batch.writeTo(table).append()
+                try:
+                    batch.writeTo(table).append()
+                finally:
+                    spark.conf.unset(CLUSTERED_WRITES)
 
     def version(self) -> int:
         return open_table(self.location).version

@@ -19,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tsfile_catalog.sql.write_distribution import CLUSTERED_WRITES
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -467,7 +469,13 @@ def test_catalog_scans_plan_one_partition_per_core(catalog: Catalog, spark: Spar
         "CAST(id AS INT) AS n",
         "CAST(NULL AS STRING) AS s",
     ).createOrReplaceTempView("big_src")
-    catalog.sql(f"INSERT INTO {name} SELECT * FROM big_src")
+    # Parts as the source's partitions make them, each holding every device (a clustered
+    # write would make parts of whole devices, of uneven sizes, which the planner splits).
+    spark.conf.set(CLUSTERED_WRITES, "false")
+    try:
+        catalog.sql(f"INSERT INTO {name} SELECT * FROM big_src")
+    finally:
+        spark.conf.unset(CLUSTERED_WRITES)
     scan = catalog.sql(f"SELECT * FROM {name}")
     # 140,000 rows over defaultParallelism (2) cores: two partitions of about 70,000 rows (the
     # former default, 1,000,000 rows each, packed them into one).
