@@ -37,9 +37,12 @@ def serving(spark: SparkSession, warehouse: str) -> str | None:
     and its ``.warehouse`` setting, compared as the registry compares locations), with the
     delegate registered in this session's JVM; None if there is none (Spark Connect, no
     plugin, another warehouse, ``register`` not called). The first such name in sorted
-    order when several are.
+    order when several are, and then that one for as long as it still serves the warehouse.
 
-    Read at every call: catalogs can be configured while the session runs.
+    Read at every call: catalogs can be configured while the session runs. Reading every
+    setting of the session over Py4J takes tens of milliseconds, so the catalog found last
+    for ``warehouse`` is checked first with two lookups of its own settings, and the whole
+    scan runs only when it no longer serves ``warehouse``.
     """
     try:
         gateway = spark.sparkContext._gateway
@@ -47,21 +50,42 @@ def serving(spark: SparkSession, warehouse: str) -> str | None:
         return None
     if gateway is None or id(gateway) not in _delegates:
         return None
-    return _catalog_for(dict(spark.conf.getAll), warehouse)
+    memo = (id(gateway), warehouse)
+    known = _found.get(memo)
+    if known is not None:
+        name, warehouse_key = known
+        location = spark.conf.get(warehouse_key, None)
+        if (
+            spark.conf.get(f"{CATALOG_PREFIX}{name}", None) == CATALOG_CLASS
+            and location is not None
+            and FileIO(location).normalize(location) == warehouse
+        ):
+            return name
+        del _found[memo]
+    found = _catalog_for(dict(spark.conf.getAll), warehouse)
+    if found is not None:
+        _found[memo] = found
+        return found[0]
+    return None
 
 
-def _catalog_for(conf: Mapping[str, str], warehouse: str) -> str | None:
+# The catalog name and warehouse setting key serving() found last, by (gateway, warehouse).
+_found: dict[tuple[int, str], tuple[str, str]] = {}
+
+
+def _catalog_for(conf: Mapping[str, str], warehouse: str) -> tuple[str, str] | None:
     """The plugin catalog in ``conf`` (a session's settings) whose warehouse is
-    ``warehouse`` (already normalized), or None."""
+    ``warehouse`` (already normalized), and the key of that setting; or None."""
     for key in sorted(conf):
         name = key[len(CATALOG_PREFIX) :]
         if not key.startswith(CATALOG_PREFIX) or "." in name or conf[key] != CATALOG_CLASS:
             continue
         # Catalog options are case-insensitive in Spark (CaseInsensitiveStringMap).
         prefix = f"{key}.".lower()
-        location = next(
-            (v for k, v in conf.items() if k.lower() == prefix + WAREHOUSE_OPTION), None
-        )
-        if location is not None and FileIO(location).normalize(location) == warehouse:
-            return name
+        location_key = next((k for k in conf if k.lower() == prefix + WAREHOUSE_OPTION), None)
+        if location_key is None:
+            continue
+        location = conf[location_key]
+        if FileIO(location).normalize(location) == warehouse:
+            return name, location_key
     return None

@@ -96,7 +96,9 @@ def _bounds(low: Any, high: Any) -> tuple[Any, Any]:
     """A NaN bound compares false with everything and tells nothing about the other: a
     chunk whose first value is NaN keeps NaN as its min and max whatever follows. Both are
     unknown then."""
-    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+    # ``x != x`` is NaN's test; spelled out, not as any() over a generator, because a plan
+    # calls this for every device of every part it checks.
+    if (isinstance(low, float) and low != low) or (isinstance(high, float) and high != high):
         return None, None
     return low, high
 
@@ -107,12 +109,16 @@ def _double_key(value: Any) -> tuple[int, float]:
     return (1, 0.0) if math.isnan(number) else (0, number + 0.0)
 
 
-def _compare_double(stats: _Stats, op: CompareOp, value: float) -> bool:
-    """Might a value of the column, read as a double, satisfy ``op value``?"""
+def _compare_double(
+    stats: _Stats, op: CompareOp, value: float, key: tuple[int, float] | None = None
+) -> bool:
+    """Might a value of the column, read as a double, satisfy ``op value``? (``key``:
+    ``_double_key(value)``, when the caller computed it once.)"""
     if not stats.may_have_value:
         return False
     test = _OPERATORS[op]
-    key = _double_key(value)
+    if key is None:
+        key = _double_key(value)
     if stats.may_have_nan and test(_double_key(math.nan), key):
         return True
     # Every non-NaN value lies in [lo, hi] (a bound of None is unknown); the double
@@ -198,7 +204,8 @@ def _compile(expr: Expr, negate: bool) -> _Test:
         value = expr.value
         if expr.as_double:
             number = float(value)  # type: ignore[arg-type]
-            return lambda look: _compare_double(look(column), op, number)
+            key = _double_key(number)
+            return lambda look: _compare_double(look(column), op, number, key)
         return lambda look: _compare(look(column), op, value)
     if isinstance(expr, In) and expr.as_double:
         numbers = tuple(float(v) for v in expr.values)  # type: ignore[arg-type]
