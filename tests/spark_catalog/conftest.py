@@ -44,6 +44,16 @@ def ts(spark: SparkSession, warehouse: Path) -> Iterator[str]:
 WEATHER_COLUMNS = "time TIMESTAMP, city STRING, device STRING, temp DOUBLE, rain INT"
 
 
+def create_weather(spark: SparkSession, table: str, **properties: str) -> None:
+    """``CREATE TABLE table`` of :data:`WEATHER_COLUMNS` with TAGs city and device, and
+    ``properties`` as further table properties."""
+    extra = "".join(f", '{k}' = '{v}'" for k, v in properties.items())
+    spark.sql(
+        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
+        f"TBLPROPERTIES ('tagColumns' = 'city,device'{extra})"
+    )
+
+
 def weather_rows(spark: SparkSession, start: int = 0, count: int = 40) -> DataFrame:
     """Rows of four devices in two cities, an hour apart, with NULLs among the fields."""
     import datetime as dt

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.spark_catalog.conftest import WEATHER_COLUMNS, weather_rows
+from tests.spark_catalog.conftest import create_weather, weather_rows
 from tsfile_catalog import open_table
 from tsfile_catalog.sql.write_distribution import CLUSTERED_WRITES
 
@@ -39,10 +39,7 @@ def _write(spark: SparkSession, ts: str, name: str) -> None:
     from pyspark.testing import assertDataFrameEqual
 
     table = f"{ts}.db.{name}"
-    spark.sql(
-        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
-        "TBLPROPERTIES ('tagColumns' = 'city,device')"
-    )
+    create_weather(spark, table)
     # Eight partitions, each holding rows of all four devices, out of time order.
     rows = weather_rows(spark, count=80).orderBy("rain", "temp").repartition(8)
     rows.writeTo(table).append()
@@ -71,10 +68,7 @@ def test_on_duplicate_last_keeps_the_input_order(
 ) -> None:
     # A shuffle would lose which of two rows of a key came last; such writes are not clustered.
     table = f"{ts}.db.dup_last"
-    spark.sql(
-        f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile "
-        "TBLPROPERTIES ('tagColumns' = 'city,device', 'onDuplicate' = 'last')"
-    )
+    create_weather(spark, table, onDuplicate="last")
     first = weather_rows(spark, count=4)
     second = first.selectExpr("time", "city", "device", "temp + 100 AS temp", "rain")
     first.union(second).coalesce(1).writeTo(table).append()

@@ -38,6 +38,18 @@ def _devices_per_part(warehouse: Path, name: str) -> list[set[str | None]]:
     return out
 
 
+def _insert_scattered(spark: SparkSession, catalog: Catalog, name: str) -> DataFrame:
+    """A new table ``name`` given :func:`_scattered`'s rows by ``INSERT``; those rows."""
+    catalog.sql(
+        f"CREATE TABLE {name} (time BIGINT, d STRING, v DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'd')"
+    )
+    frame = _scattered(spark)
+    frame.createOrReplaceTempView("scattered")
+    catalog.sql(f"INSERT INTO {name} SELECT * FROM scattered")
+    return frame
+
+
 def _same_rows(catalog: Catalog, name: str, frame: DataFrame) -> None:
     got = sorted(tuple(r) for r in catalog.sql(f"SELECT * FROM {name}").collect())
     assert got == sorted(tuple(r) for r in frame.collect())
@@ -46,12 +58,7 @@ def _same_rows(catalog: Catalog, name: str, frame: DataFrame) -> None:
 def test_insert_writes_each_device_in_one_task(
     spark: SparkSession, catalog: Catalog, warehouse: Path
 ) -> None:
-    catalog.sql(
-        "CREATE TABLE ins (time BIGINT, d STRING, v DOUBLE) USING tsfile OPTIONS (tagColumns 'd')"
-    )
-    frame = _scattered(spark)
-    frame.createOrReplaceTempView("scattered")
-    catalog.sql("INSERT INTO ins SELECT * FROM scattered")
+    frame = _insert_scattered(spark, catalog, "ins")
     _same_rows(catalog, "ins", frame)
     seen = [device for devices in _devices_per_part(warehouse, "ins") for device in devices]
     assert sorted(seen) == list(DEVICES)
@@ -72,12 +79,7 @@ def test_create_table_as_select_is_clustered_too(
 def test_the_conf_off_writes_partitions_as_they_come(
     spark: SparkSession, catalog: Catalog, warehouse: Path, unclustered: None
 ) -> None:
-    catalog.sql(
-        "CREATE TABLE raw (time BIGINT, d STRING, v DOUBLE) USING tsfile OPTIONS (tagColumns 'd')"
-    )
-    frame = _scattered(spark)
-    frame.createOrReplaceTempView("scattered")
-    catalog.sql("INSERT INTO raw SELECT * FROM scattered")
+    frame = _insert_scattered(spark, catalog, "raw")
     _same_rows(catalog, "raw", frame)
     parts = _devices_per_part(warehouse, "raw")
     assert len(parts) > 1 and sum(len(devices) for devices in parts) > len(DEVICES)

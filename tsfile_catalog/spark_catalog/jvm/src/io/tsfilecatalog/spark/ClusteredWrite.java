@@ -8,8 +8,6 @@ import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.SortDirection;
 import org.apache.spark.sql.connector.expressions.SortOrder;
-import org.apache.spark.sql.connector.metric.CustomMetric;
-import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
 import org.apache.spark.sql.connector.write.Write;
@@ -22,13 +20,12 @@ import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
  * the tasks (a rebalance): a device may still be split over tasks, which only costs a chunk.
  * Everything else is the wrapped Python-source write.
  */
-final class ClusteredWrite implements Write, RequiresDistributionAndOrdering {
-  private final Write write;
+final class ClusteredWrite extends ForwardingWrite implements RequiresDistributionAndOrdering {
   private final List<String> tags;
   private final String time;
 
   ClusteredWrite(Write write, List<String> tags, String time) {
-    this.write = write;
+    super(write);
     this.tags = tags;
     this.time = time;
   }
@@ -59,27 +56,12 @@ final class ClusteredWrite implements Write, RequiresDistributionAndOrdering {
   }
 
   @Override
-  public String description() {
-    return write.description();
-  }
-
-  @Override
   public BatchWrite toBatch() {
-    return write.toBatch();
+    return described.toBatch();
   }
 
   @Override
   public StreamingWrite toStreaming() {
-    return write.toStreaming();
-  }
-
-  @Override
-  public CustomMetric[] supportedCustomMetrics() {
-    return write.supportedCustomMetrics();
-  }
-
-  @Override
-  public CustomTaskMetric[] reportDriverMetrics() {
-    return write.reportDriverMetrics();
+    return described.toStreaming();
   }
 }

@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.connector.metric.CustomMetric;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriter;
@@ -26,8 +25,7 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage;
  * object) and hands them to the Python writer as one iterator when the task commits. A task
  * holds its share of the rewritten rows in memory until then.
  */
-final class RowFedWrite implements Write {
-  private final Write planned;
+final class RowFedWrite extends ForwardingWrite {
   private final Supplier<Write> atRun;
 
   /**
@@ -36,23 +34,8 @@ final class RowFedWrite implements Write {
    * replaces only as its scan is filtered at run time, after Spark planned the write.
    */
   RowFedWrite(Write planned, Supplier<Write> atRun) {
-    this.planned = planned;
+    super(planned);
     this.atRun = atRun;
-  }
-
-  @Override
-  public String description() {
-    return planned.description();
-  }
-
-  @Override
-  public CustomMetric[] supportedCustomMetrics() {
-    return planned.supportedCustomMetrics();
-  }
-
-  @Override
-  public CustomTaskMetric[] reportDriverMetrics() {
-    return planned.reportDriverMetrics();
   }
 
   @Override
