@@ -103,3 +103,40 @@ def test_write_to_and_spark_sql_on_executors(
     expected = (60, sum(i * 0.5 for i in range(60)) + 100 * 30)
     assert tuple(catalog.sql(totals.format("db.weather")).first()) == expected
     assert tuple(cluster_spark.sql(totals.format(f"{ts}.db.weather")).first()) == expected
+
+
+def test_procedures_rewrite_on_executors(
+    cluster_spark: SparkSession, cluster_catalog: str, cluster_table: ClusterTable
+) -> None:
+    """``CALL <catalog>.system.optimize`` and ``.delete`` (the Catalog's OPTIMIZE and DELETE,
+    run from the JVM through the delegate) rewrite their parts in one Spark job of the
+    commit's job group, as Catalog.sql does, and change no answer but the deleted rows."""
+    from tsfile_catalog.datasource.rewrite_tasks import job_group
+
+    ts = cluster_catalog
+    table = f"{ts}.db.maintained"
+    cluster_spark.sql(
+        f"CREATE TABLE {table} (time TIMESTAMP, city STRING, device STRING, temp DOUBLE) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    rows = _rows(cluster_spark)
+    for start in range(0, 60, 10):  # six appends: six commits of small parts
+        rows.where(f"temp >= {start / 2} AND temp < {(start + 10) / 2}").writeTo(table).append()
+    location = cluster_table.url("warehouse/db.db/maintained")
+    options = cluster_table.storage_options
+    before = open_table(location, storage_options=options)
+    tracker = cluster_spark.sparkContext.statusTracker()
+
+    def jobs_of_last_commit() -> int:
+        job = open_table(location, storage_options=options).history(limit=1)[0]
+        return len(tracker.getJobIdsForGroup(job_group(job.operation_parameters["job"])))
+
+    done = cluster_spark.sql(f"CALL {ts}.system.optimize(table => 'db.maintained')").first()
+    assert done is not None and done.num_files_removed == len(before.parts())
+    assert jobs_of_last_commit() == 1
+    assertDataFrameEqual(cluster_spark.table(table), rows)
+
+    # The compacted parts hold temps on both sides of 20: they are rewritten without the rows.
+    cluster_spark.sql(f"CALL {ts}.system.delete(table => 'db.maintained', where => 'temp > 20')")
+    assert jobs_of_last_commit() == 1
+    assertDataFrameEqual(cluster_spark.table(table), rows.where("temp <= 20"))
