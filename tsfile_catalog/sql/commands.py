@@ -298,9 +298,8 @@ def _create_as_select(
     ddl.as_select_options(name, options, source.schema)
     entry = TableEntry("", statement.table.name, location, options)
     write = tables.source_options(entry, table_options.write_options(entry, statement.table.name))
-    tags = [t for t in write.get("tagColumns", "").split(",") if t.strip()]
     clustered = cluster_for_write(
-        source, [t.strip() for t in tags], keep_order=_keeps_duplicates_order(write)
+        source, ddl.tag_columns(options, name), keep_order=_keeps_duplicates_order(options)
     )
     clustered.write.format("tsfile").options(**write).mode("append").save()
     if statement.properties:
@@ -473,7 +472,9 @@ def insert(tables: Tables, statement: Insert, source: DataFrame | None = None) -
         zone = tables.session_time_zone()
         if zone is not None:
             write["timeZone"] = zone
-    clustered = cluster_for_write(rows, schema.tag_names, keep_order=_keeps_duplicates_order(write))
+    clustered = cluster_for_write(
+        rows, schema.tag_names, keep_order=_keeps_duplicates_order(entry.options)
+    )
     clustered.write.format("tsfile").options(**write).mode(mode).save()
     latest = tables.open(entry)
     info = latest.history(limit=1)[0]
@@ -488,10 +489,9 @@ def insert(tables: Tables, statement: Insert, source: DataFrame | None = None) -
     )
 
 
-def _keeps_duplicates_order(write: Mapping[str, str]) -> bool:
-    """Whether the write's ``onDuplicate=last`` makes the rows' order part of the answer."""
-    value = next((v for k, v in write.items() if k.lower() == "onduplicate"), "error")
-    return value.strip().lower() == "last"
+def _keeps_duplicates_order(options: Mapping[str, str]) -> bool:
+    """Whether the table's ``onDuplicate=last`` makes the rows' order part of the answer."""
+    return table_options.write_settings(options).on_duplicate == "last"
 
 
 def _source(tables: Tables, statement: Insert) -> DataFrame:
