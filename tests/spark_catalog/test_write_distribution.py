@@ -74,3 +74,19 @@ def test_on_duplicate_last_keeps_the_input_order(
     first.union(second).coalesce(1).writeTo(table).append()
     temps = sorted(r.temp for r in spark.table(table).collect() if r.temp is not None)
     assert temps and all(t > 100 for t in temps)
+
+
+def test_a_bad_conf_value_is_refused_naming_it(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.bad_conf"
+    create_weather(spark, table)
+    spark.conf.set(CLUSTERED_WRITES, "maybe")
+    try:
+        with pytest.raises(
+            Exception, match=r"spark\.tsfile\.write\.clustered must be true or false, not 'maybe'"
+        ):
+            weather_rows(spark, count=4).writeTo(table).append()
+    finally:
+        spark.conf.unset(CLUSTERED_WRITES)
+    assert open_table(str(warehouse / "db.db" / "bad_conf")).version == 0  # nothing committed

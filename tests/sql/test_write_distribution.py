@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.sql.write_distribution import CLUSTERED_WRITES, cluster_for_write
 
 pytestmark = pytest.mark.spark
@@ -93,3 +94,19 @@ def test_kept_order_puts_a_later_duplicate_last(spark: SparkSession) -> None:
     got = [r.v for r in clustered.collect() if r.d == "a"]
     assert got == [float(i) for i in range(50)]
     assert clustered.columns == frame.columns
+
+
+def test_a_bad_conf_value_is_refused_naming_it(
+    spark: SparkSession, catalog: Catalog, warehouse: Path
+) -> None:
+    catalog.sql(
+        "CREATE TABLE badconf (time BIGINT, d STRING, v DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'd')"
+    )
+    spark.conf.set(CLUSTERED_WRITES, "maybe")
+    try:
+        with pytest.raises(OptionError, match=r"spark\.tsfile\.write\.clustered .*'maybe'"):
+            catalog.sql("INSERT INTO badconf VALUES (1, 'a', 1.0)")
+    finally:
+        spark.conf.unset(CLUSTERED_WRITES)
+    assert open_table(str(warehouse / "badconf")).version == 0  # nothing committed

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from tsfile_catalog.exceptions import OptionError
+
 __all__ = ["CLUSTERED_WRITES", "cluster_for_write", "clustered_writes"]
 
 # Whether Catalog.sql's INSERT and CTAS, and the catalog plugin's writes, cluster rows by
@@ -29,9 +31,15 @@ CLUSTERED_WRITES = "spark.tsfile.write.clustered"
 
 
 def clustered_writes(frame: DataFrame) -> bool:
-    """Whether the session of ``frame`` leaves :data:`CLUSTERED_WRITES` on."""
-    value = frame.sparkSession.conf.get(CLUSTERED_WRITES, "true")
-    return str(value).strip().lower() != "false"
+    """Whether the session of ``frame`` leaves :data:`CLUSTERED_WRITES` on.
+
+    Raises:
+        OptionError: the conf is neither ``true`` nor ``false`` (naming it and the value).
+    """
+    value = str(frame.sparkSession.conf.get(CLUSTERED_WRITES, "true")).strip().lower()
+    if value not in ("true", "false"):
+        raise OptionError(f"{CLUSTERED_WRITES} must be true or false, not {value!r}")
+    return value == "true"
 
 
 def cluster_for_write(

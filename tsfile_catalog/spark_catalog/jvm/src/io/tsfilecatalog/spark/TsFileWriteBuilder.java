@@ -119,8 +119,12 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
    * {@code onDuplicate=last} makes the input's own order the answer (a shuffle would lose it).
    */
   private Write clustered(Write write, CaseInsensitiveStringMap options) {
-    String enabled = SQLConf.get().getConfString(CLUSTERED_WRITES, "true");
-    if ("false".equalsIgnoreCase(enabled.trim())
+    String enabled = SQLConf.get().getConfString(CLUSTERED_WRITES, "true").trim();
+    if (!"true".equalsIgnoreCase(enabled) && !"false".equalsIgnoreCase(enabled)) {
+      throw new IllegalArgumentException(
+          CLUSTERED_WRITES + " must be true or false, not '" + enabled + "'");
+    }
+    if ("false".equalsIgnoreCase(enabled)
         || "last".equalsIgnoreCase(options.getOrDefault("onDuplicate", "error").trim())) {
       return write;
     }
