@@ -1,7 +1,8 @@
 """OPTIMIZE's groups and the batches of parts DELETE and UPDATE rewrite (from Python and from
-Catalog.sql) as Spark tasks on the shared local session:
-the same parts and rows as the in-process rewrite, the work in Spark's Python workers, fewer
-tasks than parts for a DELETE of many small parts, and a failed task commits nothing."""
+Catalog.sql), and the new rows of Catalog.sql's UPDATE and MERGE, as Spark tasks on the shared
+local session: the same parts and rows as the in-process rewrite, the work in Spark's Python
+workers, fewer tasks than parts for a DELETE of many small parts, and a failed task commits
+nothing."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pyspark.sql import SparkSession
 from tests.table.helpers import SCHEMA, fill_small_parts, key_view
 from tsfile_catalog import Catalog
 from tsfile_catalog.datasource.rewrite_tasks import DISTRIBUTED_REWRITES, SparkTasks, job_group
+from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.table import STAGING_DIR, create_table, open_table
 
 pytestmark = pytest.mark.spark
@@ -218,9 +220,29 @@ def test_an_update_rewrites_parts_in_spark_tasks_as_the_driver_does(
     assert not (tmp_path / "spread" / STAGING_DIR).exists()
 
 
+def _group_jobs(spark: SparkSession, url: str) -> list[int]:
+    """The Spark jobs of the rewrite job that made ``url``'s latest commit, each checked
+    to have succeeded."""
+    job = open_table(url).history(limit=1)[0].operation_parameters["job"]
+    tracker = spark.sparkContext.statusTracker()
+    ids = list(tracker.getJobIdsForGroup(job_group(job)))
+    for spark_job in ids:
+        info = tracker.getJobInfo(spark_job)
+        assert info is not None and info.status == "SUCCEEDED"
+    return ids
+
+
+def _completed_tasks(spark: SparkSession, jobs: list[int]) -> int:
+    tracker = spark.sparkContext.statusTracker()
+    infos = [tracker.getJobInfo(j) for j in jobs]
+    stages = [tracker.getStageInfo(s) for i in infos if i is not None for s in i.stageIds]
+    return sum(s.numCompletedTasks for s in stages if s is not None)
+
+
 def test_catalog_update_rewrites_parts_in_spark_tasks(spark: SparkSession, tmp_path: Path) -> None:
     """Catalog.sql's UPDATE of a keep table: the parts holding the changed keys (the
-    replayed ones in two parts each) are rewritten in Spark tasks, as with the conf off."""
+    replayed ones in two parts each) are rewritten in Spark tasks, and the new rows staged
+    by Spark tasks, with the same rows and parts as with the conf off (all in the driver)."""
     catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
     catalog.sql(_CREATE.format("keep"))
     catalog.sql(_CREATE.format("keep").replace("TABLE t ", "TABLE u "))
@@ -239,14 +261,61 @@ def test_catalog_update_rewrites_parts_in_spark_tasks(spark: SparkSession, tmp_p
     assert row.num_affected_rows == same.num_affected_rows == 70
     assert key_view(spread) == key_view(local)
     assert _layout(spread) == _layout(local)
-    jobs = [
-        open_table(url).history(limit=1)[0].operation_parameters["job"] for url in (spread, local)
-    ]
-    tracker = spark.sparkContext.statusTracker()
-    assert tracker.getJobIdsForGroup(job_group(jobs[1])) == []
-    (spark_job,) = tracker.getJobIdsForGroup(job_group(jobs[0]))
-    info = tracker.getJobInfo(spark_job)
-    assert info is not None and info.status == "SUCCEEDED"
-    stages = [tracker.getStageInfo(s) for s in info.stageIds]
-    assert sum(s.numCompletedTasks for s in stages if s is not None) >= 2
+    assert _group_jobs(spark, local) == []
+    # The parts' rewrite, then the new rows' staging (a shuffle by key, then its tasks).
+    jobs = _group_jobs(spark, spread)
+    assert len(jobs) >= 2 and _completed_tasks(spark, jobs) >= 3
     assert not (Path(spread) / STAGING_DIR).exists()
+
+
+@pytest.mark.parametrize("key", ["last", "keep"])
+def test_catalog_merge_stages_its_new_rows_in_spark_tasks(
+    spark: SparkSession, tmp_path: Path, key: str
+) -> None:
+    """Catalog.sql's MERGE (updates, deletes and inserts) with its new rows staged by Spark
+    tasks: the same rows, counts and history as with the conf off, where the driver
+    collects and stages them; a refused row (a null TAG) fails the statement with the
+    driver's error and leaves the table as it was."""
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format(key))
+    catalog.sql(_CREATE.format(key).replace("TABLE t ", "TABLE u "))
+    spread, local = str(tmp_path / "warehouse" / "t"), str(tmp_path / "warehouse" / "u")
+    fill_small_parts(spread)
+    fill_small_parts(local)
+    source = (
+        "SELECT time, city, temp FROM t2 WHERE time % 50 = 0 "
+        "UNION ALL SELECT time + 100000 AS time, city, temp FROM t2 WHERE time % 40 = 0"
+    )
+    merge = (
+        "MERGE INTO {} t USING ({}) s ON t.city = s.city AND t.time = s.time "
+        "WHEN MATCHED AND s.temp > 300 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp * 2 "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    # The source holds one row per key (a last table's read).
+    catalog.sql(_CREATE.format("last").replace("TABLE t ", "TABLE t2 "))
+    fill_small_parts(str(tmp_path / "warehouse" / "t2"))
+
+    row = catalog.sql(merge.format("t", source)).collect()[0]
+    spark.conf.set(DISTRIBUTED_REWRITES, "false")
+    try:
+        same = catalog.sql(merge.format("u", source)).collect()[0]
+    finally:
+        spark.conf.unset(DISTRIBUTED_REWRITES)
+
+    assert tuple(row) == tuple(same)
+    assert row.num_updated_rows > 0 and row.num_deleted_rows > 0 and row.num_inserted_rows > 0
+    assert key_view(spread) == key_view(local)
+    history = [open_table(u).history(limit=1)[0] for u in (spread, local)]
+    assert history[0].rows_added == history[1].rows_added
+    assert history[0].rows_removed == history[1].rows_removed
+    assert _group_jobs(spark, local) == [] and _group_jobs(spark, spread)
+    assert not (Path(spread) / STAGING_DIR).exists()
+
+    version = open_table(spread).version
+    files = sorted(p for p in Path(spread).rglob("*") if p.is_file())
+    bad = "SELECT time + 200000 AS time, CAST(NULL AS STRING) AS city, temp FROM t2"
+    with pytest.raises(DataError, match="city"):
+        catalog.sql(merge.format("t", bad))
+    assert open_table(spread).version == version
+    assert sorted(p for p in Path(spread).rglob("*") if p.is_file()) == files

@@ -11,24 +11,39 @@ answers with its staged parts' JSON only; the driver adopts them into its
 :class:`~tsfile_catalog.table.rewrite.RewriteJob` and commits once. A failed attempt removes
 its own staging folder; a job that fails for good raises here, and the driver's job removes
 every attempt's staging, so nothing of it reaches a committed version.
+
+:class:`FrameRows` stages the new rows of a key change (Catalog.sql's UPDATE and MERGE) where
+Spark computed them: the frame is clustered by key and each of its partitions is staged by a
+:class:`~tsfile_catalog.table.keyed.NewRowsTask` in the same job group, so the rows never
+pass through the driver.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 
-from pyspark import TaskContext
-from pyspark.sql import SparkSession
+import pyarrow as pa
+from pyspark import SparkContext, TaskContext
+from pyspark.sql import DataFrame, SparkSession
 
+from tsfile_catalog.metadata.expressions import TimeUnit
+from tsfile_catalog.metadata.key import KeyMode
+from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.spark.quoting import quote_identifier
+from tsfile_catalog.table.keyed import NewRowsTask, adopt_new_rows, key_columns
+from tsfile_catalog.table.rewrite import RewriteJob, TableParts
 from tsfile_catalog.table.rewrite_tasks import (
     RewriteTask,
     TaskOutcome,
     outcome_from_json,
     outcome_to_json,
 )
+from tsfile_catalog.write.arrow import raw_table
 
-__all__ = ["DISTRIBUTED_REWRITES", "SparkTasks", "distributed_rewrites"]
+__all__ = ["DISTRIBUTED_REWRITES", "FrameRows", "SparkTasks", "distributed_rewrites"]
 
 # Whether Catalog.sql's OPTIMIZE, DELETE, UPDATE and MERGE rewrite parts in Spark tasks (default
 # true); "false" keeps the rewrite in the driver process, as without a session.
@@ -70,26 +85,74 @@ class SparkTasks:
             return []
         context = self._spark.sparkContext
         schema = tasks[0].table.schema
-        # setJobGroup sets these for the thread: the caller's own come back afterwards.
-        saved = {k: context.getLocalProperty(k) for k in (_JOB_GROUP, _JOB_DESCRIPTION, _INTERRUPT)}
-        context.setJobGroup(
-            job_group(tasks[0].job),
-            f"tsfile-catalog rewrite of {tasks[0].table.location}: {len(tasks)} tasks",
-        )
-        try:
+        description = f"tsfile-catalog rewrite of {tasks[0].table.location}: {len(tasks)} tasks"
+        with _job_group(context, tasks[0].job, description):
             answers = (
                 context.parallelize(list(tasks), len(tasks))
                 .map(lambda task: json.dumps(outcome_to_json(task.run(_attempt()), schema)))
                 .collect()
             )
-        finally:
-            for key, value in saved.items():
-                context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None unsets
         outcomes = sorted(
             (outcome_from_json(json.loads(a), schema) for a in answers), key=lambda o: o.index
         )
         self.workers = [o.worker for o in outcomes]
         return outcomes
+
+
+@dataclass(frozen=True)
+class FrameRows:
+    """A key change's new rows as ``frame`` computes them (a column per table column, by
+    name, as Spark shows them; ``unit``: the table's time unit), staged by Spark tasks: a
+    :class:`~tsfile_catalog.table.keyed.RowStaging`.
+
+    The frame is hash-partitioned by the TAG columns (by ``time`` without any) and sorted by
+    key in each partition, so every row of a key reaches one task, next to its repeats;
+    each task stages parts of about ``max_rows`` rows. The driver receives the parts'
+    statistics only."""
+
+    frame: DataFrame
+    unit: TimeUnit
+    max_rows: int
+
+    def __call__(self, job: RewriteJob, mode: KeyMode) -> int:
+        table = TableParts.of(job.table)
+        schema = table.schema
+        unit = self.unit
+        columns = [self.frame[quote_identifier(c)] for c in schema.names]
+        clustered = (
+            self.frame.select(*columns)
+            .repartition(*[quote_identifier(c) for c in (schema.tag_names or (TIME_COLUMN,))])
+            .sortWithinPartitions(*[quote_identifier(c) for c in key_columns(schema)])
+        )
+        # The job's last tasks: nothing reserves task indices after these.
+        task = NewRowsTask(table, job.settings, job.job, job.reserve_tasks(0), mode, self.max_rows)
+
+        def stage(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            context = TaskContext.get()
+            partition = context.partitionId() if context is not None else 0
+            rows = (raw_table(pa.Table.from_batches([b]), schema, unit) for b in batches)
+            outcome = task.run(rows, partition, _attempt())
+            answer = json.dumps(outcome_to_json(outcome, schema))
+            yield pa.RecordBatch.from_pydict({"outcome": [answer]})
+
+        description = f"tsfile-catalog new rows of {table.location}"
+        with _job_group(self.frame.sparkSession.sparkContext, job.job, description):
+            answers = clustered.mapInArrow(stage, "outcome string").collect()
+        outcomes = [outcome_from_json(json.loads(a.outcome), schema) for a in answers]
+        return adopt_new_rows(job, outcomes)
+
+
+@contextmanager
+def _job_group(context: SparkContext, job: str, description: str) -> Iterator[None]:
+    """Run the Spark jobs started inside in the rewrite job's group (:func:`job_group`)."""
+    # setJobGroup sets these for the thread: the caller's own come back afterwards.
+    saved = {k: context.getLocalProperty(k) for k in (_JOB_GROUP, _JOB_DESCRIPTION, _INTERRUPT)}
+    context.setJobGroup(job_group(job), description)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None unsets
 
 
 def _attempt() -> int:

@@ -4,18 +4,21 @@ As :mod:`tsfile_catalog.sql.commands`, one function per statement, taking the ca
 :class:`~tsfile_catalog.sql.query.Tables` and the parsed statement and answering with a small
 DataFrame; the work is the table layer's verbs. :func:`rewrite_args` is how every rewrite
 (OPTIMIZE, DELETE, UPDATE, MERGE) writes and binds for a registered table, and
-:func:`rewrite_runner` where its parts are rewritten.
+:func:`rewrite_runner` where its parts are rewritten (and :func:`new_rows_of` where an
+UPDATE's or MERGE's new rows are staged).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from tsfile_catalog import inspect
-from tsfile_catalog.datasource.options import parse_write_options
-from tsfile_catalog.datasource.rewrite_tasks import SparkTasks, distributed_rewrites
+from tsfile_catalog.datasource.options import WriteOptions, parse_write_options
+from tsfile_catalog.datasource.rewrite_tasks import FrameRows, SparkTasks, distributed_rewrites
+from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.query import Tables
 from tsfile_catalog.sql.registry import TableEntry
@@ -29,11 +32,13 @@ from tsfile_catalog.sql.statements import (
     VersionAsOf,
 )
 from tsfile_catalog.table import delete, expire_snapshots, optimize, restore, vacuum_table
+from tsfile_catalog.write.arrow import raw_table
 
 __all__ = [
     "RETENTION_CHECK",
     "delete_rows",
     "expire",
+    "new_rows_of",
     "optimize_table",
     "restore_table",
     "rewrite_args",
@@ -50,13 +55,30 @@ def rewrite_args(tables: Tables, entry: TableEntry) -> dict[str, Any]:
     """How OPTIMIZE and DELETE write and bind for ``entry``: its stored write options
     (compression, encoding), its scan's time unit and ``timestampAs``, the session time
     zone (the opened table carries its storage options)."""
-    write = parse_write_options({**table_options.write_options(entry, "-"), "path": entry.location})
+    write = _write_options(entry)
     return {
         "settings": write.settings(),
         "unit": table_options.precision(entry),
         "timestamp_as": table_options.timestamp_as(entry),
         "time_zone": tables.session_time_zone(),
     }
+
+
+def _write_options(entry: TableEntry) -> WriteOptions:
+    return parse_write_options({**table_options.write_options(entry, "-"), "path": entry.location})
+
+
+def new_rows_of(
+    tables: Tables, entry: TableEntry, frame: DataFrame, schema: TableSchema
+) -> pa.Table | FrameRows:
+    """The new rows an UPDATE or MERGE computed in ``frame`` (a column per table column),
+    as its commit stages them: in Spark's tasks, parts of at most the table's
+    ``maxRowsPerFile`` rows (:class:`FrameRows`), unless distributed rewrites are off;
+    then collected here (raw domain)."""
+    unit = table_options.precision(entry)
+    if rewrite_runner(tables) is None:
+        return raw_table(frame.toArrow(), schema, unit)
+    return FrameRows(frame, unit, _write_options(entry).max_rows_per_file)
 
 
 def rewrite_runner(tables: Tables) -> SparkTasks | None:

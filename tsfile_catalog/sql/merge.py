@@ -1,9 +1,9 @@
 """UPDATE and MERGE INTO on a catalog table: the new rows computed by Spark, one commit.
 
 Spark evaluates the statement over the table's current rows (a fresh scan of the version
-the commit is made against; for a ``key.duplicates = last`` table, the rows reads show) and
-the result comes back to the driver as Arrow; the table layer then commits it in one
-version (:func:`~tsfile_catalog.table.keyed.commit_key_change`):
+the commit is made against; for a ``key.duplicates = last`` table, the rows reads show),
+keeps the result on its executors for the statement (persisted), and the table layer commits
+it in one version (:func:`~tsfile_catalog.table.keyed.commit_key_change`):
 
 - a ``last`` table gets the updated and inserted rows as a new write, which replaces the
   old rows of the same keys; when a MERGE deletes, the deleted and updated keys are also
@@ -14,9 +14,11 @@ version (:func:`~tsfile_catalog.table.keyed.commit_key_change`):
   as they are after the statement (changed and unchanged) as new parts.
 
 The parts losing keys are rewritten as Spark tasks (``spark.tsfile.distributedRewrites.enabled``,
-:func:`~tsfile_catalog.sql.maintenance.rewrite_runner`), each task given the changed keys;
-the new rows, which Spark computed and the driver collected, are staged by the driver (their
-split into parts, :func:`~tsfile_catalog.formats.tsfile.split_duplicates`, is over all of them).
+:func:`~tsfile_catalog.sql.maintenance.rewrite_runner`), each task given the changed keys,
+and the new rows are staged by Spark tasks too, each its share, clustered by key
+(:func:`~tsfile_catalog.sql.maintenance.new_rows_of`). The driver receives the counts, the
+changed keys (key columns only) and the new parts' statistics, never the rows. With
+distributed rewrites off, the new rows are collected and staged in the driver.
 
 The table key is (TAG values, time): a MERGE's ON must equate each of its columns between
 target and source (:func:`pinned_key`), and neither statement may SET them.
@@ -24,11 +26,12 @@ target and source (:func:`pinned_key`), and neither statement may SET them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
+from pyspark import StorageLevel
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -40,7 +43,7 @@ from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql import dml, table_options
-from tsfile_catalog.sql.maintenance import rewrite_args, rewrite_runner
+from tsfile_catalog.sql.maintenance import new_rows_of, rewrite_args, rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.statements import (
@@ -51,7 +54,7 @@ from tsfile_catalog.sql.statements import (
     quote_identifier,
 )
 from tsfile_catalog.table.handle import Table
-from tsfile_catalog.table.keyed import commit_key_change, key_columns, keys_of
+from tsfile_catalog.table.keyed import commit_key_change, key_columns
 from tsfile_catalog.table.update import set_refusal
 from tsfile_catalog.write.arrow import raw_table
 
@@ -63,7 +66,7 @@ _TARGET = "__tsfile_target"
 _SOURCE = "__tsfile_source"
 _ROW = "__tsfile_row"
 _CLAUSE = "__tsfile_clause"
-_POSITION = "__tsfile_position"
+_COUNT = "__tsfile_count"
 
 
 def _check_assignments(
@@ -81,6 +84,32 @@ def _coerced(
     """``value`` as the table's column ``name`` is written (INSERT's coercion)."""
     source = frame.select(value).schema.fields[0].dataType
     return dml.coerce(value, source, name, schema, entry)
+
+
+@contextmanager
+def _persisted(frame: DataFrame) -> Iterator[DataFrame]:
+    """``frame`` kept on the executors while the statement reads it several times (counts,
+    keys, new rows): computed once, so every read sees the same rows and row ids."""
+    kept = frame.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        yield kept
+    finally:
+        kept.unpersist()
+
+
+def _count(frame: DataFrame, *conditions: SparkColumn) -> list[int]:
+    """How many rows of ``frame`` each condition holds for (one Spark job)."""
+    row = frame.agg(*[F.sum(c.cast("long")) for c in conditions]).first()
+    assert row is not None
+    return [int(v or 0) for v in row]
+
+
+def _keys(frame: DataFrame, schema: TableSchema, entry: TableEntry) -> pa.Table:
+    """The distinct keys of ``frame``'s rows, collected in the raw domain."""
+    keys = key_columns(schema)
+    collected = frame.select(*[quote_identifier(c) for c in keys]).distinct().toArrow()
+    key_schema = TableSchema.of(schema.table, schema.tags)
+    return raw_table(collected, key_schema, table_options.precision(entry))
 
 
 def _open(tables: Tables, entry: TableEntry) -> tuple[Table, DataFrame]:
@@ -127,22 +156,23 @@ def update(tables: Tables, statement: Update) -> DataFrame:
             continue
         value = _coerced(rows, F.expr(values[column]), column, schema, entry)
         columns.append((value if last else F.when(hit, value).otherwise(current)).alias(column))
-    computed = rows.select(*columns).toArrow()
-    updated = int(pc.sum(computed.column(_HIT)).as_py() or 0)
-    new_rows = raw_table(computed, schema, table_options.precision(entry))
-    commit_key_change(
-        table,
-        new_rows=new_rows,
-        remove=None if last else keys_of(new_rows, schema),
-        operation=Operation.UPDATE,
-        parameters={
-            "predicate": statement.where or "true",
-            "set": ", ".join(c for c, _ in statement.assignments),
-            "numUpdatedRows": str(updated),
-        },
-        settings=rewrite_args(tables, entry)["settings"],
-        runner=rewrite_runner(tables),
-    )
+    with _persisted(rows.select(*columns)) as computed:
+        (updated,) = _count(computed, F.col(_HIT))
+        # No row hit: no key changes (a keep table's rows are those of the keys hit).
+        if updated:
+            commit_key_change(
+                table,
+                new_rows=new_rows_of(tables, entry, computed.drop(_HIT), schema),
+                remove=None if last else _keys(computed, schema, entry),
+                operation=Operation.UPDATE,
+                parameters={
+                    "predicate": statement.where or "true",
+                    "set": ", ".join(c for c, _ in statement.assignments),
+                    "numUpdatedRows": str(updated),
+                },
+                settings=rewrite_args(tables, entry)["settings"],
+                runner=rewrite_runner(tables),
+            )
     tables.refresh_view(entry)
     return tables.result(Result("num_affected_rows bigint", [(updated,)]))
 
@@ -259,32 +289,29 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
         _value(statement.clauses, c, joined, candidates, source, schema, entry, clause).alias(c)
         for c in schema.names
     ]
-    computed = (
-        joined.filter(clause.isNotNull() | (F.lit(keep) & joined[_TARGET].isNotNull()))
-        .select(
-            joined[_ROW].alias(_ROW),
-            matched.alias(_HIT),
-            clause.alias(_CLAUSE),
-            *values,
-        )
-        .toArrow()
+    acting = joined.filter(clause.isNotNull() | (F.lit(keep) & joined[_TARGET].isNotNull())).select(
+        joined[_ROW].alias(_ROW),
+        matched.alias(_HIT),
+        clause.alias(_CLAUSE),
+        *values,
     )
-    rows = raw_table(computed, schema, table_options.precision(entry))
-    outcome = _outcome(statement.clauses, computed, rows, schema, name, keep=keep)
-    commit_key_change(
-        table,
-        new_rows=outcome.new_rows,
-        remove=outcome.remove,
-        operation=Operation.MERGE,
-        parameters={
-            "predicate": statement.on_sql,
-            "numUpdatedRows": str(outcome.updated),
-            "numDeletedRows": str(outcome.deleted),
-            "numInsertedRows": str(outcome.inserted),
-        },
-        settings=rewrite_args(tables, entry)["settings"],
-        runner=rewrite_runner(tables),
-    )
+    with _persisted(acting) as computed:
+        outcome = _outcome(statement.clauses, computed, schema, entry, keep=keep)
+        if outcome.updated or outcome.deleted or outcome.inserted:
+            commit_key_change(
+                table,
+                new_rows=new_rows_of(tables, entry, outcome.new_rows, schema),
+                remove=outcome.remove,
+                operation=Operation.MERGE,
+                parameters={
+                    "predicate": statement.on_sql,
+                    "numUpdatedRows": str(outcome.updated),
+                    "numDeletedRows": str(outcome.deleted),
+                    "numInsertedRows": str(outcome.inserted),
+                },
+                settings=rewrite_args(tables, entry)["settings"],
+                runner=rewrite_runner(tables),
+            )
     tables.refresh_view(entry)
     affected = outcome.updated + outcome.deleted + outcome.inserted
     return tables.result(
@@ -307,7 +334,7 @@ def _source(tables: Tables, statement: Merge, alias: str | None) -> DataFrame:
 
 @dataclass(frozen=True)
 class _Outcome:
-    new_rows: pa.Table
+    new_rows: DataFrame  # a column per table column
     remove: pa.Table | None
     updated: int
     deleted: int
@@ -316,65 +343,59 @@ class _Outcome:
 
 def _outcome(
     clauses: Sequence[MergeClause],
-    computed: pa.Table,
-    rows: pa.Table,
+    computed: DataFrame,
     schema: TableSchema,
-    name: str,
+    entry: TableEntry,
     *,
     keep: bool,
 ) -> _Outcome:
-    """What the joined rows Spark computed make of the table: the rows to write and the
-    keys to remove.
+    """What the joined rows Spark computed make of the table: the rows to write (still in
+    Spark) and the keys to remove (collected).
 
     Raises:
         SqlError: a target row is matched by more than one source row that would change it.
     """
-    index = computed.column(_CLAUSE)
+    index = computed[_CLAUSE]
 
-    def acting(*actions: str) -> pa.Array:
-        wanted = pa.array([i for i, c in enumerate(clauses) if c.action in actions], index.type)
-        return pc.fill_null(pc.is_in(index, value_set=wanted), False)
+    def acting(*actions: str) -> SparkColumn:
+        wanted = [i for i, c in enumerate(clauses) if c.action in actions]
+        return F.coalesce(index.isin(wanted), F.lit(False)) if wanted else F.lit(False)
 
-    changing = acting("update", "delete")
-    _check_single_match(clauses, computed.filter(changing), rows.filter(changing), schema, name)
-    updates = rows.filter(acting("update"))
-    deletes = rows.filter(acting("delete"))
-    inserts = rows.filter(acting("insert"))
-    changed = keys_of(pa.concat_tables([updates, deletes]), schema)
-    if keep:
-        # Every other row of a changed key is written again as it is (its part loses it).
-        acted = computed.filter(changing).column(_ROW)
-        others = pc.and_(
-            pc.and_(pc.is_null(index), pc.is_valid(computed.column(_ROW))),
-            pc.invert(pc.is_in(computed.column(_ROW), value_set=acted.combine_chunks())),
-        )
-        unchanged = _first_per_row(rows.filter(others), computed.column(_ROW).filter(others))
-        unchanged = unchanged.join(changed, keys=key_columns(schema), join_type="left semi")
-        new_rows = pa.concat_tables([updates, unchanged.select(rows.column_names), inserts])
-        remove: pa.Table | None = changed
-    else:
-        new_rows = pa.concat_tables([updates, inserts])
-        # Updates replace their keys by the key rule; a deleted key must leave every part.
-        remove = changed if deletes.num_rows else None
-    return _Outcome(new_rows, remove, updates.num_rows, deletes.num_rows, inserts.num_rows)
-
-
-def _first_per_row(rows: pa.Table, ids: pa.ChunkedArray | pa.Array) -> pa.Table:
-    """``rows`` with one row per target row id (a target row joined with several source
-    rows that leave it as it is comes once)."""
-    numbered = rows.append_column(_ROW, ids).append_column(
-        _POSITION, pa.array(range(rows.num_rows), pa.int64())
+    updated, deleted, inserted = _count(
+        computed, acting("update"), acting("delete"), acting("insert")
     )
-    firsts = numbered.group_by(_ROW, use_threads=False).aggregate([(_POSITION, "min")])
-    return rows.take(firsts.column(f"{_POSITION}_min"))
+    changing = computed.filter(acting("update", "delete"))
+    if updated + deleted:
+        _check_single_match(clauses, changing, schema, entry)
+    columns = [quote_identifier(c) for c in schema.names]
+    updates = computed.filter(acting("update")).select(*columns)
+    inserts = computed.filter(acting("insert")).select(*columns)
+    changed = changing.select(*[quote_identifier(c) for c in key_columns(schema)])
+    if keep:
+        # Every other row of a changed key is written again as it is (its part loses it);
+        # a target row joined with several source rows that leave it as it is comes once.
+        unchanged = (
+            computed.filter(index.isNull() & computed[_ROW].isNotNull())
+            .join(changing.select(_ROW), on=_ROW, how="left_anti")
+            .dropDuplicates([_ROW])
+            .join(changed.distinct(), on=key_columns(schema), how="left_semi")
+            .select(*columns)
+        )
+        new_rows = updates.unionByName(unchanged).unionByName(inserts)
+        removing = updated + deleted > 0
+    else:
+        new_rows = updates.unionByName(inserts)
+        # Updates replace their keys by the key rule; a deleted key must leave every part.
+        removing = deleted > 0
+    remove = _keys(changed, schema, entry) if removing else None
+    return _Outcome(new_rows, remove, updated, deleted, inserted)
 
 
 def _check_single_match(
     clauses: Sequence[MergeClause],
-    computed: pa.Table,
-    rows: pa.Table,
+    changing: DataFrame,
     schema: TableSchema,
-    name: str,
+    entry: TableEntry,
 ) -> None:
     """Delta's rule: a target row may be changed by one source row only. Several source
     rows may match it when the only MATCHED clause is an unconditional DELETE (each would
@@ -382,16 +403,22 @@ def _check_single_match(
     matched = [c for c in clauses if c.matched]
     if len(matched) == 1 and matched[0].action == "delete" and matched[0].condition is None:
         return
-    ids = computed.column(_ROW)
-    counts = pa.table({_ROW: ids}).group_by(_ROW).aggregate([(_ROW, "count")])
-    repeated = counts.filter(pc.greater(counts.column(f"{_ROW}_count"), 1))
-    if repeated.num_rows == 0:
+    repeated = (
+        changing.groupBy(_ROW)
+        .agg(F.count(F.lit(1)).alias(_COUNT))
+        .filter(F.col(_COUNT) > 1)
+        .limit(1)
+        .collect()
+    )
+    if not repeated:
         return
-    first = pc.index(ids, repeated.column(_ROW)[0]).as_py()
-    row = rows.slice(first, 1).to_pylist()[0]
+    target_row, count = repeated[0][_ROW], repeated[0][_COUNT]
+    sample = changing.filter(F.col(_ROW) == target_row).limit(1)
+    shown = sample.select(*[quote_identifier(c) for c in schema.names]).toArrow()
+    row = raw_table(shown, schema, table_options.precision(entry)).to_pylist()[0]
     key = ", ".join(f"{c}={row[c]!r}" for c in key_columns(schema))
     raise SqlError(
-        f"MERGE INTO {name}: {repeated.column(f'{_ROW}_count')[0].as_py()} source rows match "
+        f"MERGE INTO {entry.display_name}: {count} source rows match "
         f"the target row ({key}) and would change it; a target row may be updated or deleted "
         "by one source row only (Delta's rule: multiple source rows matched). Make the "
         "source hold one row per key, e.g. with GROUP BY or a window"

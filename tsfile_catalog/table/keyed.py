@@ -10,21 +10,24 @@ removes keys from every part that may hold them, copy-on-write with the sequence
 rewritten kept (:func:`remove_keys`), and stages new rows and makes the one commit
 (:func:`commit_key_change`). Given a :class:`~tsfile_catalog.table.rewrite_tasks.TaskRunner`,
 the parts losing keys are rewritten in its tasks (each part's rewrite the same,
-:class:`WithoutKeys`); the keys and the new rows stay in this process, where the statement
-computed them.
+:class:`WithoutKeys`). The new rows are an Arrow table staged in this process, or a
+:class:`RowStaging` that stages them where they were computed: Spark's tasks each stage their
+share (:class:`NewRowsTask`), so the rows never pass through the driver; only the keys to
+remove do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from tsfile_catalog.exceptions import DataError, InvalidCommitError
-from tsfile_catalog.formats.tsfile import split_duplicates
+from tsfile_catalog.formats.tsfile import WriteSettings, split_duplicates
 from tsfile_catalog.metadata.compaction import is_own_tsfile
 from tsfile_catalog.metadata.key import KeyMode, key_mode
 from tsfile_catalog.metadata.manifest import Operation, Snapshot
@@ -36,14 +39,19 @@ from tsfile_catalog.table.rewrite import (
     RewriteJob,
     RowRemoval,
     StagedFile,
+    TableParts,
     empty_rows,
     read_part_rows,
     rewrite_each,
 )
-from tsfile_catalog.table.rewrite_tasks import TaskRunner, part_rewrites
+from tsfile_catalog.table.rewrite_tasks import (
+    TaskOutcome,
+    TaskRunner,
+    part_rewrites,
+    worker_name,
+)
 
 if TYPE_CHECKING:
-    from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.handle import Table
 
 __all__ = [
@@ -53,6 +61,9 @@ __all__ = [
     "keys_of",
     "WithoutKeys",
     "remove_keys",
+    "RowStaging",
+    "NewRowsTask",
+    "adopt_new_rows",
     "commit_key_change",
 ]
 
@@ -194,10 +205,109 @@ class KeyChange:
     files_added: int
 
 
+class RowStaging(Protocol):
+    """A key change's new rows, computed elsewhere and staged there (Spark's tasks:
+    :class:`~tsfile_catalog.datasource.rewrite_tasks.FrameRows`)."""
+
+    def __call__(self, job: RewriteJob, mode: KeyMode) -> int:
+        """Stage the rows as new parts of ``job`` (adopted into it); the rows staged.
+
+        Raises:
+            DataError: the rows repeat a key of a ``last`` table, or hold a value the
+                writer refuses (naming it); nothing of them stays staged.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class NewRowsTask:
+    """One Spark partition's share of a key change's new rows (raw domain, every column),
+    staged as parts in its own task folder (index ``first + partition``).
+
+    The rows come clustered: all rows of a key in one partition, next to each other. So a
+    ``last`` table's check that the new rows hold each key once is complete per partition,
+    and a part ends (about every ``max_rows`` rows, bounding the task's memory) only where
+    a key does, keeping a ``keep`` table's repeats of a key in the same layering as one
+    process would. A :class:`~tsfile_catalog.exceptions.DataError` is answered as the
+    outcome's ``refusal``, with nothing staged."""
+
+    table: TableParts
+    settings: WriteSettings
+    job: str
+    first: int
+    mode: KeyMode
+    max_rows: int
+
+    def run(self, rows: Iterable[pa.Table], partition: int, attempt: int = 0) -> TaskOutcome:
+        index = self.first + partition
+        schema = self.table.schema
+        try:
+            with PartStager(
+                self.table, self.settings, job=self.job, partition=index, attempt=attempt
+            ) as stager:
+                pending: list[pa.Table] = []
+                held = 0
+                for piece in rows:
+                    pending.append(piece)
+                    held += piece.num_rows
+                    if held < self.max_rows:
+                        continue
+                    whole = pa.concat_tables(pending)
+                    cut = _last_key_start(whole, schema)
+                    if cut:
+                        stage_layers(stager, whole.slice(0, cut), self.mode)
+                        pending, held = [whole.slice(cut)], whole.num_rows - cut
+                if held:
+                    stage_layers(stager, pa.concat_tables(pending), self.mode)
+        except DataError as e:
+            return TaskOutcome(index, False, (), worker_name(), refusal=str(e))
+        return TaskOutcome(index, bool(stager.staged), tuple(stager.staged), worker_name())
+
+
+def _last_key_start(rows: pa.Table, schema: TableSchema) -> int:
+    """Where the run of rows sharing the last row's key starts (``rows`` grouped by key)."""
+    last = rows.num_rows - 1
+    same: pa.ChunkedArray | pa.Array | None = None
+    for name in key_columns(schema):
+        column = rows.column(name)
+        value = column[last]
+        equal = (
+            pc.fill_null(pc.equal(column, value), False) if value.is_valid else pc.is_null(column)
+        )
+        same = equal if same is None else pc.and_(same, equal)
+    assert same is not None
+    differing = np.flatnonzero(~np.asarray(same))
+    return int(differing[-1]) + 1 if differing.size else 0
+
+
+def stage_layers(stager: PartStager, rows: pa.Table, mode: KeyMode) -> None:
+    """Stage new rows as parts: one, or one per layer of a ``keep`` table's repeated keys.
+
+    Raises:
+        DataError: the rows repeat a key of a ``last`` table (naming it).
+    """
+    for layer in _layers(rows, stager.source.schema, mode):
+        stager.write(layer)
+
+
+def adopt_new_rows(job: RewriteJob, outcomes: Sequence[TaskOutcome]) -> int:
+    """Take what :class:`NewRowsTask` s staged into ``job``; the rows they staged.
+
+    Raises:
+        DataError: a task refused its rows (the first one's reason).
+    """
+    refused = [o.refusal for o in sorted(outcomes, key=lambda o: o.index) if o.refusal]
+    if refused:
+        raise DataError(refused[0])
+    staged = [s for o in outcomes for s in o.staged]
+    job.adopt(staged)
+    return sum(s.part.row_count for s in staged)
+
+
 def commit_key_change(
     table: Table,
     *,
-    new_rows: pa.Table | None,
+    new_rows: pa.Table | RowStaging | None,
     remove: pa.Table | None,
     operation: Operation,
     parameters: Mapping[str, str],
@@ -205,7 +315,8 @@ def commit_key_change(
     runner: TaskRunner | None = None,
 ) -> KeyChange:
     """One commit against ``table``'s version: remove the keys ``remove`` from every part
-    that holds them and add ``new_rows`` (raw domain, every column) as new parts.
+    that holds them and add ``new_rows`` (raw domain, every column; or staged where they
+    were computed, :class:`RowStaging`) as new parts.
 
     The new parts belong to this commit's write, so in a ``last`` table their rows replace
     any row with the same key. In a ``last`` table ``new_rows`` must hold each key once; in
@@ -213,8 +324,9 @@ def commit_key_change(
     OPTIMIZE writes them).
 
     With a ``runner`` (``SparkTasks(spark)``) the parts losing keys are rewritten in its
-    tasks (:func:`~tsfile_catalog.table.rewrite_tasks.part_rewrites`); ``new_rows`` are
-    staged here. The commit's parameters name its ``job`` (a Spark job group's name).
+    tasks (:func:`~tsfile_catalog.table.rewrite_tasks.part_rewrites`); an Arrow
+    ``new_rows`` is staged here. The commit's parameters name its ``job`` (a Spark job
+    group's name).
 
     Raises:
         DataError: ``new_rows`` repeats a key of a ``last`` table (naming it).
@@ -224,7 +336,6 @@ def commit_key_change(
         CommitConflictError: a concurrent commit removed a part this one rewrites.
     """
     mode = key_mode(table.properties)
-    adding = new_rows is not None and new_rows.num_rows > 0
     with RewriteJob(table, settings) as job:
         removal = (
             remove_keys(
@@ -236,12 +347,16 @@ def commit_key_change(
             if remove is not None
             else RowRemoval((), 0, 0, 0)
         )
-        if not adding and not removal.removed:
+        if new_rows is None:
+            added = 0
+        elif isinstance(new_rows, pa.Table):
+            if new_rows.num_rows:
+                stage_layers(job, new_rows, mode)
+            added = new_rows.num_rows
+        else:
+            added = new_rows(job, mode)
+        if not added and not removal.removed:
             return KeyChange(None, 0, 0, 0, 0)
-        if adding:
-            assert new_rows is not None
-            for layer in _layers(new_rows, table.schema, mode):
-                job.write(layer)
         snapshot: Snapshot = job.commit(
             removal.removed,
             operation=operation,
@@ -251,7 +366,7 @@ def commit_key_change(
         return KeyChange(
             version=snapshot.version,
             rows_removed=removal.deleted_rows,
-            rows_added=new_rows.num_rows if adding and new_rows is not None else 0,
+            rows_added=added,
             files_removed=len(removal.removed),
             files_added=len(job.staged),
         )

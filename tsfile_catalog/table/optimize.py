@@ -79,7 +79,7 @@ def optimize(
     pure plan: the table's own TsFile parts below 3/4 of the target (external parts and parts
     near the target stay), packed in time order whatever their time ranges; each group's rows
     are read through the shared read path and written, sorted by device then time, as one new
-    TsFile (:func:`~tsfile_catalog.table.rewrite.compact_parts`), in this process or, given
+    TsFile (:func:`~tsfile_catalog.table.compact.compact_parts`), in this process or, given
     a ``runner``, each group in a Spark task; this process commits. In a
     ``key.duplicates = last`` table every part a read must merge is rewritten too, with the
     parts that may share a key with it, keeping the latest row of each (device, time): no

@@ -32,8 +32,9 @@ from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import WriteSettings
 from tsfile_catalog.metadata.compaction import plan_batches, target_file_size
 from tsfile_catalog.metadata.parts import PartFile
-from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.progress import Progress
+from tsfile_catalog.table.compact import compact_parts
 from tsfile_catalog.table.rewrite import (
     PartChange,
     PartRewrites,
@@ -41,7 +42,6 @@ from tsfile_catalog.table.rewrite import (
     RewriteJob,
     StagedFile,
     TableParts,
-    compact_parts,
 )
 
 __all__ = [
@@ -55,6 +55,9 @@ __all__ = [
     "run_in_process",
     "outcome_to_json",
     "outcome_from_json",
+    "staged_to_json",
+    "staged_from_json",
+    "worker_name",
 ]
 
 
@@ -65,13 +68,17 @@ class TaskOutcome:
     ran (``host:pid``).
 
     A copy-on-write task lists, per part in its batch, in order, how many rows its change
-    matched and how many of ``staged`` (taken in order) are that part's rewrite."""
+    matched and how many of ``staged`` (taken in order) are that part's rewrite. A task
+    that refused its rows (``refusal``: the :class:`~tsfile_catalog.exceptions.DataError`
+    text naming what it refused) staged nothing: the driver raises it, as the same rows
+    refused in the driver would, instead of the executor's wrapped error."""
 
     index: int
     rewritten: bool
     staged: tuple[StagedFile, ...]
     worker: str
     removals: tuple[tuple[int, int], ...] = ()
+    refusal: str | None = None
 
 
 class RewriteTask(Protocol):
@@ -92,7 +99,7 @@ class RewriteTask(Protocol):
 @dataclass(frozen=True)
 class CompactionTask:
     """OPTIMIZE's rewrite of one group of parts
-    (:func:`~tsfile_catalog.table.rewrite.compact_parts`), runnable in any process."""
+    (:func:`~tsfile_catalog.table.compact.compact_parts`), runnable in any process."""
 
     table: TableParts
     parts: tuple[PartFile, ...]  # in commit order
@@ -110,7 +117,7 @@ class CompactionTask:
             done = compact_parts(
                 stager, self.parts, resolve_keys=self.resolve_keys, target_size=self.target_size
             )
-        return TaskOutcome(self.index, done, tuple(stager.staged), _worker())
+        return TaskOutcome(self.index, done, tuple(stager.staged), worker_name())
 
 
 @dataclass(frozen=True)
@@ -136,7 +143,9 @@ class CopyOnWriteTask:
                 count, staged = self.change(stager, part)
                 removals.append((count, len(staged)))
         rewritten = any(count for count, _ in removals)
-        return TaskOutcome(self.index, rewritten, tuple(stager.staged), _worker(), tuple(removals))
+        return TaskOutcome(
+            self.index, rewritten, tuple(stager.staged), worker_name(), tuple(removals)
+        )
 
 
 def for_reading(part: PartFile) -> PartFile:
@@ -167,6 +176,7 @@ def part_rewrites(job: RewriteJob, runner: TaskRunner) -> PartRewrites:
         batches = plan_batches(
             [p.size_bytes for p in parts], max_bytes=target_size, slots=runner.slots
         )
+        first = job.reserve_tasks(len(batches))
         tasks = [
             CopyOnWriteTask(
                 source,
@@ -174,7 +184,7 @@ def part_rewrites(job: RewriteJob, runner: TaskRunner) -> PartRewrites:
                 change,
                 job.settings,
                 job.job,
-                index,
+                first + index,
             )
             for index, batch in enumerate(batches)
         ]
@@ -223,32 +233,42 @@ def run_in_process(progress: Progress | None = None) -> TaskRunner:
     return _InProcess(progress)
 
 
-def _worker() -> str:
+def worker_name() -> str:
+    """Where a task runs: ``host:pid``."""
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def staged_to_json(staged: StagedFile, types: Mapping[str, DataType]) -> dict[str, Any]:
+    """A staged part as a task answers it: where it is, and the part as the manifest writes
+    it (``PartFile.to_json``, ``types``: the FIELD types); its devices stay behind."""
+    return {"url": staged.staged_url, "part": staged.part.to_json(types)}
+
+
+def staged_from_json(obj: Mapping[str, Any], types: Mapping[str, DataType]) -> StagedFile:
+    return StagedFile(str(obj["url"]), PartFile.from_json(obj["part"], types), ())
+
+
 def outcome_to_json(outcome: TaskOutcome, schema: TableSchema) -> dict[str, Any]:
-    """``outcome`` as the JSON an executor sends its driver: each staged part as the
-    manifest writes it (``PartFile.to_json``)."""
+    """``outcome`` as the JSON an executor sends its driver (:func:`staged_to_json`)."""
     types = {c.name: c.type for c in schema.fields}
     return {
         "index": outcome.index,
         "rewritten": outcome.rewritten,
-        "staged": [{"url": s.staged_url, "part": s.part.to_json(types)} for s in outcome.staged],
+        "staged": [staged_to_json(s, types) for s in outcome.staged],
         "worker": outcome.worker,
         "removals": [list(r) for r in outcome.removals],
+        "refusal": outcome.refusal,
     }
 
 
 def outcome_from_json(obj: Mapping[str, Any], schema: TableSchema) -> TaskOutcome:
     types = {c.name: c.type for c in schema.fields}
-    staged = tuple(
-        StagedFile(str(s["url"]), PartFile.from_json(s["part"], types), ()) for s in obj["staged"]
-    )
+    staged = tuple(staged_from_json(s, types) for s in obj["staged"])
     return TaskOutcome(
         int(obj["index"]),
         bool(obj["rewritten"]),
         staged,
         str(obj["worker"]),
         tuple((int(count), int(files)) for count, files in obj["removals"]),
+        None if obj.get("refusal") is None else str(obj["refusal"]),
     )
