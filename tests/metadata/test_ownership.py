@@ -8,6 +8,7 @@ import pytest
 
 from tests.table.helpers import part as part_file
 from tsfile_catalog.metadata.ownership import (
+    PRESTAGED_NAME,
     ancestors,
     is_part_name,
     is_root,
@@ -25,7 +26,11 @@ def test_the_writers_names_are_the_only_vacuum_candidates() -> None:
     part = new_part_name(3)
     staged = f"_staging/{new_job_id()}/{task_dir_name(3, 1)}/{new_part_name(3)}"
     assert is_part_name(part) and is_vacuum_candidate(part) and is_vacuum_candidate(staged)
+    # A replaceWhere's record of its pre-staged rewrites, left by a driver that died.
+    assert is_vacuum_candidate(f"_staging/{new_job_id()}/00000-0/{PRESTAGED_NAME}")
     for user_file in (
+        PRESTAGED_NAME,  # only inside a job's task folder
+        f"_staging/{new_job_id()}/{PRESTAGED_NAME}",
         "notes.txt",
         "data.tsfile",  # a user's TsFile at the root
         "part-0001.tsfile",  # looks like a part to a person, not to the writer

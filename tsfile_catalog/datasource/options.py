@@ -27,6 +27,7 @@ from tsfile_catalog.formats.tsfile import (
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import parse_complete_until
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
+from tsfile_catalog.metadata.ownership import is_job_id
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.spark.literals import parse_interval_ns, parse_zone
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
@@ -98,6 +99,7 @@ _WRITE_KEYS = (
     "rewriteVersion",
     "rewriteOperation",
     "rewriteDuplicates",
+    "replaceStaged",
 )
 
 
@@ -401,6 +403,9 @@ class WriteOptions:
     # "keep": rows sharing a (device, time) all stay, the repeats in further parts (the
     # rewrite of an append-only table); "error": they are refused, as onDuplicate=error does.
     rewrite_duplicates: Literal["keep", "error"] = "error"
+    # A replaceWhere's straddling parts already rewritten in Spark tasks (internal, JSON:
+    # tsfile_catalog.write.replace_staging, which Catalog.sql's INSERT ... REPLACE WHERE sets).
+    replace_staged: str | None = None
 
     def settings(self) -> WriteSettings:
         """What the TsFile writer needs of these options."""
@@ -483,8 +488,26 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         replace_where=(opts.get("replaceWhere") or "").strip() or None,
         time_zone=_time_zone(opts),
         complete_until=_complete_until(opts),
+        replace_staged=_replace_staged(opts),
         **_rewrite(opts),
     )
+
+
+def _replace_staged(opts: Mapping[str, str]) -> str | None:
+    value = opts.get("replaceStaged")
+    if value is None:
+        return None
+    if not (opts.get("replaceWhere") or "").strip():
+        raise OptionError(
+            "option 'replaceStaged' is internal to a replaceWhere overwrite (Catalog.sql's "
+            "INSERT ... REPLACE WHERE sets it) and needs option 'replaceWhere'"
+        )
+    if not is_job_id(value.strip()):
+        raise OptionError(
+            f"option 'replaceStaged' = {value!r} is internal (Catalog.sql's INSERT ... REPLACE "
+            "WHERE sets it) and names a staging job: 12 lower-case hex digits"
+        )
+    return value.strip()
 
 
 _REWRITE_OPERATIONS = ("UPDATE", "MERGE", "DELETE")

@@ -6,7 +6,8 @@ A table owns exactly three kinds of file (``docs/manifest-format.md``, "Ownershi
   except external parts: Parquet, ORC or CSV files added in place stay the user's
   (:func:`owns_part`), so no drop, purge or vacuum ever deletes them,
 * everything directly in its ``_tsfile_manifest/`` folder,
-* the files its own writers stage under ``_staging/<job>/<task>/``.
+* the files its own writers stage under ``_staging/<job>/<task>/`` (parts, and the record of
+  a replaceWhere's pre-staged rewrites).
 
 Nothing else under the location is the table's, whatever its name, and a file the manifest
 records as not the table's (:func:`kept_paths`: an external part of any known version) is
@@ -29,7 +30,9 @@ from tsfile_catalog.metadata.parts import PartFile
 __all__ = [
     "MANIFEST_DIR",
     "STAGING_DIR",
+    "PRESTAGED_NAME",
     "new_job_id",
+    "is_job_id",
     "new_part_name",
     "task_dir_name",
     "is_part_name",
@@ -44,6 +47,9 @@ __all__ = [
 
 MANIFEST_DIR = "_tsfile_manifest"
 STAGING_DIR = "_staging"
+# What a replaceWhere's pre-staged rewrites record, in their job's task folder 0
+# (tsfile_catalog.write.replace_staging).
+PRESTAGED_NAME = "replace-staged.json"
 
 _PART = re.compile(r"part-[0-9a-f]{32}-\d{5}\.tsfile")
 _JOB = re.compile(r"[0-9a-f]{12}")
@@ -68,6 +74,11 @@ def new_part_name(partition: int) -> str:
     return f"part-{uuid.uuid4().hex}-{partition:05d}.tsfile"
 
 
+def is_job_id(name: str) -> bool:
+    """Whether ``name`` is a job id :func:`new_job_id` makes (a staging folder's name)."""
+    return _JOB.fullmatch(name) is not None
+
+
 def is_part_name(name: str) -> bool:
     """Whether ``name`` is a file name :func:`new_part_name` makes."""
     return _PART.fullmatch(name) is not None
@@ -76,9 +87,10 @@ def is_part_name(name: str) -> bool:
 def is_vacuum_candidate(relative: str) -> bool:
     """Whether ``relative`` (to the table root) is where only the table's writer puts files.
 
-    True for a part name at the root and for a part name in a task folder of a job folder
-    under ``_staging/``. The caller still checks that no version references the file, that it
-    is older than the retention, and that no folder on the way is a link or another table.
+    True for a part name at the root, and for a part name or :data:`PRESTAGED_NAME` in a
+    task folder of a job folder under ``_staging/``. The caller still checks that no version
+    references the file, that it is older than the retention, and that no folder on the way
+    is a link or another table.
     """
     parts = relative.split("/")
     if len(parts) == 1:
@@ -88,7 +100,7 @@ def is_vacuum_candidate(relative: str) -> bool:
         and parts[0] == STAGING_DIR
         and _JOB.fullmatch(parts[1]) is not None
         and _TASK.fullmatch(parts[2]) is not None
-        and is_part_name(parts[3])
+        and (is_part_name(parts[3]) or parts[3] == PRESTAGED_NAME)
     )
 
 

@@ -4,7 +4,8 @@ The JVM's ``TsFileCatalog`` calls ``call(operation, request)`` on a Py4J callbac
 this driver (as PySpark's ``foreachBatch`` and streaming listeners are called), with JSON in
 and out. Every answer comes from the package's own code: :mod:`.tables` for tables and
 namespaces, :mod:`.scans` for pushdown and scan options, :mod:`.deletes` for DELETE FROM,
-:mod:`.rewrites` for the scans of copy-on-write UPDATE, MERGE and DELETE.
+:mod:`.rewrites` for the scans of copy-on-write UPDATE, MERGE and DELETE, :mod:`.replace`
+for an overwrite by condition's pre-staged rewrites.
 Errors go back as data (a kind and a message) so the adapter raises Spark's own exceptions:
 ``NoSuchTableException`` for a missing table, an ``IllegalArgumentException`` carrying this
 package's message otherwise.
@@ -19,7 +20,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFileCatalogError
-from tsfile_catalog.spark_catalog import aggregates, deletes, procedures, rewrites, scans
+from tsfile_catalog.spark_catalog import (
+    aggregates,
+    deletes,
+    procedures,
+    replace,
+    rewrites,
+    scans,
+)
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -61,6 +69,10 @@ class CatalogDelegate:
         except Exception as e:  # noqa: BLE001 - the JVM must get an answer, not a hang
             _log.exception("tsfile catalog operation %s failed", operation)
             return _error("internal", f"{type(e).__name__}: {e}")
+
+    @property
+    def spark(self) -> SparkSession:
+        return self._spark
 
     def warehouse(self, request: Mapping[str, Any]) -> Warehouse:
         catalog = request["catalog"]
@@ -187,6 +199,9 @@ _OPERATIONS: dict[str, _Handler] = {
     ),
     "push_aggregation": _push_aggregation,
     "set_refusal": lambda d, r: rewrites.key_set_refusal(r["scan"], r["columns"]),
+    "replace_job": lambda d, r: replace.new_job(),
+    "prestage_replace": lambda d, r: replace.prestage(d.spark, r["options"], r["schema"]),
+    "release_replace": lambda d, r: replace.release(r["options"]),
     "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
         r["scan"],
         command=r["command"],

@@ -18,6 +18,8 @@ from sqlglot import exp
 
 from tsfile_catalog import inspect
 from tsfile_catalog.adopt import adopt_table
+from tsfile_catalog.datasource.options import parse_write_options
+from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.discovery import open_location
 from tsfile_catalog.exceptions import SqlError, TableExistsError, TableNotFoundError
 from tsfile_catalog.exec.source import ResolvedScan
@@ -26,6 +28,7 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
 from tsfile_catalog.sql import ddl, dml, table_options
+from tsfile_catalog.sql.maintenance import rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.statements import (
@@ -64,6 +67,8 @@ from tsfile_catalog.table import (
     unset_properties,
 )
 from tsfile_catalog.table.ownership import check_empty, check_location
+from tsfile_catalog.table.rewrite import RewriteJob
+from tsfile_catalog.write.replace_staging import REPLACE_STAGED, prestage_replace
 
 __all__ = [
     "alter_parts",
@@ -475,7 +480,10 @@ def insert(tables: Tables, statement: Insert, source: DataFrame | None = None) -
     clustered = cluster_for_write(
         rows, schema.tag_names, keep_order=_keeps_duplicates_order(entry.options)
     )
-    clustered.write.format("tsfile").options(**write).mode(mode).save()
+    if statement.replace_where is None:
+        clustered.write.format("tsfile").options(**write).mode(mode).save()
+    else:
+        _replace(tables, table, clustered, write)
     latest = tables.open(entry)
     info = latest.history(limit=1)[0]
     inserted = info.rows_added
@@ -487,6 +495,25 @@ def insert(tables: Tables, statement: Insert, source: DataFrame | None = None) -
     return tables.result(
         Result("version bigint, num_inserted_rows bigint", [(latest.version, inserted)])
     )
+
+
+def _replace(tables: Tables, table: Table, rows: DataFrame, write: dict[str, str]) -> None:
+    """A replaceWhere overwrite of ``table`` with ``rows``: its straddling parts rewritten
+    first, in Spark tasks (unless distributed rewrites are off), and taken by the write's
+    commit (:mod:`~tsfile_catalog.write.replace_staging`); the pre-staging job's folder goes
+    whatever the write did."""
+    runner = rewrite_runner(tables)
+    writer = rows.write.format("tsfile").options(**write).mode("overwrite")
+    if runner is None:
+        writer.save()
+        return
+    options = parse_write_options(write)
+    with RewriteJob(table, options.settings()) as job:
+        prestaged = prestage_replace(job, plan_write(rows.schema, options), options, runner)
+        if prestaged is not None:
+            prestaged.save(table.io, table.location)
+            writer = writer.option(REPLACE_STAGED, job.job)
+        writer.save()
 
 
 def _keeps_duplicates_order(options: Mapping[str, str]) -> bool:

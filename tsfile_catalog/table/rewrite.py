@@ -287,9 +287,20 @@ class RewriteJob(PartStager):
     whole staging folder, every task attempt's included, and local scratch space.
     """
 
-    def __init__(self, table: Table, settings: WriteSettings | None = None) -> None:
-        super().__init__(table, settings, job=new_job_id())
+    def __init__(
+        self,
+        table: Table,
+        settings: WriteSettings | None = None,
+        *,
+        job: str | None = None,
+        keep_staging: bool = False,
+    ) -> None:
+        """``job``: the job id (a fresh one by default); ``keep_staging``: leaving the job
+        without an error keeps its staging folder, whose parts a later commit takes (the
+        caller removes the folder after it)."""
+        super().__init__(table, settings, job=job or new_job_id())
         self._table = table
+        self._keep = keep_staging
         self._next_task = 1  # the job stages as task 0 itself
 
     def reserve_tasks(self, count: int) -> int:
@@ -312,6 +323,8 @@ class RewriteJob(PartStager):
         trace: TracebackType | None,
     ) -> None:
         shutil.rmtree(self._local_dir, ignore_errors=True)
+        if self._keep and error is None:
+            return
         self._io.delete(join_url(self._table.location, STAGING_DIR, self._job), recursive=True)
         # Other writers may be staging: only an emptied staging root goes.
         self._io.remove_empty_dir(join_url(self._table.location, STAGING_DIR))

@@ -4,8 +4,9 @@ Both the Spark driver (:class:`~tsfile_catalog.datasource.writer.TsFileBatchWrit
 Spark-free :func:`~tsfile_catalog.write.api.write_table` end here: an append or overwrite
 adds the parts (:func:`~tsfile_catalog.table.commits.append_parts`); a ``replaceWhere``
 overwrite removes the table's matching rows (parts wholly inside dropped, straddling parts
-rewritten without them, in a runner's tasks when given one) and adds the parts in the same
-commit; a copy-on-write (the catalog
+rewritten without them: in a runner's tasks when given one, or taken from the Spark tasks
+that rewrote them before the write, :mod:`~tsfile_catalog.write.replace_staging`) and adds
+the parts in the same commit; a copy-on-write (the catalog
 plugin's UPDATE, MERGE, DELETE: ``rewriteParts``) replaces exactly the parts its scan read
 with the written ones, against the version it read. Whatever happens, the job's
 staging folder is removed, and nothing is visible to readers unless the commit lands.
@@ -35,10 +36,15 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import append_parts, commit
-from tsfile_catalog.table.rewrite import RewriteJob, remove_matching_rows
+from tsfile_catalog.table.rewrite import PartRewrites, RewriteJob, remove_matching_rows
 from tsfile_catalog.table.rewrite_tasks import TaskRunner, part_rewrites
 from tsfile_catalog.table.snapshots import resolve_snapshot
 from tsfile_catalog.write.plan import WritePlan, replace_predicate
+from tsfile_catalog.write.replace_staging import (
+    PrestagedReplace,
+    load_prestaged,
+    prestaged_rewrites,
+)
 from tsfile_catalog.write.staging import StagedPart, publish_and_commit, remove_staging
 
 if TYPE_CHECKING:
@@ -166,11 +172,14 @@ def _commit_replace(
         extra.append(SetSchema(schema, table.schema_id + 1))
     extra.extend(AddPart(p) for p in parts)
     with RewriteJob(table, options.settings()) as rewrite:
-        removal = remove_matching_rows(
-            rewrite,
-            predicate,
-            rewrite=None if runner is None else part_rewrites(rewrite, runner),
-        )
+        prestaged = None if runner is not None else _prestaged(plan, options, table, time_zone)
+        if runner is not None:
+            rewrites: PartRewrites | None = part_rewrites(rewrite, runner)
+        elif prestaged is not None:
+            rewrites = prestaged_rewrites(prestaged, rewrite)
+        else:
+            rewrites = None
+        removal = remove_matching_rows(rewrite, predicate, rewrite=rewrites)
         rewrite.commit(
             removal.removed,
             operation=Operation.OVERWRITE,
@@ -180,10 +189,26 @@ def _commit_replace(
                 "mergeSchema": "true" if options.merge_schema else "false",
                 "job": job,
                 "numDeletedRows": str(removal.deleted_rows),
+                # The Spark job group that rewrote the straddling parts before the write.
+                **({} if prestaged is None else {"rewriteJob": prestaged.job}),
             },
             data_change=True,
             extra=extra,
         )
+
+
+def _prestaged(
+    plan: WritePlan, options: WriteOptions, table: Table, time_zone: str | None
+) -> PrestagedReplace | None:
+    """The straddling parts' rewrites Spark tasks staged before the write, when they stand
+    for this commit's predicate (:mod:`~tsfile_catalog.write.replace_staging`); None: the
+    commit rewrites the parts."""
+    if options.replace_staged is None:
+        return None
+    prestaged = load_prestaged(table.io, table.location, options.replace_staged)
+    if prestaged is None or not prestaged.applies(plan, options, time_zone, table.schema):
+        return None
+    return prestaged
 
 
 def _refuse_keys_kept(

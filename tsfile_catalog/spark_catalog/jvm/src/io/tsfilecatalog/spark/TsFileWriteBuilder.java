@@ -26,8 +26,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * write. One write is one commit of the {@code tsfile} source's batch writer.
  *
  * <p>{@code INSERT OVERWRITE} truncates (replaces every row); {@code writeTo(...).overwrite(c)}
- * replaces the rows matching {@code c}, which the delegate writes as the writer's {@code
- * replaceWhere} when it can evaluate it exactly (else the write is refused).
+ * and {@code INSERT INTO ... REPLACE WHERE c} replace the rows matching {@code c}, which the
+ * delegate writes as the writer's {@code replaceWhere} when it can evaluate it exactly (else the
+ * write is refused), its straddling parts rewritten as Spark tasks ({@link PrestagedWrite}).
  */
 class TsFileWriteBuilder implements SupportsOverwriteV2 {
   private final StructType tableSchema;
@@ -97,6 +98,8 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
     if (replaceWhere != null) {
       options.put("replaceWhere", replaceWhere);
       options.put("timeZone", SQLConf.get().sessionLocalTimeZone());
+      // The job that will rewrite the straddling parts when the write runs (PrestagedWrite).
+      options.put("replaceStaged", Client.call("replace_job", Client.object()).asText());
     }
     LogicalWriteInfo merged = new WriteInfo(info, new CaseInsensitiveStringMap(options));
     PythonDataSourceV2 source = new PythonDataSourceV2();
@@ -107,7 +110,11 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
       // replaceWhere, when given, instead of all of them.
       builder = ((SupportsTruncate) builder).truncate();
     }
-    return clustered(builder.build(), merged.options());
+    Write write = builder.build();
+    if (replaceWhere != null) {
+      write = new PrestagedWrite(write, options, info.schema());
+    }
+    return clustered(write, merged.options());
   }
 
   /** The conf that turns clustered writes off (tsfile_catalog/sql/write_distribution.py). */
