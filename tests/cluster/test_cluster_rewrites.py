@@ -179,3 +179,48 @@ def test_catalog_update_on_executors(
     stages = [tracker.getStageInfo(s) for i in infos if i is not None for s in i.stageIds]
     assert sum(s.numCompletedTasks for s in stages if s is not None) >= 3
     assert not FileIO(spread, options).exists(join_url(spread, STAGING_DIR))
+
+
+def test_catalog_replace_where_on_executors(
+    cluster_spark: SparkSession, cluster_table: ClusterTable
+) -> None:
+    """INSERT ... REPLACE WHERE: the parts its predicate straddles are rewritten as Spark tasks
+    on the executors before the write, and the write's commit takes them; the same rows as
+    with distributed rewrites off (the commit rewrites them in its own process)."""
+    options = cluster_table.storage_options
+    catalog = Catalog(
+        cluster_spark, cluster_table.url("warehouse"), storage_options=options, register_views=False
+    )
+    create = (
+        "CREATE TABLE {} (time BIGINT, city STRING, temp FLOAT) USING tsfile "
+        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
+    )
+    catalog.sql(create.format("rt"))
+    catalog.sql(create.format("ru"))
+    spread, local = cluster_table.url("warehouse/rt"), cluster_table.url("warehouse/ru")
+    fill_small_parts(spread, options)
+    fill_small_parts(local, options)
+    # Straddles the parts of times 100-119 and 400-419; those of 200-319 are wholly inside.
+    insert = (
+        "INSERT INTO {} REPLACE WHERE time >= 105 AND time < 410 "
+        "SELECT * FROM VALUES (150L, 'c1', 1.5F), (405L, 'c2', 2.5F) AS v(time, city, temp)"
+    )
+
+    row = catalog.sql(insert.format("rt")).collect()[0]
+    cluster_spark.conf.set(DISTRIBUTED_REWRITES, "false")
+    try:
+        same = catalog.sql(insert.format("ru")).collect()[0]
+    finally:
+        cluster_spark.conf.unset(DISTRIBUTED_REWRITES)
+
+    assert row.num_inserted_rows == same.num_inserted_rows == 2
+    assert key_view(spread, storage_options=options) == key_view(local, storage_options=options)
+    assert _layout(spread, options) == _layout(local, options)
+    done = open_table(spread, storage_options=options).history(limit=1)[0]
+    twin = open_table(local, storage_options=options).history(limit=1)[0]
+    assert "rewriteJob" not in twin.operation_parameters
+    tracker = cluster_spark.sparkContext.statusTracker()
+    spark_jobs = tracker.getJobIdsForGroup(job_group(done.operation_parameters["rewriteJob"]))
+    infos = [tracker.getJobInfo(j) for j in spark_jobs]
+    assert infos and all(i is not None and i.status == "SUCCEEDED" for i in infos)
+    assert not FileIO(spread, options).exists(join_url(spread, STAGING_DIR))
