@@ -143,20 +143,19 @@ def test_create_table_as_select(spark: SparkSession, ts: str, warehouse: Path) -
     )
 
 
-@pytest.mark.parametrize("distributed", [True, False])
 def test_an_overwrite_by_condition_rewrites_straddling_parts_in_spark_tasks(
-    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path, distributed: bool
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
 ) -> None:
     """writeTo(t).overwrite(c) and INSERT INTO t REPLACE WHERE c through spark.sql: the parts
     the condition straddles are rewritten as Spark tasks when the write runs (the commit
-    names their job, rewriteJob), with the same rows as a Parquet copy, and no staging left;
-    with distributed rewrites off, the write's commit rewrites them. An EXPLAIN stages
-    nothing."""
+    names their job, rewriteJob), with the same rows as a Parquet copy, and no staging left.
+    An EXPLAIN stages nothing. (With distributed rewrites off the write's commit rewrites
+    them, as a df.write's does: tests/sql/test_catalog_rewrite.py.)"""
     from pyspark.sql import functions as F
 
-    from tsfile_catalog.datasource.rewrite_tasks import DISTRIBUTED_REWRITES, job_group
+    from tsfile_catalog.datasource.rewrite_tasks import job_group
 
-    name = f"straddled_{distributed}".lower()
+    name = "straddled"
     table = f"{ts}.db.{name}"
     create_weather(spark, table)
     copy = Copy(spark, tmp_path / "copy")
@@ -167,26 +166,22 @@ def test_an_overwrite_by_condition_rewrites_straddling_parts_in_spark_tasks(
     location = warehouse / "db.db" / name
     hours = "time >= TIMESTAMP '2024-01-01 05:00:00' AND time < TIMESTAMP '2024-01-02 01:00:00'"
     fresh = weather_rows(spark, start=6, count=12)
-    spark.conf.set(DISTRIBUTED_REWRITES, str(distributed).lower())
-    try:
-        spark.sql(f"EXPLAIN INSERT INTO {table} REPLACE WHERE {hours} SELECT * FROM VALUES 1")
-        assert not (location / STAGING_DIR).exists() and _version(warehouse, name) == 4
+    spark.sql(f"EXPLAIN INSERT INTO {table} REPLACE WHERE {hours} SELECT * FROM VALUES 1")
+    assert not (location / STAGING_DIR).exists() and _version(warehouse, name) == 4
 
-        condition = (F.col("time") >= F.lit("2024-01-01 05:00:00").cast("timestamp")) & (
-            F.col("time") < F.lit("2024-01-02 01:00:00").cast("timestamp")
-        )
-        fresh.writeTo(table).overwrite(condition)
-        copy.overwrite(fresh, keep=f"NOT ({hours})")
-        _same(spark, table, copy)
-        # Hours 27 to 35: straddles the parts of hours 20-29 and 30-39.
-        later = "time >= TIMESTAMP '2024-01-02 03:00:00' AND time < TIMESTAMP '2024-01-02 12:00:00'"
-        again = weather_rows(spark, start=28, count=6)
-        again.createOrReplaceTempView("fresh_hours")
-        spark.sql(f"INSERT INTO {table} REPLACE WHERE {later} SELECT * FROM fresh_hours")
-        copy.overwrite(again, keep=f"NOT ({later})")
-        _same(spark, table, copy)
-    finally:
-        spark.conf.unset(DISTRIBUTED_REWRITES)
+    condition = (F.col("time") >= F.lit("2024-01-01 05:00:00").cast("timestamp")) & (
+        F.col("time") < F.lit("2024-01-02 01:00:00").cast("timestamp")
+    )
+    fresh.writeTo(table).overwrite(condition)
+    copy.overwrite(fresh, keep=f"NOT ({hours})")
+    _same(spark, table, copy)
+    # Hours 27 to 35: straddles the parts of hours 20-29 and 30-39.
+    later = "time >= TIMESTAMP '2024-01-02 03:00:00' AND time < TIMESTAMP '2024-01-02 12:00:00'"
+    again = weather_rows(spark, start=28, count=6)
+    again.createOrReplaceTempView("fresh_hours")
+    spark.sql(f"INSERT INTO {table} REPLACE WHERE {later} SELECT * FROM fresh_hours")
+    copy.overwrite(again, keep=f"NOT ({later})")
+    _same(spark, table, copy)
 
     history = open_table(str(location)).history(limit=2)
     assert [h.operation for h in history] == ["OVERWRITE", "OVERWRITE"]
@@ -194,9 +189,6 @@ def test_an_overwrite_by_condition_rewrites_straddling_parts_in_spark_tasks(
     tracker = spark.sparkContext.statusTracker()
     for commit in history:
         job = commit.operation_parameters.get("rewriteJob")
-        if not distributed:
-            assert job is None
-            continue
         assert job is not None
         spark_jobs = tracker.getJobIdsForGroup(job_group(job))
         assert spark_jobs

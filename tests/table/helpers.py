@@ -138,3 +138,15 @@ def fill_small_parts(url: str, storage_options: dict[str, Any] | None = None) ->
     table = open_table(url, storage_options=storage_options)
     size = max(p.size_bytes for p in table.parts())
     table.alter.set_properties({"targetFileSize": str(4 * size)})
+
+
+def key_change_layout(layout: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ...]], int]:
+    """A key change's result in ``layout`` ((rows, min time, max time, key sequence) per
+    part): the parts it rewrote or left (their key sequences kept, so below the newest), and
+    how many rows its new parts hold (as many parts as Spark tasks staged them, where the
+    driver writes one)."""
+    newest = max(entry[3] for entry in layout)
+    return (
+        [entry for entry in layout if entry[3] < newest],
+        sum(entry[0] for entry in layout if entry[3] == newest),
+    )

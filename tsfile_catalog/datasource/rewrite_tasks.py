@@ -13,9 +13,9 @@ its own staging folder; a job that fails for good raises here, and the driver's 
 every attempt's staging, so nothing of it reaches a committed version.
 
 :class:`FrameRows` stages the new rows of a key change (Catalog.sql's UPDATE and MERGE) where
-Spark computed them: the frame is clustered by key and each of its partitions is staged by a
-:class:`~tsfile_catalog.table.keyed.NewRowsTask` in the same job group, so the rows never
-pass through the driver.
+Spark computed them: each partition of the frame (clustered by key first where the key
+rule needs it) is staged by a :class:`~tsfile_catalog.table.keyed.NewRowsTask` in the same
+job group, so the rows never pass through the driver.
 """
 
 from __future__ import annotations
@@ -105,39 +105,44 @@ class FrameRows:
     name, as Spark shows them; ``unit``: the table's time unit), staged by Spark tasks: a
     :class:`~tsfile_catalog.table.keyed.RowStaging`.
 
-    The frame is hash-partitioned by the TAG columns (by ``time`` without any) and sorted by
-    key in each partition, so every row of a key reaches one task, next to its repeats;
-    each task stages parts of about ``max_rows`` rows. The driver receives the parts'
-    statistics only."""
+    Each task stages its partition's rows as parts of about ``max_rows`` rows; the driver
+    receives the parts' statistics only. With ``clustered``, the frame is first
+    hash-partitioned by the TAG columns (by ``time`` without any) and sorted by key in each
+    partition, so every row of a key reaches one task, next to its repeats: what a ``last``
+    table's check that the new rows hold each key once needs when they may repeat one (a
+    MERGE's inserts). Otherwise the rows are staged as Spark computed them (a shuffle and a
+    sort cost more than the staging): right when their keys are unique, and in a ``keep``
+    table, where a key's repeats may land in different parts."""
 
     frame: DataFrame
     unit: TimeUnit
     max_rows: int
+    clustered: bool
 
     def __call__(self, job: RewriteJob, mode: KeyMode) -> int:
         table = TableParts.of(job.table)
         schema = table.schema
         unit = self.unit
         columns = [self.frame[quote_identifier(c)] for c in schema.names]
-        clustered = (
-            self.frame.select(*columns)
-            .repartition(*[quote_identifier(c) for c in (schema.tag_names or (TIME_COLUMN,))])
-            .sortWithinPartitions(*[quote_identifier(c) for c in key_columns(schema)])
-        )
+        rows = self.frame.select(*columns)
+        if self.clustered:
+            rows = rows.repartition(
+                *[quote_identifier(c) for c in (schema.tag_names or (TIME_COLUMN,))]
+            ).sortWithinPartitions(*[quote_identifier(c) for c in key_columns(schema)])
         # The job's last tasks: nothing reserves task indices after these.
         task = NewRowsTask(table, job.settings, job.job, job.reserve_tasks(0), mode, self.max_rows)
 
         def stage(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             context = TaskContext.get()
             partition = context.partitionId() if context is not None else 0
-            rows = (raw_table(pa.Table.from_batches([b]), schema, unit) for b in batches)
-            outcome = task.run(rows, partition, _attempt())
+            raw = (raw_table(pa.Table.from_batches([b]), schema, unit) for b in batches)
+            outcome = task.run(raw, partition, _attempt())
             answer = json.dumps(outcome_to_json(outcome, schema))
             yield pa.RecordBatch.from_pydict({"outcome": [answer]})
 
         description = f"tsfile-catalog new rows of {table.location}"
         with _job_group(self.frame.sparkSession.sparkContext, job.job, description):
-            answers = clustered.mapInArrow(stage, "outcome string").collect()
+            answers = rows.mapInArrow(stage, "outcome string").collect()
         outcomes = [outcome_from_json(json.loads(a.outcome), schema) for a in answers]
         return adopt_new_rows(job, outcomes)
 

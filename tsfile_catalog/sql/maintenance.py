@@ -69,16 +69,17 @@ def _write_options(entry: TableEntry) -> WriteOptions:
 
 
 def new_rows_of(
-    tables: Tables, entry: TableEntry, frame: DataFrame, schema: TableSchema
+    tables: Tables, entry: TableEntry, frame: DataFrame, schema: TableSchema, *, clustered: bool
 ) -> pa.Table | FrameRows:
     """The new rows an UPDATE or MERGE computed in ``frame`` (a column per table column),
     as its commit stages them: in Spark's tasks, parts of at most the table's
-    ``maxRowsPerFile`` rows (:class:`FrameRows`), unless distributed rewrites are off;
+    ``maxRowsPerFile`` rows (:class:`FrameRows`, ``clustered`` by key first: what a ``last``
+    table's rows need when they may repeat a key), unless distributed rewrites are off;
     then collected here (raw domain)."""
     unit = table_options.precision(entry)
     if rewrite_runner(tables) is None:
         return raw_table(frame.toArrow(), schema, unit)
-    return FrameRows(frame, unit, _write_options(entry).max_rows_per_file)
+    return FrameRows(frame, unit, _write_options(entry).max_rows_per_file, clustered)
 
 
 def rewrite_runner(tables: Tables) -> SparkTasks | None:

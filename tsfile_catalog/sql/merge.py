@@ -15,8 +15,9 @@ it in one version (:func:`~tsfile_catalog.table.keyed.commit_key_change`):
 
 The parts losing keys are rewritten as Spark tasks (``spark.tsfile.distributedRewrites.enabled``,
 :func:`~tsfile_catalog.sql.maintenance.rewrite_runner`), each task given the changed keys,
-and the new rows are staged by Spark tasks too, each its share, clustered by key
-(:func:`~tsfile_catalog.sql.maintenance.new_rows_of`). The driver receives the counts, the
+and the new rows are staged by Spark tasks too, each its share (clustered by key first
+where a ``last`` table's MERGE inserts, which may repeat a key;
+:func:`~tsfile_catalog.sql.maintenance.new_rows_of`). The driver receives the counts, the
 changed keys (key columns only) and the new parts' statistics, never the rows. With
 distributed rewrites off, the new rows are collected and staged in the driver.
 
@@ -162,7 +163,8 @@ def update(tables: Tables, statement: Update) -> DataFrame:
         if updated:
             commit_key_change(
                 table,
-                new_rows=new_rows_of(tables, entry, computed.drop(_HIT), schema),
+                # Each key once in a last table (its reads); a keep table's may repeat.
+                new_rows=new_rows_of(tables, entry, computed.drop(_HIT), schema, clustered=False),
                 remove=None if last else _keys(computed, schema, entry),
                 operation=Operation.UPDATE,
                 parameters={
@@ -300,7 +302,14 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
         if outcome.updated or outcome.deleted or outcome.inserted:
             commit_key_change(
                 table,
-                new_rows=new_rows_of(tables, entry, outcome.new_rows, schema),
+                # A last table's inserts may repeat a key (refused): its rows go together.
+                new_rows=new_rows_of(
+                    tables,
+                    entry,
+                    outcome.new_rows,
+                    schema,
+                    clustered=not keep and outcome.inserted > 0,
+                ),
                 remove=outcome.remove,
                 operation=Operation.MERGE,
                 parameters={

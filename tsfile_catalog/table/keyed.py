@@ -224,12 +224,12 @@ class NewRowsTask:
     """One Spark partition's share of a key change's new rows (raw domain, every column),
     staged as parts in its own task folder (index ``first + partition``).
 
-    The rows come clustered: all rows of a key in one partition, next to each other. So a
-    ``last`` table's check that the new rows hold each key once is complete per partition,
-    and a part ends (about every ``max_rows`` rows, bounding the task's memory) only where
-    a key does, keeping a ``keep`` table's repeats of a key in the same layering as one
-    process would. A :class:`~tsfile_catalog.exceptions.DataError` is answered as the
-    outcome's ``refusal``, with nothing staged."""
+    A part ends about every ``max_rows`` rows (bounding the task's memory), only where a
+    key's run of rows does. A ``last`` table's check that the new rows hold each key once is
+    made per partition: complete when every row of a key is in one partition, next to its
+    repeats (the caller clusters them so), or when the keys cannot repeat. A
+    :class:`~tsfile_catalog.exceptions.DataError` is answered as the outcome's ``refusal``,
+    with nothing staged."""
 
     table: TableParts
     settings: WriteSettings
