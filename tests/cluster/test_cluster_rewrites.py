@@ -13,9 +13,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from tests.cluster.helpers import CLUSTER_TESTS, ClusterTable
+from tests.jobs import both_ways
 from tests.table.helpers import SCHEMA, fill_small_parts, key_change_layout, key_view
 from tsfile_catalog import Catalog
-from tsfile_catalog.datasource.rewrite_tasks import DISTRIBUTED_REWRITES, SparkTasks, job_group
+from tsfile_catalog.datasource.rewrite_tasks import SparkTasks, job_group
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.table import STAGING_DIR, create_table, open_table
 
@@ -34,6 +35,23 @@ def _twin(where: ClusterTable, name: str, key: str) -> str:
     )
     fill_small_parts(url, where.storage_options)
     return url
+
+
+def _catalog_twins(spark: SparkSession, where: ClusterTable) -> tuple[Catalog, str, str]:
+    """A catalog with keep tables ``t`` and ``u`` of :func:`fill_small_parts`'s rows: the
+    statement under test runs on ``t`` distributed, and on ``u`` with the conf off."""
+    options = where.storage_options
+    catalog = Catalog(spark, where.url("warehouse"), storage_options=options, register_views=False)
+    create = (
+        "CREATE TABLE {} (time BIGINT, city STRING, temp FLOAT) USING tsfile "
+        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
+    )
+    catalog.sql(create.format("t"))
+    catalog.sql(create.format("u"))
+    spread, local = where.url("warehouse/t"), where.url("warehouse/u")
+    fill_small_parts(spread, options)
+    fill_small_parts(local, options)
+    return catalog, spread, local
 
 
 @pytest.mark.parametrize("key", ["last", "keep"])
@@ -145,26 +163,10 @@ def test_catalog_update_on_executors(
     cluster_spark: SparkSession, cluster_table: ClusterTable
 ) -> None:
     options = cluster_table.storage_options
-    catalog = Catalog(
-        cluster_spark, cluster_table.url("warehouse"), storage_options=options, register_views=False
-    )
-    create = (
-        "CREATE TABLE {} (time BIGINT, city STRING, temp FLOAT) USING tsfile "
-        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
-    )
-    catalog.sql(create.format("t"))
-    catalog.sql(create.format("u"))
-    spread, local = cluster_table.url("warehouse/t"), cluster_table.url("warehouse/u")
-    fill_small_parts(spread, options)
-    fill_small_parts(local, options)
+    catalog, spread, local = _catalog_twins(cluster_spark, cluster_table)
     update = "UPDATE {} SET temp = temp + 1000 WHERE city = 'c1' AND time % 100 < 5"
 
-    row = catalog.sql(update.format("t")).collect()[0]
-    cluster_spark.conf.set(DISTRIBUTED_REWRITES, "false")
-    try:
-        same = catalog.sql(update.format("u")).collect()[0]
-    finally:
-        cluster_spark.conf.unset(DISTRIBUTED_REWRITES)
+    row, same = both_ways(cluster_spark, catalog, update)
 
     assert row.num_affected_rows == same.num_affected_rows > 0
     assert key_view(spread, storage_options=options) == key_view(local, storage_options=options)
@@ -188,30 +190,14 @@ def test_catalog_replace_where_on_executors(
     on the executors before the write, and the write's commit takes them; the same rows as
     with distributed rewrites off (the commit rewrites them in its own process)."""
     options = cluster_table.storage_options
-    catalog = Catalog(
-        cluster_spark, cluster_table.url("warehouse"), storage_options=options, register_views=False
-    )
-    create = (
-        "CREATE TABLE {} (time BIGINT, city STRING, temp FLOAT) USING tsfile "
-        "OPTIONS (tagColumns 'city') TBLPROPERTIES ('key.duplicates' = 'keep')"
-    )
-    catalog.sql(create.format("rt"))
-    catalog.sql(create.format("ru"))
-    spread, local = cluster_table.url("warehouse/rt"), cluster_table.url("warehouse/ru")
-    fill_small_parts(spread, options)
-    fill_small_parts(local, options)
+    catalog, spread, local = _catalog_twins(cluster_spark, cluster_table)
     # Straddles the parts of times 100-119 and 400-419; those of 200-319 are wholly inside.
     insert = (
         "INSERT INTO {} REPLACE WHERE time >= 105 AND time < 410 "
         "SELECT * FROM VALUES (150L, 'c1', 1.5F), (405L, 'c2', 2.5F) AS v(time, city, temp)"
     )
 
-    row = catalog.sql(insert.format("rt")).collect()[0]
-    cluster_spark.conf.set(DISTRIBUTED_REWRITES, "false")
-    try:
-        same = catalog.sql(insert.format("ru")).collect()[0]
-    finally:
-        cluster_spark.conf.unset(DISTRIBUTED_REWRITES)
+    row, same = both_ways(cluster_spark, catalog, insert)
 
     assert row.num_inserted_rows == same.num_inserted_rows == 2
     assert key_view(spread, storage_options=options) == key_view(local, storage_options=options)

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pytest
 from pyspark.sql import SparkSession
 
+from tests.jobs import both_ways
 from tests.table.helpers import (
     SCHEMA,
     append_rows,
@@ -232,6 +233,18 @@ def test_an_update_rewrites_parts_in_spark_tasks_as_the_driver_does(
     assert not (tmp_path / "spread" / STAGING_DIR).exists()
 
 
+def _catalog_twins(spark: SparkSession, tmp_path: Path, key: str) -> tuple[Catalog, str, str]:
+    """A catalog with tables ``t`` and ``u`` of :func:`fill_small_parts`'s rows: the
+    statement under test runs on ``t`` distributed, and on ``u`` with the conf off."""
+    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
+    catalog.sql(_CREATE.format(key))
+    catalog.sql(_CREATE.format(key).replace("TABLE t ", "TABLE u "))
+    spread, local = str(tmp_path / "warehouse" / "t"), str(tmp_path / "warehouse" / "u")
+    fill_small_parts(spread)
+    fill_small_parts(local)
+    return catalog, spread, local
+
+
 def _group_jobs(spark: SparkSession, url: str) -> list[int]:
     """The Spark jobs of the rewrite job that made ``url``'s latest commit, each checked
     to have succeeded."""
@@ -255,20 +268,10 @@ def test_catalog_update_rewrites_parts_in_spark_tasks(spark: SparkSession, tmp_p
     """Catalog.sql's UPDATE of a keep table: the parts holding the changed keys (the
     replayed ones in two parts each) are rewritten in Spark tasks, and the new rows staged
     by Spark tasks, with the same rows and parts as with the conf off (all in the driver)."""
-    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
-    catalog.sql(_CREATE.format("keep"))
-    catalog.sql(_CREATE.format("keep").replace("TABLE t ", "TABLE u "))
-    spread, local = str(tmp_path / "warehouse" / "t"), str(tmp_path / "warehouse" / "u")
-    fill_small_parts(spread)
-    fill_small_parts(local)
+    catalog, spread, local = _catalog_twins(spark, tmp_path, "keep")
     update = "UPDATE {} SET temp = temp + 1000 WHERE city = 'c1' AND time % 100 < 5"
 
-    row = catalog.sql(update.format("t")).collect()[0]
-    spark.conf.set(DISTRIBUTED_REWRITES, "false")
-    try:
-        same = catalog.sql(update.format("u")).collect()[0]
-    finally:
-        spark.conf.unset(DISTRIBUTED_REWRITES)
+    row, same = both_ways(spark, catalog, update)
 
     assert row.num_affected_rows == same.num_affected_rows == 70
     assert key_view(spread) == key_view(local)
@@ -288,12 +291,7 @@ def test_catalog_merge_stages_its_new_rows_in_spark_tasks(
     tasks: the same rows, counts and history as with the conf off, where the driver
     collects and stages them; a refused row (a null TAG) fails the statement with the
     driver's error and leaves the table as it was."""
-    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
-    catalog.sql(_CREATE.format(key))
-    catalog.sql(_CREATE.format(key).replace("TABLE t ", "TABLE u "))
-    spread, local = str(tmp_path / "warehouse" / "t"), str(tmp_path / "warehouse" / "u")
-    fill_small_parts(spread)
-    fill_small_parts(local)
+    catalog, spread, local = _catalog_twins(spark, tmp_path, key)
     source = (
         "SELECT time, city, temp FROM t2 WHERE time % 50 = 0 "
         "UNION ALL SELECT time + 100000 AS time, city, temp FROM t2 WHERE time % 40 = 0"
@@ -308,12 +306,7 @@ def test_catalog_merge_stages_its_new_rows_in_spark_tasks(
     catalog.sql(_CREATE.format("last").replace("TABLE t ", "TABLE t2 "))
     fill_small_parts(str(tmp_path / "warehouse" / "t2"))
 
-    row = catalog.sql(merge.format("t", source)).collect()[0]
-    spark.conf.set(DISTRIBUTED_REWRITES, "false")
-    try:
-        same = catalog.sql(merge.format("u", source)).collect()[0]
-    finally:
-        spark.conf.unset(DISTRIBUTED_REWRITES)
+    row, same = both_ways(spark, catalog, merge.format("{}", source))
 
     assert tuple(row) == tuple(same)
     assert row.num_updated_rows > 0 and row.num_deleted_rows > 0 and row.num_inserted_rows > 0
@@ -353,21 +346,11 @@ def test_catalog_replace_where_rewrites_straddling_parts_in_spark_tasks(
     """INSERT ... REPLACE WHERE rewrites the parts straddling its predicate as Spark tasks
     before the write, whose commit takes them: the same rows and history as with the conf
     off (the write's commit rewrites them), and the Spark job group is in the history."""
-    catalog = Catalog(spark, str(tmp_path / "warehouse"), register_views=False)
-    catalog.sql(_CREATE.format(key))
-    catalog.sql(_CREATE.format(key).replace("TABLE t ", "TABLE u "))
-    spread, local = str(tmp_path / "warehouse" / "t"), str(tmp_path / "warehouse" / "u")
-    fill_small_parts(spread)
-    fill_small_parts(local)
+    catalog, spread, local = _catalog_twins(spark, tmp_path, key)
     _replacement(spark).createOrReplaceTempView("replacement")
     insert = f"INSERT INTO {{}} REPLACE WHERE {_REPLACED} SELECT * FROM replacement"
 
-    row = catalog.sql(insert.format("t")).collect()[0]
-    spark.conf.set(DISTRIBUTED_REWRITES, "false")
-    try:
-        same = catalog.sql(insert.format("u")).collect()[0]
-    finally:
-        spark.conf.unset(DISTRIBUTED_REWRITES)
+    row, same = both_ways(spark, catalog, insert)
 
     assert row.num_inserted_rows == same.num_inserted_rows == 2
     assert key_view(spread) == key_view(local)
