@@ -7,6 +7,7 @@ DELETE of many small parts, and a failed task commits nothing."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -460,4 +461,27 @@ def test_a_bad_replace_staged_option_is_refused(spark: SparkSession, tmp_path: P
         Exception, match=f"option 'replaceStaged'.*{PRESTAGED_NAME} is not readable"
     ):
         writer.options(**_replace_options(url, replaceStaged=job)).save()
+    assert open_table(url).version == version
+
+
+def test_a_record_naming_another_file_is_refused(spark: SparkSession, tmp_path: Path) -> None:
+    """The commit moves what a pre-staging record names into the table: a record naming a
+    file outside its job's staging folder (a user's) fails the write, naming the option,
+    and the file stays where it is."""
+    url = _twin(tmp_path, "t", "keep")
+    version = open_table(url).version
+    job, prestaged = _prestage(spark, url)
+    with job:
+        users = tmp_path / "t" / "notes" / "part-0.tsfile"
+        users.parent.mkdir()
+        users.write_bytes(b"the user's")
+        path, (count, staged) = next(iter(prestaged.rewrites.items()))
+        moved = replace(staged[0], staged_url=str(users))
+        forged = replace(prestaged, rewrites={**prestaged.rewrites, path: (count, (moved,))})
+        table = open_table(url)
+        forged.save(table.io, table.location)
+        writer = _replacement(spark).write.format("tsfile").mode("overwrite")
+        with pytest.raises(Exception, match="option 'replaceStaged'.*not a part this job staged"):
+            writer.options(**_replace_options(url, replaceStaged=job.job)).save()
+    assert users.read_bytes() == b"the user's"
     assert open_table(url).version == version

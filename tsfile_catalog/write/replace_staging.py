@@ -34,7 +34,12 @@ from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
-from tsfile_catalog.metadata.ownership import PRESTAGED_NAME, STAGING_DIR, task_dir_name
+from tsfile_catalog.metadata.ownership import (
+    PRESTAGED_NAME,
+    STAGING_DIR,
+    is_part_name,
+    task_dir_name,
+)
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.table.rewrite import (
@@ -168,7 +173,20 @@ def load_prestaged(io: FileIO, location: str, job: str) -> PrestagedReplace | No
     url = _record(location, job)
     if not io.exists(url):
         return None
-    return PrestagedReplace.from_json(io.read_bytes(url).decode())
+    prestaged = PrestagedReplace.from_json(io.read_bytes(url).decode())
+    # The commit moves what the record names into the table: only the job's own staged parts.
+    folder = join_url(location, STAGING_DIR, job) + "/"
+    for _, staged in prestaged.rewrites.values():
+        for item in staged:
+            name = item.staged_url.rsplit("/", 1)[-1]
+            if not (
+                item.staged_url.startswith(folder) and is_part_name(name) and item.part.path == name
+            ):
+                raise OptionError(
+                    f"option '{REPLACE_STAGED}' names a job whose {PRESTAGED_NAME} lists "
+                    f"{item.staged_url!r} as {item.part.path!r}: not a part this job staged"
+                )
+    return prestaged
 
 
 def prestage_replace(
