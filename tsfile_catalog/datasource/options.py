@@ -403,8 +403,9 @@ class WriteOptions:
     # "keep": rows sharing a (device, time) all stay, the repeats in further parts (the
     # rewrite of an append-only table); "error": they are refused, as onDuplicate=error does.
     rewrite_duplicates: Literal["keep", "error"] = "error"
-    # A replaceWhere's straddling parts already rewritten in Spark tasks (internal, JSON:
-    # tsfile_catalog.write.replace_staging, which Catalog.sql's INSERT ... REPLACE WHERE sets).
+    # The staging job whose folder records a replaceWhere's straddling parts, already
+    # rewritten in Spark tasks (internal: Catalog.sql and the catalog plugin set it;
+    # tsfile_catalog.write.replace_staging).
     replace_staged: str | None = None
 
     def settings(self) -> WriteSettings:
@@ -499,13 +500,13 @@ def _replace_staged(opts: Mapping[str, str]) -> str | None:
         return None
     if not (opts.get("replaceWhere") or "").strip():
         raise OptionError(
-            "option 'replaceStaged' is internal to a replaceWhere overwrite (Catalog.sql's "
-            "INSERT ... REPLACE WHERE sets it) and needs option 'replaceWhere'"
+            "option 'replaceStaged' is internal to a replaceWhere overwrite (Catalog.sql and "
+            "the catalog plugin set it) and needs option 'replaceWhere'"
         )
     if not is_job_id(value.strip()):
         raise OptionError(
-            f"option 'replaceStaged' = {value!r} is internal (Catalog.sql's INSERT ... REPLACE "
-            "WHERE sets it) and names a staging job: 12 lower-case hex digits"
+            f"option 'replaceStaged' = {value!r} is internal (Catalog.sql and the catalog "
+            "plugin set it) and names a staging job: 12 lower-case hex digits"
         )
     return value.strip()
 
