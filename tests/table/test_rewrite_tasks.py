@@ -8,7 +8,7 @@ in-process statement leaves."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.table import STAGING_DIR, Table, create_table, open_table
-from tsfile_catalog.table.keyed import commit_key_change, keys_of
+from tsfile_catalog.table.keyed import commit_key_change, keys_of, keys_within
 from tsfile_catalog.table.optimize import bind_exact
 from tsfile_catalog.table.rewrite import (
     PartStager,
@@ -130,12 +130,14 @@ class _Recorder:
 
     slots: int
     tasks: list[int] = field(default_factory=list)
+    changes: list[Any] = field(default_factory=list)
 
     def __call__(self, tasks: Sequence[RewriteTask]) -> list[TaskOutcome]:
         out = []
         for task in tasks:
             assert isinstance(task, CopyOnWriteTask)
             self.tasks.append(len(task.parts))
+            self.changes.append(task.change)
             schema = task.table.schema
             out.append(outcome_from_json(outcome_to_json(task.run(), schema), schema))
         return out[::-1]  # in any order
@@ -278,6 +280,11 @@ def test_a_key_change_in_tasks_equals_the_in_process_one(tmp_path: Path, key: st
     assert key_view(spread) == key_view(local)
     assert _layout(spread) == _layout(local)
     assert not (Path(spread) / STAGING_DIR).exists()
+    # Each task was sent only the keys its parts may hold, not every key.
+    sent = [change.keys for change in runner.changes]
+    assert all(0 < k.num_rows < keys.num_rows for k in sent)
+    # A replayed key's two parts may sit in two tasks: it is sent to both, and no further.
+    assert sum(k.num_rows for k in sent) < keys.num_rows * len(sent)
 
 
 def test_a_last_delete_over_overlapping_parts_in_tasks_equals_in_process(tmp_path: Path) -> None:
@@ -320,3 +327,25 @@ def _bound(table: Table, where: str) -> Expr:
     bound = bind_exact(table, where, unit="ms", timestamp_as="long", time_zone=None)
     assert bound is not None
     return bound
+
+
+def test_the_keys_a_part_may_hold(tmp_path: Path) -> None:
+    """By each device's TAG values and time range; a part without per-device statistics,
+    by its time range alone."""
+    url = _table(tmp_path / "t", "keep")
+    table = open_table(url)
+    parts = sorted(table.parts(), key=lambda p: (p.min_time, p.key_sequence))[:2]
+    rows = pa.concat_tables([read_part_rows(table, p) for p in table.parts()])
+    keys = keys_of(rows, table.schema)
+    held = keys_of(pa.concat_tables([read_part_rows(table, p) for p in parts]), table.schema)
+
+    within = keys_within(keys, parts)
+    assert sorted(within.to_pylist(), key=repr) == sorted(held.to_pylist(), key=repr)
+    # The key columns in any order (Catalog.sql's keys come time first).
+    assert keys_within(keys.select(["time", "city"]), parts).num_rows == within.num_rows
+    one = parts[0]
+    only_c1 = replace(one, devices=tuple(d for d in one.devices or () if d.tags == ("c1",)))
+    assert set(keys_within(keys, [only_c1]).column("city").to_pylist()) == {"c1"}
+    by_time = keys_within(keys, [replace(one, devices=None)])
+    assert set(by_time.column("city").to_pylist()) == {"c0", "c1", "c2"}
+    assert by_time.num_rows == keys_within(keys, [one]).num_rows

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -66,6 +66,7 @@ __all__ = [
     "remove_matching_rows",
     "rewrite_without",
     "PartChange",
+    "NarrowedChange",
     "Without",
     "PartRewrites",
     "rewrite_each",
@@ -396,6 +397,14 @@ class PartChange(Protocol):
     def __call__(
         self, stager: PartStager, part: PartFile
     ) -> tuple[int, tuple[StagedFile, ...]]: ...
+
+
+@runtime_checkable
+class NarrowedChange(PartChange, Protocol):
+    """A change that carries data per key (a key change's keys): what a task of ``parts``
+    needs of it is only what may touch them, so each task is sent that much."""
+
+    def for_parts(self, parts: Sequence[PartFile]) -> PartChange: ...
 
 
 @dataclass(frozen=True)

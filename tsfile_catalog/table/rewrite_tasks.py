@@ -36,6 +36,7 @@ from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.compact import compact_parts
 from tsfile_catalog.table.rewrite import (
+    NarrowedChange,
     PartChange,
     PartRewrites,
     PartStager,
@@ -181,7 +182,7 @@ def part_rewrites(job: RewriteJob, runner: TaskRunner) -> PartRewrites:
             CopyOnWriteTask(
                 source,
                 tuple(for_reading(parts[i]) for i in batch),
-                change,
+                _for_batch(change, [parts[i] for i in batch]),
                 job.settings,
                 job.job,
                 first + index,
@@ -198,6 +199,12 @@ def part_rewrites(job: RewriteJob, runner: TaskRunner) -> PartRewrites:
         return out
 
     return rewrite
+
+
+def _for_batch(change: PartChange, parts: Sequence[PartFile]) -> PartChange:
+    """What a task of ``parts`` needs of ``change``: every task pickles its own, so a key
+    change's keys go to each task only as far as its parts may hold them."""
+    return change.for_parts(parts) if isinstance(change, NarrowedChange) else change
 
 
 class TaskRunner(Protocol):
