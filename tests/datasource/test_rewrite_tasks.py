@@ -7,6 +7,7 @@ DELETE of many small parts, and a failed task commits nothing."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.metadata.ownership import PRESTAGED_NAME, new_job_id
 from tsfile_catalog.table import STAGING_DIR, create_table, open_table
-from tsfile_catalog.table.rewrite import RewriteJob
+from tsfile_catalog.table.rewrite import RewriteJob, TableParts
+from tsfile_catalog.table.rewrite_tasks import TaskOutcome
 from tsfile_catalog.write.replace_staging import PrestagedReplace, prestage_replace
 
 pytestmark = pytest.mark.spark
@@ -141,6 +143,46 @@ def test_a_failed_task_leaves_the_table_unchanged(spark: SparkSession, tmp_path:
     after = open_table(url)
     assert after.version == table.version
     assert sorted(p.name for p in Path(url).iterdir()) == files, "nothing published or staged"
+
+
+def test_a_failed_job_removes_its_staging_only_after_its_other_tasks_stopped(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # One task fails; the other is still running then, and stages a file a second later.
+    # Spark fails the job on the first failure while the other task runs on (Spark stops a
+    # Python task it kills only after 2 s): its staging must go too, so the driver waits
+    # for the job's tasks to stop before it cleans up.
+    url = str(tmp_path / "t")
+    create_table(url, SCHEMA)
+    table = open_table(url)
+    parts = TableParts.of(table)
+    failed = tmp_path / "failed"
+
+    class Task:  # defined here: pickled by value to Spark's Python workers
+        def __init__(self, job: str, index: int, late: bool) -> None:
+            self.table, self.job, self.index, self.late = parts, job, index, late
+
+        def run(self, attempt: int = 0) -> TaskOutcome:
+            if not self.late:
+                failed.touch()
+                raise RuntimeError("task 1 broke")
+            for _ in range(600):
+                if failed.exists():
+                    break
+                time.sleep(0.05)
+            time.sleep(1.0)
+            folder = Path(url) / STAGING_DIR / self.job / f"{self.index}-{attempt}"
+            folder.mkdir(parents=True)
+            (folder / "late.tsfile").write_bytes(b"staged")
+            return TaskOutcome(self.index, True, (), "late")
+
+    with pytest.raises(Exception, match="task 1 broke"), RewriteJob(table) as job:
+        first = job.reserve_tasks(2)
+        SparkTasks(spark)([Task(job.job, first, True), Task(job.job, first + 1, False)])
+
+    assert failed.exists()
+    time.sleep(2.0)  # past the late task's staging, had it run on after the cleanup
+    assert sorted(p.name for p in Path(url).iterdir()) == ["_tsfile_manifest"]
 
 
 def test_delete_rewrites_parts_in_spark_tasks_as_the_driver_does(

@@ -21,12 +21,13 @@ job group, so the rows never pass through the driver.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
-from pyspark import SparkContext, TaskContext
+from pyspark import SparkContext, StatusTracker, TaskContext
 from pyspark.sql import DataFrame, SparkSession
 
 from tsfile_catalog.metadata.expressions import TimeUnit
@@ -149,7 +150,8 @@ class FrameRows:
 
 @contextmanager
 def _job_group(context: SparkContext, job: str, description: str) -> Iterator[None]:
-    """Run the Spark jobs started inside in the rewrite job's group (:func:`job_group`)."""
+    """Run the Spark jobs started inside in the rewrite job's group (:func:`job_group`), and
+    leave only when none of their tasks runs any more."""
     # setJobGroup sets these for the thread: the caller's own come back afterwards.
     saved = {k: context.getLocalProperty(k) for k in (_JOB_GROUP, _JOB_DESCRIPTION, _INTERRUPT)}
     context.setJobGroup(job_group(job), description)
@@ -158,6 +160,44 @@ def _job_group(context: SparkContext, job: str, description: str) -> Iterator[No
     finally:
         for key, value in saved.items():
             context.setLocalProperty(key, value)  # type: ignore[arg-type]  # None unsets
+        _stop_tasks(context, job_group(job))
+
+
+# How long the driver waits for a rewrite's tasks to stop. Spark kills a Python task within
+# spark.python.task.killTimeout (2 s by default); past this, what a task still stages is
+# left to VACUUM, as a dead driver's staging is.
+_STOP_SECONDS = 60.0
+_POLL_SECONDS = 0.05
+# A job the status tracker does not know yet may still be starting: how long to look for one.
+_START_SECONDS = 1.0
+
+
+def _stop_tasks(context: SparkContext, group: str) -> None:
+    """Cancel what still runs in ``group`` and wait until none of its tasks runs.
+
+    Spark fails a job at its first failed task, and its other tasks run on until killed: a
+    running task stages parts after the driver gave up on the job. The driver removes the
+    job's staging only after this, so nothing a task stages outlives the job. A job that
+    succeeded leaves nothing to wait for (but a speculative copy of a task, killed here)."""
+    context.cancelJobGroup(group)
+    tracker = context.statusTracker()
+    start = time.monotonic()
+    while time.monotonic() - start < _STOP_SECONDS:
+        jobs = tracker.getJobIdsForGroup(group)
+        if not jobs and time.monotonic() - start >= _START_SECONDS:
+            return
+        if jobs and not any(_running(tracker, j) for j in jobs):
+            return
+        time.sleep(_POLL_SECONDS)
+
+
+def _running(tracker: StatusTracker, job: int) -> bool:
+    info = tracker.getJobInfo(job)
+    # Not yet in the tracker, or its end not yet there: its tasks may run.
+    if info is None or info.status in ("RUNNING", "UNKNOWN"):
+        return True
+    stages = (tracker.getStageInfo(s) for s in info.stageIds)
+    return any(s is not None and s.numActiveTasks > 0 for s in stages)
 
 
 def _attempt() -> int:
