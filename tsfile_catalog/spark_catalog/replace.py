@@ -56,10 +56,7 @@ def prestage(spark: SparkSession, options: Mapping[str, str], schema: str) -> bo
         return False
     plan = plan_write(StructType.fromJson(json.loads(schema)), write)
     with RewriteJob(table, write.settings(), job=write.replace_staged, keep_staging=True) as job:
-        prestaged = prestage_replace(job, plan, write, SparkTasks(spark))
-        if prestaged is not None:
-            prestaged.save(table.io, table.location)
-    return prestaged is not None
+        return prestage_replace(job, plan, write, SparkTasks(spark)) is not None
 
 
 def release(options: Mapping[str, str]) -> None:

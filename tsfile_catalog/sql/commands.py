@@ -509,9 +509,7 @@ def _replace(tables: Tables, table: Table, rows: DataFrame, write: dict[str, str
         return
     options = parse_write_options(write)
     with RewriteJob(table, options.settings()) as job:
-        prestaged = prestage_replace(job, plan_write(rows.schema, options), options, runner)
-        if prestaged is not None:
-            prestaged.save(table.io, table.location)
+        if prestage_replace(job, plan_write(rows.schema, options), options, runner) is not None:
             writer = writer.option(REPLACE_STAGED, job.job)
         writer.save()
 

@@ -82,13 +82,12 @@ class PrestagedReplace:
     their predicate was bound from."""
 
     job: str
-    version: int  # the table version whose parts were rewritten
     predicate: str
     unit: TimeUnit
     timestamp_as: TimestampAs
     time_zone: str
     written: TableSchema  # the write's schema, which the predicate was bound to
-    table_schema: TableSchema  # the table's schema at ``version``, which the parts were read in
+    table_schema: TableSchema  # the table's schema the parts were read in
     rewrites: Mapping[str, Rewrite]
 
     def applies(
@@ -114,7 +113,6 @@ class PrestagedReplace:
             {
                 "format_version": FORMAT_VERSION,
                 "job": self.job,
-                "version": self.version,
                 "predicate": self.predicate,
                 "unit": self.unit,
                 "timestamp_as": self.timestamp_as,
@@ -141,7 +139,6 @@ class PrestagedReplace:
             types = {c.name: c.type for c in table_schema.fields}
             return cls(
                 job=str(obj["job"]),
-                version=int(obj["version"]),
                 predicate=str(obj["predicate"]),
                 unit=obj["unit"],
                 timestamp_as=obj["timestamp_as"],
@@ -193,8 +190,10 @@ def prestage_replace(
     job: RewriteJob, plan: WritePlan, options: WriteOptions, runner: TaskRunner
 ) -> PrestagedReplace | None:
     """Rewrite, as ``runner``'s tasks in ``job``, the parts of ``job.table`` that straddle
-    the write's ``replaceWhere`` (bound as the commit binds it). None when the write names
-    no time zone (the commit would take its executors'), or nothing straddles.
+    the write's ``replaceWhere`` (bound as the commit binds it), and record them in the
+    job's staging folder, where the commit of a write whose :data:`REPLACE_STAGED` names
+    ``job`` finds them. None (nothing recorded) when the write names no time zone (the
+    commit would take its executors'), or nothing straddles.
 
     Raises:
         OptionError: the predicate cannot be bound exactly (naming the option), as the
@@ -211,9 +210,8 @@ def prestage_replace(
     if not straddling:
         return None
     answers = part_rewrites(job, runner)(straddling, Without(predicate))
-    return PrestagedReplace(
+    prestaged = PrestagedReplace(
         job=job.job,
-        version=table.version,
         predicate=options.replace_where,
         unit=options.precision,
         timestamp_as=plan.timestamp_as,
@@ -222,6 +220,8 @@ def prestage_replace(
         table_schema=table.schema,
         rewrites={p.path: answer for p, answer in zip(straddling, answers, strict=True)},
     )
+    prestaged.save(table.io, table.location)
+    return prestaged
 
 
 def prestaged_rewrites(prestaged: PrestagedReplace, job: RewriteJob) -> PartRewrites:
