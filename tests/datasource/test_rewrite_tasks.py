@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from pyspark.sql import SparkSession
@@ -20,21 +18,16 @@ from pyspark.sql import SparkSession
 from tests.jobs import both_ways
 from tests.table.helpers import (
     SCHEMA,
-    append_rows,
     fill_small_parts,
     key_change_layout,
     key_view,
 )
 from tsfile_catalog import Catalog
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.rewrite_tasks import DISTRIBUTED_REWRITES, SparkTasks, job_group
-from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.exceptions import DataError
-from tsfile_catalog.metadata.ownership import PRESTAGED_NAME, new_job_id
 from tsfile_catalog.table import STAGING_DIR, create_table, open_table
 from tsfile_catalog.table.rewrite import RewriteJob, TableParts
 from tsfile_catalog.table.rewrite_tasks import TaskOutcome
-from tsfile_catalog.write.replace_staging import PrestagedReplace, prestage_replace
 
 pytestmark = pytest.mark.spark
 
@@ -408,122 +401,3 @@ def test_catalog_replace_where_rewrites_straddling_parts_in_spark_tasks(
     jobs = tracker.getJobIdsForGroup(job_group(done.operation_parameters["rewriteJob"]))
     assert jobs and all(tracker.getJobInfo(j).status == "SUCCEEDED" for j in jobs)
     assert not (Path(spread) / STAGING_DIR).exists()
-
-
-def _replace_options(url: str, **extra: str) -> dict[str, str]:
-    return {
-        "path": url,
-        "tagColumns": "city",
-        "replaceWhere": _REPLACED,
-        "timeZone": "UTC",
-        **extra,
-    }
-
-
-def _prestage(spark: SparkSession, url: str) -> tuple[RewriteJob, PrestagedReplace]:
-    """The straddling parts' rewrites of :data:`_REPLACED`, staged by Spark tasks and
-    recorded in the returned job's folder, which the caller's ``with job`` removes."""
-    options = parse_write_options(_replace_options(url))
-    table = open_table(url)
-    job = RewriteJob(table, options.settings())
-    plan = plan_write(_replacement(spark).schema, options)
-    prestaged = prestage_replace(job, plan, options, SparkTasks(spark))
-    assert prestaged is not None and len(prestaged.rewrites) == 2
-    prestaged.save(table.io, table.location)
-    return job, prestaged
-
-
-def test_a_part_appended_after_the_prestaging_is_rewritten_by_the_commit(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    """A concurrent append lands between the Spark tasks' rewrite and the write: the commit
-    takes the pre-staged rewrites and rewrites the new straddling part itself; the result
-    is the replaceWhere's over the table as the commit finds it."""
-    spread, local = _twin(tmp_path, "spread", "keep"), _twin(tmp_path, "local", "keep")
-    late = pa.table(
-        {
-            "time": pa.array([400, 430], pa.int64()),
-            "city": ["c9", "c9"],
-            "temp": pa.array([9.0, 9.5], pa.float32()),
-        }
-    )
-    job, prestaged = _prestage(spark, spread)
-    with job:
-        append_rows(spread, late, open_table(spread).schema)
-        writer = _replacement(spark).write.format("tsfile").mode("overwrite")
-        writer.options(**_replace_options(spread, replaceStaged=job.job)).save()
-    append_rows(local, late, open_table(local).schema)
-    writer = _replacement(spark).write.format("tsfile").mode("overwrite")
-    writer.options(**_replace_options(local)).save()
-
-    assert key_view(spread) == key_view(local)
-    assert (430, "c9") in {(r[0], r[1]) for r in key_view(spread)}
-    assert (400, "c9") not in {(r[0], r[1]) for r in key_view(spread)}
-    done = open_table(spread).history(limit=1)[0]
-    assert done.operation_parameters["rewriteJob"] == prestaged.job
-    assert not (Path(spread) / STAGING_DIR).exists()
-
-
-def test_prestaged_rewrites_of_another_predicate_are_not_taken(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    """Rewrites staged for another predicate binding (here another time zone) are left: the
-    commit rewrites the parts itself, and the pre-staged files go with their job."""
-    spread, local = _twin(tmp_path, "spread", "keep"), _twin(tmp_path, "local", "keep")
-    job, prestaged = _prestage(spark, spread)
-    with job:
-        options = _replace_options(spread, timeZone="Asia/Shanghai", replaceStaged=job.job)
-        _replacement(spark).write.format("tsfile").mode("overwrite").options(**options).save()
-    _replacement(spark).write.format("tsfile").mode("overwrite").options(
-        **_replace_options(local)
-    ).save()
-
-    assert key_view(spread) == key_view(local)
-    assert "rewriteJob" not in open_table(spread).history(limit=1)[0].operation_parameters
-    assert not (Path(spread) / STAGING_DIR).exists()
-
-
-def test_a_bad_replace_staged_option_is_refused(spark: SparkSession, tmp_path: Path) -> None:
-    """The internal option names a staging job: anything else, the option without
-    replaceWhere, or a record that is not one fails the write, naming the option; nothing
-    is committed."""
-    url = _twin(tmp_path, "t", "keep")
-    version = open_table(url).version
-    writer = _replacement(spark).write.format("tsfile").mode("overwrite")
-    with pytest.raises(Exception, match="option 'replaceStaged' = '../x' is internal"):
-        writer.options(**_replace_options(url, replaceStaged="../x")).save()
-    job = new_job_id()
-    without = {**_replace_options(url, replaceStaged=job), "replaceWhere": ""}
-    with pytest.raises(Exception, match="option 'replaceStaged'.*needs option 'replaceWhere'"):
-        writer.options(**without).save()
-    record = tmp_path / "t" / STAGING_DIR / job / "00000-0" / PRESTAGED_NAME
-    record.parent.mkdir(parents=True)
-    record.write_text("{not json")
-    with pytest.raises(
-        Exception, match=f"option 'replaceStaged'.*{PRESTAGED_NAME} is not readable"
-    ):
-        writer.options(**_replace_options(url, replaceStaged=job)).save()
-    assert open_table(url).version == version
-
-
-def test_a_record_naming_another_file_is_refused(spark: SparkSession, tmp_path: Path) -> None:
-    """The commit moves what a pre-staging record names into the table: a record naming a
-    file outside its job's staging folder (a user's) fails the write, naming the option,
-    and the file stays where it is."""
-    url = _twin(tmp_path, "t", "keep")
-    version = open_table(url).version
-    job, prestaged = _prestage(spark, url)
-    with job:
-        users = tmp_path / "t" / "notes" / "part-0.tsfile"
-        users.parent.mkdir()
-        users.write_bytes(b"the user's")
-        path, (count, staged) = next(iter(prestaged.rewrites.items()))
-        moved = replace(staged[0], staged_url=str(users))
-        forged = replace(prestaged, rewrites={**prestaged.rewrites, path: (count, (moved,))})
-        table = open_table(url)
-        forged.save(table.io, table.location)
-        writer = _replacement(spark).write.format("tsfile").mode("overwrite")
-        with pytest.raises(Exception, match="option 'replaceStaged'.*not a part this job staged"):
-            writer.options(**_replace_options(url, replaceStaged=job.job)).save()
-    assert users.read_bytes() == b"the user's"
-    assert open_table(url).version == version
