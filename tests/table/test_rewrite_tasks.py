@@ -21,7 +21,8 @@ from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.table import STAGING_DIR, Table, create_table, open_table
-from tsfile_catalog.table.keyed import commit_key_change, keys_of, keys_within
+from tsfile_catalog.table.key_ranges import keys_within
+from tsfile_catalog.table.keyed import commit_key_change, keys_of
 from tsfile_catalog.table.optimize import bind_exact
 from tsfile_catalog.table.rewrite import (
     PartStager,

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +34,7 @@ from tsfile_catalog.metadata.key import KeyMode, key_mode
 from tsfile_catalog.metadata.manifest import Operation, Snapshot
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.table.key_ranges import KeyIndex
 from tsfile_catalog.table.rewrite import (
     PartRewrites,
     PartStager,
@@ -59,7 +61,6 @@ __all__ = [
     "key_columns",
     "latest_rows",
     "keys_of",
-    "keys_within",
     "WithoutKeys",
     "remove_keys",
     "RowStaging",
@@ -134,46 +135,6 @@ def _may_hold(part: PartFile, ranges: Mapping[Tags, tuple[int, int]]) -> bool:
     return False
 
 
-def keys_within(keys: pa.Table, parts: Sequence[PartFile]) -> pa.Table:
-    """The keys of ``keys`` (key columns, raw domain) that ``parts`` may hold: a device of a
-    part lists the TAG values and time range it holds; a part without that list, any key in
-    its time range."""
-    tags = [c for c in keys.column_names if c != TIME_COLUMN]
-    time = keys.column(TIME_COLUMN)
-    held = pa.array([False] * keys.num_rows, pa.bool_())
-    for part in parts:
-        if (part.devices is None or not tags) and part.min_time is not None:
-            span = pc.and_(
-                pc.greater_equal(time, part.min_time), pc.less_equal(time, part.max_time)
-            )
-            held = pc.or_(held, span)
-    devices = [d for p in parts if p.devices is not None for d in p.devices] if tags else []
-    if devices:
-        columns = {
-            t: pa.array(
-                [d.tags[i] if i < len(d.tags) else None for d in devices],
-                keys.schema.field(t).type,
-            )
-            for i, t in enumerate(tags)
-        }
-        ranges = pa.table(
-            {
-                **columns,
-                "__lo": pa.array([d.min_time for d in devices], pa.int64()),
-                "__hi": pa.array([d.max_time for d in devices], pa.int64()),
-            }
-        )
-        row = pa.array(range(keys.num_rows), pa.int64())
-        met = keys.append_column("__row", row).join(ranges, keys=list(tags), join_type="inner")
-        inside = pc.and_(
-            pc.greater_equal(met.column(TIME_COLUMN), met.column("__lo")),
-            pc.less_equal(met.column(TIME_COLUMN), met.column("__hi")),
-        )
-        found = pc.unique(met.filter(inside).column("__row"))
-        held = pc.or_(held, pc.is_in(row, value_set=found))
-    return keys.filter(held)
-
-
 @dataclass(frozen=True)
 class WithoutKeys:
     """A key change's :class:`~tsfile_catalog.table.rewrite.PartChange`: the part without
@@ -187,7 +148,15 @@ class WithoutKeys:
     def for_parts(self, parts: Sequence[PartFile]) -> WithoutKeys:
         """The keys a device of ``parts`` may hold, by its time range (a part without
         per-device statistics: any key in its time range)."""
-        return WithoutKeys(keys_within(self.keys, parts))
+        return WithoutKeys(self._index.within(parts))
+
+    @cached_property
+    def _index(self) -> KeyIndex:
+        # Built once, where the batches are narrowed (the driver); never pickled.
+        return KeyIndex.of(self.keys)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"keys": self.keys}
 
     def __call__(self, stager: PartStager, part: PartFile) -> tuple[int, tuple[StagedFile, ...]]:
         rows = read_part_rows(stager.source, part)
