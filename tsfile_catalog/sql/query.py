@@ -354,12 +354,17 @@ def _run(
     spark = tables.spark
     views: dict[int, str] = {}
     refs = {ref.index: ref for ref in table_refs(query)}
+    # The one reference whose scan takes every WHERE conjunct of the query, if any.
+    whole = as_single_table_scan(query)
     try:
         for ref in refs.values():
             entry = tables.entry(ref.table)
             if entry is None:
                 continue  # not ours: a Spark table or view, left to Spark
-            scan = _ref_scan(tables, resolved, entry, ref, projected=projected)
+            filtered = whole is not None and whole.index == ref.index
+            scan = _ref_scan(
+                tables, resolved, entry, ref, projected=projected, whole_where=filtered
+            )
             name = tables.view_name()
             scan.createOrReplaceTempView(name)
             views[ref.index] = name
@@ -431,17 +436,25 @@ def _ref_scan(
     ref: TableRef,
     *,
     projected: bool = True,
+    whole_where: bool = False,
 ) -> DataFrame:
     """A scan for one reference. References without time travel read the version
     ``resolved`` holds for their table (opened by the first of them), so every reference
-    to a table in one statement sees the same snapshot (plain files have no versions)."""
+    to a table in one statement sees the same snapshot (plain files have no versions).
+    ``whole_where``: the reference's ``where`` is every filter the query puts on it."""
     travel = ref.time_travel
     scan = resolved.get(entry, travel)
     if travel is None and scan.version is not None:
         travel = VersionAsOf(scan.version)
     columns = projection(scan.schema, ref.columns) if projected else None
     plan = _plan(tables, entry, scan, ref.where)
-    local = _small_scan(tables, scan, plan, columns)
+    # A small scan only where it took every filter the query puts on the reference: Spark
+    # evaluates a filter over a local relation (or any other leaf) in another order than
+    # over the data source, whose pushdown reorders the conjuncts, so a conjunct failing on
+    # a row (an ANSI cast of a malformed string) would fail where Spark's query answers, or
+    # the reverse. The rows a scan took every filter for satisfy them all: none fails.
+    exact = whole_where and (ref.where is None or plan is not None)
+    local = _small_scan(tables, scan, plan, columns) if exact else None
     if local is not None:
         return local
     where = ref.where if plan is not None else None

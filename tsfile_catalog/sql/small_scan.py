@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.types import arrow_schema, spark_schema, to_output
 from tsfile_catalog.exceptions import OptionError
@@ -82,7 +83,8 @@ def local_scan(
 ) -> DataFrame:
     """``columns`` of the rows ``plan`` selects, read here, as a DataFrame over a local
     relation with the exact schema the ``tsfile`` source would give the same scan (read with
-    the scan's ``timestamp_as`` and ``unit``)."""
+    the scan's ``timestamp_as`` and ``unit``). For a query whose every filter on these rows
+    ``plan`` took: Spark evaluates the query over a local relation while it plans."""
     schema = spark_schema(scan.schema, columns, scan.timestamp_as)
     out_schema = arrow_schema(schema)
     # One group: the driver reads every slice anyway, in path order like the source's tasks.
@@ -94,5 +96,18 @@ def local_scan(
         to_output(table, scan.schema, out_schema, scan.unit)
         for table in read_slices(scan, slices, plan.pushdown, columns)
     ]
-    data = pa.concat_tables(tables) if tables else out_schema.empty_table()
-    return spark.createDataFrame(data, schema)
+    if not tables:
+        return _no_rows(spark, schema)
+    return spark.createDataFrame(pa.concat_tables(tables), schema)
+
+
+def _no_rows(spark: SparkSession, schema: StructType) -> DataFrame:
+    """No rows, as a relation Spark's optimizer cannot see is empty, like a scan's: over an
+    empty local relation it drops the query's operators before folding their constants, and
+    a constant that fails to fold (``txt IN ('a', DATE '2024-01-01')`` under ANSI) would
+    answer where Spark over the data source fails."""
+    try:
+        empty = spark.sparkContext.emptyRDD()
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return spark.createDataFrame(arrow_schema(schema).empty_table(), schema)
+    return spark.createDataFrame(empty, schema)
