@@ -27,7 +27,7 @@ __all__ = ["KeyIndex", "keys_within"]
 _Slice = tuple[int, int]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # an array field: compared by identity
 class KeyIndex:
     """``keys`` (key columns, raw domain) sorted by TAG values, then time, with each
     device's slice of them."""
