@@ -1,7 +1,8 @@
-"""The keys a batch of parts may hold (table/key_ranges.py), against a row-by-row reading of
-the same rule: any keys (null TAGs, repeated devices, two TAG columns), any parts (devices
-with fewer TAG values than the table, parts without per-device statistics, overlapping
-ranges). The rule itself, on a real table: tests/table/test_rewrite_tasks.py."""
+"""The keys a batch of parts may hold, and whether a part may hold any (table/key_ranges.py),
+against a row-by-row reading of the same rule: any keys (null TAGs, repeated devices, two TAG
+columns), any parts (devices with fewer TAG values than the table, parts without per-device
+statistics, overlapping ranges). The rule itself, on a real table:
+tests/table/test_rewrite_tasks.py."""
 
 from __future__ import annotations
 
@@ -75,6 +76,9 @@ def test_a_batch_gets_exactly_the_keys_its_parts_may_hold(
         assert got.schema == keys.schema
         assert _sorted(got.to_pylist()) == _sorted(expected)
         assert keys_within(keys, parts).num_rows == len(expected)
+        # Which parts a key change rewrites at all: those that may hold one of the keys.
+        for part in parts:
+            assert index.may_hold(part) == any(_may_hold(r, part) for r in keys.to_pylist())
 
 
 def test_keys_without_tag_columns_go_by_time_alone() -> None:

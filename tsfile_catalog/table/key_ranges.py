@@ -10,7 +10,7 @@ time range. Only the answer is copied; the index holds the keys once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,19 +65,24 @@ class KeyIndex:
     def within(self, parts: Sequence[PartFile]) -> pa.Table:
         """The keys ``parts`` may hold: a device of a part, the keys of its TAG values in its
         time range; a part without per-device statistics, any key in its time range."""
-        spans: list[_Slice] = []
-        for part in parts:
-            if part.min_time is None or part.max_time is None:
-                continue
-            if part.devices is None or not self.tags:
-                for whole in self.devices.values():
-                    spans.append(self._span(whole, part.min_time, part.max_time))
-                continue
-            for device in part.devices:
-                found = self.devices.get(self._values(device.tags))
-                if found is not None:
-                    spans.append(self._span(found, device.min_time, device.max_time))
+        spans = [span for part in parts for span in self._spans(part)]
         return self.keys.take(pa.array(_rows(spans), pa.int64()))
+
+    def may_hold(self, part: PartFile) -> bool:
+        """Whether ``part`` may hold one of the keys (:meth:`within` it is not empty)."""
+        return any(start < end for start, end in self._spans(part))
+
+    def _spans(self, part: PartFile) -> Iterator[_Slice]:
+        if part.row_count <= 0 or part.min_time is None or part.max_time is None:
+            return
+        if part.devices is None or not self.tags:
+            for whole in self.devices.values():
+                yield self._span(whole, part.min_time, part.max_time)
+            return
+        for device in part.devices:
+            found = self.devices.get(self._values(device.tags))
+            if found is not None:
+                yield self._span(found, device.min_time, device.max_time)
 
     def _values(self, tags: Sequence[Any]) -> tuple[Any, ...]:
         # A device written before a TAG column was added has no value for it: null.

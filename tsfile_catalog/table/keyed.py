@@ -106,35 +106,6 @@ def keys_of(rows: pa.Table, schema: TableSchema) -> pa.Table:
     return rows.select(keys).group_by(keys, use_threads=False).aggregate([])
 
 
-Tags = tuple[str | None, ...]
-
-
-def _device_ranges(keys: pa.Table, schema: TableSchema) -> dict[Tags, tuple[int, int]]:
-    tags = schema.tag_names
-    grouped = keys.group_by(list(tags), use_threads=False).aggregate(
-        [(TIME_COLUMN, "min"), (TIME_COLUMN, "max")]
-    )
-    columns = [grouped.column(t).to_pylist() for t in tags]
-    lows = grouped.column(f"{TIME_COLUMN}_min").to_pylist()
-    highs = grouped.column(f"{TIME_COLUMN}_max").to_pylist()
-    return {tuple(c[i] for c in columns): (lows[i], highs[i]) for i in range(grouped.num_rows)}
-
-
-def _may_hold(part: PartFile, ranges: Mapping[Tags, tuple[int, int]]) -> bool:
-    """Whether ``part``'s statistics allow it to hold one of the keys (by device ranges)."""
-    if part.row_count <= 0 or part.min_time is None or part.max_time is None:
-        return False
-    if part.devices is None:
-        lo = min(r[0] for r in ranges.values())
-        hi = max(r[1] for r in ranges.values())
-        return part.min_time <= hi and lo <= part.max_time
-    for device in part.devices:
-        span = ranges.get(device.tags)
-        if span is not None and span[0] <= device.max_time and device.min_time <= span[1]:
-            return True
-    return False
-
-
 @dataclass(frozen=True)
 class WithoutKeys:
     """A key change's :class:`~tsfile_catalog.table.rewrite.PartChange`: the part without
@@ -148,11 +119,12 @@ class WithoutKeys:
     def for_parts(self, parts: Sequence[PartFile]) -> WithoutKeys:
         """The keys a device of ``parts`` may hold, by its time range (a part without
         per-device statistics: any key in its time range)."""
-        return WithoutKeys(self._index.within(parts))
+        return WithoutKeys(self.index.within(parts))
 
     @cached_property
-    def _index(self) -> KeyIndex:
-        # Built once, where the batches are narrowed (the driver); never pickled.
+    def index(self) -> KeyIndex:
+        """The keys by device and time; built once, where the parts that may hold them are
+        chosen (the driver), never pickled."""
         return KeyIndex.of(self.keys)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -184,12 +156,12 @@ def remove_keys(
     """
     if keys.num_rows == 0:
         return RowRemoval((), 0, 0, 0)
-    ranges = _device_ranges(keys, job.table.schema)
-    candidates = [p for p in parts if _may_hold(p, ranges)]
+    change = WithoutKeys(keys)
+    candidates = [p for p in parts if change.index.may_hold(p)]
     removed: list[PartFile] = []
     foreign: list[str] = []
     dropped = rewritten = deleted = 0
-    for part, count, staged in rewrite_each(job, candidates, WithoutKeys(keys), rewrite=rewrite):
+    for part, count, staged in rewrite_each(job, candidates, change, rewrite=rewrite):
         if not count:
             continue
         if not is_own_tsfile(part):
