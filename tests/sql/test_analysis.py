@@ -224,11 +224,32 @@ def test_pushes_every_simple_conjunct() -> None:
     )
 
 
+def test_pushes_or_and_not_over_simple_comparisons() -> None:
+    # OR is parenthesised: the pushed conjuncts are joined with AND, which binds tighter.
+    (ref,) = _refs(
+        "SELECT a FROM t WHERE (a = 1 OR b = 2) AND NOT a = 3 AND keep = 1 "
+        "AND NOT (device IN ('x') OR (time > 5 AND NOT v IS NULL)) AND c NOT IN (1, 2)"
+    )
+    assert ref.where == (
+        "(a = 1 OR b = 2) AND NOT a = 3 AND keep = 1 "
+        "AND NOT (device IN ('x') OR (time > 5 AND NOT v IS NULL)) AND NOT c IN (1, 2)"
+    )
+    assert parse_predicate(ref.where) == parse_predicate(
+        "(a = 1 OR b = 2) AND NOT a = 3 AND keep = 1 "
+        "AND NOT (device IN ('x') OR (time > 5 AND v IS NOT NULL)) AND c NOT IN (1, 2)"
+    )
+
+
+def test_an_or_across_two_tables_is_not_pushed() -> None:
+    refs = _by_name("SELECT * FROM t JOIN u ON t.k = u.k WHERE t.a = 1 OR u.b = 2")
+    assert refs["t"].where is None and refs["u"].where is None
+
+
 @pytest.mark.parametrize(
     "condition",
     [
-        "a = 1 OR b = 2",
-        "NOT a = 1",
+        "a = 1 OR upper(b) = 'X'",
+        "NOT (a = 1 AND b + 1 > 2)",
         "upper(city) = 'X'",
         "a = b",
         "a + 1 > 2",
@@ -417,6 +438,7 @@ def test_rewrite_quotes_hostile_view_names_and_does_not_modify_its_input() -> No
             "SELECT count(*) FROM t VERSION AS OF 4 WHERE a > 1 AND b IN (1, 2)",
             "a > 1 AND b IN (1, 2)",
         ),
+        ("SELECT count(*) FROM t WHERE a > 1 OR NOT b < 2", "(a > 1 OR NOT b < 2)"),
     ],
 )
 def test_metadata_count(sql: str, where: str | None) -> None:
@@ -449,7 +471,7 @@ def test_metadata_count_keeps_time_travel() -> None:
         "SELECT count(*) FROM t ORDER BY 1",
         "SELECT count(*) FROM t JOIN u ON t.k = u.k",
         "SELECT count(*) FROM t, u",
-        "SELECT count(*) FROM t WHERE a > 1 OR b < 2",
+        "SELECT count(*) FROM t WHERE a > 1 OR upper(b) = 'X'",
         "SELECT count(*) FROM t WHERE a > 1 AND upper(b) = 'X'",
         "SELECT count(*) FROM (SELECT * FROM t)",
         "WITH c AS (SELECT * FROM t) SELECT count(*) FROM c",

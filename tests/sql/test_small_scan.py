@@ -45,6 +45,8 @@ QUERIES = (
     "SELECT time, d, bin, at FROM everything "
     "WHERE city IN ('bj', 'gz') AND time >= TIMESTAMP '2024-01-01 00:00:02Z'",
     "SELECT city, l, day FROM everything WHERE i > 0 AND d IS NOT NULL",
+    # OR and NOT over comparisons: the scan takes them too.
+    "SELECT city, l, day FROM everything WHERE (i > 0 OR d IS NULL) AND NOT city IN ('sh')",
     # count(DISTINCT): no statistic answers it, so the source path does read.
     "SELECT count(DISTINCT f), max(f), min(day) FROM everything VERSION AS OF 1 WHERE city = 'bj'",
 )
@@ -100,7 +102,7 @@ def test_small_scan_gives_the_sources_rows_and_types_without_a_job(
 @pytest.mark.parametrize(
     "query",
     [
-        "SELECT city, l, day FROM everything WHERE i > 0 OR d IS NULL",
+        "SELECT city, l, day FROM everything WHERE i > 0 OR upper(s) = 'Z'",
         "SELECT * FROM everything WHERE NOT (city != 'gz') AND upper(s) = 'Z'",
         "SELECT * FROM everything WHERE (s > DATE '2024-01-01') AND NOT (city != 'nowhere')",
         "SELECT * FROM everything WHERE (s IN ('a', DATE '2024-01-01') OR city = 'x') "

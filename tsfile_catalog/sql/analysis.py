@@ -461,11 +461,21 @@ def _conjuncts(node: exp.Expr) -> Iterator[exp.Expr]:
         yield node
 
 
+def _pushable_shape(node: exp.Expr) -> bool:
+    """Whether ``node`` is comparisons and IS [NOT] NULL under AND, OR and NOT: the forms
+    the scan's predicate language has (which of them it binds, ``parse_predicate`` and the
+    plan decide)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, (exp.And, exp.Or)):
+        return _pushable_shape(node.left) and _pushable_shape(node.right)
+    if isinstance(node, exp.Not):
+        return _pushable_shape(node.this)
+    return isinstance(node, (*_PUSHABLE_COMPARISONS, exp.Is))
+
+
 def _render_pushable(conjunct: exp.Expr, candidate: _Found, sole_source: bool) -> str | None:
-    shape = conjunct.this if isinstance(conjunct, exp.Not) else conjunct
-    if isinstance(conjunct, exp.Not) and not isinstance(shape, exp.Is):
-        return None
-    if not isinstance(shape, (*_PUSHABLE_COMPARISONS, exp.Is)):
+    if not _pushable_shape(conjunct):
         return None
     columns = list(conjunct.find_all(exp.Column))
     if not columns or conjunct.find(exp.Query) is not None:
@@ -481,6 +491,9 @@ def _render_pushable(conjunct: exp.Expr, candidate: _Found, sole_source: bool) -
     unqualified = conjunct.copy()
     for column in list(unqualified.find_all(exp.Column)):
         column.replace(exp.column(column.this.copy()))
+    if isinstance(unqualified, exp.Or):
+        # The pushed conjuncts are joined with AND, which binds tighter than OR.
+        unqualified = exp.Paren(this=unqualified)
     text = unqualified.sql(dialect=_DIALECT)
     try:
         # The scan parses this text itself; only hand it what that parser accepts
