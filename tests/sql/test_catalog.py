@@ -288,6 +288,22 @@ def test_explain_parts(catalog: Catalog) -> None:
     assert {r.pushed_where for r in rows} == {"time >= 10"}
 
 
+@spark_test
+def test_explain_parts_prunes_by_an_or(catalog: Catalog) -> None:
+    rows = catalog.sql(
+        "EXPLAIN PARTS SELECT temp FROM weather WHERE time >= 10 OR NOT time > 0"
+    ).collect()
+    assert {r.pushed_where for r in rows} == {"(time >= 10 OR NOT time > 0)"}
+    opened = [r for r in rows if r.status == "opened"]
+    assert opened and any(r.status == "pruned" for r in rows)
+    assert all(r.min_time <= 0 or r.max_time >= 10 for r in opened)
+    count = catalog.sql("SELECT count(*) FROM weather WHERE time >= 10 OR NOT time > 0")
+    assert (
+        count.collect()[0][0]
+        == catalog.sql("SELECT time FROM weather").where("time >= 10 OR time <= 0").count()
+    )
+
+
 # -- metadata statements ------------------------------------------------------------------------
 
 
