@@ -490,6 +490,15 @@ def check(
         "America/Los_Angeles",
     )
 )
+# An OR of one TAG's values is pushed as that TAG's value set, as IN is (NULL TAGs included).
+@example(
+    case=(
+        1,
+        "(tag1 = 'a' OR tag1 IN ('c', 'é')) AND NOT (tag2 = 'y' OR tag2 = 'x') AND time > 0",
+        False,
+        "Asia/Kolkata",
+    )
+)
 def test_pushed_filters_return_sparks_rows(
     spark: SparkSession, catalog: Catalog, tables: list[Spec], case: tuple[int, str, bool, str]
 ) -> None:

@@ -261,6 +261,7 @@ def test_timestamp_as_of_reads_history_times_in_the_session_time_zone(
         ("WHERE city = 'bj'", True),
         ("WHERE time >= 2 AND time <= 10", True),
         ("WHERE city IN ('sh', 'gz') AND time > 3", True),
+        ("WHERE (city = 'sh' OR city = 'gz') AND time > 3", True),
         ("WHERE city = 'nowhere'", True),
         ("WHERE temp > 2.5", False),  # not from stats: a scan
         # devices straddle the range: statistics plus their rows, read in the driver

@@ -314,7 +314,15 @@ _query = st.fixed_dictionaries(
         "show_group": st.booleans(),
         "low": st.one_of(st.none(), st.integers(-5, 110)),
         "high": st.one_of(st.none(), st.integers(-5, 110)),
-        "tag": st.sampled_from([None, "city = 'bj'", "device IN ('x', 'z')", "city = 'nowhere'"]),
+        "tag": st.sampled_from(
+            [
+                None,
+                "city = 'bj'",
+                "device IN ('x', 'z')",
+                "city = 'nowhere'",
+                "(device = 'z' OR device IN ('y', 'w'))",
+            ]
+        ),
         "alias": st.booleans(),
     }
 )

@@ -27,10 +27,25 @@ def test_between_equality_and_flipped_comparisons() -> None:
     assert (pushed.time_min, pushed.time_max, pushed.residual) == (9, 9, None)
 
 
+def test_an_or_of_one_tags_values_is_a_tag_set() -> None:
+    pushed = split_pushdown(
+        bound_text("(city = 'bj' OR city IN ('sh', 'gz') OR 'x' = city) AND city != 'gz'"), SCHEMA
+    )
+    assert pushed.tag_dict() == {"city": frozenset({"bj", "sh", "gz", "x"})}
+    assert pushed.residual == bound_text("city != 'gz'")
+    narrowed = split_pushdown(
+        bound_text("(device = 'a' OR device = 'b') AND device IN ('b')"), SCHEMA
+    )
+    assert (narrowed.tag_dict(), narrowed.residual) == ({"device": frozenset({"b"})}, None)
+
+
 @pytest.mark.parametrize(
     "text",
     [
         "time = 1 OR city = 'a'",
+        "city = 'a' OR device = 'b'",
+        "city = 'a' OR city > 'b'",
+        "city = 'a' OR city IS NULL",
         "NOT (city = 'a')",
         "city != 'a'",
         "city > 'a'",

@@ -15,6 +15,7 @@ from tsfile_catalog.metadata.expressions.model import (
     Compare,
     Expr,
     In,
+    Or,
     conjunction,
     conjuncts,
 )
@@ -49,7 +50,8 @@ def split_pushdown(expr: Expr | None, schema: TableSchema) -> ScanPushdown:
     """Split a bound predicate into the exact TsFile pushdown and a residual.
 
     Only top-level AND terms are considered: ``time`` comparisons (not ``!=``) narrow the
-    range, TAG ``=``/``IN`` narrow the TAG sets; everything else stays residual. An
+    range, TAG ``=``/``IN`` (and ORs of them on one TAG) narrow the TAG sets; everything
+    else stays residual. An
     :class:`Approx` on ``time`` narrows the range by its loose bounds and stays residual.
     """
     lo, hi = INT64_MIN, INT64_MAX
@@ -84,15 +86,9 @@ def split_pushdown(expr: Expr | None, schema: TableSchema) -> ScanPushdown:
                     narrow(bound)
             residual.append(term)
             continue
-        if isinstance(term, (Compare, In)) and term.column in tag_names:
-            if isinstance(term, Compare) and term.op == "=":
-                values = frozenset({str(term.value)})
-            elif isinstance(term, In):
-                values = frozenset(str(v) for v in term.values)
-            else:
-                residual.append(term)
-                continue
-            column = term.column
+        tag_set = _tag_set(term, tag_names)
+        if tag_set is not None:
+            column, values = tag_set
             tags[column] = tags[column] & values if column in tags else values
             continue
         residual.append(term)
@@ -102,6 +98,23 @@ def split_pushdown(expr: Expr | None, schema: TableSchema) -> ScanPushdown:
         tag_values=tuple(sorted(tags.items())),
         residual=conjunction(residual),
     )
+
+
+def _tag_set(term: Expr, tag_names: set[str]) -> tuple[str, frozenset[str]] | None:
+    """The TAG column ``term`` restricts and the values it keeps, when ``term`` is exactly
+    such a set: ``=``, ``IN``, or an OR of them on one TAG column (an OR of equalities
+    means what the IN of their values means, a NULL TAG included); else None."""
+    if isinstance(term, Or):
+        found = [_tag_set(t, tag_names) for t in term.terms]
+        columns = {f[0] for f in found if f is not None}
+        if not found or None in found or len(columns) != 1:
+            return None
+        return columns.pop(), frozenset().union(*(f[1] for f in found if f is not None))
+    if isinstance(term, Compare) and term.op == "=" and term.column in tag_names:
+        return term.column, frozenset({str(term.value)})
+    if isinstance(term, In) and term.column in tag_names:
+        return term.column, frozenset(str(v) for v in term.values)
+    return None
 
 
 def _is_time_range(term: Expr) -> bool:
