@@ -51,8 +51,8 @@ def split_pushdown(expr: Expr | None, schema: TableSchema) -> ScanPushdown:
 
     Only top-level AND terms are considered: ``time`` comparisons (not ``!=``) narrow the
     range, TAG ``=``/``IN`` (and ORs of them on one TAG) narrow the TAG sets; everything
-    else stays residual. An
-    :class:`Approx` on ``time`` narrows the range by its loose bounds and stays residual.
+    else stays residual. An :class:`Approx` on ``time`` narrows the range by its loose
+    bounds and stays residual.
     """
     lo, hi = INT64_MIN, INT64_MAX
     tags: dict[str, frozenset[str]] = {}
