@@ -30,6 +30,7 @@ from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUn
 from tsfile_catalog.metadata.ownership import is_job_id
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.spark.literals import parse_interval_ns, parse_zone
+from tsfile_catalog.metadata.time_top import TimeTop
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
 
 __all__ = [
@@ -71,6 +72,8 @@ _READ_KEYS = (
     "partitions",
     "partialAggregate",
     "limit",
+    "latest",
+    "earliest",
     "writeOptions",
     "onlyParts",
 )
@@ -163,6 +166,15 @@ def _int(opts: Mapping[str, str], key: str, default: int | None, minimum: int) -
     if value < minimum:
         raise OptionError(f"option '{key}' = {value} must be at least {minimum}")
     return value
+
+
+def _time_top(opts: Mapping[str, str]) -> TimeTop | None:
+    latest, earliest = _int(opts, "latest", None, 1), _int(opts, "earliest", None, 1)
+    if latest is not None and earliest is not None:
+        raise OptionError("options 'latest' and 'earliest' are mutually exclusive")
+    if latest is not None:
+        return TimeTop(latest, descending=True)
+    return None if earliest is None else TimeTop(earliest, descending=False)
 
 
 def _choice(opts: Mapping[str, str], key: str, default: str, choices: tuple[str, ...]) -> str:
@@ -284,6 +296,10 @@ class ReadOptions:
     # At most this many rows per partition (the catalog plugin's pushed LIMIT; Spark still
     # applies the query's own limit over them).
     limit: int | None = None
+    # ``latest``/``earliest`` = n: the scan returns at least the first n rows in time order
+    # (every row tied with the n-th too), reading only the parts that may hold them; the
+    # caller still sorts and limits (the catalog plugin's pushed ORDER BY time ... LIMIT n).
+    time_top: TimeTop | None = None
     # Only these parts (paths as the manifest has them), every row of each: the catalog
     # plugin's copy-on-write scans (UPDATE, MERGE, DELETE through spark.sql).
     only_parts: tuple[str, ...] | None = None
@@ -368,6 +384,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         partitions=_int(opts, "partitions", None, 1),
         partial_aggregate=(opts.get("partialAggregate") or "").strip() or None,
         limit=_int(opts, "limit", None, 0),
+        time_top=_time_top(opts),
         only_parts=_json_names(opts, "onlyParts"),
     )
 

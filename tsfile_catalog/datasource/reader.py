@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceReader,
@@ -54,6 +55,7 @@ from tsfile_catalog.metadata.slices import (
     rows_per_partition,
     skip_unmatched_devices,
 )
+from tsfile_catalog.metadata.time_top import TimeTop, keep_time_top
 
 __all__ = [
     "TsFilePartition",
@@ -82,6 +84,9 @@ def plan_scan_slices(
     then their devices by the devices' own statistics where a FIELD predicate remains for
     the rows, and group the survivors into partitions."""
     pruned = prune_scan(scan, predicate, options)
+    if options.time_top is not None:
+        pruned, dropped = keep_time_top(pruned, options.time_top)
+        check_skipped_sources(scan.io, dropped, ())
     if not options.pushdown or pruned.pushdown.residual is None:
         return pruned.pushdown, partition_slices(scan, pruned, options)
     evaluator = PartEvaluator(pruned.pushdown.residual, scan.schema)
@@ -163,6 +168,26 @@ def _first_rows(tables: Iterable[pa.Table], limit: int) -> Iterator[pa.Table]:
             return  # before pulling the next table, which would open the next slice
 
 
+def _time_top_rows(tables: Iterable[pa.Table], top: TimeTop, time: str) -> Iterator[pa.Table]:
+    """The partition's first ``top.n`` rows in time order, with every row tied with the
+    n-th: the query's own first rows are among them whatever its further sort keys, and
+    Spark gets at most about ``n`` rows per partition to sort. Holds ``n`` rows and one
+    batch at a time."""
+    order = "descending" if top.descending else "ascending"
+    kept: pa.Table | None = None
+    for table in tables:
+        if not table.num_rows:
+            continue
+        kept = table if kept is None else pa.concat_tables([kept, table])
+        if kept.num_rows > top.n:
+            first = pc.select_k_unstable(kept, k=top.n, sort_keys=[(time, order)])
+            edge = (pc.min if top.descending else pc.max)(kept[time].take(first))
+            beyond = pc.greater_equal if top.descending else pc.less_equal
+            kept = kept.filter(beyond(kept[time], edge)).combine_chunks()
+    if kept is not None:
+        yield kept
+
+
 class TsFileScanReader(DataSourceReader):
     def __init__(
         self,
@@ -210,6 +235,10 @@ class TsFileScanReader(DataSourceReader):
         tables = self._read_tables(partition)
         if self._options.limit is not None:
             tables = _first_rows(tables, self._options.limit)
+        top = self._options.time_top
+        if top is not None and TIME_COLUMN in self._columns:
+            time = self._out_schema.names[self._columns.index(TIME_COLUMN)]
+            tables = _time_top_rows(tables, top, time)
         return _coalesce(tables)
 
     def _read_tables(self, partition: TsFilePartition) -> Iterator[pa.Table]:

@@ -228,6 +228,12 @@ class TsFileDataSource(DataSource):
                 "options 'versionAsOf'/'timestampAsOf' pin one version, which a stream never "
                 "does; use 'startingVersion' or 'startingTimestamp'"
             )
+        top = self._read_options.time_top
+        bound = "limit" if self._read_options.limit is not None else None
+        if top is not None:
+            bound = top.option
+        if bound is not None:
+            raise OptionError(f"option '{bound}' bounds a batch read; a stream has no end")
         self._unpin_expired()
         if self._scan.version is None:
             raise OptionError(

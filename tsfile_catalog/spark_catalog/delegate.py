@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFileCatalogError
+from tsfile_catalog.metadata.time_top import TimeTop
 from tsfile_catalog.spark_catalog import (
     aggregates,
     deletes,
@@ -148,7 +149,12 @@ def _plan(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
         parallelism=request.get("parallelism"),
         user_options=request.get("options") or {},
         limit=request.get("limit"),
+        time_top=_time_top(request.get("time_top")),
     )
+
+
+def _time_top(given: Mapping[str, Any] | None) -> TimeTop | None:
+    return None if given is None else TimeTop(int(given["n"]), bool(given["descending"]))
 
 
 def _push_aggregation(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:

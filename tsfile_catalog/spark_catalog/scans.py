@@ -26,6 +26,7 @@ from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.spark.quoting import quote_identifier, quote_string
+from tsfile_catalog.metadata.time_top import TimeTop
 from tsfile_catalog.storage_options import storage_options_from
 from tsfile_catalog.table.handle import open_table
 
@@ -44,11 +45,13 @@ _PLANNED = (
     "timeZone",
     "table",
     "limit",
+    "latest",
+    "earliest",
     "partialAggregate",
 )
 # Options of a batch read only: a stream starts where its own options say and follows new
 # commits (no pinned version), and Spark pushes neither a limit nor an aggregation into it.
-_BATCH_ONLY = ("versionAsOf", "partitions", "limit", "partialAggregate")
+_BATCH_ONLY = ("versionAsOf", "partitions", "limit", "latest", "earliest", "partialAggregate")
 
 
 def _literal(node: Mapping[str, Any]) -> str | None:
@@ -198,11 +201,13 @@ def plan_scan(
     parallelism: int | None,
     user_options: Mapping[str, str],
     limit: int | None = None,
+    time_top: TimeTop | None = None,
     partial: PartialSpec | None = None,
 ) -> dict[str, Any]:
     """The read schema and ``tsfile`` source options of a scan returning ``columns``, at
-    most ``limit`` rows per partition (Spark still applies the query's LIMIT), or the
-    ``partial`` pre-aggregation's rows instead.
+    most ``limit`` rows per partition (Spark still applies the query's LIMIT), or the parts
+    and rows that may be among the ``time_top`` first rows in time order (Spark still sorts
+    and limits), or the ``partial`` pre-aggregation's rows instead.
 
     Spark prunes a ``count(*)`` to no column at all; the scan then reads ``time`` (never
     null, and the cheapest column) and Spark ignores it.
@@ -230,6 +235,8 @@ def plan_scan(
         read_schema = partial_schema(partial, schema, scan["timestamp_as"])
     if limit is not None:
         options["limit"] = str(limit)
+    if time_top is not None:
+        options[time_top.option] = str(time_top.n)
     if where is not None:
         options["where"] = where
         options["timeZone"] = time_zone
@@ -244,6 +251,8 @@ def plan_scan(
         shown += f", pre-aggregated by {', '.join(keys)}" if keys else ", pre-aggregated"
     if limit is not None:
         shown += f", limit {limit}"
+    if time_top is not None:
+        shown += f", {time_top.option} {time_top.n} by time"
     if where:
         shown += f", where: {where}"
     return {

@@ -74,7 +74,7 @@ final class ByTimeAggregates {
       return null;
     }
     ObjectNode scanRequest = ((TsFileScan) relation.scan()).request();
-    if (scanRequest == null || scanRequest.has("limit")) {
+    if (scanRequest == null || scanRequest.has("limit") || scanRequest.has("time_top")) {
       return null;
     }
     Map<ExprId, String> names = new HashMap<>();

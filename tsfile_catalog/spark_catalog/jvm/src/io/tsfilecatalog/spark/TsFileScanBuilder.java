@@ -8,12 +8,16 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.SortDirection;
+import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.SupportsPushDownTopN;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
 import org.apache.spark.sql.execution.datasources.v2.python.PythonScan;
@@ -24,10 +28,11 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * Plans one scan of a catalog table: Spark pushes predicates, aggregates and a limit and prunes
- * columns, the delegate says which predicates the scan evaluates exactly, whether statistics
- * answer an aggregation (a local scan) or the scan pre-aggregates it, and which source options
- * the scan gets; the scan is Spark's own over the registered {@code tsfile} Python source.
+ * Plans one scan of a catalog table: Spark pushes predicates, aggregates, a limit or a top-N
+ * (ORDER BY ... LIMIT) and prunes columns, the delegate says which predicates the scan
+ * evaluates exactly, whether statistics answer an aggregation (a local scan) or the scan
+ * pre-aggregates it, and which source options the scan gets; the scan is Spark's own over the
+ * registered {@code tsfile} Python source.
  *
  * <p>A new builder (and a new Python source instance) per query: nothing a query pushed is
  * reused by the next one on the same DataFrame.
@@ -36,13 +41,16 @@ class TsFileScanBuilder
     implements SupportsPushDownV2Filters,
         SupportsPushDownRequiredColumns,
         SupportsPushDownAggregates,
-        SupportsPushDownLimit {
+        SupportsPushDownLimit,
+        SupportsPushDownTopN {
   private final TsFileTable table;
   private final CaseInsensitiveStringMap options;
   private StructType required;
   private Predicate[] pushed = new Predicate[0];
   private String where;
   private Integer limit;
+  /** A pushed top-N whose first sort key is {@code time}: {n, descending}. */
+  private ObjectNode timeTop;
   /** The delegate's answer to the pushed aggregation: rows, or a pre-aggregating scan. */
   private JsonNode aggregated;
   /** Statistics answers by the aggregation's JSON, from {@link #supportCompletePushDown}. */
@@ -148,6 +156,32 @@ class TsFileScanBuilder
     return true;
   }
 
+  /**
+   * A top-N ordered first by {@code time}: the scan reads only the parts that may hold its
+   * first rows and hands Spark at most about n rows per partition. Partial: Spark still sorts
+   * and limits, so further sort keys and ties need nothing of the scan. Spark offers it only
+   * when the scan took every filter.
+   */
+  @Override
+  public boolean pushTopN(SortOrder[] orders, int n) {
+    if (orders.length == 0 || n < 1 || !(orders[0].expression() instanceof NamedReference)) {
+      return false;
+    }
+    String[] names = ((NamedReference) orders[0].expression()).fieldNames();
+    if (names.length != 1 || !names[0].equalsIgnoreCase("time")) {
+      return false;
+    }
+    timeTop = Client.object();
+    timeTop.put("n", n);
+    timeTop.put("descending", orders[0].direction() == SortDirection.DESCENDING);
+    return true;
+  }
+
+  @Override
+  public boolean isPartiallyPushed() {
+    return true;
+  }
+
   @Override
   public void pruneColumns(StructType requiredSchema) {
     required = requiredSchema;
@@ -171,6 +205,9 @@ class TsFileScanBuilder
     }
     if (limit != null) {
       request.put("limit", limit);
+    }
+    if (timeTop != null) {
+      request.set("time_top", timeTop);
     }
     request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
     request.put("parallelism", SparkSession.active().sparkContext().defaultParallelism());
