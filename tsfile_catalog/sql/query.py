@@ -35,7 +35,7 @@ from tsfile_catalog.datasource.types import local_relation
 from tsfile_catalog.discovery import scan_location
 from tsfile_catalog.exceptions import PredicateError, TableNotFoundError, TsFileCatalogError
 from tsfile_catalog.exec.source import ResolvedScan
-from tsfile_catalog.exec.stamps import check_sources
+from tsfile_catalog.exec.stamps import check_skipped_sources, check_sources
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.expressions import needs_time_zone
@@ -44,6 +44,7 @@ from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.metadata.spark.literals import parse_zone
 from tsfile_catalog.metadata.stats_aggregates import metadata_count
+from tsfile_catalog.metadata.time_top import TimeTop, keep_time_top
 from tsfile_catalog.spark_catalog.wiring import serving
 from tsfile_catalog.sql import small_scan, stats_aggregates, table_options
 from tsfile_catalog.sql.analysis import (
@@ -64,6 +65,7 @@ from tsfile_catalog.sql.statements import (
     TimeTravel,
     VersionAsOf,
 )
+from tsfile_catalog.sql.time_top import as_time_top
 from tsfile_catalog.sql.urls import UrlEntry, url_entry
 from tsfile_catalog.storage_options import STORAGE_PREFIX
 from tsfile_catalog.table.handle import Table, open_table
@@ -209,6 +211,7 @@ class Tables:
         where: str | None = None,
         time_travel: TimeTravel | None = None,
         partial: PartialSpec | None = None,
+        time_top: TimeTop | None = None,
         writable: bool = False,
     ) -> DataFrame:
         """A fresh ``tsfile`` scan of ``entry``, lazily read by Spark."""
@@ -226,6 +229,8 @@ class Tables:
             options["partialAggregate"] = partial.to_json()
         if columns is not None:
             options["columns"] = ",".join(columns)
+        if time_top is not None:
+            options[time_top.option] = str(time_top.n)
         if where is not None:
             options["where"] = where
             # The scan binds the predicate in the zone Spark analyses the query in.
@@ -354,16 +359,19 @@ def _run(
     spark = tables.spark
     views: dict[int, str] = {}
     refs = {ref.index: ref for ref in table_refs(query)}
-    # The one reference whose scan takes every WHERE conjunct of the query, if any.
+    # The one reference whose scan takes every WHERE conjunct of the query, if any, and the
+    # first rows in time order that are all the query needs of it.
     whole = as_single_table_scan(query)
+    found_top = as_time_top(query)
     try:
         for ref in refs.values():
             entry = tables.entry(ref.table)
             if entry is None:
                 continue  # not ours: a Spark table or view, left to Spark
             filtered = whole is not None and whole.index == ref.index
+            top = found_top[1] if found_top is not None and filtered else None
             scan = _ref_scan(
-                tables, resolved, entry, ref, projected=projected, whole_where=filtered
+                tables, resolved, entry, ref, projected=projected, whole_where=filtered, top=top
             )
             name = tables.view_name()
             scan.createOrReplaceTempView(name)
@@ -437,11 +445,13 @@ def _ref_scan(
     *,
     projected: bool = True,
     whole_where: bool = False,
+    top: TimeTop | None = None,
 ) -> DataFrame:
     """A scan for one reference. References without time travel read the version
     ``resolved`` holds for their table (opened by the first of them), so every reference
     to a table in one statement sees the same snapshot (plain files have no versions).
-    ``whole_where``: the reference's ``where`` is every filter the query puts on it."""
+    ``whole_where``: the reference's ``where`` is every filter the query puts on it; ``top``:
+    the query needs only those first rows in time order of it (then ``whole_where`` holds)."""
     travel = ref.time_travel
     scan = resolved.get(entry, travel)
     if travel is None and scan.version is not None:
@@ -454,11 +464,17 @@ def _ref_scan(
     # a row (an ANSI cast of a malformed string) would fail where Spark's query answers, or
     # the reverse. The rows a scan took every filter for satisfy them all: none fails.
     exact = whole_where and (ref.where is None or plan is not None)
+    if not exact:
+        top = None  # Spark filters the scan's rows: their first rows are not the query's
+    elif top is not None:
+        # Only the parts that may hold the first rows count towards a small scan.
+        plan, dropped = keep_time_top(plan or scan.plan(None), top)
+        check_skipped_sources(scan.io, dropped, ())
     local = _small_scan(tables, scan, plan, columns) if exact else None
     if local is not None:
         return local
     where = ref.where if plan is not None else None
-    return tables.scan(entry, columns=columns, where=where, time_travel=travel)
+    return tables.scan(entry, columns=columns, where=where, time_travel=travel, time_top=top)
 
 
 def _small_scan(
