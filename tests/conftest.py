@@ -48,6 +48,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """A test that uses the Spark session is a ``spark`` test whether or not it says so, so
+    ``-m "not spark"`` runs without a JVM (runs before ``-m`` deselects)."""
+    if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
+        item.add_marker(pytest.mark.spark)
+
+
 @pytest.hookimpl(trylast=True)  # after ``-m`` deselected what it does not select
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _leave_out_cluster_tests(config, items)
