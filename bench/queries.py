@@ -1,9 +1,10 @@
 """The benchmark queries, expressed once and run on every engine.
 
-Every query ends in a small aggregate (Q7/Q8 grouped per device) so the timing measures the
-scan and not ``collect()`` of millions of rows, and so the engines' answers can be compared
-exactly. Five engines: tsfile through the DataFrame API (filter and projection through the
-``where`` / ``columns`` options, the only way a Python data source sees them), tsfile through
+Every query ends in a small aggregate (Q7/Q8 grouped per device), or returns a few rows (Q9,
+the latest readings of a device), so the timing measures the scan and not ``collect()`` of
+millions of rows, and so the engines' answers can be compared exactly. Five engines: tsfile
+through the DataFrame API (filter, projection and top-N through the ``where`` / ``columns`` /
+``latest`` options, the only way a Python data source sees them), tsfile through
 ``Catalog.sql`` (the same query as SQL text, which the catalog plans: pruning, small scans in
 the driver, and whatever aggregate pushdown it knows), the same SQL text through plain
 ``spark.sql`` on the table in the Spark catalog plugin (Spark plans it and hands the plugin's
@@ -50,11 +51,24 @@ HOUR_MS = 3_600_000
 class Query:
     id: str
     title: str
-    kind: Literal["full", "selective", "field", "grouped"]
+    kind: Literal["full", "selective", "field", "grouped", "latest"]
     where: str | None
-    columns: tuple[str, ...]  # what the aggregate reads (tsfile ``columns`` option)
+    # What the aggregate reads (tsfile ``columns`` option); without aggregates, the rows.
+    columns: tuple[str, ...]
     aggregates: tuple[str, ...]  # Spark SQL aggregate expressions
     group_by: tuple[tuple[str, str], ...] = ()  # (expression, output name)
+    # Without aggregates: the first ``latest`` rows by time, newest first (the rows returned).
+    latest: int | None = None
+
+    def source_options(self) -> dict[str, str]:
+        """The ``tsfile`` source options of the DataFrame engine: the only way a Python
+        data source is told the query's columns, filter and top-N."""
+        options = {"columns": ",".join(self.columns)}
+        if self.where:
+            options["where"] = self.where
+        if self.latest is not None:
+            options["latest"] = str(self.latest)
+        return options
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +79,7 @@ class Query:
             "columns": list(self.columns),
             "aggregates": list(self.aggregates),
             "group_by": [expr for expr, _ in self.group_by],
+            "latest": self.latest,
         }
 
 
@@ -149,6 +164,15 @@ def build_queries(scale: Scale) -> list[Query]:
             ("max_by(f_double, time) AS last", "max(time) AS at"),
             (("device", "device"),),
         ),
+        Query(
+            "Q9",
+            f"latest 10 readings of one device ({device})",
+            "latest",
+            f"device = '{device}'",
+            ("time", "device", "f_double"),
+            (),
+            latest=10,
+        ),
     ]
 
 
@@ -160,11 +184,13 @@ def _first_day(scale: Scale) -> str:
 def sql_text(query: Query, table: str = SQL_TABLE) -> str:
     """The query as one SQL statement on catalog table ``table``."""
     select = [f"{expr} AS {name}" for expr, name in query.group_by] + list(query.aggregates)
-    text = f"SELECT {', '.join(select)} FROM {table}"
+    text = f"SELECT {', '.join(select or query.columns)} FROM {table}"
     if query.where:
         text += f" WHERE {query.where}"
     if query.group_by:
         text += " GROUP BY " + ", ".join(expr for expr, _ in query.group_by)
+    if query.latest is not None:
+        text += f" ORDER BY time DESC LIMIT {query.latest}"
     return text
 
 
@@ -231,14 +257,13 @@ def frame(
         assert spark_table is not None, "the spark_sql engine needs the plugin's table name"
         return spark.sql(sql_text(query, spark_table))
     if engine == "tsfile":
-        reader = spark.read.format("tsfile").option("columns", ",".join(query.columns))
-        if query.where:
-            reader = reader.option("where", query.where)
-        df = reader.load(path)
+        df = spark.read.format("tsfile").options(**query.source_options()).load(path)
     else:
         df = spark.read.parquet(path)
         if query.where:
             df = df.where(query.where)
+    if query.latest is not None:
+        return df.select(*query.columns).orderBy(F.desc("time")).limit(query.latest)
     return df.groupBy(*groups).agg(*aggregates) if groups else df.agg(*aggregates)
 
 

@@ -555,9 +555,13 @@ def render_markdown(results: dict[str, Any], png_name: str | None) -> str:
         )
     lines += ["", "Predicates (`where` option for tsfile, DataFrame filter for Parquet):", ""]
     for q in results["queries"]:
+        shape = (
+            f"aggregates `{', '.join(q['aggregates'])}`"
+            if q["aggregates"]
+            else f"the latest {q['latest']} rows by time (tsfile `latest` = {q['latest']})"
+        )
         lines.append(
-            f"- {q['id']}: `{q['where'] or '(none)'}`; aggregates "
-            f"`{', '.join(q['aggregates'])}`; tsfile `columns` = "
+            f"- {q['id']}: `{q['where'] or '(none)'}`; {shape}; tsfile `columns` = "
             f"`{','.join(q['columns'])}`"
         )
     if png_name:

@@ -266,6 +266,7 @@ def _bench_queries(
 ) -> list[dict[str, Any]]:
     """Median times per query and engine; the first run's answers are compared."""
     from tsfile_catalog import Catalog
+    from tsfile_catalog.metadata.time_top import TimeTop, keep_time_top
     from tsfile_catalog.table import open_table
 
     table = open_table(paths["tsfile"])
@@ -282,11 +283,14 @@ def _bench_queries(
     answers: dict[str, dict[str, list[list[Any]]]] = {q.id: {} for q in queries}
     for query in queries:
         plan = table.plan(where=query.where)
+        total = len(plan.parts) + len(plan.pruned)
+        if query.latest is not None:
+            plan, _ = keep_time_top(plan, TimeTop(query.latest, descending=True))
         out[query.id] = {
             **query.to_json(),
             "sql": sql_text(query),
             "parts_opened": len(plan.parts),
-            "parts_total": len(plan.parts) + len(plan.pruned),
+            "parts_total": total,
             "rows_in_opened_parts": sum(p.row_count for p in plan.parts),
             "times": {engine: [] for engine in ENGINES},
         }
@@ -344,9 +348,7 @@ def _bench_inprocess(path: str, slowest: Query) -> dict[str, Any]:
     from bench.rawread import datasource_scan, native_scan
 
     all_columns = [*TAG_COLUMNS, *FIELD_COLUMNS]
-    slowest_options = {"columns": ",".join(slowest.columns)}
-    if slowest.where:
-        slowest_options["where"] = slowest.where
+    slowest_options = slowest.source_options()
     return {
         "native_all_columns": native_scan(path, all_columns),
         "native_all_columns_optimized": _native_after_optimize(path, all_columns),
@@ -387,9 +389,7 @@ def _profile(path: str, query: Query, out_dir: Path) -> dict[str, Any] | None:
         return None
     from bench.rawread import datasource_scan
 
-    options = {"columns": ",".join(query.columns)}
-    if query.where:
-        options["where"] = query.where
+    options = query.source_options()
     profiler = Profiler(interval=0.001)
     profiler.start()
     scan = datasource_scan(path, options)

@@ -31,7 +31,7 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     )
 
     results = json.loads((tmp_path / "out" / "results.json").read_text())
-    ids = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8"]
+    ids = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8", "Q9"]
     assert [q["id"] for q in results["queries"]] == ids
     assert set(ENGINES) == {"tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"}
     for query in results["queries"]:
@@ -45,6 +45,9 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     by_id = {q["id"]: q for q in results["queries"]}
     assert by_id["Q7"]["result_rows"] > 1 and by_id["Q8"]["result_rows"] == 20  # per device
     assert "GROUP BY device" in by_id["Q8"]["sql"]
+    # The latest rows of one device: the newest of the four parts alone holds them.
+    assert by_id["Q9"]["result_rows"] == 10 and "ORDER BY time DESC LIMIT 10" in by_id["Q9"]["sql"]
+    assert by_id["Q9"]["parts_opened"] == 1 < by_id["Q9"]["parts_total"]
     # The realistic set: every engine wrote and read back every row.
     realistic = results["realistic"]
     for engine in ("tsfile", "parquet", "parquet_zstd"):
