@@ -109,6 +109,22 @@ def test_the_latest_rows_of_a_large_table_are_read_in_the_driver(
     assert "BatchScan" in _plan(local.sql("SELECT * FROM days ORDER BY temp LIMIT 3"))
 
 
+def test_explain_parts_shows_the_parts_a_time_top_skips(catalogs: dict[str, Catalog]) -> None:
+    source = catalogs["source"]
+    shown = source.sql("EXPLAIN PARTS SELECT * FROM days ORDER BY time DESC LIMIT 3").collect()
+    assert sorted(r.status for r in shown) == ["opened"] + ["pruned"] * 4
+    opened = next(r for r in shown if r.status == "opened")
+    assert opened.max_time == max(r.max_time for r in shown)
+    # Two days of d1 (day 2 holds d1 too): the newest two parts.
+    shown = source.sql(
+        "EXPLAIN PARTS SELECT * FROM days WHERE device = 'd1' ORDER BY time DESC LIMIT 30"
+    ).collect()
+    assert sorted(r.status for r in shown) == ["opened"] * 2 + ["pruned"] * 3
+    # A filter only the rows can tell: every part is opened.
+    shown = source.sql("EXPLAIN PARTS SELECT * FROM days WHERE temp > 1 ORDER BY time LIMIT 3")
+    assert {r.status for r in shown.collect()} == {"opened"}
+
+
 def _plan(df: DataFrame) -> str:
     return str(df._jdf.queryExecution().executedPlan().toString())
 

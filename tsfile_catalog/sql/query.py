@@ -22,6 +22,7 @@ import json
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pyspark.errors import AnalysisException, IllegalArgumentException
@@ -395,6 +396,7 @@ def _run(
 def explain_parts(tables: Tables, query: exp.Query) -> DataFrame:
     """EXPLAIN PARTS: for each catalog table reference, the parts its scan opens and prunes."""
     rows: list[tuple[Any, ...]] = []
+    found_top = as_time_top(query)
     for ref in table_refs(query):
         entry = tables.entry(ref.table)
         if entry is None:
@@ -404,6 +406,11 @@ def explain_parts(tables: Tables, query: exp.Query) -> DataFrame:
         pushed = ref.where if plan is not None else None
         if plan is None:
             plan = scan.plan(None)
+        exact = ref.where is None or pushed is not None
+        if found_top is not None and found_top[0].index == ref.index and exact:
+            # The parts the query's first rows in time order cannot be in are not opened.
+            kept, dropped = keep_time_top(plan, found_top[1])
+            plan = replace(kept, pruned=(*plan.pruned, *dropped))
         rows.extend(
             inspect.explain_rows(
                 ref.index,
