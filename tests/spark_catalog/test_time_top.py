@@ -23,7 +23,7 @@ pytestmark = pytest.mark.spark
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 DEVICES = [("bj", "d1"), ("bj", "d2"), ("sh", "d3"), ("sh", "d4")]
 # Bounded for CI; TSFILE_PROPERTY_EXAMPLES raises it for a longer search.
-EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "15"))
 
 
 def _day(day: int, devices: int = 4) -> list[tuple[object, ...]]:

@@ -18,7 +18,7 @@ from tsfile_catalog import Catalog
 
 pytestmark = pytest.mark.spark
 
-EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "15"))
+EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "10"))
 COLUMNS = "time TIMESTAMP, city STRING, device STRING, temp DOUBLE, rain INT"
 DEVICES = [("bj", "d1"), ("bj", "d2"), ("sh", "d3"), ("sh", "d4")]
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
