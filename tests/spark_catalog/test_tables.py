@@ -166,3 +166,30 @@ def test_unset_tblproperties_as_spark_and_the_catalog_do(
     with pytest.raises(Exception, match="'tsfile.version' is shown by the catalog"):
         spark.sql(f"ALTER TABLE {ts}.db.unset UNSET TBLPROPERTIES ('tsfile.version')")
     assert catalog.sql("DESCRIBE DETAIL db.unset").collect()[0].properties == detail
+
+
+def test_location_is_the_path_given(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    # Spark hands the catalog a LOCATION qualified as Hadoop does ('file:/...').
+    empty, selected = tmp_path / "empty", tmp_path / "selected"
+    spark.sql(
+        f"CREATE TABLE {ts}.db.placed (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        f"LOCATION '{empty}' TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    spark.sql(f"INSERT INTO {ts}.db.placed VALUES (1, 'bj', 1.5)")
+    assert open_table(str(empty)).scan().to_arrow().to_pylist() == [
+        {"time": 1, "city": "bj", "temp": 1.5}
+    ]
+    spark.sql(
+        f"CREATE TABLE {ts}.db.selected USING tsfile LOCATION '{selected}' "
+        f"TBLPROPERTIES ('tagColumns' = 'city') AS SELECT * FROM {ts}.db.placed"
+    )
+    assert open_table(str(selected)).scan().count() == 1
+    # A table's location registers it again, under another name once the first is dropped.
+    spark.sql(f"DROP TABLE {ts}.db.placed")
+    spark.sql(f"CREATE TABLE {ts}.db.again USING tsfile LOCATION '{empty}'")
+    assert spark.table(f"{ts}.db.again").collect() == [(1, "bj", 1.5)]
+    for name in ("again", "selected"):
+        spark.sql(f"DROP TABLE {ts}.db.{name} PURGE")
+    assert not empty.exists() and not selected.exists()

@@ -457,7 +457,11 @@ def _split_properties(
             options[key] = value
         else:
             table_properties[key] = value
-    return options, table_properties, properties.get("location")
+    location = properties.get("location")
+    if location is not None and location.startswith("file:/") and not location.startswith("//", 5):
+        # Spark qualifies a LOCATION as Hadoop does: '/data/t' arrives as 'file:/data/t'.
+        location = location[len("file:") :]
+    return options, table_properties, location
 
 
 def _column(table: TableName, name: str, type_name: str) -> ColumnSpec:
