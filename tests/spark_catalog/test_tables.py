@@ -168,6 +168,25 @@ def test_unset_tblproperties_as_spark_and_the_catalog_do(
     assert catalog.sql("DESCRIBE DETAIL db.unset").collect()[0].properties == detail
 
 
+def test_create_over_a_dropped_tables_files_is_refused_not_skipped(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    # DROP TABLE without PURGE keeps the files at the name's default location. The name is
+    # free, so CREATE TABLE IF NOT EXISTS must not succeed quietly with no table.
+    spark.sql(CREATE.format(ts=ts, name="db.dropped"))
+    spark.sql(f"DROP TABLE {ts}.db.dropped")
+    for create in ("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"):
+        with pytest.raises(Exception, match=r"LocationError: CREATE TABLE db\.dropped: a table "):
+            spark.sql(CREATE.format(ts=ts, name="db.dropped").replace("CREATE TABLE", create))
+        assert "db.dropped" not in _catalog(spark, warehouse).tables()
+    # The name itself taken is still Spark's "already exists", which IF NOT EXISTS skips.
+    spark.sql(f"CREATE TABLE {ts}.db.dropped USING tsfile LOCATION '{warehouse}/db.db/dropped'")
+    spark.sql(CREATE.format(ts=ts, name="db.dropped").replace("TABLE", "TABLE IF NOT EXISTS"))
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        spark.sql(CREATE.format(ts=ts, name="db.dropped"))
+    spark.sql(f"DROP TABLE {ts}.db.dropped PURGE")
+
+
 def test_location_is_the_path_given(
     spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
 ) -> None:

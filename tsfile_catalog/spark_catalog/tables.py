@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 
 from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.exceptions import (
+    LocationError,
     OptionError,
     SqlError,
     TableExistsError,
@@ -244,15 +245,27 @@ class Warehouse:
             if schema.fields
             else None
         )
-        self.execute(
-            CreateTable(
-                table=name,
-                columns=columns,
-                location=location,
-                options=options,
-                properties=table_properties,
+        try:
+            self.execute(
+                CreateTable(
+                    table=name,
+                    columns=columns,
+                    location=location,
+                    options=options,
+                    properties=table_properties,
+                )
             )
-        )
+        except TableExistsError as e:
+            if self.registry.get(name) is not None:
+                raise  # the name is taken: Spark's "already exists"
+            # The name is free, its location is not (a table dropped without PURGE keeps
+            # its files, or another name holds the location). Spark's "already exists"
+            # would make CREATE TABLE IF NOT EXISTS succeed with no table.
+            raise LocationError(
+                f"CREATE TABLE {name}: {e} (DROP TABLE keeps a table's files unless PURGE is "
+                f"given); register it with CREATE TABLE {name} USING tsfile LOCATION '...', "
+                "or give the new table another LOCATION"
+            ) from e
         return self.load(name)
 
     def drop(self, name: TableName, *, purge: bool) -> bool:
