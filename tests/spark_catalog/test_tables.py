@@ -187,6 +187,34 @@ def test_create_over_a_dropped_tables_files_is_refused_not_skipped(
     spark.sql(f"DROP TABLE {ts}.db.dropped PURGE")
 
 
+def test_column_clauses_a_table_cannot_keep_are_refused(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    with pytest.raises(Exception, match="column 'temp' is declared NOT NULL"):
+        spark.sql(
+            f"CREATE TABLE {ts}.db.strict (time TIMESTAMP NOT NULL, city STRING NOT NULL, "
+            "temp DOUBLE NOT NULL) USING tsfile TBLPROPERTIES ('tagColumns' = 'city')"
+        )
+    assert "db.strict" not in _catalog(spark, warehouse).tables()
+    # NOT NULL on time and a TAG holds (a NULL TAG fails the write): accepted.
+    spark.sql(
+        f"CREATE TABLE {ts}.db.strict (time TIMESTAMP NOT NULL, city STRING NOT NULL, "
+        "temp DOUBLE) USING tsfile TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    version = open_table(str(warehouse / "db.db" / "strict")).version
+    for clause, shown in (
+        ("rain INT NOT NULL", "NOT NULL"),
+        ("rain INT DEFAULT 5", "DEFAULT"),
+        ("rain INT FIRST", "FIRST/AFTER"),
+        ("rain INT AFTER city", "FIRST/AFTER"),
+    ):
+        with pytest.raises(Exception, match=f"column 'rain' has {shown}, which tsfile"):
+            spark.sql(f"ALTER TABLE {ts}.db.strict ADD COLUMNS ({clause})")
+    assert open_table(str(warehouse / "db.db" / "strict")).version == version
+    assert [c.name for c in spark.table(f"{ts}.db.strict").schema] == ["time", "city", "temp"]
+    spark.sql(f"DROP TABLE {ts}.db.strict PURGE")
+
+
 def test_location_is_the_path_given(
     spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.query import open_entry
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
@@ -238,6 +239,7 @@ class Warehouse:
         self, name: TableName, schema: T.StructType, properties: Mapping[str, str]
     ) -> dict[str, Any]:
         options, table_properties, location = _split_properties(name, properties)
+        _check_nullable(name, schema, options)
         # The database outlives its last table, as Spark users expect of a namespace.
         self.registry.create_database(name.database or DEFAULT_DATABASE)
         columns = (
@@ -376,6 +378,7 @@ class Warehouse:
             elif kind == "RemoveProperty":
                 unset.append(_removable(name, change["property"]))
             elif kind == "AddColumn" and len(change["column"]) == 1:
+                _check_added(name, change)
                 added.append(_column(name, change["column"][0], change["type"]))
             elif kind == "UpdateColumnType" and len(change["column"]) == 1:
                 column = _column(name, change["column"][0], change["type"])
@@ -475,6 +478,40 @@ def _split_properties(
         # Spark qualifies a LOCATION as Hadoop does: '/data/t' arrives as 'file:/data/t'.
         location = location[len("file:") :]
     return options, table_properties, location
+
+
+def _check_nullable(table: TableName, schema: T.StructType, options: Mapping[str, str]) -> None:
+    """Refuse ``NOT NULL`` on a FIELD column: a FIELD may always be NULL, so the constraint
+    would be dropped unenforced. ``time`` is never NULL, nor is a TAG (a write of a NULL
+    one fails), so ``NOT NULL`` on them (as ``SHOW CREATE TABLE`` prints ``time``) holds."""
+    tags = next((v for k, v in options.items() if k.lower() == "tagcolumns"), "")
+    never_null = {TIME_COLUMN} | {t.strip().lower() for t in tags.split(",")}
+    for f in schema.fields:
+        if not f.nullable and f.name.lower() not in never_null:
+            raise SqlError(
+                f"CREATE TABLE {table}: column {f.name!r} is declared NOT NULL, which a tsfile "
+                "FIELD column cannot enforce (only time and the TAG columns are never NULL)"
+            )
+
+
+def _check_added(table: TableName, change: Mapping[str, Any]) -> None:
+    """Refuse what ADD COLUMNS would otherwise drop: NOT NULL, a DEFAULT, FIRST/AFTER."""
+    column = change["column"][0]
+    refused = [
+        clause
+        for clause, given in (
+            ("NOT NULL", not change.get("nullable", True)),
+            ("DEFAULT", change.get("has_default", False)),
+            ("FIRST/AFTER", change.get("positioned", False)),
+        )
+        if given
+    ]
+    if refused:
+        raise SqlError(
+            f"ALTER TABLE {table} ADD COLUMNS: column {column!r} has {' and '.join(refused)}, "
+            "which tsfile tables do not support (a new column is a nullable FIELD, added "
+            "last, NULL in the rows written before it)"
+        )
 
 
 def _column(table: TableName, name: str, type_name: str) -> ColumnSpec:
