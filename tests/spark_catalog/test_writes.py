@@ -123,6 +123,19 @@ def test_save_as_table_creates_with_the_writes_options(
         rows.writeTo(f"{ts}.db.untagged").create()
     assert not spark.catalog.tableExists(f"{ts}.db.untagged")
     assert not (warehouse / "db.db" / "untagged" / "_tsfile_manifest").exists()
+    # saveAsTable without .format asks for spark.sql.sources.default: the refusal says so,
+    # for a new table and for an overwrite of this one, and writes nothing.
+    unformatted = rows.write.option("tagColumns", "city,device")
+    hint = r"not parquet; df\.write\.saveAsTable .* unless given \.format\('tsfile'\)"
+    with pytest.raises(Exception, match=hint):
+        unformatted.saveAsTable(f"{ts}.db.unformatted")
+    assert not (warehouse / "db.db" / "unformatted").exists()
+    with pytest.raises(Exception, match=hint):
+        unformatted.mode("overwrite").saveAsTable(f"{ts}.db.saved")
+    assert open_table(str(warehouse / "db.db" / "saved")).version == 0
+    with pytest.raises(Exception, match="tsfile tables only") as refused:
+        spark.sql(f"CREATE TABLE {ts}.db.orc (time BIGINT, city STRING) USING orc")
+    assert "not orc" in str(refused.value) and "saveAsTable" not in str(refused.value)
 
 
 def test_create_table_as_select(spark: SparkSession, ts: str, warehouse: Path) -> None:

@@ -238,7 +238,7 @@ class Warehouse:
     def create(
         self, name: TableName, schema: T.StructType, properties: Mapping[str, str]
     ) -> dict[str, Any]:
-        options, table_properties, location = _split_properties(name, properties)
+        options, table_properties, location = self._split_properties(name, properties)
         _check_nullable(name, schema, options)
         # The database outlives its last table, as Spark users expect of a namespace.
         self.registry.create_database(name.database or DEFAULT_DATABASE)
@@ -270,6 +270,25 @@ class Warehouse:
             ) from e
         return self.load(name)
 
+    def _split_properties(
+        self, name: TableName, properties: Mapping[str, str]
+    ) -> tuple[dict[str, str], dict[str, str], str | None]:
+        provider = properties.get("provider")
+        if provider is not None and provider.lower() != PROVIDER:
+            default = str(self.spark.conf.get("spark.sql.sources.default", "parquet"))
+            raise SqlError(
+                f"CREATE TABLE {name}: the tsfile catalog holds tsfile tables only (USING "
+                f"tsfile), not {provider}"
+                + (
+                    f"; df.write.saveAsTable and writeStream.toTable ask for the session's "
+                    f"default source (spark.sql.sources.default = {default}) unless given "
+                    ".format('tsfile')"
+                    if provider.lower() == default.lower()
+                    else ""
+                )
+            )
+        return _split_properties(name, properties)
+
     def drop(self, name: TableName, *, purge: bool) -> bool:
         if self.registry.get(name) is None:
             return False
@@ -289,7 +308,7 @@ class Warehouse:
         commit. A new table's first commit is the write itself; :meth:`commit_staged`
         registers the name once it is made.
         """
-        options, table_properties, location = _split_properties(name, properties)
+        options, table_properties, location = self._split_properties(name, properties)
         entry = self.registry.get(name)
         if entry is not None and mode == "create":
             raise TableExistsError(f"table {entry.display_name!r} already exists")
@@ -452,15 +471,9 @@ def _split_properties(
 
     Table options come as ``OPTIONS`` (Spark prefixes them ``option.``) or as TBLPROPERTIES
     of an option's name (``'tagColumns' = 'city,device'``); other TBLPROPERTIES are the
-    table's properties.
+    table's properties. :meth:`Warehouse._split_properties` has checked the provider.
     """
     option_names = {key.lower() for key in table_options.TABLE_OPTIONS}
-    provider = properties.get("provider")
-    if provider is not None and provider.lower() != PROVIDER:
-        raise SqlError(
-            f"CREATE TABLE {name}: the tsfile catalog holds tsfile tables only (USING tsfile), "
-            f"not {provider}"
-        )
     options: dict[str, str] = {}
     table_properties: dict[str, str] = {}
     for key, value in properties.items():
