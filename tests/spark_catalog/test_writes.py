@@ -105,6 +105,14 @@ def test_dataframe_writes(spark: SparkSession, ts: str, warehouse: Path, tmp_pat
     copy.overwrite(fresh, keep="NOT (city = 'bj')")
     _same(spark, table, copy)
     assert _version(warehouse, "framed") == 4
+    # A condition the writer cannot take is refused naming it, and nothing is committed.
+    for condition in (F.upper("city") == "BJ", F.col("temp") > F.col("rain")):
+        with pytest.raises(Exception, match=r"the overwrite condition \[.*\] cannot be eval"):
+            fresh.writeTo(table).overwrite(condition)
+    with pytest.raises(Exception, match=r"the overwrite condition \[UPPER\(city\) = 'BJ'\]"):
+        spark.sql(f"INSERT INTO {table} REPLACE WHERE upper(city) = 'BJ' SELECT * FROM {table}")
+    _same(spark, table, copy)
+    assert _version(warehouse, "framed") == 4
 
 
 def test_save_as_table_creates_with_the_writes_options(
