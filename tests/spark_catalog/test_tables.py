@@ -240,3 +240,28 @@ def test_location_is_the_path_given(
     for name in ("again", "selected"):
         spark.sql(f"DROP TABLE {ts}.db.{name} PURGE")
     assert not empty.exists() and not selected.exists()
+
+
+def test_what_the_catalog_shows_is_not_stored(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    spark.sql(CREATE.format(ts=ts, name="db.shown"))
+    spark.sql(f"ALTER TABLE {ts}.db.shown SET TBLPROPERTIES ('team' = 'ops')")
+    location = warehouse / "db.db" / "shown"
+    before = open_table(str(location))
+    # Spark hands SET LOCATION over as a SET of the 'location' property.
+    with pytest.raises(Exception, match="SET LOCATION: a tsfile table's location cannot change"):
+        spark.sql(f"ALTER TABLE {ts}.db.shown SET LOCATION '{warehouse / 'elsewhere'}'")
+    with pytest.raises(Exception, match="'tsfile.version' is shown by the catalog"):
+        spark.sql(f"ALTER TABLE {ts}.db.shown SET TBLPROPERTIES ('tsfile.version' = '7')")
+    after = open_table(str(location))
+    assert (after.version, after.properties) == (before.version, before.properties)
+    # SHOW CREATE TABLE's statement registers the table again as it is, no commit made.
+    statement = spark.sql(f"SHOW CREATE TABLE {ts}.db.shown").first()[0]
+    assert "'tsfile.version' = " in statement
+    spark.sql(f"DROP TABLE {ts}.db.shown")
+    spark.sql(statement)
+    again = open_table(str(location))
+    assert (again.version, again.properties) == (before.version, before.properties)
+    assert "tsfile.version" not in again.properties
+    spark.sql(f"DROP TABLE {ts}.db.shown PURGE")

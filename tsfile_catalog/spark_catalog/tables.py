@@ -393,7 +393,7 @@ class Warehouse:
         for change in changes:
             kind = change["kind"]
             if kind == "SetProperty":
-                properties[change["property"]] = change["value"]
+                properties[_settable(name, change["property"])] = change["value"]
             elif kind == "RemoveProperty":
                 unset.append(_removable(name, change["property"]))
             elif kind == "AddColumn" and len(change["column"]) == 1:
@@ -453,6 +453,22 @@ PROVIDER_PROPERTY = "provider"
 VERSION_PROPERTY = "tsfile.version"
 
 
+def _settable(name: TableName, key: str) -> str:
+    """``key`` of a SET TBLPROPERTIES, unless it is one :func:`describe_table` adds (Spark
+    hands ``ALTER TABLE ... SET LOCATION`` over as a SET of ``location``)."""
+    if key.lower() == "location":
+        raise SqlError(
+            f"ALTER TABLE {name} SET LOCATION: a tsfile table's location cannot change; "
+            "register the folder under a name with CREATE TABLE ... USING tsfile LOCATION '...'"
+        )
+    if key.lower() in (PROVIDER_PROPERTY, VERSION_PROPERTY):
+        raise SqlError(
+            f"ALTER TABLE {name} SET TBLPROPERTIES: {key!r} is shown by the catalog (the "
+            "table's provider or loaded version), not a table property; it cannot be set"
+        )
+    return key
+
+
 def _removable(name: TableName, key: str) -> str:
     """``key`` of an UNSET TBLPROPERTIES, unless it is one :func:`describe_table` adds."""
     if key.lower() in (PROVIDER_PROPERTY, "location", VERSION_PROPERTY):
@@ -478,8 +494,8 @@ def _split_properties(
     table_properties: dict[str, str] = {}
     for key, value in properties.items():
         lowered = key.lower()
-        if lowered in _SPARK_RESERVED:
-            continue
+        if lowered in _SPARK_RESERVED or lowered == VERSION_PROPERTY:
+            continue  # VERSION_PROPERTY: what SHOW CREATE TABLE prints, shown by the catalog
         if lowered.startswith(_OPTION_PREFIX):
             options[key[len(_OPTION_PREFIX) :]] = value
         elif lowered in option_names or lowered.startswith((STORAGE_PREFIX, "encoding.")):
