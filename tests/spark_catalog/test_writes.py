@@ -215,3 +215,25 @@ def test_an_overwrite_by_condition_rewrites_straddling_parts_in_spark_tasks(
         assert spark_jobs
         assert all(tracker.getJobInfo(j).status == "SUCCEEDED" for j in spark_jobs)
     assert not (location / STAGING_DIR).exists()
+
+
+def test_the_tables_time_unit_wins_over_read_and_write_options(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    table = f"{ts}.db.unit"
+    create_weather(spark, table)  # TIMESTAMP time, milliseconds
+    copy = Copy(spark, tmp_path / "copy")
+    for start, options in enumerate(
+        ({}, {"timestampPrecision": "us"}, {"TIMESTAMPPRECISION": "ns"}, {"tagcolumns": "x"})
+    ):
+        rows = weather_rows(spark, start=start * 4, count=4)
+        rows.writeTo(table).options(**options).append()
+        copy.append(rows)
+    _same(spark, table, copy)
+    # The raw longs are the table's milliseconds, whatever a write said.
+    raw = open_table(str(warehouse / "db.db" / "unit")).scan(timestamp_as="long").to_arrow()
+    assert max(raw.column("time").to_pylist()) < 2**41
+    from pyspark.testing import assertDataFrameEqual
+
+    for options in ({"timestampPrecision": "us"}, {"timestampas": "long"}):
+        assertDataFrameEqual(spark.read.options(**options).table(table), copy.read())

@@ -424,8 +424,14 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
     timestamp_as = table_options.timestamp_as(entry)
     columns = resolve_columns(table.schema, None, what="the table")
     schema = spark_schema(table.schema, columns, timestamp_as)
-    read = table_options.read_options(entry)
+    unit = table_options.precision(entry)
+    # The unit of the table's raw times, and how they read back, are the table's: a read or
+    # write option naming others would misread or miswrite every time. Set here, they win
+    # over the user's options as every stored option does.
+    read = {**table_options.read_options(entry), "timestampPrecision": unit}
+    read["timestampAs"] = timestamp_as
     read["versionAsOf"] = str(table.version)
+    write = {**table_options.write_options(entry, table.schema.table), "timestampPrecision": unit}
     properties = {**table.properties, **entry.options}
     properties[PROVIDER_PROPERTY] = PROVIDER
     properties["location"] = entry.location
@@ -439,13 +445,11 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
             "table": entry.display_name,
             "location": entry.location,
             "version": table.version,
-            "unit": table_options.precision(entry),
+            "unit": unit,
             "timestamp_as": timestamp_as,
             "options": warehouse.source_options(entry, read),
         },
-        "write_options": warehouse.source_options(
-            entry, table_options.write_options(entry, table.schema.table)
-        ),
+        "write_options": warehouse.source_options(entry, write),
     }
 
 

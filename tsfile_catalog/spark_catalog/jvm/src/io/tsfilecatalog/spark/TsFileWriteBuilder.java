@@ -110,7 +110,12 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
   @Override
   public Write build() {
     Map<String, String> options = new HashMap<>(info.options().asCaseSensitiveMap());
-    // The table's own options win: a write cannot move the table or rename its TAGs.
+    // The table's own options win: a write cannot move the table, rename its TAGs or write
+    // its times in another unit. The source reads options case-insensitively, so a user's
+    // key in another case must go too, or either value could win.
+    for (String key : tableOptions.keySet()) {
+      options.keySet().removeIf(k -> k.equalsIgnoreCase(key));
+    }
     options.putAll(tableOptions);
     if (replaceWhere != null) {
       options.put("replaceWhere", replaceWhere);
