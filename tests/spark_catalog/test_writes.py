@@ -134,7 +134,7 @@ def test_save_as_table_creates_with_the_writes_options(
     # saveAsTable without .format asks for spark.sql.sources.default: the refusal says so,
     # for a new table and for an overwrite of this one, and writes nothing.
     unformatted = rows.write.option("tagColumns", "city,device")
-    hint = r"not parquet; df\.write\.saveAsTable .* unless given \.format\('tsfile'\)"
+    hint = r"not parquet; parquet is the session's default source .* \.format\('tsfile'\)"
     with pytest.raises(Exception, match=hint):
         unformatted.saveAsTable(f"{ts}.db.unformatted")
     assert not (warehouse / "db.db" / "unformatted").exists()

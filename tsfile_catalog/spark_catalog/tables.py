@@ -280,9 +280,10 @@ class Warehouse:
                 f"CREATE TABLE {name}: the tsfile catalog holds tsfile tables only (USING "
                 f"tsfile), not {provider}"
                 + (
-                    f"; df.write.saveAsTable and writeStream.toTable ask for the session's "
-                    f"default source (spark.sql.sources.default = {default}) unless given "
-                    ".format('tsfile')"
+                    f"; {default} is the session's default source (spark.sql.sources.default), "
+                    "which a write naming no format asks for: give df.write.saveAsTable, "
+                    "writeStream.toTable and spark.catalog.createTable .format('tsfile') or "
+                    "source='tsfile'"
                     if provider.lower() == default.lower()
                     else ""
                 )
