@@ -155,6 +155,15 @@ def test_time_travel(spark: SparkSession, weather: str, ts: str) -> None:
         spark.sql(f"SELECT * FROM {ts}.db.travel {before_all}").collect()
     now = spark.sql(f"SELECT count(*) FROM {ts}.db.travel TIMESTAMP AS OF '2100-01-01'")
     assert now.first()[0] == 40
+    # Time travel as read options (Delta's spark.read.option("versionAsOf", n).table(t)):
+    # Spark resolves them into the version it loads, and the scan reads that version.
+    reader = spark.read.option("versionAsOf", 1)
+    assert {r.city for r in reader.table(f"{ts}.db.travel").collect()} == {"bj"}
+    assert reader.table(f"{ts}.db.travel").count() == 20
+    later = spark.read.option("timestampAsOf", "2100-01-01").table(f"{ts}.db.travel")
+    assert later.where("city = 'sh'").count() == 20
+    with pytest.raises(Exception, match="no version 9"):
+        spark.read.option("versionAsOf", 9).table(f"{ts}.db.travel").collect()
 
 
 _CHILD = """

@@ -166,3 +166,102 @@ def test_unset_tblproperties_as_spark_and_the_catalog_do(
     with pytest.raises(Exception, match="'tsfile.version' is shown by the catalog"):
         spark.sql(f"ALTER TABLE {ts}.db.unset UNSET TBLPROPERTIES ('tsfile.version')")
     assert catalog.sql("DESCRIBE DETAIL db.unset").collect()[0].properties == detail
+
+
+def test_create_over_a_dropped_tables_files_is_refused_not_skipped(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    # DROP TABLE without PURGE keeps the files at the name's default location. The name is
+    # free, so CREATE TABLE IF NOT EXISTS must not succeed quietly with no table.
+    spark.sql(CREATE.format(ts=ts, name="db.dropped"))
+    spark.sql(f"DROP TABLE {ts}.db.dropped")
+    for create in ("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"):
+        with pytest.raises(Exception, match=r"LocationError: CREATE TABLE db\.dropped: a table "):
+            spark.sql(CREATE.format(ts=ts, name="db.dropped").replace("CREATE TABLE", create))
+        assert "db.dropped" not in _catalog(spark, warehouse).tables()
+    # The name itself taken is still Spark's "already exists", which IF NOT EXISTS skips.
+    spark.sql(f"CREATE TABLE {ts}.db.dropped USING tsfile LOCATION '{warehouse}/db.db/dropped'")
+    spark.sql(CREATE.format(ts=ts, name="db.dropped").replace("TABLE", "TABLE IF NOT EXISTS"))
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        spark.sql(CREATE.format(ts=ts, name="db.dropped"))
+    spark.sql(f"DROP TABLE {ts}.db.dropped PURGE")
+
+
+def test_column_clauses_a_table_cannot_keep_are_refused(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    with pytest.raises(Exception, match="column 'temp' is declared NOT NULL"):
+        spark.sql(
+            f"CREATE TABLE {ts}.db.strict (time TIMESTAMP NOT NULL, city STRING NOT NULL, "
+            "temp DOUBLE NOT NULL) USING tsfile TBLPROPERTIES ('tagColumns' = 'city')"
+        )
+    assert "db.strict" not in _catalog(spark, warehouse).tables()
+    # NOT NULL on time and a TAG holds (a NULL TAG fails the write): accepted.
+    spark.sql(
+        f"CREATE TABLE {ts}.db.strict (time TIMESTAMP NOT NULL, city STRING NOT NULL, "
+        "temp DOUBLE) USING tsfile TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    version = open_table(str(warehouse / "db.db" / "strict")).version
+    for clause, shown in (
+        ("rain INT NOT NULL", "NOT NULL"),
+        ("rain INT DEFAULT 5", "DEFAULT"),
+        ("rain INT FIRST", "FIRST/AFTER"),
+        ("rain INT AFTER city", "FIRST/AFTER"),
+    ):
+        with pytest.raises(Exception, match=f"column 'rain' has {shown}, which tsfile"):
+            spark.sql(f"ALTER TABLE {ts}.db.strict ADD COLUMNS ({clause})")
+    assert open_table(str(warehouse / "db.db" / "strict")).version == version
+    assert [c.name for c in spark.table(f"{ts}.db.strict").schema] == ["time", "city", "temp"]
+    spark.sql(f"DROP TABLE {ts}.db.strict PURGE")
+
+
+def test_location_is_the_path_given(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    # Spark hands the catalog a LOCATION qualified as Hadoop does ('file:/...').
+    empty, selected = tmp_path / "empty", tmp_path / "selected"
+    spark.sql(
+        f"CREATE TABLE {ts}.db.placed (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        f"LOCATION '{empty}' TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    spark.sql(f"INSERT INTO {ts}.db.placed VALUES (1, 'bj', 1.5)")
+    assert open_table(str(empty)).scan().to_arrow().to_pylist() == [
+        {"time": 1, "city": "bj", "temp": 1.5}
+    ]
+    spark.sql(
+        f"CREATE TABLE {ts}.db.selected USING tsfile LOCATION '{selected}' "
+        f"TBLPROPERTIES ('tagColumns' = 'city') AS SELECT * FROM {ts}.db.placed"
+    )
+    assert open_table(str(selected)).scan().count() == 1
+    # A table's location registers it again, under another name once the first is dropped.
+    spark.sql(f"DROP TABLE {ts}.db.placed")
+    spark.sql(f"CREATE TABLE {ts}.db.again USING tsfile LOCATION '{empty}'")
+    assert spark.table(f"{ts}.db.again").collect() == [(1, "bj", 1.5)]
+    for name in ("again", "selected"):
+        spark.sql(f"DROP TABLE {ts}.db.{name} PURGE")
+    assert not empty.exists() and not selected.exists()
+
+
+def test_what_the_catalog_shows_is_not_stored(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    spark.sql(CREATE.format(ts=ts, name="db.shown"))
+    spark.sql(f"ALTER TABLE {ts}.db.shown SET TBLPROPERTIES ('team' = 'ops')")
+    location = warehouse / "db.db" / "shown"
+    before = open_table(str(location))
+    # Spark hands SET LOCATION over as a SET of the 'location' property.
+    with pytest.raises(Exception, match="SET LOCATION: a tsfile table's location cannot change"):
+        spark.sql(f"ALTER TABLE {ts}.db.shown SET LOCATION '{warehouse / 'elsewhere'}'")
+    with pytest.raises(Exception, match="'tsfile.version' is shown by the catalog"):
+        spark.sql(f"ALTER TABLE {ts}.db.shown SET TBLPROPERTIES ('tsfile.version' = '7')")
+    after = open_table(str(location))
+    assert (after.version, after.properties) == (before.version, before.properties)
+    # SHOW CREATE TABLE's statement registers the table again as it is, no commit made.
+    statement = spark.sql(f"SHOW CREATE TABLE {ts}.db.shown").first()[0]
+    assert "'tsfile.version' = " in statement
+    spark.sql(f"DROP TABLE {ts}.db.shown")
+    spark.sql(statement)
+    again = open_table(str(location))
+    assert (again.version, again.properties) == (before.version, before.properties)
+    assert "tsfile.version" not in again.properties
+    spark.sql(f"DROP TABLE {ts}.db.shown PURGE")

@@ -105,6 +105,14 @@ def test_dataframe_writes(spark: SparkSession, ts: str, warehouse: Path, tmp_pat
     copy.overwrite(fresh, keep="NOT (city = 'bj')")
     _same(spark, table, copy)
     assert _version(warehouse, "framed") == 4
+    # A condition the writer cannot take is refused naming it, and nothing is committed.
+    for condition in (F.upper("city") == "BJ", F.col("temp") > F.col("rain")):
+        with pytest.raises(Exception, match=r"the overwrite condition \[.*\] cannot be eval"):
+            fresh.writeTo(table).overwrite(condition)
+    with pytest.raises(Exception, match=r"the overwrite condition \[UPPER\(city\) = 'BJ'\]"):
+        spark.sql(f"INSERT INTO {table} REPLACE WHERE upper(city) = 'BJ' SELECT * FROM {table}")
+    _same(spark, table, copy)
+    assert _version(warehouse, "framed") == 4
 
 
 def test_save_as_table_creates_with_the_writes_options(
@@ -123,6 +131,19 @@ def test_save_as_table_creates_with_the_writes_options(
         rows.writeTo(f"{ts}.db.untagged").create()
     assert not spark.catalog.tableExists(f"{ts}.db.untagged")
     assert not (warehouse / "db.db" / "untagged" / "_tsfile_manifest").exists()
+    # saveAsTable without .format asks for spark.sql.sources.default: the refusal says so,
+    # for a new table and for an overwrite of this one, and writes nothing.
+    unformatted = rows.write.option("tagColumns", "city,device")
+    hint = r"not parquet; parquet is the session's default source .* \.format\('tsfile'\)"
+    with pytest.raises(Exception, match=hint):
+        unformatted.saveAsTable(f"{ts}.db.unformatted")
+    assert not (warehouse / "db.db" / "unformatted").exists()
+    with pytest.raises(Exception, match=hint):
+        unformatted.mode("overwrite").saveAsTable(f"{ts}.db.saved")
+    assert open_table(str(warehouse / "db.db" / "saved")).version == 0
+    with pytest.raises(Exception, match="tsfile tables only") as refused:
+        spark.sql(f"CREATE TABLE {ts}.db.orc (time BIGINT, city STRING) USING orc")
+    assert "not orc" in str(refused.value) and "saveAsTable" not in str(refused.value)
 
 
 def test_create_table_as_select(spark: SparkSession, ts: str, warehouse: Path) -> None:
@@ -194,3 +215,25 @@ def test_an_overwrite_by_condition_rewrites_straddling_parts_in_spark_tasks(
         assert spark_jobs
         assert all(tracker.getJobInfo(j).status == "SUCCEEDED" for j in spark_jobs)
     assert not (location / STAGING_DIR).exists()
+
+
+def test_the_tables_time_unit_wins_over_read_and_write_options(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    table = f"{ts}.db.unit"
+    create_weather(spark, table)  # TIMESTAMP time, milliseconds
+    copy = Copy(spark, tmp_path / "copy")
+    for start, options in enumerate(
+        ({}, {"timestampPrecision": "us"}, {"TIMESTAMPPRECISION": "ns"}, {"tagcolumns": "x"})
+    ):
+        rows = weather_rows(spark, start=start * 4, count=4)
+        rows.writeTo(table).options(**options).append()
+        copy.append(rows)
+    _same(spark, table, copy)
+    # The raw longs are the table's milliseconds, whatever a write said.
+    raw = open_table(str(warehouse / "db.db" / "unit")).scan(timestamp_as="long").to_arrow()
+    assert max(raw.column("time").to_pylist()) < 2**41
+    from pyspark.testing import assertDataFrameEqual
+
+    for options in ({"timestampPrecision": "us"}, {"timestampas": "long"}):
+        assertDataFrameEqual(spark.read.options(**options).table(table), copy.read())

@@ -140,6 +140,25 @@ def _rename(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     return None
 
 
+# Spark's keys of a time-travel read option (its defaults: versionAsOf, timestampAsOf).
+_TRAVEL_KEYS = (
+    ("spark.sql.timeTravelVersionKey", "versionAsOf"),
+    ("spark.sql.timeTravelTimestampKey", "timestampAsOf"),
+)
+
+
+def _user_options(delegate: CatalogDelegate, request: Mapping[str, Any]) -> dict[str, str]:
+    """The read options of the user's, less Spark's time-travel options: Spark resolved
+    those (``spark.read.option("versionAsOf", 1).table(t)``, as Delta documents it) into
+    the version it loaded the table at, which the scan reads."""
+    options: Mapping[str, str] = request.get("options") or {}
+    if not options:
+        return {}
+    conf = delegate.spark.conf
+    travel = {str(conf.get(key, default)).lower() for key, default in _TRAVEL_KEYS}
+    return {k: v for k, v in options.items() if k.lower() not in travel}
+
+
 def _plan(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     return scans.plan_scan(
         request["scan"],
@@ -147,7 +166,7 @@ def _plan(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
         where=request.get("where"),
         time_zone=request["time_zone"],
         parallelism=request.get("parallelism"),
-        user_options=request.get("options") or {},
+        user_options=_user_options(delegate, request),
         limit=request.get("limit"),
         time_top=_time_top(request.get("time_top")),
     )
@@ -167,7 +186,7 @@ def _push_aggregation(delegate: CatalogDelegate, request: Mapping[str, Any]) -> 
         mode=request.get("mode", "complete"),
         offered=request.get("offered") or [],
         parallelism=request.get("parallelism"),
-        user_options=request.get("options") or {},
+        user_options=_user_options(delegate, request),
     )
 
 
@@ -214,7 +233,7 @@ _OPERATIONS: dict[str, _Handler] = {
         predicates=r["predicates"],
         time_zone=r["time_zone"],
         parallelism=r.get("parallelism"),
-        user_options=r.get("options") or {},
+        user_options=_user_options(d, r),
         runtime=r.get("runtime"),
     ),
 }

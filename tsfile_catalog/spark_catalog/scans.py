@@ -223,7 +223,13 @@ def plan_scan(
                 f"read option '{key}' cannot be set on catalog table {scan['table']!r}: the "
                 "catalog sets it from the query (use WHERE, a column list, VERSION AS OF)"
             )
-    options = {**user_options, **scan["options"]}
+    # The scan's options win over the user's, whatever the case of the user's key (the
+    # source reads options case-insensitively).
+    taken = {key.lower() for key in scan["options"]}
+    options = {
+        **{k: v for k, v in user_options.items() if k.lower() not in taken},
+        **scan["options"],
+    }
     if partial is None:
         names = resolve_columns(
             schema, [c.lower() for c in columns] or [TIME_COLUMN], what="the scan"

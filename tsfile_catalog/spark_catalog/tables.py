@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 
 from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.exceptions import (
+    LocationError,
     OptionError,
     SqlError,
     TableExistsError,
@@ -27,6 +28,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.query import open_entry
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
@@ -236,7 +238,8 @@ class Warehouse:
     def create(
         self, name: TableName, schema: T.StructType, properties: Mapping[str, str]
     ) -> dict[str, Any]:
-        options, table_properties, location = _split_properties(name, properties)
+        options, table_properties, location = self._split_properties(name, properties)
+        _check_nullable(name, schema, options)
         # The database outlives its last table, as Spark users expect of a namespace.
         self.registry.create_database(name.database or DEFAULT_DATABASE)
         columns = (
@@ -244,16 +247,48 @@ class Warehouse:
             if schema.fields
             else None
         )
-        self.execute(
-            CreateTable(
-                table=name,
-                columns=columns,
-                location=location,
-                options=options,
-                properties=table_properties,
+        try:
+            self.execute(
+                CreateTable(
+                    table=name,
+                    columns=columns,
+                    location=location,
+                    options=options,
+                    properties=table_properties,
+                )
             )
-        )
+        except TableExistsError as e:
+            if self.registry.get(name) is not None:
+                raise  # the name is taken: Spark's "already exists"
+            # The name is free, its location is not (a table dropped without PURGE keeps
+            # its files, or another name holds the location). Spark's "already exists"
+            # would make CREATE TABLE IF NOT EXISTS succeed with no table.
+            raise LocationError(
+                f"CREATE TABLE {name}: {e} (DROP TABLE keeps a table's files unless PURGE is "
+                f"given); register it with CREATE TABLE {name} USING tsfile LOCATION '...', "
+                "or give the new table another LOCATION"
+            ) from e
         return self.load(name)
+
+    def _split_properties(
+        self, name: TableName, properties: Mapping[str, str]
+    ) -> tuple[dict[str, str], dict[str, str], str | None]:
+        provider = properties.get("provider")
+        if provider is not None and provider.lower() != PROVIDER:
+            default = str(self.spark.conf.get("spark.sql.sources.default", "parquet"))
+            raise SqlError(
+                f"CREATE TABLE {name}: the tsfile catalog holds tsfile tables only (USING "
+                f"tsfile), not {provider}"
+                + (
+                    f"; {default} is the session's default source (spark.sql.sources.default), "
+                    "which a write naming no format asks for: give df.write.saveAsTable, "
+                    "writeStream.toTable and spark.catalog.createTable .format('tsfile') or "
+                    "source='tsfile'"
+                    if provider.lower() == default.lower()
+                    else ""
+                )
+            )
+        return _split_properties(name, properties)
 
     def drop(self, name: TableName, *, purge: bool) -> bool:
         if self.registry.get(name) is None:
@@ -274,7 +309,7 @@ class Warehouse:
         commit. A new table's first commit is the write itself; :meth:`commit_staged`
         registers the name once it is made.
         """
-        options, table_properties, location = _split_properties(name, properties)
+        options, table_properties, location = self._split_properties(name, properties)
         entry = self.registry.get(name)
         if entry is not None and mode == "create":
             raise TableExistsError(f"table {entry.display_name!r} already exists")
@@ -359,10 +394,11 @@ class Warehouse:
         for change in changes:
             kind = change["kind"]
             if kind == "SetProperty":
-                properties[change["property"]] = change["value"]
+                properties[_settable(name, change["property"])] = change["value"]
             elif kind == "RemoveProperty":
                 unset.append(_removable(name, change["property"]))
             elif kind == "AddColumn" and len(change["column"]) == 1:
+                _check_added(name, change)
                 added.append(_column(name, change["column"][0], change["type"]))
             elif kind == "UpdateColumnType" and len(change["column"]) == 1:
                 column = _column(name, change["column"][0], change["type"])
@@ -389,8 +425,14 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
     timestamp_as = table_options.timestamp_as(entry)
     columns = resolve_columns(table.schema, None, what="the table")
     schema = spark_schema(table.schema, columns, timestamp_as)
-    read = table_options.read_options(entry)
+    unit = table_options.precision(entry)
+    # The unit of the table's raw times, and how they read back, are the table's: a read or
+    # write option naming others would misread or miswrite every time. Set here, they win
+    # over the user's options as every stored option does.
+    read = {**table_options.read_options(entry), "timestampPrecision": unit}
+    read["timestampAs"] = timestamp_as
     read["versionAsOf"] = str(table.version)
+    write = {**table_options.write_options(entry, table.schema.table), "timestampPrecision": unit}
     properties = {**table.properties, **entry.options}
     properties[PROVIDER_PROPERTY] = PROVIDER
     properties["location"] = entry.location
@@ -404,18 +446,32 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
             "table": entry.display_name,
             "location": entry.location,
             "version": table.version,
-            "unit": table_options.precision(entry),
+            "unit": unit,
             "timestamp_as": timestamp_as,
             "options": warehouse.source_options(entry, read),
         },
-        "write_options": warehouse.source_options(
-            entry, table_options.write_options(entry, table.schema.table)
-        ),
+        "write_options": warehouse.source_options(entry, write),
     }
 
 
 PROVIDER_PROPERTY = "provider"
 VERSION_PROPERTY = "tsfile.version"
+
+
+def _settable(name: TableName, key: str) -> str:
+    """``key`` of a SET TBLPROPERTIES, unless it is one :func:`describe_table` adds (Spark
+    hands ``ALTER TABLE ... SET LOCATION`` over as a SET of ``location``)."""
+    if key.lower() == "location":
+        raise SqlError(
+            f"ALTER TABLE {name} SET LOCATION: a tsfile table's location cannot change; "
+            "register the folder under a name with CREATE TABLE ... USING tsfile LOCATION '...'"
+        )
+    if key.lower() in (PROVIDER_PROPERTY, VERSION_PROPERTY):
+        raise SqlError(
+            f"ALTER TABLE {name} SET TBLPROPERTIES: {key!r} is shown by the catalog (the "
+            "table's provider or loaded version), not a table property; it cannot be set"
+        )
+    return key
 
 
 def _removable(name: TableName, key: str) -> str:
@@ -436,28 +492,60 @@ def _split_properties(
 
     Table options come as ``OPTIONS`` (Spark prefixes them ``option.``) or as TBLPROPERTIES
     of an option's name (``'tagColumns' = 'city,device'``); other TBLPROPERTIES are the
-    table's properties.
+    table's properties. :meth:`Warehouse._split_properties` has checked the provider.
     """
     option_names = {key.lower() for key in table_options.TABLE_OPTIONS}
-    provider = properties.get("provider")
-    if provider is not None and provider.lower() != PROVIDER:
-        raise SqlError(
-            f"CREATE TABLE {name}: the tsfile catalog holds tsfile tables only (USING tsfile), "
-            f"not {provider}"
-        )
     options: dict[str, str] = {}
     table_properties: dict[str, str] = {}
     for key, value in properties.items():
         lowered = key.lower()
-        if lowered in _SPARK_RESERVED:
-            continue
+        if lowered in _SPARK_RESERVED or lowered == VERSION_PROPERTY:
+            continue  # VERSION_PROPERTY: what SHOW CREATE TABLE prints, shown by the catalog
         if lowered.startswith(_OPTION_PREFIX):
             options[key[len(_OPTION_PREFIX) :]] = value
         elif lowered in option_names or lowered.startswith((STORAGE_PREFIX, "encoding.")):
             options[key] = value
         else:
             table_properties[key] = value
-    return options, table_properties, properties.get("location")
+    location = properties.get("location")
+    if location is not None and location.startswith("file:/") and not location.startswith("//", 5):
+        # Spark qualifies a LOCATION as Hadoop does: '/data/t' arrives as 'file:/data/t'.
+        location = location[len("file:") :]
+    return options, table_properties, location
+
+
+def _check_nullable(table: TableName, schema: T.StructType, options: Mapping[str, str]) -> None:
+    """Refuse ``NOT NULL`` on a FIELD column: a FIELD may always be NULL, so the constraint
+    would be dropped unenforced. ``time`` is never NULL, nor is a TAG (a write of a NULL
+    one fails), so ``NOT NULL`` on them (as ``SHOW CREATE TABLE`` prints ``time``) holds."""
+    tags = next((v for k, v in options.items() if k.lower() == "tagcolumns"), "")
+    never_null = {TIME_COLUMN} | {t.strip().lower() for t in tags.split(",")}
+    for f in schema.fields:
+        if not f.nullable and f.name.lower() not in never_null:
+            raise SqlError(
+                f"CREATE TABLE {table}: column {f.name!r} is declared NOT NULL, which a tsfile "
+                "FIELD column cannot enforce (only time and the TAG columns are never NULL)"
+            )
+
+
+def _check_added(table: TableName, change: Mapping[str, Any]) -> None:
+    """Refuse what ADD COLUMNS would otherwise drop: NOT NULL, a DEFAULT, FIRST/AFTER."""
+    column = change["column"][0]
+    refused = [
+        clause
+        for clause, given in (
+            ("NOT NULL", not change.get("nullable", True)),
+            ("DEFAULT", change.get("has_default", False)),
+            ("FIRST/AFTER", change.get("positioned", False)),
+        )
+        if given
+    ]
+    if refused:
+        raise SqlError(
+            f"ALTER TABLE {table} ADD COLUMNS: column {column!r} has {' and '.join(refused)}, "
+            "which tsfile tables do not support (a new column is a nullable FIELD, added "
+            "last, NULL in the rows written before it)"
+        )
 
 
 def _column(table: TableName, name: str, type_name: str) -> ColumnSpec:

@@ -22,6 +22,7 @@ final class Changes {
       out.put("type", add.dataType().simpleString());
       out.put("nullable", add.isNullable());
       out.put("positioned", add.position() != null);
+      out.put("has_default", add.defaultValue() != null);
     } else if (change instanceof TableChange.UpdateColumnType) {
       TableChange.UpdateColumnType update = (TableChange.UpdateColumnType) change;
       out.set("column", Client.strings(update.fieldNames()));

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,21 +55,37 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
     return this;
   }
 
+  /**
+   * Spark asks this before {@link #overwrite} and, told no, fails with a message naming neither
+   * the condition nor why; a condition the writer cannot take is refused here, saying both.
+   */
   @Override
   public boolean canOverwrite(Predicate[] predicates) {
-    return scan != null && where(predicates) != null;
+    if (scan == null) {
+      return false;
+    }
+    if (where(predicates) == null) {
+      throw refusal(predicates);
+    }
+    return true;
   }
 
   @Override
   public WriteBuilder overwrite(Predicate[] predicates) {
     replaceWhere = where(predicates);
     if (replaceWhere == null) {
-      throw new IllegalArgumentException(
-          "this overwrite condition cannot be evaluated exactly by the tsfile writer (it takes "
-              + "comparisons of columns with literals, IN, IS NULL, AND, OR, NOT)");
+      throw refusal(predicates);
     }
     truncate = true;
     return this;
+  }
+
+  private static IllegalArgumentException refusal(Predicate[] predicates) {
+    return new IllegalArgumentException(
+        "the overwrite condition "
+            + Arrays.toString(predicates)
+            + " cannot be evaluated exactly by the tsfile writer (it takes comparisons of "
+            + "columns with literals, IN, IS NULL, AND, OR, NOT)");
   }
 
   /** The conjunction of {@code predicates} as replaceWhere text, or null. */
@@ -93,7 +110,12 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
   @Override
   public Write build() {
     Map<String, String> options = new HashMap<>(info.options().asCaseSensitiveMap());
-    // The table's own options win: a write cannot move the table or rename its TAGs.
+    // The table's own options win: a write cannot move the table, rename its TAGs or write
+    // its times in another unit. The source reads options case-insensitively, so a user's
+    // key in another case must go too, or either value could win.
+    for (String key : tableOptions.keySet()) {
+      options.keySet().removeIf(k -> k.equalsIgnoreCase(key));
+    }
     options.putAll(tableOptions);
     if (replaceWhere != null) {
       options.put("replaceWhere", replaceWhere);
