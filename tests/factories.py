@@ -7,6 +7,7 @@ the values it cares about.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -317,3 +318,23 @@ def commit_histories(
                 actions.append(AddPart(added))
         commits.append(commit_of(first_version + step, actions, table_uuid))
     return base, commits
+
+
+# -- rows for the time-ordered LIMIT tests (tests/*/test_time_top*.py) -------------------------
+
+HOURLY_DEVICES = (("bj", "d1"), ("bj", "d2"), ("sh", "d3"), ("sh", "d4"))
+# The plugin tests' weather table (tests/spark_catalog/conftest.py), in Spark DDL.
+WEATHER_COLUMNS = "time TIMESTAMP, city STRING, device STRING, temp DOUBLE, rain INT"
+
+
+def hourly_weather(day: int, devices: int = 4) -> list[tuple[object, ...]]:
+    """Rows of :data:`WEATHER_COLUMNS`: every hour of day ``day`` (from 2024-01-01 UTC) for the
+    first ``devices`` of :data:`HOURLY_DEVICES`, with NULLs among the temperatures."""
+    base = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    rows: list[tuple[object, ...]] = []
+    for hour in range(24):
+        for k, (city, device) in enumerate(HOURLY_DEVICES[:devices]):
+            i = day * 100 + hour * 4 + k
+            temp = None if i % 7 == 3 else round(10 + (i % 13) * 1.5, 1)
+            rows.append((base + dt.timedelta(days=day, hours=hour), city, device, temp, i % 3))
+    return rows

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.factories import WEATHER_COLUMNS
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -39,9 +41,6 @@ def ts(spark: SparkSession, warehouse: Path) -> Iterator[str]:
     yield name
     spark.conf.unset(f"spark.sql.catalog.{name}")
     spark.conf.unset(f"spark.sql.catalog.{name}.warehouse")
-
-
-WEATHER_COLUMNS = "time TIMESTAMP, city STRING, device STRING, temp DOUBLE, rain INT"
 
 
 def create_weather(spark: SparkSession, table: str, **properties: str) -> None:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.factories import hourly_weather
 from tests.spark_catalog.conftest import WEATHER_COLUMNS, create_weather
 
 if TYPE_CHECKING:
@@ -21,20 +22,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 BASE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-DEVICES = [("bj", "d1"), ("bj", "d2"), ("sh", "d3"), ("sh", "d4")]
 # Bounded for CI; TSFILE_PROPERTY_EXAMPLES raises it for a longer search.
 EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "15"))
-
-
-def _day(day: int, devices: int = 4) -> list[tuple[object, ...]]:
-    """Hourly rows of the first ``devices`` devices on day ``day``, NULLs among the fields."""
-    rows: list[tuple[object, ...]] = []
-    for hour in range(24):
-        for k, (city, device) in enumerate(DEVICES[:devices]):
-            i = day * 100 + hour * 4 + k
-            temp = None if i % 7 == 3 else round(10 + (i % 13) * 1.5, 1)
-            rows.append((BASE + dt.timedelta(days=day, hours=hour), city, device, temp, i % 3))
-    return rows
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +36,10 @@ def days(spark: SparkSession, ts: str, tmp_path_factory: pytest.TempPathFactory)
         table = f"{ts}.db.top_{kind}"
         create_weather(spark, table, **properties)
         for day in range(6):
-            rows = _day(day, devices=2 if day in (2, 4) else 4)
+            rows = hourly_weather(day, devices=2 if day in (2, 4) else 4)
             spark.createDataFrame(rows, WEATHER_COLUMNS).writeTo(table).append()
         if kind == "last":
-            again = [(t, c, d, 99.5, r) for t, c, d, _, r in _day(3)]
+            again = [(t, c, d, 99.5, r) for t, c, d, _, r in hourly_weather(3)]
             spark.createDataFrame(again, WEATHER_COLUMNS).writeTo(table).append()
         parquet = str(tmp_path_factory.mktemp("parquet") / kind)
         spark.table(table).write.parquet(parquet)
@@ -130,7 +119,7 @@ def test_the_latest_rows_are_read_from_the_newest_part_alone(
     table = f"{ts}.db.top_gone"
     create_weather(spark, table)
     for day in range(4):
-        spark.createDataFrame(_day(day), WEATHER_COLUMNS).writeTo(table).append()
+        spark.createDataFrame(hourly_weather(day), WEATHER_COLUMNS).writeTo(table).append()
     files = sorted(
         (p for p in warehouse.rglob("*.tsfile") if "top_gone" in str(p)),
         key=lambda p: p.stat().st_mtime_ns,
@@ -141,7 +130,7 @@ def test_the_latest_rows_are_read_from_the_newest_part_alone(
     latest = spark.sql(
         f"SELECT time, device FROM {table} WHERE device = 'd2' ORDER BY time DESC LIMIT 3"
     )
-    expected = spark.createDataFrame(_day(3), WEATHER_COLUMNS).where("device = 'd2'")
+    expected = spark.createDataFrame(hourly_weather(3), WEATHER_COLUMNS).where("device = 'd2'")
     assert [r.time for r in latest.collect()] == [
         r.time for r in expected.orderBy("time", ascending=False).limit(3).collect()
     ]

@@ -4,7 +4,6 @@ rows Spark gives over a Parquet copy."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,25 +13,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
 
+from tests.factories import WEATHER_COLUMNS, hourly_weather
 from tsfile_catalog import Catalog
 
 pytestmark = pytest.mark.spark
 
 EXAMPLES = int(os.environ.get("TSFILE_PROPERTY_EXAMPLES", "10"))
-COLUMNS = "time TIMESTAMP, city STRING, device STRING, temp DOUBLE, rain INT"
-DEVICES = [("bj", "d1"), ("bj", "d2"), ("sh", "d3"), ("sh", "d4")]
-BASE = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-
-
-def _day(day: int) -> list[tuple[object, ...]]:
-    """Hourly rows of every device on day ``day`` (day 2: two devices), NULLs among fields."""
-    rows: list[tuple[object, ...]] = []
-    for hour in range(24):
-        for k, (city, device) in enumerate(DEVICES[: 2 if day == 2 else 4]):
-            i = day * 100 + hour * 4 + k
-            temp = None if i % 7 == 3 else round(10 + (i % 13) * 1.5, 1)
-            rows.append((BASE + dt.timedelta(days=day, hours=hour), city, device, temp, i % 3))
-    return rows
+COLUMNS = WEATHER_COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +34,7 @@ def catalogs(
     source.sql(f"CREATE TABLE days ({COLUMNS}) USING tsfile OPTIONS (tagColumns 'city,device')")
     everything = []
     for day in range(5):
-        rows = _day(day)
+        rows = hourly_weather(day, 2 if day == 2 else 4)
         everything += rows
         spark.createDataFrame(rows, COLUMNS).createOrReplaceTempView("top_new_day")
         source.sql("INSERT INTO days SELECT * FROM top_new_day")
@@ -133,14 +120,16 @@ def test_parts_before_the_latest_rows_are_not_opened(spark: SparkSession, tmp_pa
     catalog = Catalog(spark, str(tmp_path), register_views=False, small_scan_rows=0)
     catalog.sql(f"CREATE TABLE gone ({COLUMNS}) USING tsfile OPTIONS (tagColumns 'city,device')")
     for day in range(3):
-        spark.createDataFrame(_day(day), COLUMNS).createOrReplaceTempView("top_new_day")
+        spark.createDataFrame(
+            hourly_weather(day, 2 if day == 2 else 4), COLUMNS
+        ).createOrReplaceTempView("top_new_day")
         catalog.sql("INSERT INTO gone SELECT * FROM top_new_day")
     files = sorted(tmp_path.rglob("*.tsfile"), key=lambda p: p.stat().st_mtime_ns)
     assert len(files) == 3
     for path in files[:-1]:
         path.unlink()
     latest = catalog.sql("SELECT device, rain FROM gone ORDER BY time DESC, device LIMIT 2")
-    newest = sorted(_day(2), key=lambda r: (-r[0].timestamp(), r[2]))[:2]
+    newest = sorted(hourly_weather(2, 2), key=lambda r: (-r[0].timestamp(), r[2]))[:2]
     assert [tuple(r) for r in latest.collect()] == [(r[2], r[4]) for r in newest]
     with pytest.raises(Exception, match="gone|No such file|not found"):
         catalog.sql("SELECT device FROM gone ORDER BY time LIMIT 2").collect()
