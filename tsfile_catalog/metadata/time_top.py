@@ -16,12 +16,12 @@ whole). Without enough exact counts nothing is dropped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import ScanPlan
-from tsfile_catalog.metadata.slices import merged_devices
+from tsfile_catalog.metadata.slices import matching_devices, merged_devices
 
 __all__ = ["TimeTop", "keep_time_top", "time_top_threshold"]
 
@@ -89,8 +89,6 @@ def _exact_units(plan: ScanPlan, descending: bool) -> Iterator[tuple[int, int]]:
     one device of a part; ``bound`` is its earliest time (descending) or latest."""
     pushdown = plan.pushdown
     lo, hi = pushdown.time_min, pushdown.time_max
-    tag_sets = pushdown.tag_dict()
-    index = {name: i for i, name in enumerate(plan.schema.tag_names)}
     merged = merged_devices(plan.merges)
     for part in plan.parts:
         if not part.row_count or part.min_time is None or part.max_time is None:
@@ -98,16 +96,9 @@ def _exact_units(plan: ScanPlan, descending: bool) -> Iterator[tuple[int, int]]:
         taken = merged.get(part.path, frozenset())
         if taken is None:
             continue  # read whole by a merge
-        if not tag_sets and not taken and lo <= part.min_time and part.max_time <= hi:
+        if not pushdown.tag_values and not taken and lo <= part.min_time and part.max_time <= hi:
             yield (part.min_time if descending else part.max_time), part.row_count
             continue
-        for device in part.devices or ():
-            if device.tags in taken or not lo <= device.min_time <= device.max_time <= hi:
-                continue
-            if all(_tag(device.tags, index[t]) in values for t, values in tag_sets.items()):
+        for device in matching_devices(part, pushdown, plan.schema.tag_names) or ():
+            if device.tags not in taken and lo <= device.min_time and device.max_time <= hi:
                 yield (device.min_time if descending else device.max_time), device.row_count
-
-
-def _tag(tags: Sequence[str | None], position: int) -> str | None:
-    # A device recorded before a TAG column was added has no value for it: NULL.
-    return tags[position] if position < len(tags) else None
