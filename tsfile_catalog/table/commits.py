@@ -35,6 +35,7 @@ from tsfile_catalog.metadata.manifest import (
     Commit,
     Operation,
     RemovePart,
+    RowFootprint,
     SetProperties,
     SetSchema,
     Snapshot,
@@ -45,6 +46,7 @@ from tsfile_catalog.metadata.manifest import (
     prepare_commit,
     rebase,
     replay,
+    row_change_footprint,
 )
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
@@ -178,6 +180,8 @@ def _commit(
     """:func:`commit` once ``read`` is known to belong to the table at ``location``."""
     base = read
     pending = tuple(actions)
+    # A row change's rows, computed only once a race is lost (a DELETE may remove many parts).
+    footprint: list[RowFootprint | None] = []
     # One identity for every attempt to create the table (the lost-response check compares
     # bytes); a creation that loses the race takes the winner's from the rebased base.
     new_table_uuid = str(uuid.uuid4())
@@ -214,7 +218,18 @@ def _commit(
             time.sleep(random.uniform(0, min(1.0, 0.005 * 2**attempt)))
             landed = _landed_since(io, location, base)
             try:
-                pending = rebase(pending, landed, read=base, overwrite=overwrite, txn=txn)
+                if landed and not footprint:
+                    footprint.append(
+                        None if overwrite else row_change_footprint(pending, read, operation)
+                    )
+                pending = rebase(
+                    pending,
+                    landed,
+                    read=base,
+                    overwrite=overwrite,
+                    txn=txn,
+                    footprint=footprint[0] if footprint else None,
+                )
             except AlreadyCommittedError:
                 raise  # not a failure: the caller skips the batch
             except CommitConflictError as e:

@@ -27,6 +27,12 @@ from tsfile_catalog.metadata.manifest.codec import (
     encode_snapshot,
 )
 from tsfile_catalog.metadata.manifest.conflicts import already_committed, foreign_commit, rebase
+from tsfile_catalog.metadata.manifest.footprint import (
+    ROW_CHANGES,
+    RowFootprint,
+    footprint_of,
+    row_change_footprint,
+)
 from tsfile_catalog.metadata.manifest.model import (
     BASE_FORMAT_VERSION,
     FORMAT_VERSION,
@@ -46,6 +52,10 @@ from tsfile_catalog.metadata.manifest.model import (
 from tsfile_catalog.metadata.manifest.snapshot import apply, prepare_commit, replay
 
 __all__ = [
+    "ROW_CHANGES",
+    "RowFootprint",
+    "footprint_of",
+    "row_change_footprint",
     "FORMAT_VERSION",
     "BASE_FORMAT_VERSION",
     "written_format_version",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from tsfile_catalog.exceptions import AlreadyCommittedError, CommitConflictError
+from tsfile_catalog.metadata.manifest.footprint import RowFootprint
 from tsfile_catalog.metadata.manifest.model import (
     Action,
     AddPart,
@@ -22,6 +23,8 @@ from tsfile_catalog.metadata.manifest.model import (
     StreamTxn,
 )
 from tsfile_catalog.metadata.manifest.snapshot import replay
+from tsfile_catalog.metadata.part_list import part_positions
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
 
 __all__ = ["already_committed", "foreign_commit", "rebase"]
@@ -49,6 +52,7 @@ def rebase(
     read: Snapshot | None,
     overwrite: bool = False,
     txn: StreamTxn | None = None,
+    footprint: RowFootprint | None = None,
 ) -> tuple[Action, ...]:
     """Decide whether ``pending`` (prepared against ``read``) still applies after ``landed``.
 
@@ -72,6 +76,11 @@ def rebase(
       conflicts: nothing read from the old table may be committed to the new one.
     * A streaming micro-batch (``txn``) that a landed commit already holds (the same query
       id, a batch id at or above it: two runs of one batch racing) is not committed again.
+    * A row change (``footprint``: the rows an UPDATE, MERGE, DELETE or overwrite by
+      condition read and wrote) conflicts with any landed commit that changed rows
+      (``data_change``) and added or removed a part holding rows of its footprint
+      (:mod:`~tsfile_catalog.metadata.manifest.footprint`): Serializable for row changes,
+      while appends commute (WriteSerializable).
 
     Raises:
         CommitConflictError: explaining which landed version conflicts and why.
@@ -80,6 +89,8 @@ def rebase(
     if not landed:
         return tuple(pending)
     _check_txn(txn, landed)
+    if footprint:
+        _check_footprint(footprint, landed, read)
     expected = read.table_uuid if read is not None else landed[0].table_uuid
     foreign = None if expected is None else foreign_commit(expected, landed)
     if foreign is not None:
@@ -172,6 +183,52 @@ def _check_txn(txn: StreamTxn | None, landed: Sequence[Commit]) -> None:
             raise AlreadyCommittedError(
                 f"batch {txn.version} of streaming query {txn.app_id} is already in the table "
                 f"(version {commit.version} holds batch {other.version}); not committed again"
+            )
+
+
+def _check_footprint(
+    footprint: RowFootprint, landed: Sequence[Commit], read: Snapshot | None
+) -> None:
+    """Refuse when a landed commit that changed rows added or removed a part touching
+    ``footprint``."""
+    changing = [c for c in landed if c.info.data_change]
+    if not changing:
+        return
+    removed_paths = {a.path for c in changing for a in c.actions if isinstance(a, RemovePart)}
+    # The parts those commits removed, with their statistics: from the version read, or
+    # added by an earlier landed commit.
+    known: dict[str, PartFile] = {}
+    if removed_paths and read is not None:
+        for path, position in part_positions(read.parts, removed_paths).items():
+            known[path] = read.parts[position]
+    for commit in landed:
+        tag_names = None
+        for action in commit.actions:
+            if isinstance(action, AddPart):
+                known.setdefault(action.part.path, action.part)
+            if not commit.info.data_change:
+                continue
+            if isinstance(action, AddPart):
+                part: PartFile | None = action.part
+                verb = "added"
+            elif isinstance(action, RemovePart):
+                part = known.get(action.path)
+                verb = "removed"
+            else:
+                continue
+            if part is None:
+                continue  # removed before this commit's read version: none of its rows
+            touch = footprint.touched_by(part)
+            if touch is None:
+                continue
+            if tag_names is None:
+                schema = commit.new_schema() or _schema_of(read)
+                tag_names = [] if schema is None else list(schema.tag_names)
+            raise CommitConflictError(
+                f"version {commit.version} ({commit.info.operation}) {verb} "
+                f"{touch.describe(tag_names)} that this row change read or writes, after the "
+                f"version it read ({'none' if read is None else read.version}); retry the "
+                "statement"
             )
 
 
