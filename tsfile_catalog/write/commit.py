@@ -33,6 +33,7 @@ from tsfile_catalog.metadata.completeness import (
 )
 from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemovePart, SetSchema
 from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import append_parts, commit
@@ -218,37 +219,54 @@ def _refuse_keys_kept(
     added: Sequence[PartFile],
     kept: Sequence[PartFile],
 ) -> None:
-    """A ``key.duplicates = last`` table's MERGE wrote no key a part it did not read holds.
+    """A ``key.duplicates = last`` table's UPDATE or MERGE wrote no key a part it did not
+    read holds.
 
     The parts read are closed over key overlap, so the rows rewritten from them share no key
-    with the rest; a row the MERGE inserted (its ON condition matched no row of the parts
-    read) may, and the table holds one row per key: as when the MERGE reads the whole table,
-    it is refused. Only the kept parts whose device time ranges meet an added part's are read
-    back, and of them only the keys where they meet (:func:`duplicates_to_drop`).
+    with the rest as long as the statement keeps every row's key. A row a MERGE inserted (its
+    ON condition matched no row of the parts read), or a row whose TAG values or time an
+    UPDATE or a MERGE's UPDATE SET changed, may; the rewritten parts keep the key sequence of
+    what they replace, so the other part's row would win and the written one would be lost.
+    The table holds one row per key: the statement is refused, as when it writes a key twice
+    itself. This is checked here, in the commit every session's copy-on-write reaches, never
+    by a rule only some sessions have. Only the kept parts whose device time ranges meet an
+    added part's are read back, and of them only the keys where they meet
+    (:func:`duplicates_to_drop`).
 
     Raises:
-        DataError: naming the first key written twice; a kept part without per-device
-            statistics (or an external one) whose time range meets an added part's counts as
-            holding one.
+        DataError: naming the statement and the first key written twice; a kept part
+            without per-device statistics (or an external one) whose time range meets an
+            added part's counts as holding one.
     """
     urls = [ownership.part_url(options.path, p) for p in added]
     devices = [p.devices for p in added]
+    statement = options.rewrite_operation
     for part in kept:
         if not any(_times_meet(part, p) for p in added):
             continue
         if part.external or part.devices is None or any(d is None for d in devices):
             raise DataError(
-                f"duplicate rows may be written: part '{part.path}', which the "
-                f"{options.rewrite_operation} did not read, has no per-device statistics "
-                "to show it shares no (TAG values, time) with the rows written"
+                f"{statement} on {options.path}: duplicate rows may be written: part "
+                f"'{part.path}', which the {statement} did not read, has no per-device "
+                "statistics to show it shares no (TAG values, time) with the rows written; "
+                "nothing was committed"
             )
-        duplicates_to_drop(
+        losing = duplicates_to_drop(
             io,
             [*urls, ownership.part_url(options.path, part)],
             [*(d for d in devices if d is not None), part.devices],
             plan.schema,
-            "error",
+            "last",
         )
+        if losing:
+            row = next(iter(losing.values())).slice(0, 1).to_pylist()[0]
+            key = ", ".join(f"{c}={row[c]!r}" for c in (*plan.schema.tag_names, TIME_COLUMN))
+            raise DataError(
+                f"{statement} on {options.path} writes the key ({key}), which another row of "
+                "the table already holds (one the statement did not change); a table with "
+                "key.duplicates = last holds one row per (TAG values, time): delete that row "
+                "first, or leave the key as it is; nothing was committed"
+            )
 
 
 def _times_meet(a: PartFile, b: PartFile) -> bool:
@@ -296,7 +314,7 @@ def _commit_rewrite(
     added = [p.rewritten_from(removed) for p in parts]
     if not removed and not added:
         return  # a statement that matched no row (Spark's run-time filter read no part)
-    if options.rewrite_duplicates == "error" and options.rewrite_operation == "MERGE":
+    if options.rewrite_duplicates == "error" and options.rewrite_operation != "DELETE":
         replaced = set(options.rewrite_parts)
         kept = [p for p in read.parts if p.path not in replaced]
         _refuse_keys_kept(io, plan, options, added, kept)
