@@ -29,6 +29,7 @@ from tsfile_catalog.spark_catalog import (
     rewrites,
     scans,
 )
+from tsfile_catalog.spark_catalog.metadata_tables import load_metadata_table
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -99,9 +100,14 @@ def _name(request: Mapping[str, Any]) -> Any:
 
 
 def _load(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
-    return delegate.warehouse(request).load(
-        _name(request), version=request.get("version"), timestamp_us=request.get("timestamp_us")
+    warehouse = delegate.warehouse(request)
+    version, timestamp_us = request.get("version"), request.get("timestamp_us")
+    metadata = load_metadata_table(
+        warehouse, request["namespace"], request["name"], version=version, timestamp_us=timestamp_us
     )
+    if metadata is not None:
+        return metadata
+    return warehouse.load(_name(request), version=version, timestamp_us=timestamp_us)
 
 
 def _create(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:

@@ -8,12 +8,12 @@ executes it, never while a query is planned.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog.spark_catalog.metadata_tables import spark_value
 from tsfile_catalog.spark_catalog.tables import Warehouse
 from tsfile_catalog.sql.registry import parse_table_name
 from tsfile_catalog.sql.statements import (
@@ -33,7 +33,6 @@ from tsfile_catalog.sql.statements import (
 __all__ = ["NAMESPACE", "Parameter", "Procedure", "PROCEDURES", "call_procedure", "describe"]
 
 NAMESPACE = "system"
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +174,6 @@ def call_procedure(
     if not isinstance(table, str):
         raise SqlError(f"{NAMESPACE}.{name}: argument table => 'db.t' is required")
     result = warehouse.catalog.execute(procedure.statement(parse_table_name(table), args))
-    rows = [[_value(v) for v in row] for row in result.collect()]
+    rows = [[spark_value(v) for v in row] for row in result.collect()]
     return {"schema": result.schema.json(), "rows": rows}
 
-
-def _value(value: object) -> object:
-    if isinstance(value, dt.datetime):
-        instant = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
-        return (instant - _EPOCH) // dt.timedelta(microseconds=1)
-    return value

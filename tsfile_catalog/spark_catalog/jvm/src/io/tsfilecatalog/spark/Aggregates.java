@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
@@ -14,12 +16,14 @@ import org.apache.spark.sql.connector.expressions.aggregate.Max;
 import org.apache.spark.sql.connector.expressions.aggregate.Min;
 import org.apache.spark.sql.connector.expressions.aggregate.Sum;
 import org.apache.spark.sql.connector.read.LocalScan;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BooleanType;
 import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DoubleType;
 import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructType;
@@ -133,6 +137,27 @@ final class Aggregates {
     }
     if (type instanceof FloatType) {
       return (float) node.asDouble();
+    }
+    if (type instanceof ArrayType) {
+      DataType element = ((ArrayType) type).elementType();
+      Object[] values = new Object[node.size()];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = value(element, node.get(i));
+      }
+      return new GenericArrayData(values);
+    }
+    if (type instanceof MapType) {
+      // A JSON object: string keys (a history's operation parameters, a detail's properties).
+      MapType map = (MapType) type;
+      Object[] keys = new Object[node.size()];
+      Object[] values = new Object[node.size()];
+      int i = 0;
+      for (java.util.Iterator<String> names = node.fieldNames(); names.hasNext(); i++) {
+        String name = names.next();
+        keys[i] = value(map.keyType(), Client.JSON.getNodeFactory().textNode(name));
+        values[i] = value(map.valueType(), node.get(name));
+      }
+      return new ArrayBasedMapData(new GenericArrayData(keys), new GenericArrayData(values));
     }
     return node.asLong(); // LongType, TimestampType
   }

@@ -106,7 +106,11 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
 
   private Table load(Identifier ident, ObjectNode request) throws NoSuchTableException {
     try {
-      return new TsFileTable(config, ident, Client.callChecked("load_table", request, ident, null));
+      JsonNode described = Client.callChecked("load_table", request, ident, null);
+      if (described.has("metadata_table")) {
+        return new TsFileMetadataTable(described.get("metadata_table"));
+      }
+      return new TsFileTable(config, ident, described);
     } catch (NoSuchTableException e) {
       throw e;
     } catch (TableAlreadyExistsException
