@@ -225,6 +225,41 @@ class FileIO:
             return None
         return int(when.timestamp() * 1000)
 
+    @_storage("stat")
+    def file_in_the_way(self, url: str) -> str | None:
+        """The file at ``url`` or above it that keeps ``url`` from being a directory, or None
+        (checked locally, where a listing of such a path fails; on object stores a key and a
+        prefix of the same name coexist)."""
+        if not self.is_local:
+            return None
+        path = self._path(url)
+        while not os.path.lexists(path) and os.path.dirname(path) != path:
+            path = os.path.dirname(path)
+        return path if os.path.lexists(path) and not os.path.isdir(path) else None
+
+    def bucket_of(self, url: str) -> str | None:
+        """The bucket (container) ``url`` lies in, on a store that has them (the fsspec file
+        systems with ``split_path``: S3, GCS, Azure); None elsewhere."""
+        split = getattr(self.fs, "split_path", None)
+        if self.is_local or split is None:
+            return None
+        return str(split(self._path(url))[0]) or None
+
+    @_storage("stat")
+    def bucket_exists(self, url: str) -> bool:
+        """Whether the bucket of ``url`` exists (True on a store without buckets). An object
+        store lists a missing bucket, or any path at an endpoint that answers 404, as
+        missing: only this tells that apart from an empty folder."""
+        bucket = self.bucket_of(url)
+        if bucket is None:
+            return True
+        self.fs.invalidate_cache(bucket)
+        try:
+            self.fs.info(bucket)
+        except FileNotFoundError:
+            return False
+        return True
+
     @_storage("read")
     def open_input(self, url: str) -> IO[bytes]:
         """A seekable binary file object (TsFileReader accepts one)."""
