@@ -12,12 +12,13 @@ Catalog's statements, and the Catalog registers the data source through that mod
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tsfile_catalog import session as _session
 from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.spark_catalog.build import build_jar
+from tsfile_catalog.spark_catalog.build import JAR_NAME, build_jar, jar_problem
 from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, mark_registered
 
 if TYPE_CHECKING:
@@ -105,6 +106,14 @@ def register(spark: SparkSession) -> None:
     if not isinstance(client, JavaClass):
         configured = _configured_catalogs(spark)
         if configured:
+            broken = _broken_jar(spark)
+            if broken is not None:
+                raise TsFileCatalogError(
+                    f"catalog {configured[0]!r} is configured as {CATALOG_CLASS}, but the "
+                    f"plugin's jar on this session's classpath, {broken}: "
+                    "tsfile_catalog.configure(builder, warehouse=...) rebuilds it; start a new "
+                    "process with it"
+                )
             raise TsFileCatalogError(
                 f"catalog {configured[0]!r} is configured as {CATALOG_CLASS}, but the plugin's "
                 "jar is not on this session's classpath: it must be there when the JVM starts; "
@@ -126,6 +135,18 @@ def register(spark: SparkSession) -> None:
     # UPDATE through spark.sql refuses SET of the table key, as Catalog.sql's does.
     jvm.io.tsfilecatalog.spark.KeyAssignments.install(spark._jsparkSession)
     mark_registered(gateway, delegate)
+
+
+def _broken_jar(spark: SparkSession) -> str | None:
+    """The plugin's jar in ``spark.jars`` that the JVM could not load, with what is wrong with
+    it (a cached jar cut short), or None when none is broken."""
+    for jar in str(spark.sparkContext.getConf().get("spark.jars", "") or "").split(","):
+        path = Path(jar.removeprefix("file:"))
+        if path.name == JAR_NAME and path.is_file():
+            problem = jar_problem(path)
+            if problem is not None:
+                return f"{path}, cannot be loaded: {problem}"
+    return None
 
 
 def _configured_catalogs(spark: SparkSession) -> list[str]:
