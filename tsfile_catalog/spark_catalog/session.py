@@ -20,6 +20,7 @@ from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.spark_catalog.build import JAR_NAME, build_jar, jar_problem
 from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, mark_registered
+from tsfile_catalog.storage_options import spark_redaction_regex
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,6 +37,8 @@ __all__ = [
 DEFAULT_NAME = "tsfile"
 _CATALOG_PREFIX = CATALOG_PREFIX
 _CLIENT = "io.tsfilecatalog.spark.Client"
+_REDACTION = "spark.redaction.regex"
+_SPARK_REDACTION_DEFAULT = "(?i)secret|password|token|access[.]?key"
 
 
 def catalog_config(warehouse: str, *, name: str = DEFAULT_NAME) -> dict[str, str]:
@@ -51,6 +54,8 @@ def catalog_config(warehouse: str, *, name: str = DEFAULT_NAME) -> dict[str, str
         "spark.jars": str(jar),
         f"{_CATALOG_PREFIX}{name}": CATALOG_CLASS,
         f"{_CATALOG_PREFIX}{name}.warehouse": location,
+        # The UI's environment page and event logs hide the catalog's fs.* credentials too.
+        _REDACTION: spark_redaction_regex(_SPARK_REDACTION_DEFAULT),
     }
 
 
@@ -77,6 +82,9 @@ def configure(
     if settings["spark.jars"] not in jars:
         jars.append(settings["spark.jars"])
     settings["spark.jars"] = ",".join(jars)
+    given = getattr(builder, "_options", {}).get(_REDACTION)
+    if given:
+        settings[_REDACTION] = spark_redaction_regex(str(given))
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder

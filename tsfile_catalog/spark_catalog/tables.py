@@ -45,7 +45,11 @@ from tsfile_catalog.sql.statements import (
     Statement,
     TableName,
 )
-from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
+from tsfile_catalog.storage_options import (
+    STORAGE_PREFIX,
+    redact_credentials,
+    storage_options_from,
+)
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.ownership import check_empty, check_location
 from tsfile_catalog.table.vacuum import purge
@@ -446,9 +450,10 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
     properties[VERSION_PROPERTY] = str(table.version)
     return {
         "schema": schema.json(),
-        "properties": {
-            k: v for k, v in properties.items() if not k.lower().startswith(STORAGE_PREFIX)
-        },
+        # Shown only (SHOW TBLPROPERTIES, DESCRIBE, SHOW CREATE TABLE): credentials masked.
+        "properties": redact_credentials(
+            {k: v for k, v in properties.items() if not k.lower().startswith(STORAGE_PREFIX)}
+        ),
         "scan": {
             "table": entry.display_name,
             "location": entry.location,

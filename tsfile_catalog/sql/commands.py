@@ -59,6 +59,7 @@ from tsfile_catalog.sql.statements import (
 )
 from tsfile_catalog.sql.urls import url_entry
 from tsfile_catalog.sql.write_distribution import cluster_for_write
+from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import (
     Table,
     add_columns,
@@ -156,12 +157,14 @@ def show_parts(tables: Tables, statement: ShowParts) -> DataFrame:
 
 def show_create_table(tables: Tables, statement: ShowCreateTable) -> DataFrame:
     entry = tables.registry.require(statement.table)
+    table = tables.open(entry)
     created = create_table_statement(
         statement.table,
-        tables.open(entry).schema,
+        table.schema,
         location=entry.location,
-        options=entry.options,
-        properties=tables.open(entry).properties,
+        # Shown, as Spark's SHOW CREATE TABLE shows them: credentials masked.
+        options=redact_credentials(entry.options),
+        properties=redact_credentials(table.properties),
     )
     return tables.result(inspect.show_create_table(created.to_sql()))
 
