@@ -12,7 +12,6 @@ shown with credentials redacted.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -27,7 +26,7 @@ from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.slices import matching_devices
 from tsfile_catalog.metadata.spark.quoting import quote_identifier
 from tsfile_catalog.metadata.spark.types import spark_type, spark_type_of
-from tsfile_catalog.storage_options import redact_credentials, redact_text
+from tsfile_catalog.storage_options import redact_credentials, redact_parameters
 from tsfile_catalog.table import DeleteResult, OptimizeResult, Table
 from tsfile_catalog.table.expire import Expired
 from tsfile_catalog.table.vacuum import Vacuumed
@@ -191,7 +190,7 @@ def describe_history(table: Table, *, limit: int | None = None) -> Result:
             info.version,
             _iso(info.timestamp_ms),
             info.operation,
-            _shown_parameters(info.operation_parameters),
+            redact_parameters(info.operation_parameters),
             info.read_version,
             info.parts_added,
             info.rows_added,
@@ -207,24 +206,6 @@ def describe_history(table: Table, *, limit: int | None = None) -> Result:
         "rows_added bigint, parts_removed bigint, rows_removed bigint, engine_info string",
         rows,
     )
-
-
-def _shown_parameters(parameters: Mapping[str, str]) -> dict[str, str]:
-    """A commit's parameters as DESCRIBE HISTORY shows them: SET TBLPROPERTIES records the
-    properties it set as a JSON object, whose credentials are masked as DESCRIBE masks them;
-    a URL's password in any other value too."""
-    out = {}
-    for key, value in parameters.items():
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            shown = redact_credentials({str(k): str(v) for k, v in decoded.items()})
-            out[key] = json.dumps(shown, sort_keys=True)
-        else:
-            out[key] = redact_text(value)
-    return out
 
 
 def describe_detail(

@@ -23,6 +23,7 @@ __all__ = [
     "check_url",
     "is_credential_option",
     "redact_credentials",
+    "redact_parameters",
     "redact_text",
     "spark_redaction_regex",
     "storage_options_from",
@@ -190,6 +191,25 @@ def redact_credentials(opts: Mapping[str, str]) -> dict[str, str]:
             key.lower().startswith(STORAGE_PREFIX) and is_credential_option(key, value)
         ):
             out[key] = REDACTED
+        else:
+            out[key] = redact_text(value)
+    return out
+
+
+def redact_parameters(parameters: Mapping[str, str]) -> dict[str, str]:
+    """A commit's parameters as DESCRIBE HISTORY shows them: SET TBLPROPERTIES records the
+    properties it set as a JSON object, shown through :func:`redact_credentials`; any other
+    value through :func:`redact_text`."""
+    out = {}
+    for key, value in parameters.items():
+        try:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
+            decoded = None
+        if isinstance(decoded, dict):
+            given = {str(k): str(v) for k, v in decoded.items()}
+            shown = redact_credentials(given)
+            out[key] = value if shown == given else json.dumps(shown, sort_keys=True)
         else:
             out[key] = redact_text(value)
     return out
