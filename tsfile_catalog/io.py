@@ -77,14 +77,34 @@ def _missing_credentials(operation: str, args: Sequence[object], error: Exceptio
     )
 
 
+# The SDKs' "cannot connect" errors (botocore's and aiohttp's), by name as above: an endpoint
+# that refuses connections, times out or does not resolve.
+_UNREACHABLE = frozenset(
+    {
+        "EndpointConnectionError",
+        "ConnectTimeoutError",
+        "ClientConnectorError",
+        "ProxyConnectionError",
+    }
+)
+
+
 def _translate(operation: str, args: Sequence[object], error: Exception) -> Exception | None:
     """The StorageError an error from the store becomes, or None to let it through."""
     if isinstance(error, (*_PASS_THROUGH, StorageError)):
         return None
     if isinstance(error, OSError):
         return _failure(operation, args, error)
-    if any(cls.__name__ in _MISSING_CREDENTIALS for cls in type(error).__mro__):
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if not names.isdisjoint(_MISSING_CREDENTIALS):
         return _missing_credentials(operation, args, error)
+    if not names.isdisjoint(_UNREACHABLE):
+        return StorageError(
+            redact_text(
+                f"storage {operation} of {_target(args)} failed: the store cannot be reached "
+                f"({type(error).__name__}: {error}); check the endpoint (fs.endpoint_url)"
+            )
+        )
     return None
 
 
