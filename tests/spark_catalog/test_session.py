@@ -74,3 +74,23 @@ def test_a_broken_jar_on_the_classpath_is_named_not_missing(tmp_path: Path) -> N
         "readable jar (BadZipFile"
     ), said
     assert said.endswith("rebuilds it; start a new process with it") and "\\n" not in said
+
+
+def test_configure_extends_sparks_redaction_for_the_ui(tmp_path: Path) -> None:
+    """spark.redaction.regex is read when the JVM starts (the UI's environment page, event
+    logs): configure extends Spark's default, or the builder's own, with the catalog's."""
+    from pyspark.sql import SparkSession
+
+    from tsfile_catalog.exceptions import TsFileCatalogError
+    from tsfile_catalog.spark_catalog.session import configure
+    from tsfile_catalog.storage_options import SPARK_REDACTION_PATTERN
+
+    try:
+        default = configure(SparkSession.Builder(), warehouse=str(tmp_path))
+    except TsFileCatalogError as e:
+        pytest.skip(f"no JDK to build the plugin with: {e}")
+    spark_default = "(?i)secret|password|token|access[.]?key"
+    assert default._options["spark.redaction.regex"] == f"{spark_default}|{SPARK_REDACTION_PATTERN}"
+    own = SparkSession.Builder().config("spark.redaction.regex", "(?i)mine")
+    own = configure(own, warehouse=str(tmp_path))
+    assert own._options["spark.redaction.regex"] == f"(?i)mine|{SPARK_REDACTION_PATTERN}"
