@@ -182,6 +182,7 @@ def test_an_s3_warehouse_that_is_not_there_is_an_error_not_empty(
         catalog.tables,
         lambda: catalog.sql("SHOW TABLES").collect(),
         lambda: catalog.sql("DESCRIBE TABLE t").collect(),
+        lambda: catalog.sql("DROP TABLE IF EXISTS t").collect(),
         lambda: catalog.sql(f"CREATE TABLE t {COLUMNS} OPTIONS (tagColumns 'city')"),
     ):
         message = ours(call, StorageError)
@@ -190,6 +191,7 @@ def test_an_s3_warehouse_that_is_not_there_is_an_error_not_empty(
         for call in (
             lambda: spark.sql(f"SHOW TABLES IN {name}.default").collect(),
             lambda: spark.sql(f"SELECT * FROM {name}.default.t").collect(),
+            lambda: spark.sql(f"DROP TABLE IF EXISTS {name}.default.t").collect(),
         ):
             assert ours(call, StorageError).startswith(expected)
 

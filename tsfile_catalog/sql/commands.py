@@ -356,6 +356,7 @@ def drop(tables: Tables, statement: DropTable) -> DataFrame:
     if entry is None and tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     if entry is None:
+        registry.check_warehouse()  # IF EXISTS must not pass over a warehouse that is not there
         if statement.if_exists:
             return tables.result(Result(schema, []))
         raise TableNotFoundError(

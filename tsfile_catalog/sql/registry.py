@@ -243,8 +243,16 @@ class Registry:
 
     def exists(self, table: TableName) -> bool:
         """Whether ``table`` has an entry, readable or not (DROP TABLE of an unreadable one
-        removes it)."""
-        return self._io.exists(self._url(database_of(table), table.name))
+        removes it).
+
+        Raises:
+            StorageError, LocationError: no entry, and the warehouse cannot be reached or is
+                a file (see :meth:`check_warehouse`): "no such table" would be wrong.
+        """
+        if self._io.exists(self._url(database_of(table), table.name)):
+            return True
+        self.check_warehouse()
+        return False
 
     def require(self, table: TableName) -> TableEntry:
         """The entry for ``table``.
