@@ -180,3 +180,28 @@ def test_missing_s3_credentials_are_one_line_naming_the_file_and_the_fix(
     assert message.startswith("storage list of s3://bucket/t/_tsfile_manifest failed: no ")
     assert "AWS_ACCESS_KEY_ID" in message and "fs.anon=true" in message and "\n" not in message
     assert type(failed.value.__cause__).__name__ == "NoCredentialsError"
+
+
+def test_a_store_that_cannot_be_reached_is_one_line_naming_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """botocore's connection errors are no OSError: they surfaced raw (and through the
+    plugin's delegate, as a logged Python traceback)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "x")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x")
+    io = FileIO(
+        "s3://bucket/wh",
+        {
+            "endpoint_url": "http://127.0.0.1:9",  # the discard port: nothing listens
+            "skip_instance_cache": True,
+            "config_kwargs": {"retries": {"max_attempts": 1}, "connect_timeout": 1},
+        },
+    )
+    with pytest.raises(StorageError) as failed:
+        io.list_names("s3://bucket/wh/_catalog/tables")
+    message = str(failed.value)
+    assert message.startswith(
+        "storage list of s3://bucket/wh/_catalog/tables failed: the store cannot be reached "
+        "(EndpointConnectionError: "
+    )
+    assert message.endswith("check the endpoint (fs.endpoint_url)") and "\n" not in message

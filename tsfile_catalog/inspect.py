@@ -5,7 +5,8 @@ Each builder returns a :class:`Result`, a Spark DDL schema string and plain Pyth
 SQL (:mod:`tsfile_catalog.sql.catalog` wraps it in a DataFrame), a CLI and Python callers share
 one answer. Nothing here imports pyspark or the sql package: what a catalog's registry entry
 adds (the name users know the table by, its ``timestampAs`` read option, its stored options)
-is passed in as keywords. Stored options are shown with credentials redacted.
+is passed in as keywords. Stored options, table properties and the history's parameters are
+shown with credentials redacted.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.slices import matching_devices
 from tsfile_catalog.metadata.spark.quoting import quote_identifier
 from tsfile_catalog.metadata.spark.types import spark_type, spark_type_of
-from tsfile_catalog.storage_options import redact_credentials
+from tsfile_catalog.storage_options import redact_credentials, redact_parameters
 from tsfile_catalog.table import DeleteResult, OptimizeResult, Table
 from tsfile_catalog.table.expire import Expired
 from tsfile_catalog.table.vacuum import Vacuumed
@@ -154,7 +155,7 @@ def describe(
             ("Size in bytes", sum(p.size_bytes for p in parts)),
             ("Min time", lo),
             ("Max time", hi),
-            ("Table properties", _map_text(table.properties)),
+            ("Table properties", _map_text(redact_credentials(table.properties))),
             ("Options", _map_text(redact_credentials(options or {}))),
         ]
         rows.append(("", "", ""))
@@ -189,7 +190,7 @@ def describe_history(table: Table, *, limit: int | None = None) -> Result:
             info.version,
             _iso(info.timestamp_ms),
             info.operation,
-            dict(info.operation_parameters),
+            redact_parameters(info.operation_parameters),
             info.read_version,
             info.parts_added,
             info.rows_added,
@@ -240,7 +241,7 @@ def describe_detail(
         _num_devices(parts),
         list(table.schema.tag_names),
         _ddl(table.schema, timestamp_as),
-        dict(table.properties),
+        redact_credentials(table.properties),
         redact_credentials(options or {}),
         parts_by_format(parts),
         sum(_merged_slices(table, parts)),

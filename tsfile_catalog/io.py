@@ -77,14 +77,34 @@ def _missing_credentials(operation: str, args: Sequence[object], error: Exceptio
     )
 
 
+# The SDKs' "cannot connect" errors (botocore's and aiohttp's), by name as above: an endpoint
+# that refuses connections, times out or does not resolve.
+_UNREACHABLE = frozenset(
+    {
+        "EndpointConnectionError",
+        "ConnectTimeoutError",
+        "ClientConnectorError",
+        "ProxyConnectionError",
+    }
+)
+
+
 def _translate(operation: str, args: Sequence[object], error: Exception) -> Exception | None:
     """The StorageError an error from the store becomes, or None to let it through."""
     if isinstance(error, (*_PASS_THROUGH, StorageError)):
         return None
     if isinstance(error, OSError):
         return _failure(operation, args, error)
-    if any(cls.__name__ in _MISSING_CREDENTIALS for cls in type(error).__mro__):
+    names = {cls.__name__ for cls in type(error).__mro__}
+    if not names.isdisjoint(_MISSING_CREDENTIALS):
         return _missing_credentials(operation, args, error)
+    if not names.isdisjoint(_UNREACHABLE):
+        return StorageError(
+            redact_text(
+                f"storage {operation} of {_target(args)} failed: the store cannot be reached "
+                f"({type(error).__name__}: {error}); check the endpoint (fs.endpoint_url)"
+            )
+        )
     return None
 
 
@@ -224,6 +244,41 @@ class FileIO:
         except (NotImplementedError, KeyError):
             return None
         return int(when.timestamp() * 1000)
+
+    @_storage("stat")
+    def file_in_the_way(self, url: str) -> str | None:
+        """The file at ``url`` or above it that keeps ``url`` from being a directory, or None
+        (checked locally, where a listing of such a path fails; on object stores a key and a
+        prefix of the same name coexist)."""
+        if not self.is_local:
+            return None
+        path = self._path(url)
+        while not os.path.lexists(path) and os.path.dirname(path) != path:
+            path = os.path.dirname(path)
+        return path if os.path.lexists(path) and not os.path.isdir(path) else None
+
+    def bucket_of(self, url: str) -> str | None:
+        """The bucket (container) ``url`` lies in, on a store that has them (the fsspec file
+        systems with ``split_path``: S3, GCS, Azure); None elsewhere."""
+        split = getattr(self.fs, "split_path", None)
+        if self.is_local or split is None:
+            return None
+        return str(split(self._path(url))[0]) or None
+
+    @_storage("stat")
+    def bucket_exists(self, url: str) -> bool:
+        """Whether the bucket of ``url`` exists (True on a store without buckets). An object
+        store lists a missing bucket, or any path at an endpoint that answers 404, as
+        missing: only this tells that apart from an empty folder."""
+        bucket = self.bucket_of(url)
+        if bucket is None:
+            return True
+        self.fs.invalidate_cache(bucket)
+        try:
+            self.fs.info(bucket)
+        except FileNotFoundError:
+            return False
+        return True
 
     @_storage("read")
     def open_input(self, url: str) -> IO[bytes]:

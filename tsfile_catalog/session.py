@@ -49,6 +49,25 @@ def register(spark: SparkSession) -> None:
         # set first.
         spark.sparkContext.environment[DRIVER_CWD_ENV] = cwd
     spark.dataSource.register(TsFileDataSource)
+    _redact_credentials(spark)
+
+
+REDACTION_CONF = "spark.sql.redaction.options.regex"
+"""The session's redaction of settings and options in ``SET`` and query plans, which
+:func:`register` extends to the credentials ``fs.*`` settings carry."""
+
+
+def _redact_credentials(spark: SparkSession) -> None:
+    """Make ``SET`` (and every plan or listing Spark redacts) hide ``fs.*`` credentials:
+    Spark's defaults hide ``fs.secret`` but show ``spark.sql.catalog.<name>.fs.key`` and an
+    ``aws_access_key_id`` inside ``fs.client_kwargs``. A runtime SQL setting, so this works
+    on a running session, Spark Connect included."""
+    from tsfile_catalog.storage_options import spark_redaction_regex
+
+    current = spark.conf.get(REDACTION_CONF)
+    extended = spark_redaction_regex(current)
+    if extended != current:
+        spark.conf.set(REDACTION_CONF, extended)
 
 
 def _driver_working_dir(spark: SparkSession) -> str | None:

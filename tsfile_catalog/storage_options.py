@@ -18,11 +18,14 @@ from tsfile_catalog.exceptions import OptionError
 __all__ = [
     "CREDENTIALS_AT_RUN_TIME",
     "REDACTED",
+    "SPARK_REDACTION_PATTERN",
     "STORAGE_PREFIX",
     "check_url",
     "is_credential_option",
     "redact_credentials",
+    "redact_parameters",
     "redact_text",
+    "spark_redaction_regex",
     "storage_options_from",
     "url_credentials",
 ]
@@ -172,12 +175,70 @@ def is_credential_option(name: str, value: str | None = None) -> bool:
     return _names_credential(decoded)
 
 
+# Spark's default ``spark.redaction.regex``: the setting names Spark itself hides.
+_SPARK_SECRET_NAMES = re.compile(r"secret|password|token|access[.]?key", re.IGNORECASE)
+
+
 def redact_credentials(opts: Mapping[str, str]) -> dict[str, str]:
-    """``opts`` with the value of every credential-like ``fs.*`` option replaced by
-    :data:`REDACTED`, for display."""
-    return {
-        key: REDACTED
-        if key.lower().startswith(STORAGE_PREFIX) and is_credential_option(key, value)
-        else value
-        for key, value in opts.items()
-    }
+    """``opts`` (a table's stored options or properties) as they may be shown: the value of a
+    credential-like ``fs.*`` option, and of a setting whose name Spark's own
+    ``spark.redaction.regex`` hides (``password``, ``token``, ...), becomes :data:`REDACTED`;
+    a user name and password or a signed query in any other value is masked
+    (``https://***@host``, :func:`redact_text`). What is stored is unchanged."""
+    out = {}
+    for key, value in opts.items():
+        if _SPARK_SECRET_NAMES.search(key) or (
+            key.lower().startswith(STORAGE_PREFIX) and is_credential_option(key, value)
+        ):
+            out[key] = REDACTED
+        else:
+            out[key] = redact_text(value)
+    return out
+
+
+def redact_parameters(parameters: Mapping[str, str]) -> dict[str, str]:
+    """A commit's parameters as DESCRIBE HISTORY shows them: SET TBLPROPERTIES records the
+    properties it set as a JSON object, shown through :func:`redact_credentials`; any other
+    value through :func:`redact_text`."""
+    out = {}
+    for key, value in parameters.items():
+        try:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
+            decoded = None
+        if isinstance(decoded, dict):
+            given = {str(k): str(v) for k, v in decoded.items()}
+            shown = redact_credentials(given)
+            out[key] = value if shown == given else json.dumps(shown, sort_keys=True)
+        else:
+            out[key] = redact_text(value)
+    return out
+
+
+_NAME_WORDS = r"key|secret|token|pass|pw|cred|auth|cookie|connection.?string|sas|sig"
+
+SPARK_REDACTION_PATTERN = (
+    # A setting named fs.<...credential word...>: the catalog's own spark.sql.catalog.<name>.fs.*
+    # settings, a source's fs.* options, Hadoop's spark.hadoop.fs.s3a.access.key.
+    rf"(?i:(?:^|\.)fs\.\S*?(?:{_NAME_WORDS})"
+    # A JSON value with a credential-like key (fs.client_kwargs '{"aws_access_key_id": ...}').
+    rf"""|"[^"]*(?:{_NAME_WORDS})[^"]*"\s*:"""
+    # A URL with a user name and password before its host.
+    r"""|://[^/@\s'"]+:[^/@\s'"]*@)"""
+)
+"""What Spark should also redact wherever it shows settings (``SET``, the UI, plans), as a
+Java regex Spark matches against each setting's name and value: it hides the credentials the
+catalog's own settings may carry, which Spark's default ``spark.redaction.regex``
+(``secret|password|token|access[.]?key``) misses (``fs.key``, an ``aws_access_key_id`` in
+JSON). Broad on purpose, as :func:`is_credential_option` is: over-redacting a display costs
+less than a shown key."""
+
+
+def spark_redaction_regex(current: str | None) -> str:
+    """``current`` (a Spark redaction regex) extended with :data:`SPARK_REDACTION_PATTERN`,
+    unchanged when it already holds it."""
+    if not current:
+        return SPARK_REDACTION_PATTERN
+    if SPARK_REDACTION_PATTERN in current:
+        return current
+    return f"{current}|{SPARK_REDACTION_PATTERN}"

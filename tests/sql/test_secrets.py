@@ -1,4 +1,6 @@
-"""Credentials are never stored in the catalog registry and never printed by DESCRIBE.
+"""Credentials are never stored in the catalog registry and never printed: not by DESCRIBE,
+SHOW TBLPROPERTIES or SHOW CREATE TABLE (a password in a property's URL is masked), nor by
+Spark's SET (the catalog's ``fs.*`` settings are redacted as Spark redacts its own).
 
 Tables keep only non-secret storage settings (an endpoint); credentials come from the process
 at run time: the environment (here the moto fixture's fake AWS credentials, handed to Spark's
@@ -8,6 +10,7 @@ workers with ``spark.executorEnv``), fsspec's config, or ``Catalog(storage_optio
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from pathlib import Path
 
@@ -25,8 +28,10 @@ from tsfile_catalog.sql.statements import TableUrl
 from tsfile_catalog.sql.table_options import check_table_options
 from tsfile_catalog.storage_options import (
     REDACTED,
+    SPARK_REDACTION_PATTERN,
     check_url,
     is_credential_option,
+    spark_redaction_regex,
     url_credentials,
 )
 from tsfile_catalog.table import create_table, open_table
@@ -257,3 +262,93 @@ def test_spark_entry_points_refuse_urls_with_credentials(spark: SparkSession) ->
     with pytest.raises(OptionError, match="carries credentials") as refused:
         Catalog(spark, url, register_views=False)
     assert SECRET not in str(refused.value)
+
+
+@pytest.mark.spark
+def test_set_hides_a_catalogs_fs_credentials(spark: SparkSession, plugin: str) -> None:
+    """Spark's own redaction hides ``fs.secret`` but showed ``fs.key`` (an access key id) and
+    an ``aws_access_key_id`` in JSON; once the catalog is registered, SET hides them too."""
+    prefix = f"spark.sql.catalog.{plugin}_keys"  # settings only: no catalog reads them
+    shown = {
+        f"{prefix}.fs.key": "AKIA-KEY-ID",
+        f"{prefix}.fs.client_kwargs": '{"aws_access_key_id": "AKIA-IN-JSON"}',
+        f"{prefix}.fs.endpoint_url": "http://127.0.0.1:9000",
+        f"{prefix}.fs.anon": "false",
+    }
+    for key, value in shown.items():
+        spark.conf.set(key, value)
+    try:
+        listed = {r.key: r.value for r in spark.sql("SET").collect() if r.key.startswith(prefix)}
+        one = spark.sql(f"SET {prefix}.fs.key").first()
+    finally:
+        for key in shown:
+            spark.conf.unset(key)
+    assert "AKIA" not in repr(listed) and "AKIA" not in repr(one)
+    assert listed[f"{prefix}.fs.key"] == listed[f"{prefix}.fs.client_kwargs"] == one.value
+    assert one.value.endswith("(redacted)")
+    # Spark's default keeps hiding what it hid (a "url" name); settings that hold no
+    # credential stay readable.
+    assert listed[f"{prefix}.fs.anon"] == "false"
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("spark.sql.catalog.ts.fs.key", True),
+        ("spark.hadoop.fs.s3a.access.key", True),
+        ('{"aws_access_key_id": "AKIA"}', True),
+        ("https://bob:hunter2@example.com/x", True),
+        ("spark.sql.catalog.ts.fs.endpoint_url", False),
+        ('{"region_name": "eu-west-1"}', False),
+        ("https://***@example.com/x", False),
+        ("key.duplicates", False),
+        ("spark.sql.catalog.ts.warehouse", False),
+    ],
+)
+def test_the_redaction_spark_is_given(text: str, hidden: bool) -> None:
+    # Spark matches the pattern with Java's find(); Python's search() reads it the same way.
+    assert bool(re.search(SPARK_REDACTION_PATTERN, text)) is hidden
+    extended = spark_redaction_regex("(?i)url")
+    assert extended.startswith("(?i)url|") and spark_redaction_regex(extended) == extended
+
+
+PASSWORD_URL = "https://bob:hunter2@example.com/feed"
+
+
+@pytest.mark.spark
+def test_a_password_in_a_property_is_masked_wherever_it_is_shown(
+    spark: SparkSession, catalog: Catalog, plugin: str, warehouse: Path
+) -> None:
+    catalog.sql(
+        "CREATE TABLE props (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'city')"
+    )
+    # SQL text with a password is refused by Catalog.sql; through Spark it arrives.
+    spark.sql(
+        f"ALTER TABLE {plugin}.default.props SET TBLPROPERTIES "
+        f"('source' = '{PASSWORD_URL}', 'api.password' = 'hunter2')"
+    )
+    masked = "https://***@example.com/feed"
+    through_spark = {
+        "SHOW TBLPROPERTIES": spark.sql(f"SHOW TBLPROPERTIES {plugin}.default.props").collect(),
+        "DESCRIBE EXTENDED": spark.sql(f"DESCRIBE EXTENDED {plugin}.default.props").collect(),
+        "SHOW CREATE TABLE": spark.sql(f"SHOW CREATE TABLE {plugin}.default.props").collect(),
+    }
+    through_catalog = {
+        "DESCRIBE EXTENDED": catalog.sql("DESCRIBE EXTENDED props").collect(),
+        "DESCRIBE DETAIL": catalog.sql("DESCRIBE DETAIL props").collect(),
+        "DESCRIBE HISTORY": catalog.sql("DESCRIBE HISTORY props").collect(),
+        "SHOW CREATE TABLE": catalog.sql("SHOW CREATE TABLE props").collect(),
+    }
+    for shown in (through_spark, through_catalog):
+        for statement, rows in shown.items():
+            assert "hunter2" not in repr(rows), statement
+            assert masked in repr(rows), statement
+    properties = {r.key: r.value for r in through_spark["SHOW TBLPROPERTIES"]}
+    # Spark hides a property named like a password itself (its redaction's own mark).
+    assert properties["source"] == masked and properties["api.password"].endswith("(redacted)")
+    detail = through_catalog["DESCRIBE DETAIL"][0].properties
+    assert detail["source"] == masked and detail["api.password"] == REDACTED
+    # What is stored is unchanged.
+    stored = open_table(str(warehouse / "props")).properties
+    assert stored["source"] == PASSWORD_URL and stored["api.password"] == "hunter2"

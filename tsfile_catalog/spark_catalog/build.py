@@ -4,7 +4,9 @@ The Java adapter (``jvm/src``) is compiled with the JDK's ``javac`` against the 
 PySpark's own jars: no build tool, no network, and a jar that matches the Spark it runs in
 (the Python data source classes it wraps are internal and may change between versions). The
 jar is cached under a directory named by the PySpark version and a digest of the sources, so
-upgrading either rebuilds it on first use. Nothing here imports pyspark.
+upgrading either rebuilds it on first use; so does a cached jar that is not a readable zip
+holding a class for every source (a copy cut short, a disk error). Nothing here imports
+pyspark.
 """
 
 from __future__ import annotations
@@ -16,11 +18,21 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 
 from tsfile_catalog.exceptions import TsFileCatalogError
 
-__all__ = ["CACHE_ENV", "JAR_NAME", "SOURCES", "build_jar", "jar_path", "pyspark_jars_dir"]
+__all__ = [
+    "CACHE_ENV",
+    "JAR_NAME",
+    "SOURCES",
+    "build_jar",
+    "jar_path",
+    "jar_problem",
+    "pyspark_jars_dir",
+]
 
 JAR_NAME = "tsfile-catalog-spark.jar"
 CACHE_ENV = "TSFILE_CATALOG_JAR_CACHE"
@@ -104,18 +116,38 @@ def jar_path() -> Path:
     return _cache_root() / f"{_pyspark_version()}-{_digest(files)}" / JAR_NAME
 
 
+def jar_problem(jar: Path) -> str | None:
+    """What is wrong with the plugin's jar at ``jar``, in words, or None when it is a zip
+    whose entries all pass their checksums and which holds a class for every source file
+    (the top-level class each ``.java`` file declares)."""
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            names = set(archive.namelist())
+            broken = archive.testzip()
+    except (OSError, zipfile.BadZipFile, EOFError, zlib.error) as e:
+        return f"it is not a readable jar ({type(e).__name__}: {e})"
+    if broken is not None:
+        return f"its entry {broken} fails its checksum"
+    expected = [p.relative_to(SOURCES).with_suffix(".class").as_posix() for p in _sources()]
+    missing = [name for name in expected if name not in names]
+    if missing:
+        return f"it lacks {missing[0]}" + (f" and {len(missing) - 1} more" if missing[1:] else "")
+    return None
+
+
 def build_jar(*, force: bool = False) -> Path:
     """The plugin's jar, compiled now unless the cache already holds it.
 
     Safe to call from concurrent processes: each compiles in a directory of its own and the
-    finished jar is moved into place atomically.
+    finished jar is moved into place atomically. A cached jar that :func:`jar_problem`
+    finds broken is rebuilt the same way.
 
     Raises:
         TsFileCatalogError: no JDK, no Spark jars, or a compilation failure (with javac's
             output).
     """
     target = jar_path()
-    if target.exists() and not force:
+    if not force and target.exists() and jar_problem(target) is None:
         return target
     javac, jar = _jdk_tool("javac"), _jdk_tool("jar")
     classpath = str(pyspark_jars_dir() / "*")

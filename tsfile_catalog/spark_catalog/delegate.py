@@ -207,6 +207,7 @@ _OPERATIONS: dict[str, _Handler] = {
         r["namespace"], cascade=bool(r.get("cascade"))
     ),
     "list_tables": lambda d, r: d.warehouse(r).list_tables(r["namespace"]),
+    "table_exists": lambda d, r: d.warehouse(r).table_exists(_name(r)),
     "load_table": _load,
     "create_table": _create,
     "drop_table": lambda d, r: d.warehouse(r).drop(_name(r), purge=bool(r.get("purge"))),

@@ -12,13 +12,15 @@ Catalog's statements, and the Catalog registers the data source through that mod
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tsfile_catalog import session as _session
 from tsfile_catalog.exceptions import TsFileCatalogError
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.spark_catalog.build import build_jar
+from tsfile_catalog.spark_catalog.build import JAR_NAME, build_jar, jar_problem
 from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, mark_registered
+from tsfile_catalog.storage_options import spark_redaction_regex
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,6 +37,8 @@ __all__ = [
 DEFAULT_NAME = "tsfile"
 _CATALOG_PREFIX = CATALOG_PREFIX
 _CLIENT = "io.tsfilecatalog.spark.Client"
+_REDACTION = "spark.redaction.regex"
+_SPARK_REDACTION_DEFAULT = "(?i)secret|password|token|access[.]?key"
 
 
 def catalog_config(warehouse: str, *, name: str = DEFAULT_NAME) -> dict[str, str]:
@@ -50,6 +54,8 @@ def catalog_config(warehouse: str, *, name: str = DEFAULT_NAME) -> dict[str, str
         "spark.jars": str(jar),
         f"{_CATALOG_PREFIX}{name}": CATALOG_CLASS,
         f"{_CATALOG_PREFIX}{name}.warehouse": location,
+        # The UI's environment page and event logs hide the catalog's fs.* credentials too.
+        _REDACTION: spark_redaction_regex(_SPARK_REDACTION_DEFAULT),
     }
 
 
@@ -76,6 +82,9 @@ def configure(
     if settings["spark.jars"] not in jars:
         jars.append(settings["spark.jars"])
     settings["spark.jars"] = ",".join(jars)
+    given = getattr(builder, "_options", {}).get(_REDACTION)
+    if given:
+        settings[_REDACTION] = spark_redaction_regex(str(given))
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder
@@ -105,6 +114,14 @@ def register(spark: SparkSession) -> None:
     if not isinstance(client, JavaClass):
         configured = _configured_catalogs(spark)
         if configured:
+            broken = _broken_jar(spark)
+            if broken is not None:
+                raise TsFileCatalogError(
+                    f"catalog {configured[0]!r} is configured as {CATALOG_CLASS}, but the "
+                    f"plugin's jar on this session's classpath, {broken}: "
+                    "tsfile_catalog.configure(builder, warehouse=...) rebuilds it; start a new "
+                    "process with it"
+                )
             raise TsFileCatalogError(
                 f"catalog {configured[0]!r} is configured as {CATALOG_CLASS}, but the plugin's "
                 "jar is not on this session's classpath: it must be there when the JVM starts; "
@@ -126,6 +143,18 @@ def register(spark: SparkSession) -> None:
     # UPDATE through spark.sql refuses SET of the table key, as Catalog.sql's does.
     jvm.io.tsfilecatalog.spark.KeyAssignments.install(spark._jsparkSession)
     mark_registered(gateway, delegate)
+
+
+def _broken_jar(spark: SparkSession) -> str | None:
+    """The plugin's jar in ``spark.jars`` that the JVM could not load, with what is wrong with
+    it (a cached jar cut short), or None when none is broken."""
+    for jar in str(spark.sparkContext.getConf().get("spark.jars", "") or "").split(","):
+        path = Path(jar.removeprefix("file:"))
+        if path.name == JAR_NAME and path.is_file():
+            problem = jar_problem(path)
+            if problem is not None:
+                return f"{path}, cannot be loaded: {problem}"
+    return None
 
 
 def _configured_catalogs(spark: SparkSession) -> list[str]:

@@ -45,7 +45,11 @@ from tsfile_catalog.sql.statements import (
     Statement,
     TableName,
 )
-from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
+from tsfile_catalog.storage_options import (
+    STORAGE_PREFIX,
+    redact_credentials,
+    storage_options_from,
+)
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.ownership import check_empty, check_location
 from tsfile_catalog.table.vacuum import purge
@@ -193,7 +197,8 @@ class Warehouse:
         database = namespace[0].lower()
         if database == DEFAULT_DATABASE:
             raise SqlError("the default namespace cannot be dropped")
-        entries = self.registry.entries(database)
+        # Unreadable entries too: a cascade removes them (their entries only).
+        entries = self.registry.listing(database)
         if entries and not cascade:
             raise NamespaceError(
                 "namespace_not_empty",
@@ -209,7 +214,13 @@ class Warehouse:
 
     def list_tables(self, namespace: Sequence[str]) -> list[str]:
         database = self.require_namespace(namespace)
-        return [entry.name for entry in self.registry.entries(database)]
+        # Unreadable entries are listed: loading one says why; DROP TABLE removes it.
+        return [entry.name for entry in self.registry.listing(database)]
+
+    def table_exists(self, name: TableName) -> bool:
+        """Whether ``name`` is registered, its entry readable or not (Spark's DROP TABLE asks
+        before it drops, and an unreadable entry must be droppable)."""
+        return self.registry.exists(name)
 
     def load(
         self, name: TableName, *, version: str | None = None, timestamp_us: int | None = None
@@ -258,7 +269,7 @@ class Warehouse:
                 )
             )
         except TableExistsError as e:
-            if self.registry.get(name) is not None:
+            if self.registry.exists(name):
                 raise  # the name is taken: Spark's "already exists"
             # The name is free, its location is not (a table dropped without PURGE keeps
             # its files, or another name holds the location). Spark's "already exists"
@@ -291,7 +302,7 @@ class Warehouse:
         return _split_properties(name, properties)
 
     def drop(self, name: TableName, *, purge: bool) -> bool:
-        if self.registry.get(name) is None:
+        if not self.registry.exists(name):  # an unreadable entry exists: DROP removes it
             return False
         self.execute(DropTable(table=name, purge=purge))
         return True
@@ -439,9 +450,10 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
     properties[VERSION_PROPERTY] = str(table.version)
     return {
         "schema": schema.json(),
-        "properties": {
-            k: v for k, v in properties.items() if not k.lower().startswith(STORAGE_PREFIX)
-        },
+        # Shown only (SHOW TBLPROPERTIES, DESCRIBE, SHOW CREATE TABLE): credentials masked.
+        "properties": redact_credentials(
+            {k: v for k, v in properties.items() if not k.lower().startswith(STORAGE_PREFIX)}
+        ),
         "scan": {
             "table": entry.display_name,
             "location": entry.location,

@@ -156,8 +156,9 @@ class Catalog:
         return self._spark
 
     def tables(self, database: str | None = None) -> list[str]:
-        """Registered table names, sorted: bare in the default database, ``db.name`` else."""
-        return [entry.display_name for entry in self._registry.entries(database)]
+        """Registered table names, sorted: bare in the default database, ``db.name`` else
+        (those whose entry cannot be read too: DROP TABLE removes such an entry)."""
+        return [entry.display_name for entry in self._registry.listing(database)]
 
     def table(
         self, name: str, *, version: int | None = None, timestamp: str | None = None

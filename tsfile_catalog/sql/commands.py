@@ -21,7 +21,12 @@ from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.discovery import open_location
-from tsfile_catalog.exceptions import SqlError, TableExistsError, TableNotFoundError
+from tsfile_catalog.exceptions import (
+    CorruptManifestError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+)
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
@@ -30,7 +35,7 @@ from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.maintenance import rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
-from tsfile_catalog.sql.registry import TableEntry
+from tsfile_catalog.sql.registry import TableEntry, database_of
 from tsfile_catalog.sql.statements import (
     AlterTableAddColumns,
     AlterTableAddPart,
@@ -54,6 +59,7 @@ from tsfile_catalog.sql.statements import (
 )
 from tsfile_catalog.sql.urls import url_entry
 from tsfile_catalog.sql.write_distribution import cluster_for_write
+from tsfile_catalog.storage_options import redact_credentials
 from tsfile_catalog.table import (
     Table,
     add_columns,
@@ -134,8 +140,12 @@ def describe_detail(tables: Tables, statement: DescribeDetail) -> DataFrame:
 
 
 def show_tables(tables: Tables, statement: ShowTables) -> DataFrame:
-    entries = tables.registry.entries(statement.database)
-    rows = [(e.database, e.name, e.location) for e in entries]
+    """SHOW TABLES: an entry that cannot be read is listed with a NULL location (reading the
+    table names its file and why; DROP TABLE removes it)."""
+    listing = tables.registry.listing(statement.database)
+    rows = [
+        (e.database, e.name, e.location if isinstance(e, TableEntry) else None) for e in listing
+    ]
     return tables.result(Result("namespace string, tableName string, location string", rows))
 
 
@@ -147,12 +157,14 @@ def show_parts(tables: Tables, statement: ShowParts) -> DataFrame:
 
 def show_create_table(tables: Tables, statement: ShowCreateTable) -> DataFrame:
     entry = tables.registry.require(statement.table)
+    table = tables.open(entry)
     created = create_table_statement(
         statement.table,
-        tables.open(entry).schema,
+        table.schema,
         location=entry.location,
-        options=entry.options,
-        properties=tables.open(entry).properties,
+        # Shown, as Spark's SHOW CREATE TABLE shows them: credentials masked.
+        options=redact_credentials(entry.options),
+        properties=redact_credentials(table.properties),
     )
     return tables.result(inspect.show_create_table(created.to_sql()))
 
@@ -336,11 +348,15 @@ def _adopt(statement: CreateTable, io: FileIO, location: str, options: Mapping[s
 def drop(tables: Tables, statement: DropTable) -> DataFrame:
     """DROP TABLE [PURGE]: unregister the name (and delete the table's files with PURGE)."""
     registry = tables.registry
-    entry = registry.get(statement.table)
+    schema = "location string, purged boolean"
+    try:
+        entry = registry.get(statement.table)
+    except CorruptManifestError as e:
+        return _drop_unreadable(tables, statement, e, schema)
     if entry is None and tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
-    schema = "location string, purged boolean"
     if entry is None:
+        registry.check_warehouse()  # IF EXISTS must not pass over a warehouse that is not there
         if statement.if_exists:
             return tables.result(Result(schema, []))
         raise TableNotFoundError(
@@ -359,6 +375,22 @@ def drop(tables: Tables, statement: DropTable) -> DataFrame:
     registry.drop(statement.table)
     tables.drop_view(entry)
     return tables.result(Result(schema, [(entry.location, statement.purge)]))
+
+
+def _drop_unreadable(
+    tables: Tables, statement: DropTable, error: CorruptManifestError, schema: str
+) -> DataFrame:
+    """DROP TABLE of a name whose entry cannot be read: the entry goes, and nothing else,
+    since the location the table owns is what the entry no longer says."""
+    if statement.purge:
+        raise SqlError(
+            f"DROP TABLE {statement.table} PURGE: {error}; without the entry the catalog cannot "
+            "tell which files are the table's, so PURGE deletes nothing: drop without PURGE"
+        ) from error
+    tables.registry.drop(statement.table)
+    name = statement.table
+    tables.drop_view(TableEntry(database_of(name), name.name, ""))
+    return tables.result(Result(schema, [(None, False)]))
 
 
 # -- ALTER TABLE --------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ same tables. Nothing here imports pyspark; all storage access goes through
 from __future__ import annotations
 
 import json
+import posixpath
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from tsfile_catalog.exceptions import (
     LocationError,
     OptionError,
     SqlError,
+    StorageError,
     TableExistsError,
     TableNotFoundError,
 )
@@ -34,6 +36,7 @@ from tsfile_catalog.storage_options import (
     CREDENTIALS_AT_RUN_TIME,
     STORAGE_PREFIX,
     is_credential_option,
+    redact_text,
 )
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "REGISTRY_FORMAT_VERSION",
     "TableEntry",
     "Registry",
+    "UnreadableEntry",
     "database_of",
     "parse_table_name",
     "refuse_credential",
@@ -124,6 +128,29 @@ class TableEntry:
             raise CorruptManifestError(f"catalog entry {source} is invalid: {e}") from e
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadableEntry:
+    """A registry file that names a table but cannot be read: truncated, not JSON, missing a
+    field, or written by a newer version. Listed (so the name shows and can be dropped), but
+    never opened: its location is unknown, so nothing may delete files for it.
+
+    Attributes:
+        database: the database folder it sits in.
+        name: the table name its file name gives.
+        url: the registry file.
+        reason: why it cannot be read, in one line (names ``url``).
+    """
+
+    database: str
+    name: str
+    url: str
+    reason: str
+
+    @property
+    def display_name(self) -> str:
+        return self.name if self.database == DEFAULT_DATABASE else f"{self.database}.{self.name}"
+
+
 def refuse_credential(key: str, value: str) -> None:
     """Credentials never go into the registry, which everyone who can list the warehouse can
     read (and DESCRIBE would print): they come from the process that uses the table.
@@ -182,55 +209,105 @@ class Registry:
         return join_url(self.warehouse, f"{database}.db", table.name)
 
     def get(self, table: TableName) -> TableEntry | None:
-        url = self._url(database_of(table), table.name)
+        """The entry for ``table``, or None when it is not registered.
+
+        Raises:
+            CorruptManifestError: the entry's file cannot be read; the message names the file
+                and says that ``DROP TABLE`` forgets it.
+        """
+        database = database_of(table)
+        url = self._url(database, table.name)
         try:
             data = self._io.read_bytes(url)
         except FileNotFoundError:
             return None
+        except IsADirectoryError as e:
+            raise self._unreadable(table, url, "is a directory, not a JSON file") from e
+        except NotADirectoryError as e:
+            raise self._not_a_folder(posixpath.dirname(url)) from e
         try:
             obj = json.loads(data)
         except (ValueError, RecursionError) as e:
             # RecursionError: nesting deeper than the parser's stack (found by fuzzing).
             reason = "nested too deeply" if isinstance(e, RecursionError) else str(e)
-            raise CorruptManifestError(f"catalog entry {url} is not valid JSON: {reason}") from e
+            raise self._unreadable(table, url, f"is not valid JSON ({reason})") from e
         if not isinstance(obj, Mapping):
-            raise CorruptManifestError(f"catalog entry {url} is not a JSON object")
-        return TableEntry.from_json(obj, source=url)
+            raise self._unreadable(table, url, "is not a JSON object")
+        try:
+            return TableEntry.from_json(obj, source=url)
+        except CorruptManifestError as e:
+            raise CorruptManifestError(f"{e}; {_drop_hint(table)}") from e
+
+    def _unreadable(self, table: TableName, url: str, what: str) -> CorruptManifestError:
+        return CorruptManifestError(f"catalog entry {url} {what}; {_drop_hint(table)}")
+
+    def exists(self, table: TableName) -> bool:
+        """Whether ``table`` has an entry, readable or not (DROP TABLE of an unreadable one
+        removes it).
+
+        Raises:
+            StorageError, LocationError: no entry, and the warehouse cannot be reached or is
+                a file (see :meth:`check_warehouse`): "no such table" would be wrong.
+        """
+        if self._io.exists(self._url(database_of(table), table.name)):
+            return True
+        self.check_warehouse()
+        return False
 
     def require(self, table: TableName) -> TableEntry:
         """The entry for ``table``.
 
         Raises:
             TableNotFoundError: no such table in the catalog.
+            CorruptManifestError: its entry cannot be read.
+            StorageError, LocationError: the warehouse cannot be reached or is a file.
         """
         entry = self.get(table)
         if entry is None:
+            # "Not in the catalog" would be the wrong advice when there is no catalog there.
+            self.check_warehouse()
             raise TableNotFoundError(
                 f"table {table.qualified!r} is not in the catalog at {self.warehouse}"
             )
         return entry
 
-    def entries(self, database: str | None = None) -> list[TableEntry]:
-        """Every registered table (of one database), sorted by database and name."""
-        databases = [database] if database is not None else self._io.list_names(self.root)
-        out = []
+    def listing(self, database: str | None = None) -> list[TableEntry | UnreadableEntry]:
+        """Every registered table (of one database), sorted by database and name; an entry
+        that cannot be read is listed as an :class:`UnreadableEntry`, so one bad file hides
+        no table and blocks no listing.
+
+        Raises:
+            StorageError, LocationError: the warehouse cannot be reached or is a file (see
+                :meth:`check_warehouse`), rather than an empty list.
+        """
+        databases = [database] if database is not None else self._list(self.root)
+        out: list[TableEntry | UnreadableEntry] = []
         for db in databases:
-            for file_name in self._io.list_names(join_url(self.root, db)):
+            for file_name in self._list(join_url(self.root, db)):
                 if not file_name.endswith(_SUFFIX) or file_name.startswith((".", "_")):
                     continue
                 try:
                     table = TableName(file_name[: -len(_SUFFIX)], db)
                 except SqlError:
                     continue  # a stray file, not a table entry
-                entry = self.get(table)
+                try:
+                    entry = self.get(table)
+                except CorruptManifestError as e:
+                    out.append(UnreadableEntry(db, table.name, self._url(db, table.name), str(e)))
+                    continue
                 if entry is not None:
                     out.append(entry)
         return sorted(out, key=lambda e: (e.database, e.name))
 
+    def entries(self, database: str | None = None) -> list[TableEntry]:
+        """Every readable registered table (of one database), sorted by database and name;
+        :meth:`listing` also has the unreadable ones."""
+        return [e for e in self.listing(database) if isinstance(e, TableEntry)]
+
     def databases(self) -> list[str]:
         """Every database: the default one, those holding tables and those created empty."""
         names = {DEFAULT_DATABASE}
-        for name in self._io.list_names(self.root):
+        for name in self._list(self.root):
             if name.startswith((".", "_")):
                 continue
             try:
@@ -240,6 +317,55 @@ class Registry:
             if name == DEFAULT_DATABASE or self._io.list_names(join_url(self.root, name)):
                 names.add(name)
         return sorted(names)
+
+    def _list(self, url: str) -> list[str]:
+        """Names in a registry folder. A folder that is missing lists nothing, as in a new
+        warehouse, but only once :meth:`check_warehouse` has found the warehouse there."""
+        try:
+            names = self._io.list_names(url)
+        except NotADirectoryError as e:
+            raise self._not_a_folder(url) from e
+        if not names:
+            self.check_warehouse()
+        return names
+
+    def _not_a_folder(self, url: str) -> LocationError:
+        """The error for a registry folder ``url`` that a file keeps from being one."""
+        self.check_warehouse()  # the warehouse itself a file: say that instead
+        blocking = self._io.file_in_the_way(url) or url
+        return LocationError(
+            f"the catalog's registry folder {url} is not a directory ({blocking} is a file); "
+            "move that file out of the warehouse's _catalog folder"
+        )
+
+    def check_warehouse(self) -> None:
+        """Refuse a warehouse that cannot hold a registry, so that it never reads as an empty
+        one: an object store whose bucket does not exist or whose endpoint answers "not
+        found" to it, a store that cannot be reached, or a local path that is (or lies
+        under) a file. A local folder that does not exist yet, or a prefix of an existing
+        bucket with nothing under it, is an empty warehouse: its first CREATE makes it.
+
+        Raises:
+            StorageError: the bucket does not exist, or the store refused or failed the check.
+            LocationError: the warehouse path is a file, or lies under one.
+        """
+        io = self._io
+        blocking = io.file_in_the_way(self.warehouse)
+        if blocking is not None:
+            where = "is a file" if blocking == self.warehouse else f"lies under the file {blocking}"
+            raise LocationError(
+                f"the warehouse {self.warehouse} {where}, not a directory: give the catalog a "
+                "folder (it is created on the first CREATE TABLE)"
+            )
+        bucket = io.bucket_of(self.warehouse)
+        if bucket is not None and not io.bucket_exists(self.warehouse):
+            endpoint = redact_text(str(io.storage_options.get("endpoint_url") or ""))
+            store = f"the store at {endpoint}" if endpoint else "the store"
+            raise StorageError(
+                f"the warehouse {self.warehouse} cannot be reached: {store} answers that its "
+                f"bucket {bucket!r} does not exist (404); check the warehouse URL and the "
+                "catalog's fs.endpoint_url"
+            )
 
     def create_database(self, database: str) -> bool:
         """Create an empty database (its marker); False when it already existed.
@@ -367,6 +493,13 @@ class Registry:
         for key, value in entry.options.items():
             refuse_credential(key, value)
         return json.dumps(entry.to_json(), indent=2, sort_keys=True).encode()
+
+
+def _drop_hint(table: TableName) -> str:
+    return (
+        f"DROP TABLE {table.qualified} removes this entry (and never the table's files, "
+        "whose location it no longer says)"
+    )
 
 
 def _check_name(table: TableName) -> None:

@@ -86,6 +86,13 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
   }
 
   @Override
+  public boolean tableExists(Identifier ident) {
+    // Whether the name is registered, without loading it (the default loads): DROP TABLE
+    // asks first, and a name whose registry entry cannot be read must still be droppable.
+    return Client.call("table_exists", request(ident)).asBoolean();
+  }
+
+  @Override
   public Table loadTable(Identifier ident) throws NoSuchTableException {
     return load(ident, request(ident));
   }
