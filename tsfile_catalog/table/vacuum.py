@@ -12,8 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tsfile_catalog.exceptions import CorruptManifestError
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.manifest import AddPart, Commit, Snapshot, replay
+from tsfile_catalog.metadata.manifest import (
+    AddPart,
+    Commit,
+    Snapshot,
+    commit_table_uuid,
+    decode_commit,
+    replay,
+)
 from tsfile_catalog.metadata.ownership import kept_paths, owns_part
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.retention import (
@@ -30,10 +38,12 @@ from tsfile_catalog.table.log import (
     COMMIT_NAME,
     Listing,
     commit_url,
+    has_start,
     list_log,
     log_url,
     open_log,
     read_commits,
+    read_log_file,
     read_vacuum_record,
     vacuum_record_url,
 )
@@ -212,9 +222,15 @@ def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list
     The table owns the parts any version added, its writers' staging files and its
     ``_tsfile_manifest/`` folder. Other files under the location (a user's notes, a table
     nested below) stay, so does anything behind a symbolic link, and so do the folders
-    holding them; folders left empty are removed. Data goes first and the log last (newest
-    commit first), so an interrupted purge can simply be run again. A location without a
-    table holds nothing of one: only staging and manifest leftovers are removed.
+    holding them; folders left empty are removed. A location without a table holds nothing
+    of one: only staging and manifest leftovers are removed.
+
+    The purge wins a race with writers as a whole (``docs/maintenance.md``): it deletes the
+    data the log names while the log is intact (an interrupted purge can simply be run
+    again), then breaks the log's start (checkpoints, then the oldest commit), so no
+    process can load the table any more and a commit that lands from then on is undone by
+    its own writer (``commits._check_landed``). Then it lists the log again and deletes
+    what it finds, with the parts of the commits that landed since it read the log.
 
     Returns:
         What was deleted: files, then folders (ending in ``/``).
@@ -225,16 +241,87 @@ def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list
     io = FileIO(url, storage_options)
     location = io.normalize(url)
     listing = list_log(io, location)
-    owned, keep = _ever_added(io, location, listing)
-    data = ownership.owned(io, location, owned, keep=keep)
+    table_uuid: str | None = None
+    known = -1
+    if has_start(listing):
+        base, commits = _known_log(io, location, listing)
+        parts = _known_parts(base, commits)
+        owned = frozenset(p.path for p in parts if owns_part(p))
+        keep = kept_paths(parts)
+        table_uuid, known = base.table_uuid, listing.latest
+    else:
+        # No table, or the log a purge that was interrupted left: what it still names is
+        # found below, from the commit files themselves.
+        owned, keep = frozenset(), frozenset()
+    deleted = ownership.delete(io, ownership.owned(io, location, owned, keep=keep))
+    deleted += _break_start(io, location, listing)
+    deleted += _finish_log(io, location, table_uuid, known=known, keep=keep)
+    if io.is_local:
+        deleted += ownership.delete(io, ownership.Deletion((), (log_url(location), location)))
+    files = [u for u in deleted if not u.endswith("/")]
+    return files + [u for u in deleted if u.endswith("/")]
+
+
+def _break_start(io: FileIO, location: str, listing: Listing) -> list[str]:
+    """Delete the checkpoints, then the oldest commit: from here on the log cannot be loaded
+    (:func:`~tsfile_catalog.table.log.has_start`), and every commit landing in it is undone
+    by its writer."""
+    derived = _derived_files(io, location)
+    oldest = [commit_url(location, listing.commits[0])] if listing.commits else []
+    return ownership.delete(io, ownership.Deletion((*derived, *oldest)))
+
+
+def _derived_files(io: FileIO, location: str) -> list[str]:
+    """The log folder's files other than commits: checkpoints and hints."""
     manifest_url = log_url(location)
-    derived = [
+    return [
         join_url(manifest_url, name)
         for name, kind in io.list_entries(manifest_url)
         if kind == "file" and not COMMIT_NAME.match(name)
     ]
-    # Checkpoints and hints first, then commits newest first: at every step the log left
-    # is a valid older table, so a rerun reads it.
-    commits = [commit_url(location, v) for v in reversed(listing.commits)]
-    log = ownership.Deletion((*derived, *commits), (manifest_url, location) if io.is_local else ())
-    return ownership.delete(io, data) + ownership.delete(io, log)
+
+
+# Rounds of listing the broken log; commits that landed before the break are all in the
+# first (listings see every completed write), later ones are undone by their writers.
+_FINISH_ROUNDS = 10
+
+
+def _finish_log(
+    io: FileIO, location: str, table_uuid: str | None, *, known: int, keep: frozenset[str]
+) -> list[str]:
+    """Delete what the broken log still holds: the commits (newest first) and checkpoints,
+    and the parts the table owns that commits after ``known`` (the latest version the purge
+    read) added. Stops early at version 0 of another table: a table created here once the
+    log was gone is not the purged one's to delete."""
+    deleted: list[str] = []
+    for _ in range(_FINISH_ROUNDS):
+        listing = list_log(io, location)
+        derived = _derived_files(io, location)
+        if not listing.commits and not derived:
+            break
+        if listing.commits and listing.commits[0] == 0 and table_uuid is not None:
+            source = commit_url(location, 0)
+            if commit_table_uuid(read_log_file(io, source, "commit"), source=source) != table_uuid:
+                break
+        late = [v for v in listing.commits if v > known]
+        added = _added_parts(io, location, late)
+        owned = frozenset(p.path for p in added if owns_part(p))
+        data = ownership.owned(io, location, owned, keep=keep | kept_paths(added))
+        log = [commit_url(location, v) for v in reversed(listing.commits)]
+        deleted += ownership.delete(io, data)
+        deleted += ownership.delete(io, ownership.Deletion((*derived, *log)))
+    return deleted
+
+
+def _added_parts(io: FileIO, location: str, versions: Sequence[int]) -> list[PartFile]:
+    """The parts the commits at ``versions`` add, read one by one (the log they are in
+    cannot be loaded); a commit that vanished meanwhile (undone by its writer) adds none."""
+    out: list[PartFile] = []
+    for version in versions:
+        source = commit_url(location, version)
+        try:
+            commit = decode_commit(read_log_file(io, source, "commit"), None, source=source)
+        except CorruptManifestError:
+            continue
+        out.extend(a.part for a in commit.actions if isinstance(a, AddPart))
+    return out
