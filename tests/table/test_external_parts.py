@@ -487,3 +487,53 @@ def test_a_column_the_table_cannot_hold_is_refused_so_none_surfaces_later(
     with pytest.raises(SchemaMismatchError, match=r"a\.parquet: column 'wind' has type list"):
         add_files(url, str(file), format="parquet")
     assert open_table(url).parts() == []
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc", "csv"])
+def test_a_file_only_touched_or_copied_still_reads(tmp_path: Path, fmt: str) -> None:
+    """Identical bytes with another modification time (``touch``, a copy without ``-p``, a
+    restore from backup) are the same content: reads go on, and only a real change fails."""
+    url = _table(tmp_path)
+    file = tmp_path / f"a.{fmt}"
+    data = pa.table({"time": [1, 2], "city": ["x", "y"], "temp": [1.0, 2.0]})
+    {"parquet": pq.write_table, "orc": orc.write_table, "csv": pacsv.write_csv}[fmt](data, file)
+    add_files(url, str(file), format=fmt)
+    expected = [(1, "x", 1.0), (2, "y", 2.0)]
+    stat = file.stat()
+    os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 3_000_000_000))  # touch
+    assert _rows(url) == expected
+    assert open_table(url).scan().count() == 2
+    # A copy without -p: new inode, new modification time, the same bytes.
+    copy = tmp_path / "copy"
+    copy.write_bytes(file.read_bytes())
+    os.replace(copy, file)
+    assert _rows(url) == expected
+    assert open_table(url).scan(where="city = 'y'").count() == 1
+    # Other bytes of the same size still fail every read.
+    {"parquet": pq.write_table, "orc": orc.write_table, "csv": pacsv.write_csv}[fmt](
+        pa.table({"time": [1, 2], "city": ["x", "z"], "temp": [1.0, 2.0]}), file
+    )
+    assert file.stat().st_size == stat.st_size
+    with pytest.raises(DataError, match=rf"a\.{fmt} \({fmt}\) changed after ADD PART"):
+        _rows(url)
+    with pytest.raises(DataError, match=rf"a\.{fmt} \({fmt}\) changed after ADD PART"):
+        open_table(url).scan().count()
+
+
+def test_a_part_added_before_digests_keeps_the_strict_check(tmp_path: Path) -> None:
+    from tsfile_catalog.formats.external import check_unchanged
+
+    url = _table(tmp_path)
+    file = _parquet(
+        tmp_path / "a.parquet", time=[1], city=["x"], temp=pa.array([1.0], pa.float32())
+    )
+    add_files(url, str(file), format="parquet")
+    part = open_table(url).parts()[0]
+    assert part.source_stamp is not None and "|digest=sha256-tail65536:" in part.source_stamp
+    legacy = dataclasses.replace(part, source_stamp=part.source_stamp.split("|digest=")[0])
+    check_unchanged(FileIO(url), legacy)
+    stat = file.stat()
+    os.utime(file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 3_000_000_000))
+    check_unchanged(FileIO(url), part)
+    with pytest.raises(DataError, match="changed after ADD PART .*no content digest to compare"):
+        check_unchanged(FileIO(url), legacy)
