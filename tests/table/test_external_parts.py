@@ -537,3 +537,44 @@ def test_a_part_added_before_digests_keeps_the_strict_check(tmp_path: Path) -> N
     check_unchanged(FileIO(url), part)
     with pytest.raises(DataError, match="changed after ADD PART .*no content digest to compare"):
         check_unchanged(FileIO(url), legacy)
+
+
+def test_an_external_part_sharing_keys_reads_without_its_tags_asked_for(tmp_path: Path) -> None:
+    """A ``last`` table's external part whose keys meet another part's is read by device
+    (merged with the other part): a read that asks for no TAG column (Spark's run-time
+    filter of a DELETE reads one column) once failed with 'Field "city" does not exist'."""
+    from tsfile_catalog import write_table
+
+    url = str(tmp_path / "t")
+
+    def rows(times: list[int], cities: list[str], devices: list[str], temps: list[float]) -> Any:
+        return pa.table(
+            {"time": times, "city": cities, "device": devices, "temp": temps},
+        )
+
+    write_table(
+        url,
+        rows([1, 2], ["bj", "sh"], ["d1", "d3"], [1.0, 2.0]),
+        table="t",
+        tag_columns=["city", "device"],
+    )
+    write_table(url, rows([101], ["bj"], ["d1"], [20.5]))
+    external = tmp_path / "ext.parquet"
+    pq.write_table(
+        rows([100, 101, 102], ["bj", "bj", "sh"], ["d1", "d1", "d3"], [1.5, 2.5, 3.5]), external
+    )
+    add_files(url, str(external), format="parquet")
+    table = open_table(url)
+    assert table.properties["key.duplicates"] == "last"
+    assert sorted(table.scan(columns=["temp"]).to_arrow().column("temp").to_pylist()) == [
+        1.0,
+        1.5,
+        2.0,
+        2.5,
+        3.5,
+    ]
+    cities = table.scan(columns=["city"]).to_arrow()
+    assert cities.column_names == ["city"]
+    assert sorted(cities.column("city").to_pylist()) == ["bj", "bj", "bj", "sh", "sh"]
+    devices = table.scan(columns=["device"], where="city = 'bj'").to_arrow()
+    assert devices.column("device").to_pylist() == ["d1"] * 3

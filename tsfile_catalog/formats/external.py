@@ -276,6 +276,10 @@ class ExternalFormat:
         for tag, allowed in piece.tag_values.items():
             if tag in values and values[tag] not in allowed:
                 return
+        # The TAGs the exact filter below compares (the slice's TAG sets, its device list),
+        # read even when the query asks for none of them, then left out again.
+        compared = [*piece.tag_values, *(piece.tag_names if piece.devices is not None else ())]
+        extra = [t for t in dict.fromkeys(compared) if t not in piece.columns]
         try:
             arrow, rows = self.footer(io, part.path, part.read_options, schema)
             check_unchanged(io, part, rows)
@@ -286,7 +290,7 @@ class ExternalFormat:
                 _mapping_at_read(part.path, arrow, schema, part.read_options),
                 part.read_options,
                 schema,
-                piece.columns,
+                [*piece.columns, *extra],
                 values,
                 time_min=piece.time_min,
                 time_max=piece.time_max,
@@ -300,6 +304,7 @@ class ExternalFormat:
                 "changed or removed after ADD PART? DROP PART it, then add it again"
             ) from e
         table = _exact(table, piece, values)
+        table = table.drop_columns([t for t in extra if t in table.column_names])
         if table.num_rows:
             yield table
 
