@@ -335,8 +335,8 @@ def content_digest(io: FileIO, url: str, size: int, *, tail: int | None) -> str:
     return f"{kind}:{size}:{digest.hexdigest()}"
 
 
-# (path, recorded stamp, stamp now) of files whose stamp moved but whose content digest is
-# the recorded one: the stamp updated in memory, so each is read once per process.
+# (path, recorded stamp, store stamp now) of files whose stamp moved but whose content digest
+# is the recorded one: the stamp updated in memory, so each is read once per process.
 _SAME_CONTENT: set[tuple[str, str, str]] = set()
 
 
@@ -347,7 +347,9 @@ def _same_content(io: FileIO, part: PartFile, digest: str | None, now: str) -> b
     if digest is None:
         return False
     assert part.source_stamp is not None
-    key = (part.path, part.source_stamp, now)
+    # Remembered by the store's finest stamp (locally inode, size and nanosecond times):
+    # two writes within one millisecond have the same ``now``, not the same stamp.
+    key = (part.path, part.source_stamp, io.stamp(part.path) or now)
     if key in _SAME_CONTENT:
         return True
     kind, _, _ = digest.partition(":")
