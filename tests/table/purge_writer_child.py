@@ -1,4 +1,4 @@
-"""Run by tests/table/test_purge_race.py in a fresh process: a writer appending to a table
+"""Run by tests/table/test_purge.py in a fresh process: a writer appending to a table
 again and again, as another application would while the table is dropped with PURGE. It
 stops at the first failed write (the table is gone) and prints how many writes succeeded."""
 

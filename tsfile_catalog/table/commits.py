@@ -53,15 +53,12 @@ from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.cache import CACHE, current_identity
 from tsfile_catalog.table.log import (
     CHECKPOINT_INTERVAL,
-    LAST_CHECKPOINT,
-    checkpoint_urls,
     commit_url,
     list_log,
-    log_intact,
-    log_url,
     read_commits,
     write_checkpoint,
 )
+from tsfile_catalog.table.purge import check_landed, drop_checkpoint_if_purged
 from tsfile_catalog.table.snapshots import load_snapshot
 
 __all__ = [
@@ -213,7 +210,7 @@ def _commit(
             # A failure may equally have lost only the response: the commit is there (a
             # caller told otherwise would retry and write its rows twice).
             if _landed(io, url, e) == data:
-                _check_landed(io, location, url, snapshot)
+                check_landed(io, location, url, snapshot)
                 _after_commit(io, location, snapshot)
                 return snapshot
             time.sleep(random.uniform(0, min(1.0, 0.005 * 2**attempt)))
@@ -227,42 +224,12 @@ def _commit(
             if landed:
                 base = replay(base, landed)
             continue
-        _check_landed(io, location, url, snapshot)
+        check_landed(io, location, url, snapshot)
         _after_commit(io, location, snapshot)
         return snapshot
     raise CommitConflictError(
         f"commit to table {location} lost the race for a version {max_attempts} times; "
         "too many concurrent writers"
-    )
-
-
-def _check_landed(io: FileIO, location: str, url: str, snapshot: Snapshot) -> None:
-    """Undo the commit just created at ``url`` if the table was purged under it.
-
-    ``DROP TABLE … PURGE`` breaks the log's start before it deletes the log
-    (:func:`~tsfile_catalog.table.vacuum.purge`): a commit that landed before that is
-    purged with the rest, and one that lands after it finds the start gone here. Its
-    version was free only because the purge deleted the commit that held it, so it
-    belongs to no table: it is deleted again, and the caller's files with it (the write
-    paths remove what they published when the commit fails).
-
-    Raises:
-        CommitConflictError: the table was purged while this commit was made.
-    """
-    if snapshot.version == 0:
-        return
-    try:
-        if log_intact(io, location):
-            return
-    except OSError as e:
-        # The commit landed: reporting it failed would make the caller write it twice. A
-        # purge racing this very commit is the rarer case, and purge reruns clean it up.
-        _log.warning("commit %s landed; could not check the log after it: %s", url, e)
-        return
-    io.delete_files([url])
-    raise CommitConflictError(
-        f"commit to table {location} failed: the table was dropped (DROP TABLE … PURGE) "
-        "while this commit was made; nothing was committed"
     )
 
 
@@ -309,15 +276,7 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
         write_checkpoint(io, location, snapshot)
-        if not io.exists(commit_url(location, snapshot.version)):
-            # A purge deleted the commit meanwhile: a checkpoint of a dropped table must not
-            # outlive it (a table made here later would load it as its own).
-            io.delete_files(
-                [
-                    *checkpoint_urls(location, snapshot.version),
-                    join_url(log_url(location), LAST_CHECKPOINT),
-                ]
-            )
+        drop_checkpoint_if_purged(io, location, snapshot.version)
     except OSError as e:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)
 
