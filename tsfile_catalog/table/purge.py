@@ -62,12 +62,11 @@ def known_parts(base: Snapshot, commits: Sequence[Commit]) -> list[PartFile]:
 def check_landed(io: FileIO, location: str, url: str, snapshot: Snapshot) -> None:
     """Undo the commit just created at ``url`` if the table was purged under it.
 
-    ``DROP TABLE … PURGE`` breaks the log's start before it deletes the log
-    (:func:`purge`): a commit that landed before that is
-    purged with the rest, and one that lands after it finds the start gone here. Its
-    version was free only because the purge deleted the commit that held it, so it
-    belongs to no table: it is deleted again, and the caller's files with it (the write
-    paths remove what they published when the commit fails).
+    ``DROP TABLE … PURGE`` breaks the log's start before it deletes the log (:func:`purge`):
+    a commit that landed before that is purged with the rest, and one that lands after it
+    finds the start gone here. Its version was free only because the purge deleted the
+    commit that held it, so it belongs to no table: it is deleted again, and the caller's
+    files with it (the write paths remove what they published when the commit fails).
 
     Raises:
         CommitConflictError: the table was purged while this commit was made.
@@ -109,11 +108,11 @@ def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list
     holding them; folders left empty are removed. A location without a table holds nothing
     of one: only staging and manifest leftovers are removed.
 
-    The purge wins a race with writers as a whole (``docs/maintenance.md``): it deletes the
+    The purge wins a race with writers as a whole (``docs/manifest-format.md``): it deletes the
     data the log names while the log is intact (an interrupted purge can simply be run
     again), then breaks the log's start (checkpoints, then the oldest commit), so no
     process can load the table any more and a commit that lands from then on is undone by
-    its own writer (``commits._check_landed``). Then it lists the log again and deletes
+    its own writer (:func:`check_landed`). Then it lists the log again and deletes
     what it finds, with the parts of the commits that landed since it read the log.
 
     Returns:
