@@ -136,6 +136,9 @@ def test_expire_keeps_what_the_default_retention_and_retain_last_keep(
     # Both versions are seconds old: the table's 30-day logRetention keeps them.
     default = answer(run(runner, "expire", str(table_dir), "--json"))
     assert default[0]["expired_versions"] == 0
+    # RETAIN LAST is a floor under the age, never a reason to expire (Iceberg's semantics).
+    floor = answer(run(runner, "expire", str(table_dir), "--retain-last", "1", "--json"))
+    assert floor[0]["expired_versions"] == 0
     last = run(runner, "expire", str(table_dir), "--older-than", "2999-01-01", "--retain-last", "2")
     assert last.exit_code == 0 and "expired 0 versions" in last.stdout
     assert [i.version for i in open_table(str(table_dir)).history()] == [1, 0]

@@ -198,7 +198,9 @@ def test_a_stream_resumes_after_expire_snapshots_and_names_a_gap(
     for v in range(2, 5):
         append_rows(url, _rows(v * 100_000, 1), SCHEMA)
     # The stream's next version is 2, which stays: 2, 3 and 4 are kept.
-    assert open_table(url).maintenance.expire_snapshots(retain_last=3).versions == (0, 1)
+    assert open_table(url).maintenance.expire_snapshots(
+        retention_hours=0, retain_last=3
+    ).versions == (0, 1)
     assert _run(stream(), ck) == [[(200_000,), (300_000,), (400_000,)]]
     append_rows(url, _rows(500_000, 1), SCHEMA)
     # The reused DataFrame plans at the latest version; its offsets say what it reads.
@@ -211,7 +213,9 @@ def test_a_stream_resumes_after_expire_snapshots_and_names_a_gap(
     assert _run(stream(), lagging)
     for v in range(6, 9):
         append_rows(url, _rows(v * 100_000, 1), SCHEMA)
-    open_table(url).maintenance.expire_snapshots(retain_last=1)  # keeps version 8 only
+    open_table(url).maintenance.expire_snapshots(
+        retention_hours=0, retain_last=1
+    )  # keeps version 8 only
     with pytest.raises(Exception, match="offset is at version 6 .* oldest version kept is 8"):
         _run(stream(), lagging)
 

@@ -500,3 +500,59 @@ def test_a_key_change_the_rule_misses_is_refused_at_commit(
     # A key change onto a key no row holds is the row moving, as in Spark's own result.
     runner.sql(f"UPDATE {table} SET dev = 'c' WHERE {condition}")
     assert sorted(spark.table(table).collect()) == [(3, "b", 2), (3, "c", 1)]
+
+
+def test_delete_replaces_an_external_part_and_leaves_its_file(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """``DELETE FROM`` through ``spark.sql`` on a table with an external Parquet part holding
+    matching rows: never refused, never modifying the file (Delta's and Iceberg's rule). The
+    part's other rows go into a new part of the table's own; both Spark's paths, the
+    metadata delete (a condition the scan takes) and the copy-on-write (one it cannot)."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.testing import assertDataFrameEqual
+
+    from tests.spark_catalog.conftest import create_weather
+    from tsfile_catalog.table import add_files
+
+    table = f"{ts}.db.ext_delete"
+    create_weather(spark, table)
+    weather_rows(spark, 0, 8).writeTo(table).append()
+    location = str(warehouse / "db.db" / "ext_delete")
+    external = tmp_path / "ext.parquet"
+    hour = dt.datetime(2024, 2, 1, tzinfo=dt.timezone.utc)
+    pq.write_table(
+        pa.table(
+            {
+                "time": pa.array(
+                    [hour + dt.timedelta(hours=i) for i in range(3)], pa.timestamp("ms", "UTC")
+                ),
+                "city": ["bj", "bj", "sh"],
+                "device": ["d1", "d1", "d3"],
+                "temp": [150.0, 20.0, 120.0],
+                "rain": pa.array([1, 2, None], pa.int32()),
+            }
+        ),
+        external,
+    )
+    data = external.read_bytes()
+    for condition in ("temp > 100", "temp + 1 > 130"):
+        add_files(location, str(external), format="parquet")
+        before = spark.createDataFrame(spark.table(table).collect(), WEATHER_COLUMNS)
+        spark.sql(f"DELETE FROM {table} WHERE {condition}")
+        assertDataFrameEqual(spark.table(table), before.where(f"NOT coalesce({condition}, false)"))
+        parts = open_table(location).parts()
+        assert all(not p.external for p in parts), condition
+        assert external.read_bytes() == data
+    # Catalog.sql's DELETE (Table.delete underneath) does the same.
+    add_files(location, str(external), format="parquet")
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    deleted = catalog.sql("DELETE FROM db.ext_delete WHERE temp > 100").collect()[0]
+    assert deleted.num_deleted_rows == 2
+    assert all(not p.external for p in open_table(location).parts())
+    assert spark.table(table).where("temp > 100").count() == 0
+    assert spark.table(table).where("temp = 20").count() == 1
+    assert external.read_bytes() == data

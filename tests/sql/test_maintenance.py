@@ -81,7 +81,7 @@ def test_expire_snapshots_and_restore(catalog: Catalog) -> None:
     history = catalog.sql("DESCRIBE HISTORY res").collect()
     assert [(h.version, h.operation) for h in history[:2]] == [(4, "RESTORE"), (3, "OVERWRITE")]
 
-    expired = catalog.sql("EXPIRE SNAPSHOTS res RETAIN LAST 2").collect()[0]
+    expired = catalog.sql("EXPIRE SNAPSHOTS res RETAIN 0 HOURS RETAIN LAST 2").collect()[0]
     assert tuple(expired) == (3, 3, 0, True)
     assert [h.version for h in catalog.sql("DESCRIBE HISTORY res").collect()] == [4, 3]
     with pytest.raises(VersionNotFoundError, match="oldest available version is 3"):

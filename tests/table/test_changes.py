@@ -104,7 +104,7 @@ def test_a_stream_position_in_a_dropped_table_is_refused_in_the_recreated_one(
 
 def test_a_stream_resumes_after_expire_snapshots_kept_what_it_needs(tmp_path: Path) -> None:
     url = _table(tmp_path, 5)
-    done = expire_snapshots(url, retain_last=2)
+    done = expire_snapshots(url, retention_ms=0, retain_last=2)
     assert done.versions == (0, 1, 2)  # 3 and 4 are kept, 3 from a checkpoint
     clear_cache()
     # An offset at the oldest version kept, and one past it, still read every later part.
@@ -133,7 +133,7 @@ def test_completeness_survives_expire_snapshots(tmp_path: Path) -> None:
     append_parts(url, [part("p1.tsfile", start=10)], SCHEMA, complete_until=500)
     for v in range(2, 5):
         append_parts(url, [part(f"p{v}.tsfile", start=v * 10)], SCHEMA)
-    done = expire_snapshots(url, retain_last=2)
+    done = expire_snapshots(url, retention_ms=0, retain_last=2)
     assert done.versions == (0, 1, 2) and done.checkpoint_written
     clear_cache()
     table = open_table(url)

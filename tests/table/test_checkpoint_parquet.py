@@ -291,7 +291,7 @@ def test_expiry_writes_and_removes_parquet_checkpoints(tmp_path: Path) -> None:
     url = str(tmp_path)
     append_n(url, 25)
     expected = open_table(url).snapshot
-    done = expire_snapshots(url, retain_last=3)
+    done = expire_snapshots(url, retention_ms=0, retain_last=3)
     assert done.oldest_kept == 22 and done.checkpoint_written
     names = sorted(p.name for p in (tmp_path / MANIFEST_DIR).glob("*.checkpoint.*"))
     assert names == [log_file(tmp_path, 22, ".checkpoint.parquet").name]

@@ -15,6 +15,7 @@ from tsfile_catalog.table import (
     expire_snapshots,
     open_table,
     purge,
+    set_properties,
     vacuum,
 )
 
@@ -45,3 +46,21 @@ def test_expire_snapshots_removes_old_versions_from_history_and_time_travel(
     assert [v for v, _ in history(tmp_path)] == [5]
     deleted = purge(url)
     assert all(str(tmp_path / n) in deleted for n in names)
+
+
+def test_retain_last_is_a_floor_under_the_default_age(tmp_path: Path, clock: list[int]) -> None:
+    """Iceberg's semantics: RETAIN LAST never makes a version expire; only versions older
+    than the cutoff (``older_than``, else the table's ``logRetention``) do, and RETAIN LAST
+    keeps its newest ones even then."""
+    url = str(tmp_path)
+    for days in (0.01, 0.005, 0.004, 0.003, 0.002, 0.001, 0.0005, 0.0001, 0, 0):
+        write_days_ago(tmp_path, clock, days)  # ten versions made minutes ago
+    clock[0] = 0
+    assert expire_snapshots(url, retain_last=3).versions == ()
+    assert len(list(history(tmp_path))) == 10
+    # The table property sets the default age; RETAIN LAST is the floor under it.
+    set_properties(url, {"logRetention": "1 minute"})
+    assert expire_snapshots(url, retain_last=3, dry_run=True).versions == (0, 1, 2, 3, 4)
+    assert expire_snapshots(url, retain_last=8, dry_run=True).versions == (0, 1, 2)
+    # An explicit cutoff still applies, and so does the floor under it.
+    assert expire_snapshots(url, older_than="2999-01-01", retain_last=3).oldest_kept == 8

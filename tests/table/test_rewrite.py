@@ -15,7 +15,6 @@ from tests.factories import table_schema
 from tests.table.helpers import append_rows, key_view
 from tsfile_catalog.exceptions import (
     CommitConflictError,
-    InvalidCommitError,
     OptionError,
     PredicateError,
     VersionNotFoundError,
@@ -28,6 +27,7 @@ from tsfile_catalog.table import (
     add_files,
     append_parts,
     open_table,
+    purge,
     set_properties,
     vacuum,
 )
@@ -464,22 +464,50 @@ def test_delete_on_a_keep_table_judges_every_row(root: str) -> None:
     assert _rows(open_table(root)) == [(1, "a", 10.0)]
 
 
-def test_delete_refuses_only_external_parts_holding_matching_rows(
-    root: str, tmp_path: Path
+@pytest.mark.parametrize("duplicates", ["keep", "last"])
+def test_delete_moves_an_external_parts_survivors_into_a_new_part(
+    root: str, tmp_path: Path, duplicates: str
 ) -> None:
+    """As Delta and Iceberg: DELETE by predicate is never refused and never modifies an
+    existing file. An external part holding matching rows leaves the manifest (its file is
+    left byte-identical, and stays the user's), and its other rows go into a new internal
+    TsFile part."""
     _append(root, [1, 2], ["a", "a"], [1.0, 2.0])
+    set_properties(root, {"key.duplicates": duplicates})
     external = tmp_path / "ext" / "x.parquet"
     external.parent.mkdir()
-    pq.write_table(pa.table({"time": [5, 6], "city": ["b", "b"], "temp": [50.0, 60.0]}), external)
+    pq.write_table(
+        pa.table({"time": [5, 6, 7], "city": ["b", "b", "c"], "temp": [50.0, 60.0, 70.0]}),
+        external,
+    )
+    whole = tmp_path / "ext" / "y.parquet"
+    pq.write_table(pa.table({"time": [8], "city": ["d"], "temp": [90.0]}), whole)
     add_files(root, str(external), format="parquet")
-    # The part's statistics (50..60) cannot rule out temp = 55: it is read, holds no
-    # match, and the delete goes ahead on the table's own part.
+    add_files(root, str(whole), format="parquet")
+    digests = {f: f.read_bytes() for f in (external, whole)}
+    # The part's statistics (50..70) cannot rule out temp = 55: it is read, holds no
+    # match, and stays as it is.
     assert open_table(root).delete("temp = 55 OR temp < 1.5").num_deleted_rows == 1
-    assert _rows(open_table(root)) == [(2, "a", 2.0), (5, "b", 50.0), (6, "b", 60.0)]
-    digest = external.read_bytes()
-    with pytest.raises(InvalidCommitError, match=r"external part '.*x\.parquet' \(parquet, 1 "):
-        open_table(root).delete("temp > 55")
-    assert external.read_bytes() == digest
+    assert str(external) in {p.path for p in open_table(root).parts()}
+    # A later write of key (b, 6): in a ``last`` table it is the row reads show, and the
+    # DELETE removes the key from the external part too (the path of keys, not rows).
+    _append(root, [6], ["b"], [61.0])
+
+    before = open_table(root)
+    result = before.delete("temp > 55 AND temp < 65 OR temp > 80")
+    assert result.num_deleted_rows == (3 if duplicates == "keep" else 2)
+    table = open_table(root)
+    assert sorted(_rows(table)) == [(2, "a", 2.0), (5, "b", 50.0), (7, "c", 70.0)]
+    assert all(not p.external and p.format == "tsfile" for p in table.parts())
+    assert str(external) not in {p.path for p in table.parts()}
+    # Never modified, never deleted: not by the DELETE, not by VACUUM, not by a purge.
+    assert {f: f.read_bytes() for f in (external, whole)} == digests
+    old = sorted(_rows(open_table(root, version=before.version)))
+    assert (6, "b", 60.0) in old and (8, "d", 90.0) in old
+    vacuum(root, dry_run=False, retention_ms=0, retention_check=False)
+    assert {f: f.read_bytes() for f in (external, whole)} == digests
+    purge(root)
+    assert {f: f.read_bytes() for f in (external, whole)} == digests
 
 
 def test_vacuum_reclaims_exactly_the_parts_optimize_replaced(root: str) -> None:
@@ -500,3 +528,22 @@ def test_vacuum_reclaims_exactly_the_parts_optimize_replaced(root: str) -> None:
     assert _rows(open_table(root)) == rows and open_table(root).version == after.version
     with pytest.raises(VersionNotFoundError, match="VACUUM"):
         open_table(root, version=before.version)
+
+
+def test_replace_where_replaces_an_external_parts_rows_without_touching_it(
+    root: str, tmp_path: Path
+) -> None:
+    """A ``replaceWhere`` overwrite removes the matching rows as a DELETE does: the external
+    part's other rows go into a new part, its file stays as it was."""
+    from tsfile_catalog import write_table
+
+    _append(root, [1], ["a"], [1.0])
+    external = tmp_path / "x.parquet"
+    pq.write_table(pa.table({"time": [5, 6], "city": ["b", "b"], "temp": [50.0, 60.0]}), external)
+    add_files(root, str(external), format="parquet")
+    data = external.read_bytes()
+    new = pa.table({"time": pa.array([6], pa.int64()), "city": ["b"], "temp": [66.0]})
+    write_table(root, new, mode="overwrite", options={"replaceWhere": "time >= 6"})
+    assert _rows(open_table(root)) == [(1, "a", 1.0), (5, "b", 50.0), (6, "b", 66.0)]
+    assert all(not p.external for p in open_table(root).parts())
+    assert external.read_bytes() == data

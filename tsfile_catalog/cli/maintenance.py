@@ -140,7 +140,11 @@ def expire(
     ] = None,
     retain_last: Annotated[
         int | None,
-        typer.Option("--retain-last", help="Keep at least the newest N versions."),
+        typer.Option(
+            "--retain-last",
+            help="Keep at least the newest N versions, even older than the cutoff (a floor: "
+            "it never makes a younger version expire).",
+        ),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Say what would be expired; change nothing.")

@@ -11,6 +11,7 @@ statistics) and what their footers know. No Spark here.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -49,10 +50,19 @@ __all__ = [
     "raw_time",
     "arrow_filesystem",
     "content_stamp",
+    "content_digest",
+    "FOOTER_TAIL_BYTES",
     "check_unchanged",
 ]
 
 _NULL_KEY = "\x00null\x00"
+
+# How a recorded ``source_stamp`` carries the content digest taken at ADD PART (parts added
+# before digests have none, and keep the strict check).
+_DIGEST_SEPARATOR = "|digest="
+# The bytes a footer digest covers: a Parquet or ORC footer (schema, row groups or stripes
+# with their offsets, sizes, row counts and statistics) sits at the end of the file.
+FOOTER_TAIL_BYTES = 64 * 1024
 
 
 class ExternalFormat:
@@ -65,6 +75,10 @@ class ExternalFormat:
 
     name = ""
     extensions: tuple[str, ...] = ()
+
+    # The last bytes that identify a file's content (its footer), or None: the whole file
+    # (a format without a footer, CSV). See :func:`content_digest`.
+    digest_tail: int | None = None
 
     # -- what a subclass provides ----------------------------------------------------------
 
@@ -128,6 +142,7 @@ class ExternalFormat:
         try:
             # Taken first: a file rewritten while it is read here fails its first scan.
             stamp = content_stamp(io, url)
+            digest = content_digest(io, url, size_bytes, tail=self.digest_tail)
             arrow = self.arrow_schema(io, url, read_options, table)
         except TsFileCatalogError:
             raise
@@ -192,7 +207,7 @@ class ExternalFormat:
             external=True,
             read_options=read_options,
             partition_values=dict(partition_values),
-            source_stamp=stamp,
+            source_stamp=f"{stamp}{_DIGEST_SEPARATOR}{digest}",
         )
         return schema, part
 
@@ -261,6 +276,10 @@ class ExternalFormat:
         for tag, allowed in piece.tag_values.items():
             if tag in values and values[tag] not in allowed:
                 return
+        # The TAGs the exact filter below compares (the slice's TAG sets, its device list),
+        # read even when the query asks for none of them, then left out again.
+        compared = [*piece.tag_values, *(piece.tag_names if piece.devices is not None else ())]
+        extra = [t for t in dict.fromkeys(compared) if t not in piece.columns]
         try:
             arrow, rows = self.footer(io, part.path, part.read_options, schema)
             check_unchanged(io, part, rows)
@@ -271,7 +290,7 @@ class ExternalFormat:
                 _mapping_at_read(part.path, arrow, schema, part.read_options),
                 part.read_options,
                 schema,
-                piece.columns,
+                [*piece.columns, *extra],
                 values,
                 time_min=piece.time_min,
                 time_max=piece.time_max,
@@ -285,6 +304,7 @@ class ExternalFormat:
                 "changed or removed after ADD PART? DROP PART it, then add it again"
             ) from e
         table = _exact(table, piece, values)
+        table = table.drop_columns([t for t in extra if t in table.column_names])
         if table.num_rows:
             yield table
 
@@ -299,12 +319,61 @@ def content_stamp(io: FileIO, url: str) -> str:
     return io.stamp(url) or f"size={io.size(url)}"
 
 
+def content_digest(io: FileIO, url: str, size: int, *, tail: int | None) -> str:
+    """A SHA-256 of the file's content: of its last ``tail`` bytes (a footer that describes
+    every row) with its size, or of the whole file when ``tail`` is None. Recorded by
+    ``ADD PART`` with the stamp; compared only when the stamp moved (a ``touch``, a copy
+    without ``-p``, a restore from backup), so the bytes are read then and once per
+    process."""
+    digest = hashlib.sha256()
+    with io.open_input(url) as handle:
+        if tail is not None and size > tail:
+            handle.seek(size - tail)
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    kind = "sha256" if tail is None else f"sha256-tail{tail}"
+    return f"{kind}:{size}:{digest.hexdigest()}"
+
+
+# (path, recorded stamp, store stamp now) of files whose stamp moved but whose content digest
+# is the recorded one: the stamp updated in memory, so each is read once per process.
+_SAME_CONTENT: set[tuple[str, str, str]] = set()
+
+
+def _same_content(io: FileIO, part: PartFile, digest: str | None, now: str) -> bool:
+    """Whether the external file of ``part``, whose stamp is ``now`` (not the recorded
+    one), still holds the bytes ADD PART digested. Without a recorded ``digest`` (a part
+    added before digests) it cannot tell: False, the strict check of then."""
+    if digest is None:
+        return False
+    assert part.source_stamp is not None
+    # Remembered by the store's finest stamp (locally inode, size and nanosecond times):
+    # two writes within one millisecond have the same ``now``, not the same stamp.
+    key = (part.path, part.source_stamp, io.stamp(part.path) or now)
+    if key in _SAME_CONTENT:
+        return True
+    kind, _, _ = digest.partition(":")
+    tail = int(kind.removeprefix("sha256-tail")) if kind.startswith("sha256-tail") else None
+    try:
+        size = io.size(part.path)
+        same = size == part.size_bytes and content_digest(io, part.path, size, tail=tail) == digest
+    except FileNotFoundError:
+        return False
+    if same:
+        _SAME_CONTENT.add(key)
+    return same
+
+
 def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) -> None:
     """Refuse to read an external part whose file is no longer the one its statistics
-    describe: another size, modification time or ETag than at ``ADD PART``, or another row
-    count in its footer. Parts recorded without a stamp are checked by their footer only.
-    Without ``footer_rows`` (an answer from statistics, which opens no file) this costs one
-    metadata request (two ``stat`` calls locally).
+    describe: another row count in its footer, or another content than at ``ADD PART``.
+
+    The stamp (size and modification time, ETag, ...) recorded at ``ADD PART`` is checked
+    first: one metadata request (two ``stat`` calls locally). When only it moved, the
+    content digest recorded with it decides (:func:`content_digest`): identical bytes read
+    on, other bytes fail. Parts recorded without a digest fail on any stamp change; parts
+    recorded without a stamp are checked by their footer only. Without ``footer_rows`` (an
+    answer from statistics, which opens no file) only the stamp and digest are checked.
 
     Raises:
         DataError: naming the file and the fix (drop the part and add the file again).
@@ -313,6 +382,7 @@ def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) 
     if footer_rows is not None and footer_rows != part.row_count:
         changed = f"it holds {footer_rows} rows, {part.row_count} when it was added"
     elif part.source_stamp is not None:
+        recorded, _, digest = part.source_stamp.partition(_DIGEST_SEPARATOR)
         try:
             now = content_stamp(io, part.path)
         except FileNotFoundError as e:
@@ -320,8 +390,9 @@ def check_unchanged(io: FileIO, part: PartFile, footer_rows: int | None = None) 
                 f"external part {part.path} ({part.format}) is missing (removed or moved after "
                 "ADD PART): put it back, or ALTER TABLE … DROP PART it"
             ) from e
-        if now != part.source_stamp:
-            changed = f"it is now {now}, {part.source_stamp} when it was added"
+        if now != recorded and not _same_content(io, part, digest or None, now):
+            what = "its content differs" if digest else "no content digest to compare"
+            changed = f"it is now {now}, {recorded} when it was added; {what}"
     if changed is not None:
         raise DataError(
             f"external part {part.path} ({part.format}) changed after ADD PART ({changed}), so "

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.orc as orc
 
-from tsfile_catalog.formats.external import ExternalFormat
+from tsfile_catalog.formats.external import FOOTER_TAIL_BYTES, ExternalFormat
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TableSchema
 
@@ -18,6 +18,7 @@ __all__ = ["OrcFormat", "ORC"]
 
 class OrcFormat(ExternalFormat):
     name = "orc"
+    digest_tail = FOOTER_TAIL_BYTES  # the footer describes every row
     extensions = (".orc",)
 
     def arrow_schema(

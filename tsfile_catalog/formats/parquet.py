@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tsfile_catalog.formats.external import ExternalFormat
+from tsfile_catalog.formats.external import FOOTER_TAIL_BYTES, ExternalFormat
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.parts import FieldStats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
@@ -22,6 +22,7 @@ _FOOTER_TYPES = frozenset({DataType.INT32, DataType.INT64, DataType.STRING, Data
 
 class ParquetFormat(ExternalFormat):
     name = "parquet"
+    digest_tail = FOOTER_TAIL_BYTES  # the footer describes every row
     extensions = (".parquet", ".parq")
 
     def arrow_schema(

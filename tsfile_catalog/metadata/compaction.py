@@ -73,9 +73,10 @@ def target_file_size(properties: dict[str, str] | None, override: int | None = N
 
 def is_own_tsfile(part: PartFile) -> bool:
     """Whether ``part`` is a TsFile the table holds as its own data (not an external part of
-    another format or one it only references), so DELETE may replace it.
+    another format or one it only references), so a rewrite may replace it.
 
-    External parts are never rewritten.
+    An external part's file is never modified: a DELETE moves its other rows into a new
+    part instead; UPDATE and MERGE refuse it.
     """
     return part.format == "tsfile" and not part.external
 
@@ -404,8 +405,9 @@ def plan_removal(parts: Sequence[PartFile], predicate: Expr, schema: TableSchema
     no row may make it FALSE (the pruning visitor finds no row that might satisfy ``NOT
     predicate``, device by device when the part lists its devices) and none may make it NULL
     (no column it reads may be null in the part). A part whose statistics prove no row
-    matches is untouched; any other part is rewritten. External parts are never dropped or
-    rewritten: a predicate that may match one is refused by the caller.
+    matches is untouched; any other part is rewritten. External parts are classified alike:
+    "dropped" and "rewritten" change only the manifest for them (a rewrite's rows go into a
+    new part of the table's own), never their files.
     """
     might = PartEvaluator(predicate, schema)
     might_not = PartEvaluator(Not(predicate), schema)

@@ -67,8 +67,9 @@ def plan_rewrite_scan(
     keys of the parts left against the rows written, by those statistics.
 
     Raises:
-        InvalidCommitError: an external part may hold rows the statement changes (naming
-            it): the table never rewrites files it does not own.
+        InvalidCommitError: an ``UPDATE`` or ``MERGE`` whose external part may hold rows
+            the statement changes (naming it): the table never rewrites files it does not
+            own. A ``DELETE`` replaces the part in the manifest instead.
     """
     table = open_table(
         scan["location"],
@@ -115,8 +116,11 @@ def plan_rewrite_scan(
             # without the filter.
             chosen = [i for i, p in enumerate(parts) if p.row_count > 0]
     read = [parts[i] for i in chosen]
+    # A DELETE replaces an external part as any other: Spark's rows without the deleted
+    # ones go into new parts of the table's own, and the external file is only dropped from
+    # the manifest (never modified). UPDATE and MERGE refuse it.
     foreign = [f"'{p.path}' ({p.format})" for p in read if not is_own_tsfile(p)]
-    if foreign:
+    if foreign and command != "DELETE":
         raise InvalidCommitError(
             f"{command} on {scan['table']}: external part{'s' if len(foreign) > 1 else ''} "
             f"{', '.join(foreign)} may hold rows the statement changes, and the table never "

@@ -52,7 +52,7 @@ from tsfile_catalog.storage_options import (
 )
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.ownership import check_empty, check_location
-from tsfile_catalog.table.vacuum import purge
+from tsfile_catalog.table.purge import purge
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

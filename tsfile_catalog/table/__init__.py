@@ -14,7 +14,8 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
   validated by :mod:`~tsfile_catalog.table.external`);
 - one verb family per module: :mod:`~tsfile_catalog.table.optimize` (:func:`optimize`,
   :func:`delete`, rewriting parts with :mod:`~tsfile_catalog.table.rewrite`),
-  :mod:`~tsfile_catalog.table.vacuum` (:func:`vacuum`, :func:`purge`),
+  :mod:`~tsfile_catalog.table.vacuum` (:func:`vacuum`), :mod:`~tsfile_catalog.table.purge`
+  (:func:`purge`),
   :mod:`~tsfile_catalog.table.expire` (:func:`expire_snapshots`),
   :mod:`~tsfile_catalog.table.restore` (:func:`restore`) and
   :mod:`~tsfile_catalog.table.alter` (the ALTER TABLE schema changes and :func:`unset_properties`);
@@ -42,8 +43,9 @@ from tsfile_catalog.table.expire import expire_snapshots
 from tsfile_catalog.table.handle import Table, create_table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
 from tsfile_catalog.table.optimize import DeleteResult, OptimizeResult, delete, optimize
+from tsfile_catalog.table.purge import purge
 from tsfile_catalog.table.restore import restore
-from tsfile_catalog.table.vacuum import DEFAULT_RETENTION_MS, purge, vacuum, vacuum_table
+from tsfile_catalog.table.vacuum import DEFAULT_RETENTION_MS, vacuum, vacuum_table
 
 __all__ = [
     "MANIFEST_DIR",

@@ -60,6 +60,7 @@ from tsfile_catalog.table.log import (
     read_commits,
     write_checkpoint,
 )
+from tsfile_catalog.table.purge import check_landed, drop_checkpoint_if_purged
 from tsfile_catalog.table.snapshots import load_snapshot
 
 __all__ = [
@@ -213,6 +214,7 @@ def _commit(
             # A failure may equally have lost only the response: the commit is there (a
             # caller told otherwise would retry and write its rows twice).
             if _landed(io, url, e) == data:
+                check_landed(io, location, url, snapshot)
                 _after_commit(io, location, snapshot)
                 return snapshot
             time.sleep(random.uniform(0, min(1.0, 0.005 * 2**attempt)))
@@ -237,6 +239,7 @@ def _commit(
             if landed:
                 base = replay(base, landed)
             continue
+        check_landed(io, location, url, snapshot)
         _after_commit(io, location, snapshot)
         return snapshot
     raise CommitConflictError(
@@ -288,6 +291,7 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
     # commits, so it must not surface as a failed write (the caller would retry and duplicate).
     try:
         write_checkpoint(io, location, snapshot)
+        drop_checkpoint_if_purged(io, location, snapshot.version)
     except OSError as e:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)
 

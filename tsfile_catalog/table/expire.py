@@ -65,9 +65,11 @@ def expire_snapshots(
 
     Args:
         older_than: the cutoff instant (epoch ms or ISO-8601, naive in ``time_zone``).
-        retention_ms: the cutoff is this long ago (default: the table property
-            ``logRetention``, 30 days), when ``older_than`` is not given.
-        retain_last: keep at least this many of the newest versions.
+        retention_ms: the cutoff is this long ago, when ``older_than`` is not given. Without
+            either, the cutoff is the table property ``logRetention`` ago (default 30 days).
+        retain_last: a floor: keep at least this many of the newest versions even when they
+            are older than the cutoff. It never makes a younger version expire (Iceberg's
+            ``retain_last``).
 
     Raises:
         TableNotFoundError: no manifest at ``url``.
@@ -83,16 +85,17 @@ def expire_snapshots(
     location = io.normalize(url)
     listing = open_log(io, location)
     latest = load_snapshot(io, location, listing, listing.latest, use_cache=True)
+    # Iceberg's semantics: only versions older than the cutoff go, whatever ``retain_last``
+    # says; the cutoff defaults to the table's age (RETAIN LAST alone once expired versions
+    # made minutes ago).
     if older_than is not None:
-        cutoff: int | None = time_travel_ms(older_than, time_zone=time_zone)
-    elif retention_ms is not None or retain_last is None:
+        cutoff = time_travel_ms(older_than, time_zone=time_zone)
+    else:
         if retention_ms is None:
             retention_ms = retention_property(
                 latest.properties, LOG_RETENTION, DEFAULT_LOG_RETENTION_MS
             )
         cutoff = now_ms() - retention_ms
-    else:
-        cutoff = None
     infos = []
     for version in listing.commits:
         source = commit_url(location, version)

@@ -110,9 +110,10 @@ def keys_of(rows: pa.Table, schema: TableSchema) -> pa.Table:
 class WithoutKeys:
     """A key change's :class:`~tsfile_catalog.table.rewrite.PartChange`: the part without
     its rows whose key is in ``keys`` (raw domain), staged with its key sequence kept so its
-    remaining rows keep their place among the writes (nothing when no row is left). A part
-    the table does not own is only counted: it is never rewritten. A task gets only the keys
-    its parts may hold (:meth:`for_parts`)."""
+    remaining rows keep their place among the writes (nothing when no row is left). An
+    external part's remaining rows are staged the same way, as a new part of the table's own:
+    its file is never modified (:func:`remove_keys` decides whether that may replace it). A
+    task gets only the keys its parts may hold (:meth:`for_parts`)."""
 
     keys: pa.Table
 
@@ -134,7 +135,7 @@ class WithoutKeys:
         rows = read_part_rows(stager.source, part)
         kept = rows.join(self.keys, keys=key_columns(stager.source.schema), join_type="left anti")
         count = rows.num_rows - kept.num_rows
-        if count and kept.num_rows and is_own_tsfile(part):
+        if count and kept.num_rows:
             return count, (stager.write(kept.select(rows.column_names), sources=(part,)),)
         return count, ()
 
@@ -145,14 +146,19 @@ def remove_keys(
     parts: Sequence[PartFile],
     *,
     rewrite: PartRewrites | None = None,
+    replace_external: bool = False,
 ) -> RowRemoval:
     """Stage the removal of every row of ``parts`` whose key is in ``keys`` (raw domain):
     parts that hold some are rewritten without them (:class:`WithoutKeys`; in this process,
     or by ``rewrite`` in tasks), parts left empty are dropped.
 
+    With ``replace_external`` (a DELETE), an external part holding a key leaves the
+    manifest and its other rows go into a new part of the table's own; its file is never
+    modified. Without it (UPDATE, MERGE) such a part is refused.
+
     Raises:
-        InvalidCommitError: an external part holds one of the keys (naming every such
-            part): the table never rewrites files it does not own.
+        InvalidCommitError: without ``replace_external``, an external part holds one of the
+            keys (naming every such part): the table never rewrites files it does not own.
     """
     if keys.num_rows == 0:
         return RowRemoval((), 0, 0, 0)
@@ -164,7 +170,7 @@ def remove_keys(
     for part, count, staged in rewrite_each(job, candidates, change, rewrite=rewrite):
         if not count:
             continue
-        if not is_own_tsfile(part):
+        if not replace_external and not is_own_tsfile(part):
             foreign.append(f"'{part.path}' ({count} rows)")
             continue
         removed.append(part)

@@ -38,7 +38,9 @@ __all__ = [
     "checkpoint_urls",
     "parquet_checkpoint_url",
     "commit_url",
+    "has_start",
     "list_log",
+    "log_intact",
     "log_url",
     "no_table",
     "open_log",
@@ -128,6 +130,22 @@ def list_log(io: FileIO, location: str) -> Listing:
         VACUUM_RECORD in stamps,
         frozenset(parquet),
     )
+
+
+def has_start(listing: Listing) -> bool:
+    """Whether the log in ``listing`` can be loaded from somewhere: its oldest commit is
+    version 0, or has a checkpoint (what an expiry leaves). A purge removes the checkpoints
+    and then that commit before anything else of the log, so from then on no process can
+    load the table, and a commit that lands is known to have landed in a dropped table."""
+    if not listing.commits:
+        return False
+    return listing.commits[0] == 0 or listing.commits[0] in listing.checkpoints
+
+
+def log_intact(io: FileIO, location: str) -> bool:
+    """:func:`has_start` for the log at ``location`` now: one existence check for most
+    tables (version 0 is there), a listing for an expired one."""
+    return io.exists(commit_url(location, 0)) or has_start(list_log(io, location))
 
 
 def no_table(io: FileIO, location: str) -> TableNotFoundError:

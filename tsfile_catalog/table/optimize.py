@@ -212,8 +212,11 @@ def delete(
     matching key is removed from every part that holds it: an older row of the key must not
     come back once the newest is gone. ``num_deleted_rows`` counts the rows reads showed.
 
-    External parts are never rewritten: the delete is refused only when one of them holds a
-    matching row, naming each such part (drop it, or narrow the predicate).
+    External parts are never modified and a DELETE is never refused for them (Delta's and
+    Iceberg's rule for any data file): one holding matching rows leaves the manifest, and
+    its other rows go into a new TsFile part of the table's own. The external file stays
+    byte-identical and the user's: no VACUUM or purge deletes it, and older versions still
+    read it.
 
     With a ``runner`` (``SparkTasks(spark)``), the parts are rewritten in tasks, each
     rewriting a batch of parts of about the table's ``targetFileSize`` bytes (at least as
@@ -227,7 +230,6 @@ def delete(
             given.
         OptionError: with a ``runner``, the ``targetFileSize`` property is not a positive
             integer.
-        InvalidCommitError: an external part holds a matching row.
         CommitConflictError: a concurrent commit removed a part this one removes.
     """
     bound = bind_exact(table, where, unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
@@ -289,7 +291,9 @@ def _remove_latest_matching(
 
     rows = latest_rows(job.table, parts)
     matching = rows.filter(matches(rows, bound))
-    removal = remove_keys(job, keys_of(matching, job.table.schema), parts, rewrite=rewrite)
+    removal = remove_keys(
+        job, keys_of(matching, job.table.schema), parts, rewrite=rewrite, replace_external=True
+    )
     # The rows reads showed, not the older rows of the same keys that went with them.
     return replace(removal, deleted_rows=matching.num_rows)
 

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tsfile_catalog.exceptions import InvalidCommitError
 from tsfile_catalog.exec.arrow_filter import predicate_mask
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan
@@ -36,7 +35,7 @@ from tsfile_catalog.formats.tsfile import (
     part_and_devices,
 )
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.compaction import RemovalPlan, is_own_tsfile, plan_removal
+from tsfile_catalog.metadata.compaction import RemovalPlan, plan_removal
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN, Expr, ScanPushdown
 from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemovePart, Snapshot
 from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id, new_part_name, task_dir_name
@@ -372,13 +371,6 @@ class RewriteJob(PartStager):
             raise
 
 
-def _matching_rows(table: Table, part: PartFile, predicate: Expr | None) -> int:
-    rows = read_part_rows(table, part)
-    if predicate is None:
-        return rows.num_rows
-    return rows.num_rows - without_matching(rows, predicate).num_rows
-
-
 @dataclass(frozen=True)
 class RowRemoval:
     """What removing the rows that match a predicate staged in a :class:`RewriteJob`."""
@@ -464,16 +456,15 @@ def remove_matching_rows(
     per rewritten part, none when nothing is left; see
     :func:`~tsfile_catalog.metadata.compaction.plan_removal`).
 
-    External parts are never rewritten: those the statistics cannot rule out are read, and
-    the removal is refused only when some hold a matching row (naming each of them).
+    External parts are treated as Delta and Iceberg treat any data file: never modified,
+    never refused. One whose rows all match leaves the manifest; one holding some matching
+    rows leaves it too, its other rows staged as a new part of the table's own (a TsFile).
+    Their files stay as they are and stay the user's (``owns_part``: nothing ever deletes
+    them).
 
     The parts are rewritten (:func:`rewrite_without`) in this process, calling
     ``progress(done, total)`` after each, or by ``rewrite``, whose staged parts the job
     adopts.
-
-    Raises:
-        InvalidCommitError: external parts hold rows the predicate matches (naming every
-            one and how many of its rows match).
     """
     table = job.table
     parts = table.parts()
@@ -481,25 +472,6 @@ def remove_matching_rows(
         plan = RemovalPlan(tuple(parts), (), ())
     else:
         plan = plan_removal(parts, predicate, table.schema)
-    # External files are never rewritten: one the statistics cannot rule out is read, and
-    # only one that really holds a matching row refuses the statement.
-    foreign = [p for p in (*plan.drop, *plan.rewrite) if not is_own_tsfile(p)]
-    holding = [
-        f"'{p.path}' ({p.format}, {count} matching rows)"
-        for p in foreign
-        if (count := _matching_rows(table, p, predicate))
-    ]
-    if holding:
-        raise InvalidCommitError(
-            f"external part{'s' if len(holding) > 1 else ''} {', '.join(holding)} hold rows "
-            "the predicate matches; the table never rewrites files it does not own: drop "
-            "the part (ALTER TABLE ... DROP PART), or narrow the predicate to leave its rows"
-        )
-    plan = RemovalPlan(
-        tuple(p for p in plan.drop if is_own_tsfile(p)),
-        tuple(p for p in plan.rewrite if is_own_tsfile(p)),
-        (*plan.untouched, *foreign),
-    )
     removed = list(plan.drop)
     deleted = sum(p.row_count for p in plan.drop)
     rewritten = 0

@@ -1,6 +1,7 @@
-"""VACUUM and purge: deleting the files a table no longer needs, or every file it owns.
+"""VACUUM: deleting the files a table no longer needs (purge, deleting every file it owns,
+is :mod:`tsfile_catalog.table.purge`).
 
-They delete exactly what the plans of :mod:`tsfile_catalog.table.ownership` list; which
+It deletes exactly what the plans of :mod:`tsfile_catalog.table.ownership` list; which
 removed parts may go is decided by the pure plans of :mod:`tsfile_catalog.metadata.retention`,
 and the rules of what a table owns are pure too (:mod:`tsfile_catalog.metadata.ownership`).
 """
@@ -8,14 +9,13 @@ and the rules of what a table owns are pure too (:mod:`tsfile_catalog.metadata.o
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.manifest import AddPart, Commit, Snapshot, replay
-from tsfile_catalog.metadata.ownership import kept_paths, owns_part
-from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.manifest import replay
+from tsfile_catalog.metadata.ownership import kept_paths
 from tsfile_catalog.metadata.retention import (
     DEFAULT_DELETED_FILE_RETENTION_MS,
     DELETED_FILE_RETENTION,
@@ -26,48 +26,12 @@ from tsfile_catalog.metadata.retention import (
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import now_ms
-from tsfile_catalog.table.log import (
-    COMMIT_NAME,
-    Listing,
-    commit_url,
-    list_log,
-    log_url,
-    open_log,
-    read_commits,
-    read_vacuum_record,
-    vacuum_record_url,
-)
-from tsfile_catalog.table.snapshots import load_snapshot
+from tsfile_catalog.table.log import open_log, read_vacuum_record, vacuum_record_url
+from tsfile_catalog.table.purge import known_log, known_parts
 
-__all__ = ["DEFAULT_RETENTION_MS", "Vacuumed", "purge", "vacuum", "vacuum_table"]
+__all__ = ["DEFAULT_RETENTION_MS", "Vacuumed", "vacuum", "vacuum_table"]
 
 DEFAULT_RETENTION_MS = DEFAULT_DELETED_FILE_RETENTION_MS
-
-
-def _known_log(io: FileIO, location: str, listing: Listing) -> tuple[Snapshot, list[Commit]]:
-    """The oldest version the log can load (version 0, or the checkpoint an expiry kept) and
-    every commit after it: all the log still knows of the table's parts."""
-    oldest = listing.commits[0]
-    base = load_snapshot(io, location, listing, oldest, use_cache=True)
-    return base, read_commits(io, location, listing, oldest + 1, listing.latest, base.schema)
-
-
-def _known_parts(base: Snapshot, commits: Sequence[Commit]) -> list[PartFile]:
-    """Every part a known version holds, current or time-travel."""
-    added = [a.part for c in commits for a in c.actions if isinstance(a, AddPart)]
-    return [*base.parts, *added]
-
-
-def _ever_added(
-    io: FileIO, location: str, listing: Listing
-) -> tuple[frozenset[str], frozenset[str]]:
-    """(paths the table owns, paths it must keep) over every part a known version holds:
-    its data files, and the external parts that are the user's, never deleted whatever their
-    names (``owns_part``, ``kept_paths``)."""
-    if not listing.commits:
-        return frozenset(), frozenset()
-    parts = _known_parts(*_known_log(io, location, listing))
-    return frozenset(p.path for p in parts if owns_part(p)), kept_paths(parts)
 
 
 @dataclass(frozen=True)
@@ -136,7 +100,7 @@ def vacuum_table(
     io = FileIO(url, storage_options)
     location = io.normalize(url)
     listing = open_log(io, location)
-    base, commits = _known_log(io, location, listing)
+    base, commits = known_log(io, location, listing)
     latest = replay(base, commits) if commits else base
     if retention_ms is None:
         retention_ms = retention_property(
@@ -145,7 +109,7 @@ def vacuum_table(
     check_retention(retention_ms, latest.properties, enabled=retention_check)
     cutoff = now_ms() - retention_ms
     plan = plan_vacuum(base, commits, cutoff_ms=cutoff)
-    keep = kept_paths(_known_parts(base, commits))
+    keep = kept_paths(known_parts(base, commits))
     removed = ownership.replaced(io, location, {r.path for r in plan.reclaimable}, keep=keep)
     orphans = ownership.orphans(
         io,
@@ -204,37 +168,3 @@ def vacuum(
         storage_options=storage_options,
         progress=progress,
     ).files
-
-
-def purge(url: str, *, storage_options: Mapping[str, Any] | None = None) -> list[str]:
-    """Delete every file the table at ``url`` owns, and nothing else (``DROP TABLE … PURGE``).
-
-    The table owns the parts any version added, its writers' staging files and its
-    ``_tsfile_manifest/`` folder. Other files under the location (a user's notes, a table
-    nested below) stay, so does anything behind a symbolic link, and so do the folders
-    holding them; folders left empty are removed. Data goes first and the log last (newest
-    commit first), so an interrupted purge can simply be run again. A location without a
-    table holds nothing of one: only staging and manifest leftovers are removed.
-
-    Returns:
-        What was deleted: files, then folders (ending in ``/``).
-
-    Raises:
-        CorruptManifestError: a commit file is unreadable (nothing is deleted then).
-    """
-    io = FileIO(url, storage_options)
-    location = io.normalize(url)
-    listing = list_log(io, location)
-    owned, keep = _ever_added(io, location, listing)
-    data = ownership.owned(io, location, owned, keep=keep)
-    manifest_url = log_url(location)
-    derived = [
-        join_url(manifest_url, name)
-        for name, kind in io.list_entries(manifest_url)
-        if kind == "file" and not COMMIT_NAME.match(name)
-    ]
-    # Checkpoints and hints first, then commits newest first: at every step the log left
-    # is a valid older table, so a rerun reads it.
-    commits = [commit_url(location, v) for v in reversed(listing.commits)]
-    log = ownership.Deletion((*derived, *commits), (manifest_url, location) if io.is_local else ())
-    return ownership.delete(io, data) + ownership.delete(io, log)

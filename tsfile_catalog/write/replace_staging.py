@@ -32,7 +32,7 @@ from typing import Any
 from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.io import FileIO, join_url
-from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
+from tsfile_catalog.metadata.compaction import plan_removal
 from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
 from tsfile_catalog.metadata.ownership import (
     PRESTAGED_NAME,
@@ -204,9 +204,8 @@ def prestage_replace(
         return None
     table = job.table
     predicate = replace_predicate(plan, options, zone, exact=True)
-    straddling = [
-        p for p in plan_removal(table.parts(), predicate, table.schema).rewrite if is_own_tsfile(p)
-    ]
+    # External parts too: their rows left go into new parts of the table's own.
+    straddling = list(plan_removal(table.parts(), predicate, table.schema).rewrite)
     if not straddling:
         return None
     answers = part_rewrites(job, runner)(straddling, Without(predicate))
