@@ -41,9 +41,11 @@ class Racer:
         """``UPDATE ... SET v = v + 1 WHERE <where>``."""
         if front == "api":
             return _refused_or(
-                lambda: open_table(self.location(table))
-                .update({"v": pc.field("v") + 1}, where=where)
-                .num_updated_rows
+                lambda: (
+                    open_table(self.location(table))
+                    .update({"v": pc.field("v") + 1}, where=where)
+                    .num_updated_rows
+                )
             )
         return self._statement(front, f"UPDATE {{}} SET v = v + 1 WHERE {where}", table)
 

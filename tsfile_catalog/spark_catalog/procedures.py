@@ -176,4 +176,3 @@ def call_procedure(
     result = warehouse.catalog.execute(procedure.statement(parse_table_name(table), args))
     rows = [[spark_value(v) for v in row] for row in result.collect()]
     return {"schema": result.schema.json(), "rows": rows}
-

@@ -124,8 +124,12 @@ def test_optimize_never_conflicts_with_a_row_change() -> None:
 def test_appends_keep_commuting() -> None:
     """WriteSerializable: an append is no row change, whatever rows landed meanwhile."""
     read = created(rows("old", ("paris", 0, 9)))
-    assert row_change_footprint([AddPart(rows("x", ("paris", 3, 3)))], read, Operation.WRITE) is None
-    assert row_change_footprint([AddPart(rows("x", ("paris", 3, 3)))], None, Operation.UPDATE) is None
+    assert (
+        row_change_footprint([AddPart(rows("x", ("paris", 3, 3)))], read, Operation.WRITE) is None
+    )
+    assert (
+        row_change_footprint([AddPart(rows("x", ("paris", 3, 3)))], None, Operation.UPDATE) is None
+    )
 
 
 def test_a_part_without_device_lists_meets_every_device_in_its_time_range() -> None:
@@ -148,7 +152,9 @@ def test_a_device_recorded_before_a_tag_was_added_is_the_same_device() -> None:
 
 
 @given(
-    mine=st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 20), st.integers(0, 5)), min_size=1),
+    mine=st.lists(
+        st.tuples(st.sampled_from("ab"), st.integers(0, 20), st.integers(0, 5)), min_size=1
+    ),
     theirs=st.tuples(st.sampled_from("abc"), st.integers(0, 20), st.integers(0, 5)),
 )
 def test_touched_exactly_when_some_device_range_meets(
@@ -158,7 +164,5 @@ def test_touched_exactly_when_some_device_range_meets(
     parts = [rows(f"m{i}", (city, lo, lo + span)) for i, (city, lo, span) in enumerate(mine)]
     city, lo, span = theirs
     other = rows("o", (city, lo, lo + span))
-    meets = any(
-        c == city and a <= lo + span and lo <= a + s for c, a, s in mine
-    )
+    meets = any(c == city and a <= lo + span and lo <= a + s for c, a, s in mine)
     assert (footprint_of(parts).touched_by(other) is not None) == meets
