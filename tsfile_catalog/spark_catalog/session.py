@@ -112,19 +112,12 @@ def register(spark: SparkSession) -> None:
                 "new process"
             )
         return
-    from pyspark.java_gateway import ensure_callback_server_started
-
     # Imported here: the delegate runs the Catalog's statements (sqlglot, the SQL layer).
-    from tsfile_catalog.spark_catalog.delegate import CatalogDelegate
+    from tsfile_catalog.spark_catalog.process import serve
 
-    gateway = spark.sparkContext._gateway
-    ensure_callback_server_started(gateway)
-    delegate = CatalogDelegate(spark)
+    delegate = serve(spark)
     client.setDelegate(delegate)
-    # Statistics answers become local relations, so collecting them runs no Spark job.
-    jvm.io.tsfilecatalog.spark.LocalAnswers.install(spark._jsparkSession)
-    # UPDATE through spark.sql refuses SET of the table key, as Catalog.sql's does.
-    jvm.io.tsfilecatalog.spark.KeyAssignments.install(spark._jsparkSession)
+    gateway = spark.sparkContext._gateway
     mark_registered(gateway, delegate)
 
 
