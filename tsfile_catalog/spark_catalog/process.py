@@ -89,14 +89,13 @@ def main() -> None:
     _exit_with_parent()
     from pyspark.java_gateway import launch_gateway
 
-    from tsfile_catalog.session import register
-
     gateway = launch_gateway()
     process = gateway.jvm
     for part in _PROCESS_CLASS.split("."):
         process = getattr(process, part)
+    # The session's tsfile source is Spark's own discovery of pyspark_tsfile: the user's
+    # session is not re-registered from here.
     spark = _wrap(gateway, process.session(token))
-    register(spark)
     delegate = serve(spark)
     process.attach(token, delegate)
     _log.info("serving the tsfile catalog of JVM session %s", spark.sparkContext.applicationId)

@@ -134,7 +134,7 @@ public final class CatalogProcess {
     }
     return new IllegalStateException(
         "tsfile catalog: its Python process (pid " + gone.process.pid() + ") exited with code "
-            + gone.process.exitValue() + " during " + operation + gone.lastLogLine()
+            + gone.process.exitValue() + " during " + operation
             + "; the next statement starts a new one (log: " + gone.log + ")",
         cause);
   }
