@@ -115,8 +115,7 @@ def test_spark_sql_e_reads_pyspark_writes_and_names_a_missing_table(
     done = _spark_sql(
         warehouse,
         "-e",
-        f"SHOW TABLES IN ts.db; {_PUSHDOWN.format(t='ts.db.weather')}; "
-        "SELECT * FROM ts.db.nowhere",
+        f"SHOW TABLES IN ts.db; {_PUSHDOWN.format(t='ts.db.weather')}; SELECT * FROM ts.db.nowhere",
     )
     out = done.stdout.splitlines()
     assert out[0] == "weather", done.stderr[-3000:]

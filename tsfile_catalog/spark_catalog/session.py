@@ -118,9 +118,11 @@ def register(spark: SparkSession) -> None:
         if configured:
             raise TsFileCatalogError(
                 f"catalog {configured[0]!r} is configured as {CATALOG_CLASS}, but the plugin's "
-                "jar is not on this session's classpath: it must be there when the JVM starts; "
-                "use tsfile_catalog.configure(builder, warehouse=...) before getOrCreate() in a "
-                "new process"
+                "jar is not on this session's classpath: this process's JVM started without it "
+                "(an earlier session, such as local_session() without warehouse=), and a jar "
+                "is only read when the JVM starts; restart the Python process (the notebook's "
+                "kernel) and call tsfile_catalog.local_session(warehouse=...) or "
+                "tsfile_catalog.configure(builder, warehouse=...) first"
             )
         return
     # Imported here: the delegate runs the Catalog's statements (sqlglot, the SQL layer).
@@ -133,10 +135,14 @@ def register(spark: SparkSession) -> None:
 
 
 def _configured_catalogs(spark: SparkSession) -> list[str]:
-    names = []
-    for key, value in spark.sparkContext.getConf().getAll():
-        if key.startswith(_CATALOG_PREFIX) and value == CATALOG_CLASS:
-            names.append(key[len(_CATALOG_PREFIX) :])
+    """The catalogs configured as the plugin: when the JVM started, or since (a second
+    ``getOrCreate`` sets them on the running session only)."""
+    settings = [*spark.sparkContext.getConf().getAll(), *spark.conf.getAll.items()]
+    names = {
+        key[len(_CATALOG_PREFIX) :]
+        for key, value in settings
+        if key.startswith(_CATALOG_PREFIX) and value == CATALOG_CLASS
+    }
     return sorted(names)
 
 
