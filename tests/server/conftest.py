@@ -9,8 +9,11 @@ from the settings); each is stopped by its pid, every wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,9 +36,14 @@ def pyspark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
+# Settings alone: no interpreter in the environment (the settings' spark.pyspark.python
+# names it), and no gateway of this process's.
+_NOT_INHERITED = ("PYSPARK_GATEWAY", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")
+
+
 def child_env(**extra: str) -> dict[str, str]:
     """The environment of a client or server process: this checkout first on the path."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_NOT_INHERITED)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     env["SPARK_HOME"] = str(pyspark_home())
     env.update(extra)
@@ -47,6 +55,43 @@ def run(command: Sequence[str], *, cwd: Path, timeout: float = 600) -> subproces
     return subprocess.run(
         list(command), capture_output=True, text=True, env=child_env(), cwd=cwd, timeout=timeout
     )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(command: Sequence[str], port: int, folder: Path) -> Iterator[Path]:
+    """Run the server ``command`` in ``folder`` (its log: ``server.log`` there) until it
+    listens on 127.0.0.1:``port`` (bounded); stop it by its pid on leaving."""
+    log = folder / "server.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            list(command), stdout=out, stderr=subprocess.STDOUT, env=child_env(), cwd=folder
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if server.poll() is not None:
+                raise AssertionError(f"the server exited: {log.read_text()[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise AssertionError("the server did not listen within 300 s") from None
+                time.sleep(0.5)
+        yield log
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
 
 
 def rows_text(spark: SparkSession, query: str) -> list[str]:

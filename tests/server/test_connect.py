@@ -7,16 +7,12 @@ a Parquet copy. The server runs on 127.0.0.1 on a free port and is stopped by it
 from __future__ import annotations
 
 import shlex
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.server.conftest import child_env, pyspark_home, rows_text
+from tests.server.conftest import free_port, pyspark_home, rows_text, serving
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -24,25 +20,6 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.server, pytest.mark.spark]
 
 CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _wait_for(port: int, server: subprocess.Popen, log: Path, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"the Connect server exited: {log.read_text()[-3000:]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise AssertionError(f"the Connect server did not listen within {timeout}s")
 
 
 @pytest.fixture(scope="module")
@@ -72,21 +49,8 @@ def connect_url(
         "--conf",
         "spark.sql.session.timeZone=UTC",
     ]
-    log = tmp_path_factory.mktemp("connect") / "server.log"
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=child_env(), cwd=log.parent
-        )
-    try:
-        _wait_for(port, server, log)
+    with serving(command, port, tmp_path_factory.mktemp("connect")):
         yield f"sc://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
