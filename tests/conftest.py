@@ -25,6 +25,7 @@ FAKE_AWS_ENV = {
 
 CLUSTER_MARKER = "cluster"
 LONG = "long"
+SERVER = "server"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,6 +47,11 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{CLUSTER_MARKER}: runs on local-cluster[2,1,1024] (tests/cluster/); one SparkContext "
         f"per process, so these run only in their own pytest run: -m {CLUSTER_MARKER}",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{SERVER}: starts Spark's own clients and servers (spark-sql, Spark Connect) in "
+        f"processes of their own (tests/server/); left out unless asked for: -m {SERVER}",
+    )
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -59,6 +65,18 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _leave_out_cluster_tests(config, items)
     _leave_out_long_tests(config, items)
+    _leave_out_server_tests(config, items)
+
+
+def _leave_out_server_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the server tests (each starts JVMs of its own: tens of seconds) out of the
+    default run, deselected, not skipped, unless a ``-m`` expression names them."""
+    if SERVER in (config.option.markexpr or ""):
+        return
+    server = [item for item in items if item.get_closest_marker(SERVER) is not None]
+    if server:
+        config.hook.pytest_deselected(items=server)
+        items[:] = [item for item in items if item.get_closest_marker(SERVER) is None]
 
 
 def _leave_out_long_tests(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -27,7 +27,7 @@ def listed_modules(text: str) -> set[str]:
         words = line.split()
         names = []
         for word in words:
-            if not (word.endswith(".py") or word.endswith("/")):
+            if not word.endswith((".py", "/")):
                 break
             names.append(word)
         if not names:

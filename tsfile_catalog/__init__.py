@@ -36,7 +36,12 @@ from tsfile_catalog.exceptions import (
     UnsupportedTypeError,
     VersionNotFoundError,
 )
-from tsfile_catalog.spark_catalog.session import configure, local_session, register
+from tsfile_catalog.spark_catalog.session import (
+    catalog_config,
+    configure,
+    local_session,
+    register,
+)
 from tsfile_catalog.table import Table, create_table, open_table, purge, vacuum
 
 if TYPE_CHECKING:
@@ -49,6 +54,7 @@ __all__ = [
     "Catalog",
     "Table",
     "adopt_table",
+    "catalog_config",
     "configure",
     "create_table",
     "errors",

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from tsfile_catalog.cli import maintenance, output, parts, read
+from tsfile_catalog.cli import maintenance, output, parts, read, spark
 from tsfile_catalog.cli.context import (
     JsonOpt,
     OptionOpt,
@@ -107,6 +107,7 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "add-part": parts.add_part,
     "drop-part": parts.drop_part,
     "adopt": parts.adopt,
+    "spark-conf": spark.spark_conf,
 }
 for _name, _function in _COMMANDS.items():
     app.command(_name)(_function)

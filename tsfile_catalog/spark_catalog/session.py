@@ -1,10 +1,12 @@
 """Wiring the catalog plugin into a session: the jar and catalog settings before the JVM
 starts, and the Python delegate once it runs.
 
-``configure(builder, warehouse=...)`` builds (or finds) the plugin's jar and sets
-``spark.jars``, ``spark.sql.catalog.<name>`` and its ``warehouse``; ``register(spark)``
-registers the ``tsfile`` data source and hands the JVM the delegate that answers the
-catalog; ``local_session(warehouse=...)`` does both with the catalog named ``tsfile``.
+``configure(builder, warehouse=...)`` builds (or finds) the plugin's jar and sets every
+setting of :mod:`.settings` (``spark.jars``, ``spark.sql.catalog.<name>`` and its
+``warehouse``, the extensions, the workers' Python): the session then serves the catalog
+through the catalog process the JVM starts (:mod:`.process`). ``register(spark)`` registers
+the ``tsfile`` data source and hands the JVM a delegate in this driver instead;
+``local_session(warehouse=...)`` does both with the catalog named ``tsfile``.
 
 These wrap :mod:`tsfile_catalog.session` rather than living in it: the delegate runs the
 Catalog's statements, and the Catalog registers the data source through that module.
@@ -12,15 +14,17 @@ Catalog's statements, and the Catalog registers the data source through that mod
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tsfile_catalog import session as _session
 from tsfile_catalog.exceptions import TsFileCatalogError
-from tsfile_catalog.io import FileIO
-from tsfile_catalog.spark_catalog.build import JAR_NAME, build_jar, jar_problem
+from tsfile_catalog.spark_catalog import settings as _settings
+from tsfile_catalog.spark_catalog.build import JAR_NAME, jar_problem
+from tsfile_catalog.spark_catalog.settings import DEFAULT_NAME
 from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, mark_registered
-from tsfile_catalog.storage_options import spark_redaction_regex
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,57 +38,48 @@ __all__ = [
     "register",
 ]
 
-DEFAULT_NAME = "tsfile"
+_log = logging.getLogger(__name__)
 _CATALOG_PREFIX = CATALOG_PREFIX
 _CLIENT = "io.tsfilecatalog.spark.Client"
-_REDACTION = "spark.redaction.regex"
-_SPARK_REDACTION_DEFAULT = "(?i)secret|password|token|access[.]?key"
 
 
-def catalog_config(warehouse: str, *, name: str = DEFAULT_NAME) -> dict[str, str]:
-    """The session settings of the plugin: its jar (built now if need be), the catalog class
-    under ``name`` and its warehouse (a local path made absolute).
+def catalog_config(
+    warehouse: str, *, name: str = DEFAULT_NAME, **fs_options: str
+) -> dict[str, str]:
+    """Every Spark setting of the plugin (:func:`.settings.catalog_config`): its jar (built
+    now if need be), its extensions, the catalog class under ``name``, its warehouse (a local
+    path made absolute) and ``fs.<option>`` settings, and the workers' Python.
 
     Raises:
+        OptionError: a catalog name Spark does not accept.
         TsFileCatalogError: the jar cannot be built (no JDK: the message says what to install).
     """
-    jar = build_jar()
-    location = FileIO(warehouse).normalize(warehouse)
-    return {
-        "spark.jars": str(jar),
-        f"{_CATALOG_PREFIX}{name}": CATALOG_CLASS,
-        f"{_CATALOG_PREFIX}{name}.warehouse": location,
-        # The UI's environment page and event logs hide the catalog's fs.* credentials too.
-        _REDACTION: spark_redaction_regex(_SPARK_REDACTION_DEFAULT),
-    }
+    return _settings.catalog_config(warehouse, name=name, **fs_options)
 
 
 def configure(
-    builder: SparkSession.Builder, *, warehouse: str, name: str = DEFAULT_NAME
+    builder: SparkSession.Builder, *, warehouse: str, name: str = DEFAULT_NAME, **fs_options: str
 ) -> SparkSession.Builder:
     """Configure ``builder`` for the catalog plugin; returns it for chaining.
 
-    The jar must be on the classpath when the JVM starts, so this builds it now (into a cache
-    keyed by the PySpark version). Jars already given in ``spark.jars`` are kept. Call
-    :func:`register` on the session once created.
+    Sets :func:`catalog_config`'s settings. The jar must be on the classpath when the JVM
+    starts, so this builds it now (into a cache keyed by the PySpark version). Jars and
+    extensions already given are kept; so is a Python the user chose (``spark.pyspark.python``
+    or ``PYSPARK_PYTHON``), else Spark's workers run this interpreter. The session then
+    serves the catalog with no further call: its first catalog statement starts the catalog's
+    Python process; :func:`register` answers from this process instead.
 
     Example::
 
         spark = tsfile_catalog.configure(SparkSession.builder, warehouse="/data/wh",
                                          name="ts").getOrCreate()
-        tsfile_catalog.register(spark)
         spark.sql("SELECT * FROM ts.db.weather")
     """
-    settings = catalog_config(warehouse, name=name)
-    # The builder's options are private; spark.jars set earlier must survive this call.
-    existing = str(getattr(builder, "_options", {}).get("spark.jars") or "")
-    jars = [j for j in existing.split(",") if j]
-    if settings["spark.jars"] not in jars:
-        jars.append(settings["spark.jars"])
-    settings["spark.jars"] = ",".join(jars)
-    given = getattr(builder, "_options", {}).get(_REDACTION)
-    if given:
-        settings[_REDACTION] = spark_redaction_regex(str(given))
+    # The builder's options are private; settings made earlier must survive this call.
+    existing = dict(getattr(builder, "_options", {}))
+    if os.environ.get("PYSPARK_PYTHON"):
+        existing.setdefault(_settings.PYTHON_CONF, os.environ["PYSPARK_PYTHON"])
+    settings = _settings.merged(catalog_config(warehouse, name=name, **fs_options), existing)
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder
@@ -92,7 +87,12 @@ def configure(
 
 def register(spark: SparkSession) -> None:
     """Register the ``tsfile`` data source in ``spark``, and, when the plugin's jar is on the
-    session's classpath, hand the JVM the delegate that answers its catalogs (idempotent).
+    session's classpath, hand the JVM the delegate that answers its catalogs from this
+    driver (idempotent).
+
+    Optional: without it, the session's first catalog statement starts the catalog's own
+    Python process (:mod:`.process`). A Spark Connect session has no JVM here: the server's
+    catalog process answers, so this registers the data source only, and logs so.
 
     Raises:
         TsFileCatalogError: the PySpark is too old; or a catalog is configured with the
@@ -103,6 +103,10 @@ def register(spark: SparkSession) -> None:
     try:
         jvm = spark.sparkContext._jvm
     except (AttributeError, NotImplementedError):  # Spark Connect: no JVM in this process
+        _log.info(
+            "Spark Connect session: the tsfile catalog needs no register() call (the server's "
+            "catalog process answers it); registered the tsfile data source only"
+        )
         return
     if jvm is None:
         return
@@ -124,24 +128,19 @@ def register(spark: SparkSession) -> None:
                 )
             raise TsFileCatalogError(
                 f"catalog {configured[0]!r} is configured as {CATALOG_CLASS}, but the plugin's "
-                "jar is not on this session's classpath: it must be there when the JVM starts; "
-                "use tsfile_catalog.configure(builder, warehouse=...) before getOrCreate() in a "
-                "new process"
+                "jar is not on this session's classpath: this process's JVM started without it "
+                "(an earlier session, such as local_session() without warehouse=), and a jar "
+                "is only read when the JVM starts; restart the Python process (the notebook's "
+                "kernel) and call tsfile_catalog.local_session(warehouse=...) or "
+                "tsfile_catalog.configure(builder, warehouse=...) first"
             )
         return
-    from pyspark.java_gateway import ensure_callback_server_started
-
     # Imported here: the delegate runs the Catalog's statements (sqlglot, the SQL layer).
-    from tsfile_catalog.spark_catalog.delegate import CatalogDelegate
+    from tsfile_catalog.spark_catalog.process import serve
 
-    gateway = spark.sparkContext._gateway
-    ensure_callback_server_started(gateway)
-    delegate = CatalogDelegate(spark)
+    delegate = serve(spark)
     client.setDelegate(delegate)
-    # Statistics answers become local relations, so collecting them runs no Spark job.
-    jvm.io.tsfilecatalog.spark.LocalAnswers.install(spark._jsparkSession)
-    # UPDATE through spark.sql refuses SET of the table key, as Catalog.sql's does.
-    jvm.io.tsfilecatalog.spark.KeyAssignments.install(spark._jsparkSession)
+    gateway = spark.sparkContext._gateway
     mark_registered(gateway, delegate)
 
 
@@ -158,10 +157,14 @@ def _broken_jar(spark: SparkSession) -> str | None:
 
 
 def _configured_catalogs(spark: SparkSession) -> list[str]:
-    names = []
-    for key, value in spark.sparkContext.getConf().getAll():
-        if key.startswith(_CATALOG_PREFIX) and value == CATALOG_CLASS:
-            names.append(key[len(_CATALOG_PREFIX) :])
+    """The catalogs configured as the plugin: when the JVM started, or since (a second
+    ``getOrCreate`` sets them on the running session only)."""
+    settings = [*spark.sparkContext.getConf().getAll(), *spark.conf.getAll.items()]
+    names = {
+        key[len(_CATALOG_PREFIX) :]
+        for key, value in settings
+        if key.startswith(_CATALOG_PREFIX) and value == CATALOG_CLASS
+    }
     return sorted(names)
 
 

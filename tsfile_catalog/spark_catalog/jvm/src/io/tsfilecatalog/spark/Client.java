@@ -15,12 +15,14 @@ import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import py4j.Py4JException;
 
 /**
  * Calls the Python {@link Delegate} with JSON and maps its errors onto Spark's exceptions.
  *
- * <p>The delegate is set once per JVM by {@code tsfile_catalog.register(spark)}; a JVM with no
- * Python driver (a Thrift server, a Scala job) gets one error saying so.
+ * <p>The delegate is set by {@code tsfile_catalog.register(spark)} in a PySpark driver; a JVM
+ * where no Python driver set one ({@code spark-sql}, a Spark Connect or Thrift server, a JVM
+ * job) is answered by the Python process {@link CatalogProcess} starts.
  */
 public final class Client {
   /** Reads the NaN and infinities Python's {@code json} writes (an aggregate's value). */
@@ -30,7 +32,7 @@ public final class Client {
 
   private Client() {}
 
-  /** Called from Python by {@code tsfile_catalog.register(spark)}. */
+  /** Called from Python by {@code tsfile_catalog.register(spark)}, in the driver. */
   public static void setDelegate(Delegate value) {
     delegate = value;
   }
@@ -95,17 +97,20 @@ public final class Client {
           NamespaceAlreadyExistsException,
           NonEmptyNamespaceException {
     Delegate current = delegate;
-    if (current == null) {
-      throw new IllegalStateException(
-          "the tsfile catalog needs its Python driver: call tsfile_catalog.register(spark) in "
-              + "the Python process that owns this session (a JVM without a Python driver, "
-              + "such as the Thrift server, cannot use it)");
+    boolean ownProcess = current == null;
+    if (ownProcess) {
+      current = CatalogProcess.delegate();
     }
     JsonNode reply;
     try {
       reply = JSON.readTree(current.call(operation, JSON.writeValueAsString(request)));
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("tsfile catalog: invalid reply to " + operation, e);
+    } catch (Py4JException e) {
+      if (ownProcess) {
+        throw CatalogProcess.failed(current, operation, e);
+      }
+      throw e;
     }
     JsonNode error = reply.get("error");
     if (error == null) {

@@ -1,0 +1,168 @@
+"""A Spark Connect server (``SparkConnectServer``, in PySpark's jars) started with the catalog's
+settings alone, and a ``SparkSession.builder.remote`` client: DDL, INSERT and ``writeTo``,
+reads with pushdown and statistics answers, UPDATE, MERGE, DELETE, time travel and CALL,
+against a warehouse PySpark wrote; answers compared with PySpark's over the same warehouse and
+a Parquet copy. The server runs on 127.0.0.1 on a free port and is stopped by its pid."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.server.conftest import free_port, pyspark_home, rows_text, serving
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.server, pytest.mark.spark]
+
+CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
+
+
+@pytest.fixture(scope="module")
+def connect_url(
+    pyspark_warehouse: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """``sc://127.0.0.1:<port>`` of a Connect server serving catalog ``ts`` over the
+    PySpark-written warehouse (the command docs/spark-catalog.md gives, as spark-submit)."""
+    from tsfile_catalog import catalog_config
+    from tsfile_catalog.spark_catalog.settings import as_arguments
+
+    port = free_port()
+    settings = catalog_config(str(pyspark_warehouse["warehouse"]), name="ts")
+    command = [
+        str(pyspark_home() / "bin" / "spark-submit"),
+        "--class",
+        CONNECT_SERVER,
+        "--master",
+        "local[2]",
+        *shlex.split(as_arguments(settings)),
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        f"spark.connect.grpc.binding.port={port}",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.session.timeZone=UTC",
+    ]
+    with serving(command, port, tmp_path_factory.mktemp("connect")):
+        yield f"sc://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def client(connect_url: str) -> Iterator[SparkSession]:
+    # Connect's own builder: this test process also holds the shared classic session, which
+    # SparkSession.builder.remote() refuses to sit beside (SESSION_ALREADY_EXIST).
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    session = RemoteSparkSession.builder.remote(connect_url).getOrCreate()
+    session.conf.set("spark.sql.session.timeZone", "UTC")
+    yield session  # type: ignore[misc]
+    session.stop()
+
+
+def _rows(session: Any, query: str) -> list[str]:
+    return [
+        "\t".join("NULL" if v is None else str(v) for v in row)
+        for row in session.sql(query).collect()
+    ]
+
+
+_PUSHDOWN = (
+    "SELECT city, device, count(*), CAST(round(sum(temp), 3) AS STRING) FROM {t} "
+    "WHERE temp > 12 AND city = 'bj' AND time >= TIMESTAMP '2024-01-01 05:00:00' "
+    "GROUP BY city, device ORDER BY city, device"
+)
+_STATISTICS = "SELECT count(*), CAST(min(time) AS STRING), CAST(max(time) AS STRING) FROM {t}"
+
+
+def test_reads_answer_as_pyspark_does(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any]
+) -> None:
+    view = pyspark_warehouse["view"]
+    assert _rows(client, _PUSHDOWN.format(t="ts.db.weather")) == rows_text(
+        spark, _PUSHDOWN.format(t=view)
+    )
+    assert _rows(client, _STATISTICS.format(t="ts.db.weather")) == rows_text(
+        spark, _STATISTICS.format(t=view)
+    )
+    plan = "\n".join(
+        r[0] for r in client.sql("EXPLAIN SELECT * FROM ts.db.weather WHERE city = 'bj'").collect()
+    )
+    assert "city = 'bj'" in plan or "city" in plan and "bj" in plan
+
+
+def test_writes_time_travel_and_call(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any]
+) -> None:
+    name = pyspark_warehouse["catalog"]
+    client.sql("CREATE NAMESPACE IF NOT EXISTS ts.remote")
+    client.sql(
+        "CREATE TABLE ts.remote.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    client.sql(
+        "INSERT INTO ts.remote.t VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.5), "
+        "(TIMESTAMP '2024-01-01 01:00:00', 'sh', 2.5)"
+    )
+    client.sql(
+        "SELECT TIMESTAMP '2024-01-01 02:00:00' AS time, 'gz' AS city, 3.5D AS temp"
+    ).writeTo("ts.remote.t").append()
+    client.sql("UPDATE ts.remote.t SET temp = temp + 10 WHERE city = 'bj'")
+    client.sql("DELETE FROM ts.remote.t WHERE city = 'gz'")
+    client.sql(
+        "MERGE INTO ts.remote.t AS t USING (SELECT TIMESTAMP '2024-01-01 01:00:00' AS time, "
+        "'sh' AS city, 9.0D AS temp UNION ALL SELECT TIMESTAMP '2024-01-01 05:00:00', 'wh', "
+        "7.0D) AS s ON t.time = s.time AND t.city = s.city "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp WHEN NOT MATCHED THEN INSERT *"
+    )
+    rows = "SELECT CAST(time AS STRING), city, temp FROM {t} ORDER BY time, city"
+    expected = [
+        "2024-01-01 00:00:00\tbj\t11.5",
+        "2024-01-01 01:00:00\tsh\t9.0",
+        "2024-01-01 05:00:00\twh\t7.0",
+    ]
+    assert _rows(client, rows.format(t="ts.remote.t")) == expected
+    # PySpark reads what the Connect client wrote, version by version.
+    assert rows_text(spark, rows.format(t=f"{name}.remote.t")) == expected
+    for version in (1, 2):
+        query = f"SELECT count(*) FROM {{t}} VERSION AS OF {version}"
+        assert _rows(client, query.format(t="ts.remote.t")) == rows_text(
+            spark, query.format(t=f"{name}.remote.t")
+        )
+    assert _rows(client, "SELECT count(*) FROM ts.remote.t VERSION AS OF 2") == ["3"]
+    called = client.sql("CALL ts.system.optimize(table => 'remote.t')").collect()
+    assert len(called) == 1
+    assert _rows(client, rows.format(t="ts.remote.t")) == expected
+
+
+def test_errors_reach_the_client_in_one_line(client: Any) -> None:
+    client.sql(
+        "CREATE TABLE IF NOT EXISTS ts.remote.e (time TIMESTAMP, city STRING, temp DOUBLE) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    with pytest.raises(Exception) as caught:
+        client.sql("ALTER TABLE ts.remote.e RENAME COLUMN temp TO celsius").collect()
+    message = str(caught.value).strip().splitlines()[0]
+    assert "RenameColumn of column 'temp'" in message
+    assert "Traceback" not in str(caught.value)
+    # The extensions install the key check in the client's own session too.
+    with pytest.raises(Exception) as caught:
+        client.sql("UPDATE ts.remote.e SET city = 'x' WHERE temp > 1").collect()
+    message = str(caught.value).strip().splitlines()[0]
+    assert "city" in message and "Traceback" not in str(caught.value)
+
+
+def test_register_on_a_connect_session_says_the_catalog_needs_no_call(
+    client: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import tsfile_catalog
+
+    with caplog.at_level("INFO", logger="tsfile_catalog.spark_catalog.session"):
+        tsfile_catalog.register(client)
+    assert "needs no register() call" in caplog.text
+    assert [r[1] for r in client.sql("SHOW TABLES IN ts.db").collect()] == ["weather"]

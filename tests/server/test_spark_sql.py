@@ -1,0 +1,149 @@
+"""``spark-sql -f`` and ``-e`` (PySpark's ``bin/spark-sql``) with the catalog's settings alone,
+against a warehouse PySpark wrote: reads with pushdown, DDL and every write statement, time
+travel and CALL, answered by the catalog process the JVM starts; the answers compared with
+PySpark's over the same warehouse and over a Parquet copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.server.conftest import pyspark_home, rows_text, run, spark_sql_arguments
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.server, pytest.mark.spark]
+
+# Read back by PySpark over the Parquet copy: the same query text, the table swapped.
+_PUSHDOWN = (
+    "SELECT city, device, count(*), CAST(round(sum(temp), 3) AS STRING) FROM {t} "
+    "WHERE temp > 12 AND city = 'bj' AND time >= TIMESTAMP '2024-01-01 05:00:00' "
+    "GROUP BY city, device ORDER BY city, device"
+)
+_COUNT = "SELECT count(*), max(time) FROM {t}"
+_ROWS = "SELECT CAST(time AS STRING), city, temp FROM {t} ORDER BY time, city"
+
+# The statements and, after each write, the rows (time, city, temp) the table should hold.
+_START = [
+    ("2024-01-01 00:00:00", "bj", 1.5),
+    ("2024-01-01 01:00:00", "sh", 2.5),
+    ("2024-01-01 02:00:00", "gz", 3.5),
+]
+
+
+def _expected() -> list[tuple[str, str, float]]:
+    """What UPDATE, DELETE and MERGE below leave of ``_START``, computed here."""
+    rows = {(t, c): temp for t, c, temp in _START}
+    rows = {k: v + 10 if k[1] == "bj" else v for k, v in rows.items()}  # UPDATE
+    rows = {k: v for k, v in rows.items() if k[1] != "gz"}  # DELETE
+    rows[("2024-01-01 01:00:00", "sh")] = 9.0  # MERGE: matched
+    rows[("2024-01-01 05:00:00", "wh")] = 7.0  # MERGE: not matched
+    return sorted((t, c, v) for (t, c), v in rows.items())
+
+
+_SCRIPT = f"""
+{_PUSHDOWN.format(t="ts.db.weather")};
+{_COUNT.format(t="ts.db.weather")};
+CREATE NAMESPACE IF NOT EXISTS ts.cli;
+CREATE TABLE ts.cli.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile
+  TBLPROPERTIES ('tagColumns' = 'city');
+INSERT INTO ts.cli.t VALUES
+  {", ".join(f"(TIMESTAMP '{t}', '{c}', {v})" for t, c, v in _START)};
+UPDATE ts.cli.t SET temp = temp + 10 WHERE city = 'bj';
+DELETE FROM ts.cli.t WHERE city = 'gz';
+MERGE INTO ts.cli.t AS t
+  USING (SELECT TIMESTAMP '2024-01-01 01:00:00' AS time, 'sh' AS city, 9.0D AS temp
+         UNION ALL SELECT TIMESTAMP '2024-01-01 05:00:00', 'wh', 7.0D) AS s
+  ON t.time = s.time AND t.city = s.city
+  WHEN MATCHED THEN UPDATE SET temp = s.temp
+  WHEN NOT MATCHED THEN INSERT *;
+{_ROWS.format(t="ts.cli.t")};
+SELECT count(*) FROM ts.cli.t VERSION AS OF 1;
+CALL ts.system.optimize(table => 'cli.t');
+{_ROWS.format(t="ts.cli.t")};
+ALTER TABLE ts.cli.t RENAME COLUMN temp TO celsius;
+SELECT 'not reached';
+"""
+
+
+def _spark_sql(warehouse: Path, *arguments: str) -> Any:
+    command = [str(pyspark_home() / "bin" / "spark-sql"), "-S", *spark_sql_arguments(warehouse)]
+    return run([*command, *arguments], cwd=warehouse.parent)
+
+
+def test_spark_sql_file_serves_the_catalog(
+    spark: SparkSession, pyspark_warehouse: dict[str, Any], tmp_path: Path
+) -> None:
+    warehouse, name, view = (pyspark_warehouse[k] for k in ("warehouse", "catalog", "view"))
+    script = tmp_path / "statements.sql"
+    script.write_text(_SCRIPT)
+    done = _spark_sql(warehouse, "-f", str(script))
+    out = done.stdout.splitlines()
+    # The refused ALTER ends the script: one line naming the column, no Python traceback.
+    assert done.returncode != 0
+    refusals = [line for line in done.stderr.splitlines() if "RenameColumn" in line]
+    assert len(refusals) == 1, done.stderr[-3000:]
+    assert "'temp'" in refusals[0] and "not supported" in refusals[0]
+    assert "Traceback" not in done.stderr
+    assert "not reached" not in done.stdout
+
+    pushdown = rows_text(spark, _PUSHDOWN.format(t=view))
+    count = rows_text(spark, _COUNT.format(t=view))
+    assert pushdown and out[: len(pushdown)] == pushdown, done.stderr[-3000:]
+    out = out[len(pushdown) :]
+    assert out[:1] == count
+    out = out[1:]
+    # The rows spark-sql wrote, as spark-sql and PySpark (the same warehouse) read them.
+    expected = [f"{t}\t{c}\t{v}" for t, c, v in _expected()]
+    assert out[: len(expected)] == expected
+    assert rows_text(spark, _ROWS.format(t=f"{name}.cli.t")) == expected
+    out = out[len(expected) :]
+    assert out[0] == str(len(_START))  # VERSION AS OF 1: the INSERT's three rows
+    assert rows_text(spark, f"SELECT count(*) FROM {name}.cli.t VERSION AS OF 1") == [out[0]]
+    # CALL answers one row, and optimizing changes no row.
+    assert out[2 : 2 + len(expected)] == expected
+    assert len(out) == 2 + len(expected)
+
+
+def test_spark_sql_e_reads_pyspark_writes_and_names_a_missing_table(
+    spark: SparkSession, pyspark_warehouse: dict[str, Any]
+) -> None:
+    warehouse, view = pyspark_warehouse["warehouse"], pyspark_warehouse["view"]
+    done = _spark_sql(
+        warehouse,
+        "-e",
+        f"SHOW TABLES IN ts.db; {_PUSHDOWN.format(t='ts.db.weather')}; SELECT * FROM ts.db.nowhere",
+    )
+    out = done.stdout.splitlines()
+    assert out[0] == "weather", done.stderr[-3000:]
+    assert out[1:] == rows_text(spark, _PUSHDOWN.format(t=view))
+    assert done.returncode != 0
+    missing = [line for line in done.stderr.splitlines() if "TABLE_OR_VIEW_NOT_FOUND" in line]
+    assert len(missing) == 1 and "`ts`.`db`.`nowhere`" in missing[0], done.stderr[-3000:]
+
+
+def test_a_catalog_process_that_cannot_start_fails_in_one_line(
+    pyspark_warehouse: dict[str, Any], tmp_path: Path
+) -> None:
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'ModuleNotFoundError: no tsfile_catalog here' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    done = _spark_sql(
+        pyspark_warehouse["warehouse"],
+        "--conf",
+        f"spark.pyspark.driver.python={broken}",
+        "-e",
+        "SHOW TABLES IN ts.db",
+    )
+    assert done.returncode != 0
+    # spark-sql prints an error that is not Spark's own with its Java stack trace: the
+    # message is its first line, and the same line in the driver's log.
+    lines = [line for line in done.stderr.splitlines() if "exited with code 3" in line]
+    assert lines, done.stderr[-3000:]
+    assert "before it was ready: ModuleNotFoundError: no tsfile_catalog here" in lines[0]
+    assert "Traceback" not in done.stderr
+    log = lines[0].rsplit("(log: ", 1)[1].rstrip(")")
+    assert "no tsfile_catalog here" in Path(log).read_text()

@@ -1,0 +1,122 @@
+"""The Thrift JDBC/ODBC server (``HiveThriftServer2``, in PySpark's jars) started with the
+catalog's settings alone, queried with ``beeline`` (PySpark's ``bin/``): SELECT with pushdown,
+INSERT, UPDATE, MERGE, CALL and a refused ALTER, against a warehouse PySpark wrote; answers
+compared with PySpark's. Each JDBC connection is a session of its own, which the catalog
+process serves as well. On 127.0.0.1, a free port, stopped by its pid."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.server.conftest import free_port, pyspark_home, rows_text, run, serving
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = [pytest.mark.server, pytest.mark.spark]
+
+THRIFT_SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+
+_PUSHDOWN = (
+    "SELECT city, device, count(*), CAST(round(sum(temp), 3) AS STRING) FROM {t} "
+    "WHERE temp > 12 AND city = 'bj' AND time >= TIMESTAMP '2024-01-01 05:00:00' "
+    "GROUP BY city, device ORDER BY city, device"
+)
+_ROWS = "SELECT CAST(time AS STRING), city, temp FROM {t} ORDER BY time, city"
+
+
+@pytest.fixture(scope="module")
+def jdbc_url(
+    pyspark_warehouse: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    from tsfile_catalog import catalog_config
+    from tsfile_catalog.spark_catalog.settings import as_arguments
+
+    port = free_port()
+    settings = catalog_config(str(pyspark_warehouse["warehouse"]), name="ts")
+    command = [
+        str(pyspark_home() / "bin" / "spark-submit"),
+        "--class",
+        THRIFT_SERVER,
+        "--master",
+        "local[2]",
+        *shlex.split(as_arguments(settings)),
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.session.timeZone=UTC",
+        "--hiveconf",
+        f"hive.server2.thrift.port={port}",
+        "--hiveconf",
+        "hive.server2.thrift.bind.host=127.0.0.1",
+    ]
+    # The server's own metastore (Derby) goes into the folder it runs in.
+    with serving(command, port, tmp_path_factory.mktemp("thrift")):
+        yield f"jdbc:hive2://127.0.0.1:{port}"
+
+
+def _beeline(url: str, statements: str, folder: Any) -> Any:
+    command = [
+        str(pyspark_home() / "bin" / "beeline"),
+        "-u",
+        url,
+        "--silent=true",
+        "--showHeader=false",
+        "--outputformat=tsv2",
+        "-e",
+        statements,
+    ]
+    return run(command, cwd=folder)
+
+
+def test_beeline_reads_writes_and_calls(
+    spark: SparkSession, jdbc_url: str, pyspark_warehouse: dict[str, Any], tmp_path: Any
+) -> None:
+    name, view = pyspark_warehouse["catalog"], pyspark_warehouse["view"]
+    done = _beeline(
+        jdbc_url,
+        f"{_PUSHDOWN.format(t='ts.db.weather')}; "
+        "CREATE NAMESPACE IF NOT EXISTS ts.jdbc; "
+        "CREATE TABLE ts.jdbc.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city'); "
+        "INSERT INTO ts.jdbc.t VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.5), "
+        "(TIMESTAMP '2024-01-01 01:00:00', 'sh', 2.5); "
+        "UPDATE ts.jdbc.t SET temp = temp + 10 WHERE city = 'bj'; "
+        "MERGE INTO ts.jdbc.t AS t USING (SELECT TIMESTAMP '2024-01-01 05:00:00' AS time, "
+        "'wh' AS city, 7.0D AS temp) AS s ON t.time = s.time AND t.city = s.city "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp WHEN NOT MATCHED THEN INSERT *; "
+        "CALL ts.system.optimize(table => 'jdbc.t'); "
+        f"{_ROWS.format(t='ts.jdbc.t')}",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = [line for line in done.stdout.splitlines() if line.strip()]
+    pushdown = rows_text(spark, _PUSHDOWN.format(t=view))
+    assert out[: len(pushdown)] == pushdown
+    expected = [
+        "2024-01-01 00:00:00\tbj\t11.5",
+        "2024-01-01 01:00:00\tsh\t2.5",
+        "2024-01-01 05:00:00\twh\t7.0",
+    ]
+    assert out[-len(expected) :] == expected
+    # PySpark reads what the JDBC client wrote.
+    assert rows_text(spark, _ROWS.format(t=f"{name}.jdbc.t")) == expected
+
+
+def test_a_refused_statement_is_one_line_naming_the_column(jdbc_url: str, tmp_path: Any) -> None:
+    done = _beeline(
+        jdbc_url,
+        "CREATE TABLE IF NOT EXISTS ts.jdbc.e (time TIMESTAMP, city STRING, temp DOUBLE) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'city'); "
+        "ALTER TABLE ts.jdbc.e RENAME COLUMN temp TO celsius",
+        tmp_path,
+    )
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1, done.stderr[-3000:]
+    assert "RenameColumn of column 'temp'" in errors[0]
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,42 @@
+package io.tsfilecatalog.spark;
+
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import scala.runtime.AbstractFunction1;
+import scala.runtime.BoxedUnit;
+
+/**
+ * {@code spark.sql.extensions = io.tsfilecatalog.spark.TsFileExtensions}: the plugin's
+ * optimizer rules ({@link LocalAnswers}, {@link KeyAssignments}) in every session of the
+ * application, including the ones Spark Connect and the Thrift server create per client, which
+ * {@code tsfile_catalog.register} never sees.
+ *
+ * <p>Both rules must run after Spark's scan pushdown, which no injection point offers, so the
+ * injected rule only installs them in its session's extra optimizations (the batch {@code
+ * register} installs them in) and changes no plan itself.
+ */
+public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
+  @Override
+  public BoxedUnit apply(SparkSessionExtensions extensions) {
+    extensions.injectOptimizerRule(
+        new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+          @Override
+          public Rule<LogicalPlan> apply(SparkSession session) {
+            LocalAnswers.install(session);
+            KeyAssignments.install(session);
+            return new Installed();
+          }
+        });
+    return BoxedUnit.UNIT;
+  }
+
+  /** The injected rule: nothing to do once the rules are installed. */
+  private static final class Installed extends Rule<LogicalPlan> {
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      return plan;
+    }
+  }
+}
