@@ -15,6 +15,7 @@ import tsfile_catalog
 from tsfile_catalog.cli.main import app
 from tsfile_catalog.exceptions import OptionError, TsFileCatalogError
 from tsfile_catalog.spark_catalog import settings
+from tsfile_catalog.storage_options import spark_redaction_regex
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +40,7 @@ def test_catalog_config_holds_every_setting(jar: str, tmp_path: Path) -> None:
         "spark.sql.catalog.ts.fs.endpoint_url": "http://127.0.0.1:9000",
         "spark.pyspark.python": sys.executable,
         "spark.sql.execution.pyspark.udf.hideTraceback.enabled": "true",
+        "spark.redaction.regex": spark_redaction_regex("(?i)secret|password|token|access[.]?key"),
     }
     assert Path(found["spark.jars"]).is_file()
 
