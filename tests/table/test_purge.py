@@ -153,3 +153,22 @@ def test_commits_to_an_expired_table_still_land(tmp_path: Path) -> None:
     assert 0 in expired.versions
     write_table(url, rows(50))
     assert open_table(url).scan().to_arrow().num_rows == 26
+
+
+def test_commits_to_a_table_an_expiry_left_half_done_still_land(tmp_path: Path) -> None:
+    """An EXPIRE SNAPSHOTS interrupted after its checkpoint and some deletions leaves a log
+    that starts at neither version 0 nor a checkpoint, but loads from the checkpoint: it is
+    a table, and its commits must land."""
+    from tsfile_catalog.table.log import commit_url, write_checkpoint
+
+    root = tmp_path / "t"
+    url = new_table(root, writes=8)
+    io = FileIO(url)
+    write_checkpoint(io, url, open_table(url, version=5).snapshot, hint=False)
+    io.delete_files([commit_url(url, v) for v in (0, 1, 2)])  # then the expiry was killed
+    write_table(url, rows(50))
+    assert open_table(url).version == 8
+    assert open_table(url).scan().to_arrow().num_rows == 18
+    # And a purge of it deletes it whole.
+    purge(url)
+    assert_no_table_left(root)

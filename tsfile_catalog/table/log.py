@@ -133,13 +133,13 @@ def list_log(io: FileIO, location: str) -> Listing:
 
 
 def has_start(listing: Listing) -> bool:
-    """Whether the log in ``listing`` can be loaded from somewhere: its oldest commit is
-    version 0, or has a checkpoint (what an expiry leaves). A purge removes the checkpoints
-    and then that commit before anything else of the log, so from then on no process can
-    load the table, and a commit that lands is known to have landed in a dropped table."""
-    if not listing.commits:
-        return False
-    return listing.commits[0] == 0 or listing.commits[0] in listing.checkpoints
+    """Whether the log in ``listing`` can be loaded from somewhere: it holds version 0, or a
+    checkpoint whose own commit is there (what an expiry leaves, finished or interrupted). A
+    purge removes the checkpoints and then the oldest commit before anything else of the
+    log, so from then on no process can load the table, and a commit that lands is known to
+    have landed in a dropped table."""
+    present = set(listing.commits)
+    return 0 in present or any(c in present for c in listing.checkpoints)
 
 
 def log_intact(io: FileIO, location: str) -> bool:

@@ -49,6 +49,10 @@ def known_log(io: FileIO, location: str, listing: Listing) -> tuple[Snapshot, li
     """The oldest version the log can load (version 0, or the checkpoint an expiry kept) and
     every commit after it: all the log still knows of the table's parts."""
     oldest = listing.commits[0]
+    present = set(listing.commits)
+    if oldest not in listing.checkpoints and oldest != 0:
+        # An expiry killed after its checkpoint and some deletions: the log loads from there.
+        oldest = min((c for c in listing.checkpoints if c in present), default=oldest)
     base = load_snapshot(io, location, listing, oldest, use_cache=True)
     return base, read_commits(io, location, listing, oldest + 1, listing.latest, base.schema)
 
