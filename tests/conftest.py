@@ -142,13 +142,15 @@ def spark() -> Iterator[SparkSession]:
 
 def plugin_jar_config() -> dict[str, str]:
     """The catalog plugin's jar on the shared session's classpath, where it must be when the
-    JVM starts (tests/spark_catalog configure catalogs at run time); none without a JDK, and
-    those tests skip saying so."""
+    JVM starts (tests/spark_catalog configure catalogs at run time), and its session
+    extensions (the statements Spark cannot parse, the optimizer rules in every session), as
+    ``configure`` sets them; none without a JDK, and those tests skip saying so."""
     from tsfile_catalog.exceptions import TsFileCatalogError
     from tsfile_catalog.spark_catalog.build import build_jar
+    from tsfile_catalog.spark_catalog.settings import EXTENSIONS_CLASS
 
     try:
-        return {"spark.jars": str(build_jar())}
+        return {"spark.jars": str(build_jar()), "spark.sql.extensions": EXTENSIONS_CLASS}
     except TsFileCatalogError:
         return {}
 

@@ -472,16 +472,16 @@ def test_a_table_of_one_device_is_filtered_by_time(
     assert spark.table(table).where("temp < 0").count() == 1200
 
 
-@pytest.mark.parametrize("session", ["subquery", "new_session"])
+@pytest.mark.parametrize("statement", ["UPDATE", "MERGE"])
 def test_a_key_change_the_rule_misses_is_refused_at_commit(
-    spark: SparkSession, ts: str, warehouse: Path, session: str
+    spark: SparkSession, ts: str, warehouse: Path, statement: str
 ) -> None:
     """A key change onto a key another row holds, where the session's key check does not
-    run (a condition with a subquery; a ``newSession()`` without the optimizer rule): the
-    commit refuses it, naming the statement and the key, and nothing is written. Before,
-    the rewritten row kept its old part's key sequence and the other row hid it: a row was
-    silently lost."""
-    name = f"moved_{session}"
+    run (an UPDATE whose condition holds a subquery; a MERGE's UPDATE SET): the commit
+    refuses it, naming the statement and the key, and nothing is written. Before, the
+    rewritten row kept its old part's key sequence and the other row hid it: a row was
+    silently lost. The check is the commit's, so no session lacks it."""
+    name = f"moved_{statement.lower()}"
     table = f"{ts}.db.{name}"
     spark.sql(
         f"CREATE TABLE {table} (time BIGINT, dev STRING, v BIGINT) USING tsfile "
@@ -489,16 +489,21 @@ def test_a_key_change_the_rule_misses_is_refused_at_commit(
     )
     spark.sql(f"INSERT INTO {table} VALUES (3, 'a', 1)")
     spark.sql(f"INSERT INTO {table} VALUES (3, 'b', 2)")
-    runner = spark if session == "subquery" else spark.newSession()
-    for key in (f"spark.sql.catalog.{ts}", f"spark.sql.catalog.{ts}.warehouse"):
-        runner.conf.set(key, spark.conf.get(key))
-    condition = "time IN (SELECT 3L) AND dev = 'a'" if session == "subquery" else "dev = 'a'"
-    with pytest.raises(Exception, match=r"UPDATE on .*writes the key \(dev='b', time=3\)"):
-        runner.sql(f"UPDATE {table} SET dev = 'b' WHERE {condition}")
+
+    def move_to(dev: str) -> str:
+        if statement == "UPDATE":
+            return f"UPDATE {table} SET dev = '{dev}' WHERE time IN (SELECT 3L) AND dev = 'a'"
+        return (
+            f"MERGE INTO {table} t USING (SELECT 3L AS time, 'a' AS dev) s "
+            f"ON t.time = s.time AND t.dev = s.dev WHEN MATCHED THEN UPDATE SET dev = '{dev}'"
+        )
+
+    with pytest.raises(Exception, match=rf"{statement} on .*writes the key \(dev='b', time=3\)"):
+        spark.sql(move_to("b"))
     assert open_table(str(warehouse / "db.db" / name)).version == 2
     assert sorted(spark.table(table).collect()) == [(3, "a", 1), (3, "b", 2)]
     # A key change onto a key no row holds is the row moving, as in Spark's own result.
-    runner.sql(f"UPDATE {table} SET dev = 'c' WHERE {condition}")
+    spark.sql(move_to("c"))
     assert sorted(spark.table(table).collect()) == [(3, "b", 2), (3, "c", 1)]
 
 

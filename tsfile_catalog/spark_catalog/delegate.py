@@ -28,6 +28,7 @@ from tsfile_catalog.spark_catalog import (
     replace,
     rewrites,
     scans,
+    statements,
 )
 from tsfile_catalog.spark_catalog.metadata_tables import load_metadata_table
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
@@ -226,6 +227,8 @@ _OPERATIONS: dict[str, _Handler] = {
         list(procedures.PROCEDURES) if r["namespace"] == [procedures.NAMESPACE] else []
     ),
     "describe_procedure": lambda d, r: procedures.describe(r["namespace"], r["name"]),
+    # The session extensions' parser: is this text one of the catalog's own statements?
+    "claim_statement": lambda d, r: statements.claim(r["sql"], r["catalogs"], r["current"]),
     "call_procedure": lambda d, r: procedures.call_procedure(
         d.warehouse(r), r["namespace"], r["name"], r["args"]
     ),

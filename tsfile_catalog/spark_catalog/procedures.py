@@ -14,6 +14,7 @@ from typing import Any
 
 from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.spark_catalog.metadata_tables import spark_value
+from tsfile_catalog.spark_catalog.statements import claimed_statement
 from tsfile_catalog.spark_catalog.tables import Warehouse
 from tsfile_catalog.sql.registry import parse_table_name
 from tsfile_catalog.sql.statements import (
@@ -143,7 +144,20 @@ PROCEDURES: dict[str, Procedure] = {
 }
 
 
+# The statements Spark's parser lacks, as the session extensions hand them over
+# (:mod:`.statements`): ``CALL <catalog>.system.sql(statement => 'OPTIMIZE db.t')``.
+STATEMENT_PROCEDURE = "sql"
+_STATEMENT = Procedure(
+    "Run one of the catalog's own statements (DESCRIBE HISTORY, SHOW PARTS, OPTIMIZE, ...), "
+    "as the session extensions' parser hands them over",
+    (Parameter("statement", "string"),),
+    lambda _table, a: claimed_statement(str(a.get("statement") or "")),  # names no table
+)
+
+
 def _procedure(namespace: list[str], name: str) -> Procedure:
+    if namespace == [NAMESPACE] and name.lower() == STATEMENT_PROCEDURE:
+        return _STATEMENT
     found = PROCEDURES.get(name.lower()) if namespace == [NAMESPACE] else None
     if found is None:
         raise SqlError(
@@ -170,9 +184,13 @@ def call_procedure(
     """Run the procedure's statement through the Catalog; its rows and schema (timestamps
     as microseconds since the epoch, as Spark holds them)."""
     procedure = _procedure(namespace, name)
-    table = args.get("table")
-    if not isinstance(table, str):
-        raise SqlError(f"{NAMESPACE}.{name}: argument table => 'db.t' is required")
-    result = warehouse.catalog.execute(procedure.statement(parse_table_name(table), args))
+    if procedure is _STATEMENT:
+        statement = claimed_statement(str(args.get("statement") or ""))
+    else:
+        table = args.get("table")
+        if not isinstance(table, str):
+            raise SqlError(f"{NAMESPACE}.{name}: argument table => 'db.t' is required")
+        statement = procedure.statement(parse_table_name(table), args)
+    result = warehouse.catalog.execute(statement)
     rows = [[spark_value(v) for v in row] for row in result.collect()]
     return {"schema": result.schema.json(), "rows": rows}

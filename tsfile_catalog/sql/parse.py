@@ -82,7 +82,7 @@ from tsfile_catalog.storage_options import (
     url_credentials,
 )
 
-__all__ = ["parse_statement", "time_travel_from_sqlglot", "table_url_from_sqlglot"]
+__all__ = ["parse_statement", "tokenize", "time_travel_from_sqlglot", "table_url_from_sqlglot"]
 
 # Statements that start with a plain word rather than a keyword token.
 _WORD_STATEMENTS = frozenset(dialect._Parser.WORD_STATEMENT_PARSERS)
@@ -178,6 +178,15 @@ def time_travel_from_sqlglot(version: exp.Version) -> TimeTravel:
             f"{_node_sql(value)!r}"
         )
     raise SqlError(f"unsupported time travel clause {_node_sql(version)!r}")
+
+
+def tokenize(sql: str) -> list[Token]:
+    """``sql``'s tokens in the catalog's dialect (its statements' keywords included).
+
+    Raises:
+        SqlParseError: the text cannot be tokenized (an unclosed quote, ...).
+    """
+    return _tokenize(sql)
 
 
 def _tokenize(sql: str) -> list[Token]:

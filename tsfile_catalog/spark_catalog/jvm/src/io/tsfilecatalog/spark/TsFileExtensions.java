@@ -2,15 +2,17 @@ package io.tsfilecatalog.spark;
 
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.parser.ParserInterface;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import scala.runtime.AbstractFunction1;
+import scala.runtime.AbstractFunction2;
 import scala.runtime.BoxedUnit;
 
 /**
- * {@code spark.sql.extensions = io.tsfilecatalog.spark.TsFileExtensions}: the plugin's
- * optimizer rules ({@link LocalAnswers}, {@link KeyAssignments}) in every session of the
- * application, including the ones Spark Connect and the Thrift server create per client, which
+ * {@code spark.sql.extensions = io.tsfilecatalog.spark.TsFileExtensions}: the parser of the
+ * catalog's own statements ({@link StatementParser}) and the plugin's optimizer rules ({@link
+ * LocalAnswers}, {@link KeyAssignments}) in every session of the application, including the ones Spark Connect and the Thrift server create per client, which
  * {@code tsfile_catalog.register} never sees.
  *
  * <p>Both rules must run after Spark's scan pushdown, which no injection point offers, so the
@@ -20,6 +22,14 @@ import scala.runtime.BoxedUnit;
 public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
+    // The statements Spark's parser lacks (DESCRIBE HISTORY, SHOW PARTS, OPTIMIZE, ...).
+    extensions.injectParser(
+        new AbstractFunction2<SparkSession, ParserInterface, ParserInterface>() {
+          @Override
+          public ParserInterface apply(SparkSession session, ParserInterface parser) {
+            return StatementParser.wrap(session, parser);
+          }
+        });
     extensions.injectOptimizerRule(
         new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
           @Override

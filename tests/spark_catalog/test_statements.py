@@ -1,0 +1,117 @@
+"""The catalog's own statements in plain ``spark.sql``, through the session extensions'
+parser: the same columns, rows and messages as through ``Catalog.sql`` on the same warehouse,
+and Spark's own statements untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from tsfile_catalog import Catalog, open_table
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def table(spark: SparkSession, ts: str) -> str:
+    name = f"{ts}.db.stmts"
+    spark.sql(
+        f"CREATE TABLE {name} (time BIGINT, dev STRING, v DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'dev')"
+    )
+    for i in range(3):
+        spark.sql(f"INSERT INTO {name} VALUES ({i}, 'a', {i}.5), ({i}, 'b', {i}.25)")
+    return name
+
+
+@pytest.fixture(scope="module")
+def catalog(spark: SparkSession, warehouse: Path) -> Catalog:
+    return Catalog(spark, str(warehouse), register_views=False)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DESCRIBE HISTORY {}",
+        "DESC HISTORY {}",
+        "DESCRIBE DETAIL {}",
+        "SHOW PARTS {}",
+        "SHOW PARTS {} VERSION AS OF 2",
+        "EXPLAIN PARTS SELECT * FROM {} WHERE dev = 'a' AND time >= 1",
+        "VACUUM {} RETAIN 1000 HOURS DRY RUN",
+    ],
+)
+def test_a_read_only_statement_answers_as_catalog_sql(
+    spark: SparkSession, catalog: Catalog, table: str, ts: str, statement: str
+) -> None:
+    ours = spark.sql(statement.format(table))
+    theirs = catalog.sql(statement.format("db.stmts"))
+    assert ours.columns == theirs.columns
+    assert ours.collect() == theirs.collect()
+
+
+def test_maintenance_statements_run_once_when_executed(
+    spark: SparkSession, catalog: Catalog, table: str, warehouse: Path
+) -> None:
+    location = str(warehouse / "db.db" / "stmts")
+    before = open_table(location).version
+    optimized = spark.sql(f"OPTIMIZE {table}")  # a command: Spark runs it here, once
+    assert open_table(location).version == before + 1
+    assert optimized.collect() == optimized.collect()
+    assert open_table(location).version == before + 1
+    assert optimized.first()["num_files_removed"] == 3
+    assert len(open_table(location).parts()) == 1
+    assert optimized.columns == catalog.sql("OPTIMIZE db.stmts").columns  # nothing left to do
+    spark.sql(f"RESTORE TABLE {table} TO VERSION AS OF {before}")
+    assert len(open_table(location).parts()) == 3
+    assert spark.table(table).count() == 6
+    spark.sql(f"EXPIRE SNAPSHOTS {table} RETAIN LAST 1")
+    # Iceberg's rule: nothing made minutes ago is old enough to expire.
+    assert open_table(location).history()[-1].version == 0
+
+
+def test_external_parts_are_added_and_dropped(
+    spark: SparkSession, ts: str, tmp_path: Path, warehouse: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = f"{ts}.db.stmts_ext"
+    spark.sql(
+        f"CREATE TABLE {name} (time BIGINT, dev STRING, v DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'dev')"
+    )
+    external = tmp_path / "ext.parquet"
+    pq.write_table(pa.table({"time": [1, 2], "dev": ["x", "x"], "v": [1.0, 2.0]}), external)
+    spark.sql(
+        f"ALTER TABLE {name} ADD PART OPTIONS (path '{external}', format 'parquet')"
+    ).collect()
+    assert spark.table(name).count() == 2
+    spark.sql(f"ALTER TABLE {name} DROP PART '{external}'").collect()
+    assert spark.table(name).count() == 0
+    assert external.exists()  # an external file is never deleted
+
+
+def test_errors_are_the_catalogs_own(
+    spark: SparkSession, catalog: Catalog, ts: str, table: str
+) -> None:
+    with pytest.raises(Exception) as ours:
+        spark.sql(f"DESCRIBE HISTORY {ts}.db.nope").collect()
+    with pytest.raises(Exception) as theirs:
+        catalog.sql("DESCRIBE HISTORY db.nope")
+    assert str(theirs.value) in str(ours.value)
+    with pytest.raises(Exception, match=r"syntax error"):
+        spark.sql(f"OPTIMIZE {table} WHERE").collect()
+    with pytest.raises(Exception, match=r"current catalog 'spark_catalog' is not a tsfile"):
+        spark.sql("SHOW PARTS db.stmts").collect()
+
+
+def test_sparks_own_statements_are_untouched(spark: SparkSession, ts: str, table: str) -> None:
+    assert spark.sql(f"DESCRIBE TABLE {table}").columns == ["col_name", "data_type", "comment"]
+    assert spark.sql(f"SELECT count(*) FROM {table} WHERE dev = 'a'").first()[0] == 3
+    assert "stmts" in [r.tableName for r in spark.sql(f"SHOW TABLES IN {ts}.db").collect()]
+    # A table whose name starts like a statement's word is Spark's.
+    spark.sql("CREATE OR REPLACE TEMP VIEW optimize_me AS SELECT 1 AS x")
+    assert spark.sql("SELECT x FROM optimize_me").first()[0] == 1

@@ -1,0 +1,154 @@
+"""The statements Spark's parser does not know, in plain ``spark.sql`` from any client.
+
+``DESCRIBE HISTORY``, ``DESCRIBE DETAIL``, ``SHOW PARTS``, ``EXPLAIN PARTS``, ``OPTIMIZE``,
+``VACUUM``, ``RESTORE``, ``EXPIRE SNAPSHOTS`` and ``ALTER TABLE … ADD PART`` / ``DROP PART``
+are the catalog's own statements (:mod:`tsfile_catalog.sql.parse`, the one grammar). The
+session extensions' parser (``TsFileExtensions``, as Delta's ``DeltaSqlParser``) passes a text
+whose first words may start one of them here (:func:`claim`); a text this grammar parses as
+one of them becomes ``CALL <catalog>.system.sql(statement => '…')``, which Spark parses, plans
+and runs once when it executes, in the catalog that names the table; anything else goes to
+Spark's own parser untouched. The procedure runs the statement through the catalog's
+``Catalog`` (:func:`claimed_statement`), so each statement has one implementation, with the
+same columns, rows and messages as through ``Catalog.sql``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot.tokens import TokenType
+
+from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog.sql.parse import parse_statement, tokenize
+from tsfile_catalog.sql.statements import (
+    AlterTableAddPart,
+    AlterTableDropPart,
+    DescribeDetail,
+    DescribeHistory,
+    ExpireSnapshots,
+    ExplainParts,
+    Optimize,
+    RestoreTable,
+    ShowParts,
+    Statement,
+    Vacuum,
+)
+
+__all__ = ["EXTENSION_STATEMENTS", "claim", "claimed_statement"]
+
+EXTENSION_STATEMENTS: tuple[type, ...] = (
+    DescribeHistory,
+    DescribeDetail,
+    ShowParts,
+    ExplainParts,
+    Optimize,
+    Vacuum,
+    RestoreTable,
+    ExpireSnapshots,
+    AlterTableAddPart,
+    AlterTableDropPart,
+)
+
+_NAME_PARTS = (TokenType.VAR, TokenType.IDENTIFIER)
+
+
+def claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:
+    """Whether ``sql`` is one of the catalog's own statements, and which catalog runs it.
+
+    ``catalogs`` are the session's catalogs of this plugin, ``current`` its current catalog.
+    A table named ``<catalog>.db.t`` is run by that catalog (every name the statement holds
+    must name the same one); an unqualified ``db.t`` by the current catalog, which must be
+    one of ``catalogs``.
+
+    Returns:
+        ``{"ours": False}``, or ``{"ours": True, "catalog": name, "statement": text}`` where
+        ``text`` is ``sql`` with the catalog prefixes removed.
+
+    Raises:
+        SqlError: the statement is ours but names no catalog of this plugin it can run in,
+            or two of them; or it is malformed (the catalog's own parse error).
+    """
+    known = {c.lower(): c for c in catalogs}
+    named: set[str] = set()
+    cuts: list[tuple[int, int]] = []
+    tokens = tokenize(sql)
+    for i, token in enumerate(tokens):
+        # <catalog> . <db> . <name>: the catalog part goes (a quoted name the same way).
+        if (
+            token.token_type in _NAME_PARTS
+            and token.text.lower() in known
+            and i + 4 < len(tokens)
+            and tokens[i + 1].token_type == TokenType.DOT
+            and tokens[i + 2].token_type in _NAME_PARTS
+            and tokens[i + 3].token_type == TokenType.DOT
+            and tokens[i + 4].token_type in _NAME_PARTS
+            and (i == 0 or tokens[i - 1].token_type != TokenType.DOT)
+        ):
+            named.add(known[token.text.lower()])
+            cuts.append((token.start, tokens[i + 1].end + 1))
+    stripped = sql
+    for start, end in reversed(cuts):
+        stripped = stripped[:start] + stripped[end:]
+    try:
+        statement = parse_statement(stripped)
+    except SqlError:
+        if not _starts_ours(tokens):
+            return {"ours": False}
+        raise
+    if not isinstance(statement, EXTENSION_STATEMENTS):
+        return {"ours": False}
+    if len(named) > 1:
+        raise SqlError(
+            f"{_verb(sql)} names tables of several catalogs ({', '.join(sorted(named))}); "
+            "one statement runs in one catalog"
+        )
+    catalog = next(iter(named)) if named else known.get(current.lower())
+    if catalog is None:
+        raise SqlError(
+            f"{_verb(sql)}: the current catalog {current!r} is not a tsfile catalog; name "
+            f"the table with its catalog ({', '.join(sorted(catalogs))}), e.g. "
+            f"{sorted(catalogs)[0] if catalogs else 'ts'}.db.t, or USE it"
+        )
+    return {"ours": True, "catalog": catalog, "statement": stripped}
+
+
+def claimed_statement(sql: str) -> Statement:
+    """The statement the extensions' ``CALL … system.sql(statement => sql)`` runs.
+
+    Raises:
+        SqlError: ``sql`` is not one of :data:`EXTENSION_STATEMENTS` (any other statement
+            has its own way in: Spark's syntax, or a procedure).
+    """
+    statement = parse_statement(sql)
+    if not isinstance(statement, EXTENSION_STATEMENTS):
+        raise SqlError(
+            "system.sql runs the catalog's own statements (DESCRIBE HISTORY, DESCRIBE DETAIL, "
+            "SHOW PARTS, EXPLAIN PARTS, OPTIMIZE, VACUUM, RESTORE, EXPIRE SNAPSHOTS, ALTER "
+            "TABLE … ADD PART / DROP PART); run any other statement with spark.sql"
+        )
+    return statement
+
+
+def _starts_ours(tokens: Sequence[Any]) -> bool:
+    """Whether the text's first words are one of the statements' (a malformed one of ours
+    gets the catalog's own error, not Spark's)."""
+    words = [t.text.upper() for t in tokens[:2]]
+    first = words[0] if words else ""
+    second = words[1] if len(words) > 1 else ""
+    return (
+        first in ("OPTIMIZE", "VACUUM", "RESTORE")
+        or (first == "EXPIRE" and second == "SNAPSHOTS")
+        or (first in ("DESC", "DESCRIBE") and second in ("HISTORY", "DETAIL"))
+        or (first in ("SHOW", "EXPLAIN") and second == "PARTS")
+    )
+
+
+def _verb(sql: str) -> str:
+    """The statement's first words, as a message names it (``OPTIMIZE``, ``SHOW PARTS``)."""
+    words = sql.split()
+    two = words[:2] if words and words[0].upper() in _TWO_WORDS else words[:1]
+    return " ".join(w.upper() for w in two)
+
+
+_TWO_WORDS = ("DESC", "DESCRIBE", "SHOW", "EXPLAIN", "EXPIRE", "ALTER")
