@@ -52,7 +52,7 @@ def test_vacuum_counts_deleted_files_and_a_dry_run_reports_nothing(tmp_path: Pat
     write_file(tmp_path, "kept.tsfile", [("bj", "d1", 0)])
     adopt_table(str(tmp_path))
     for _ in range(2):
-        (tmp_path / f"part-{uuid.uuid4().hex}-00000.tsfile").write_bytes(b"orphan")
+        (tmp_path / f"part-{uuid.uuid4().hex}-00000.tsfile").write_bytes(b"TsFile\x04 orphan")
     age(tmp_path)
     dry = Recorder()
     assert len(vacuum(str(tmp_path), dry_run=True, progress=dry)) == 2

@@ -24,7 +24,7 @@ def run(runner: CliRunner, *args: str) -> Result:
 def orphan(root: Path) -> Path:
     """A part file named as the writer names them, that no version references."""
     path = root / f"part-{uuid.uuid4().hex}-00000.tsfile"
-    path.write_bytes(b"left by a write that died before its commit")
+    path.write_bytes(b"TsFile\x04 then a write that died before its commit")
     return path
 
 

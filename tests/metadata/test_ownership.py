@@ -10,6 +10,7 @@ from tests.table.helpers import part as part_file
 from tsfile_catalog.metadata.ownership import (
     PRESTAGED_NAME,
     ancestors,
+    holds_writers_bytes,
     is_part_name,
     is_root,
     is_staging_dir,
@@ -88,3 +89,14 @@ def test_what_the_manifest_says_a_part_is_decides_what_is_kept() -> None:
     theirs = dataclasses.replace(part_file(f"/t/{name}"), format="parquet", external=True)
     unmarked = dataclasses.replace(part_file("data.parquet"), format="parquet")
     assert kept_paths([ours, theirs, unmarked]) == {f"/t/{name}", "data.parquet"}
+
+
+def test_only_tsfile_bytes_can_be_a_writers_leftover() -> None:
+    name = new_part_name(0)
+    assert holds_writers_bytes(name, b"TsFile")
+    assert holds_writers_bytes(name, b"Ts")  # killed while writing the header
+    assert holds_writers_bytes(name, b"")
+    for head in (b"PAR1", b"ORC", b"time,c", b"TsFilX"):
+        assert not holds_writers_bytes(name, head), head
+    staged = f"_staging/{new_job_id()}/{task_dir_name(0, 0)}/{PRESTAGED_NAME}"
+    assert holds_writers_bytes(staged, b"{")

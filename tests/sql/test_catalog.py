@@ -493,7 +493,7 @@ def test_vacuum(catalog: Catalog, tmp_path: Path) -> None:
         f"'{tmp_path / 'v'}' AS SELECT * FROM weather VERSION AS OF 1"
     )
     stray = tmp_path / "v" / new_part_name(0)  # a part a dead write published
-    stray.write_bytes(b"not referenced")
+    stray.write_bytes(b"TsFile\x04 not referenced")
     old = time.time() - 30 * 24 * 3600
     os.utime(stray, (old, old))
     dry = catalog.sql("VACUUM v DRY RUN").collect()

@@ -7,19 +7,8 @@ from __future__ import annotations
 import sys
 import time
 
-import pyarrow as pa
-
+from tests.table.test_purge import rows
 from tsfile_catalog.table import open_table
-
-
-def rows(seed: int) -> pa.Table:
-    return pa.table(
-        {
-            "time": pa.array([seed, seed + 1], pa.int64()),
-            "city": pa.array(["bj", "sh"]),
-            "temp": pa.array([float(seed), 1.5]),
-        }
-    )
 
 
 def main(url: str) -> None:

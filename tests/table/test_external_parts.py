@@ -578,3 +578,35 @@ def test_an_external_part_sharing_keys_reads_without_its_tags_asked_for(tmp_path
     assert sorted(cities.column("city").to_pylist()) == ["bj", "bj", "bj", "sh", "sh"]
     devices = table.scan(columns=["device"], where="city = 'bj'").to_arrow()
     assert devices.column("device").to_pylist() == ["d1"] * 3
+
+
+@pytest.mark.parametrize("where", ["root", "staging"])
+def test_an_external_file_named_like_ours_survives_delete_expire_and_vacuum(
+    tmp_path: Path, where: str
+) -> None:
+    """Once a DELETE unreferenced an external part and EXPIRE SNAPSHOTS forgot the versions
+    that recorded it, only its bytes say it is not the table's: a Parquet file is never one
+    of the TsFiles the table's writers leave, whatever its name."""
+    from tsfile_catalog.metadata.ownership import new_job_id, new_part_name, task_dir_name
+    from tsfile_catalog.table import expire_snapshots
+
+    url = _table(tmp_path)
+    folder = Path(url) if where == "root" else Path(url) / "_staging" / new_job_id()
+    if where == "staging":
+        folder = folder / task_dir_name(0, 0)
+    theirs = _parquet(
+        folder / new_part_name(0),
+        time=[1, 2],
+        city=["x", "x"],
+        temp=pa.array([1.0, 9.0], pa.float32()),
+    )
+    digest = hashlib.sha256(theirs.read_bytes()).hexdigest()
+    add_files(url, str(theirs), format="parquet")
+    open_table(url).delete("temp > 5")
+    assert str(theirs) not in {p.path for p in open_table(url).parts()}
+    expire_snapshots(url, retention_ms=0, retain_last=1)
+    assert str(theirs) not in vacuum(url, dry_run=True, retention_ms=0, retention_check=False)
+    vacuum(url, dry_run=False, retention_ms=0, retention_check=False)
+    assert _rows(url) == [(1, "x", 1.0)]
+    assert str(theirs) not in purge(url)
+    assert hashlib.sha256(theirs.read_bytes()).hexdigest() == digest

@@ -37,6 +37,8 @@ __all__ = [
     "task_dir_name",
     "is_part_name",
     "is_vacuum_candidate",
+    "TSFILE_MAGIC",
+    "holds_writers_bytes",
     "is_staging_dir",
     "is_within",
     "ancestors",
@@ -102,6 +104,22 @@ def is_vacuum_candidate(relative: str) -> bool:
         and _TASK.fullmatch(parts[2]) is not None
         and (is_part_name(parts[3]) or parts[3] == PRESTAGED_NAME)
     )
+
+
+# The bytes every TsFile starts with.
+TSFILE_MAGIC = b"TsFile"
+
+
+def holds_writers_bytes(relative: str, head: bytes) -> bool:
+    """Whether a :func:`is_vacuum_candidate` file whose first bytes are ``head`` (up to
+    ``len(TSFILE_MAGIC)``) can be one the table's writers left: their parts are TsFiles, so
+    it starts with :data:`TSFILE_MAGIC`, or with a piece of it (a writer killed before it
+    wrote the header). A Parquet, ORC or CSV file is never one, whatever its name: an
+    external part the log no longer records (after EXPIRE SNAPSHOTS) is still the user's.
+    """
+    if relative.rsplit("/", 1)[-1] == PRESTAGED_NAME:
+        return True
+    return TSFILE_MAGIC.startswith(head)
 
 
 def is_staging_dir(relative: str) -> bool:

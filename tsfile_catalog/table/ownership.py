@@ -24,7 +24,9 @@ from tsfile_catalog.metadata.manifest import AddPart
 from tsfile_catalog.metadata.ownership import (
     MANIFEST_DIR,
     STAGING_DIR,
+    TSFILE_MAGIC,
     ancestors,
+    holds_writers_bytes,
     is_root,
     is_staging_dir,
     is_vacuum_candidate,
@@ -193,6 +195,7 @@ def orphans(
             and relative not in referenced
             and not kept(join_url(location, relative))
             and old(join_url(location, relative))
+            and _writers_bytes(io, location, relative)
         )
 
     root = io.list_entries(location)
@@ -204,6 +207,17 @@ def orphans(
     if (STAGING_DIR, "dir") in root:
         _walk_staging(io, location, STAGING_DIR, unreferenced, old, staged, dirs)
     return Deletion(tuple(sorted(files + staged)), tuple(dirs))
+
+
+def _writers_bytes(io: FileIO, location: str, relative: str) -> bool:
+    """:func:`~tsfile_catalog.metadata.ownership.holds_writers_bytes` for the file at
+    ``relative``: one small read, only for a file every other rule lets go."""
+    try:
+        with io.open_input(join_url(location, relative)) as handle:
+            head = handle.read(len(TSFILE_MAGIC))
+    except FileNotFoundError:
+        return False
+    return holds_writers_bytes(relative, head)
 
 
 def _walk_staging(
@@ -251,7 +265,11 @@ def owned(
     files = [url for url in files if not kept(url)]
 
     def staged(relative: str) -> bool:
-        return is_vacuum_candidate(relative) and not kept(join_url(location, relative))
+        return (
+            is_vacuum_candidate(relative)
+            and not kept(join_url(location, relative))
+            and _writers_bytes(io, location, relative)
+        )
 
     dirs: list[str] = []
     if (STAGING_DIR, "dir") in io.list_entries(location):
