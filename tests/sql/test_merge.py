@@ -210,6 +210,18 @@ def test_delta_source_is_a_query(catalog: Catalog, warehouse: Path) -> None:
     assert _view(warehouse, name) == [(-10, "d", 13), (1, "d", 26), (2, "d", 2)]
 
 
+def test_source_may_be_values_with_column_names(catalog: Catalog, warehouse: Path) -> None:
+    """``USING (VALUES ...) AS s(c1, ...)``, which Spark accepts: its rows under the names
+    the alias gives them."""
+    name = _table(catalog, "last", _TARGET)
+    catalog.sql(
+        f"MERGE INTO {name} t USING (VALUES (1, 'd', 7), (5, 'd', 50)) AS s(time, k, value) "
+        "ON t.k = s.k AND t.time = s.time WHEN MATCHED THEN UPDATE SET * "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert _view(warehouse, name) == [(1, "d", 7), (2, "d", 2), (5, "d", 50)]
+
+
 def test_source_may_be_an_older_version_or_a_url(catalog: Catalog, warehouse: Path) -> None:
     source = _table(catalog, "last", [(1, "d", 10), (2, "d", 20)])
     catalog.sql(f"INSERT INTO {source} VALUES (3, 'd', 30)")

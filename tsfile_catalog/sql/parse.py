@@ -614,7 +614,14 @@ def _update(node: exp.Update) -> Update:
 def _merge(node: exp.Merge) -> Merge:
     _reject_clauses(node, ("this", "using", "on", "whens"), "MERGE")
     target, alias = _unaliased(node.this)
-    source, source_alias = _unaliased(node.args["using"])
+    using = node.args["using"]
+    if isinstance(using, exp.Values):
+        # USING (VALUES ...) AS s(c1, ...): its rows, under the names its alias gives them.
+        names = using.args.get("alias")
+        source_alias = names.name if names is not None and names.name else None
+        source: exp.Expr = exp.select("*").from_(using.copy())
+    else:
+        source, source_alias = _unaliased(using)
     if isinstance(source, exp.Subquery):
         source = source.this
     if not isinstance(source, (exp.Table, exp.Query)):
