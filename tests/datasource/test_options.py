@@ -37,7 +37,13 @@ def test_read_options_are_case_insensitive_and_typed() -> None:
     assert opts.columns == ("time", "City")
     assert opts.version_as_of == 3
     assert opts.limit == 0
-    assert opts.push_filters is False and opts.pushdown is True
+    assert opts.pushdown is True
+
+
+@pytest.mark.parametrize("key", ["pushFilters", "PUSHFILTERS"])
+def test_the_removed_push_filters_option_names_the_where_option(key: str) -> None:
+    with pytest.raises(OptionError, match="option 'pushFilters' was removed.*'where' option"):
+        parse_read_options({"path": "/t", key: "false"})
 
 
 def test_unknown_option_lists_valid_ones() -> None:

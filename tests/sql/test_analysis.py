@@ -15,6 +15,7 @@ from tsfile_catalog.sql import (
     TsFileSpark,
     VersionAsOf,
     as_metadata_count,
+    parse_statement,
     rewrite_table_refs,
     table_refs,
 )
@@ -483,3 +484,49 @@ def test_metadata_count_keeps_time_travel() -> None:
 )
 def test_not_a_metadata_count(sql: str) -> None:
     assert as_metadata_count(_query(sql)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "rewritten"),
+    [
+        # Spark names these columns after their text, which sqlglot would spell otherwise
+        (
+            "SELECT t.a, nvl(b, 0), a % 2, 2.5D FROM t WHERE t.b = 1",
+            "SELECT t.a, nvl(b, 0), a % 2, 2.5D FROM `__scan_0` AS `t` WHERE t.b = 1",
+        ),
+        (
+            "SELECT x.a FROM db.t VERSION AS OF 3 AS x "
+            "JOIN u TIMESTAMP AS OF '2024-01-01' ON x.k=u.k",
+            "SELECT x.a FROM `__scan_0` AS x JOIN `__scan_1` AS `u` ON x.k=u.k",
+        ),
+        ("SELECT db.t.a, `db` . `t`.b FROM db.t", "SELECT t.a, `t`.b FROM `__scan_0` AS `t`"),
+        # a nested WITH stays nested (sqlglot's generator hoists it: duplicate names)
+        (
+            "WITH x AS (SELECT 1 AS a) SELECT * FROM (WITH x AS (SELECT a FROM t) SELECT * FROM x)",
+            "WITH x AS (SELECT 1 AS a) SELECT * FROM (WITH x AS (SELECT a FROM `__scan_0` AS `t`) "
+            "SELECT * FROM x)",
+        ),
+        # no parentheses added: Spark's precedence setting decides
+        (
+            "SELECT k FROM t UNION SELECT k FROM u INTERSECT SELECT k FROM u",
+            "SELECT k FROM `__scan_0` AS `t` UNION SELECT k FROM `__scan_1` AS `u` "
+            "INTERSECT SELECT k FROM `__scan_2` AS `u`",
+        ),
+        ("SELECT * FROM tsfile('/d/t', version => 2) AS a", "SELECT * FROM `__scan_0` AS a"),
+        ("SELECT count(*) -- t\nFROM tsfile.`/d/t`", "SELECT count(*) -- t\nFROM `__scan_0`"),
+        ("INSERT INTO w SELECT 1+1 FROM t;", "SELECT 1+1 FROM `__scan_0` AS `t`"),
+        ("CREATE TABLE w USING tsfile AS (SELECT * FROM t)", "(SELECT * FROM `__scan_0` AS `t`)"),
+    ],
+)
+def test_a_parsed_query_keeps_its_own_text_but_the_replaced_references(
+    text: str, rewritten: str
+) -> None:
+    statement = parse_statement(text)
+    query = statement.query  # type: ignore[union-attr]
+    assert rewrite_table_refs(query, _view) == rewritten
+
+
+def test_a_query_changed_since_it_was_parsed_is_generated_from_its_tree() -> None:
+    query = parse_statement("SELECT a FROM t").query  # type: ignore[union-attr]
+    changed = query.where("a > 1")  # a copy: its text is no longer the parsed one
+    assert rewrite_table_refs(changed, _view) == "SELECT a FROM `__scan_0` AS `t` WHERE a > 1"

@@ -210,6 +210,36 @@ def test_delta_source_is_a_query(catalog: Catalog, warehouse: Path) -> None:
     assert _view(warehouse, name) == [(-10, "d", 13), (1, "d", 26), (2, "d", 2)]
 
 
+def test_source_may_be_values_with_column_names(catalog: Catalog, warehouse: Path) -> None:
+    """``USING (VALUES ...) AS s(c1, ...)``, which Spark accepts: its rows under the names
+    the alias gives them."""
+    name = _table(catalog, "last", _TARGET)
+    catalog.sql(
+        f"MERGE INTO {name} t USING (VALUES (1, 'd', 7), (5, 'd', 50)) AS s(time, k, value) "
+        "ON t.k = s.k AND t.time = s.time WHEN MATCHED THEN UPDATE SET * "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert _view(warehouse, name) == [(1, "d", 7), (2, "d", 2), (5, "d", 50)]
+
+
+def test_source_may_be_a_temp_view_over_the_target(catalog: Catalog, warehouse: Path) -> None:
+    """A temporary view of the target's own rows (``spark.sql`` over it, as a user builds a
+    source): both reads of the view resolve to the same attributes, which Spark took for an
+    ambiguous self-join ("Column value#... are ambiguous")."""
+    name = _table(catalog, "last", _TARGET)
+    catalog.table(name).where("time = 1").selectExpr(
+        "time", "k", "value + 10 AS value"
+    ).createOrReplaceTempView("own_rows")
+    try:
+        catalog.sql(
+            f"MERGE INTO {name} t USING own_rows s ON t.k = s.k AND t.time = s.time "
+            "WHEN MATCHED THEN UPDATE SET *"
+        )
+    finally:
+        catalog.spark.catalog.dropTempView("own_rows")
+    assert _view(warehouse, name) == [(1, "d", 14), (2, "d", 2)]
+
+
 def test_source_may_be_an_older_version_or_a_url(catalog: Catalog, warehouse: Path) -> None:
     source = _table(catalog, "last", [(1, "d", 10), (2, "d", 20)])
     catalog.sql(f"INSERT INTO {source} VALUES (3, 'd', 30)")

@@ -179,7 +179,7 @@ def test_analysis_reads_url_references_like_names() -> None:
     assert ref.table == TableUrl(url=hostile)
     assert ref.time_travel == TimestampAsOf("2024-01-01")
     text = rewrite_table_refs(dotted, lambda r: "view0")
-    assert text == "SELECT COUNT(*) FROM `view0` WHERE city = 'b'"
+    assert text == "SELECT count(*) FROM `view0` WHERE city = 'b'"
     # CTE bodies and subqueries are looked through as for names.
     nested = parse_statement(
         "WITH x AS (SELECT * FROM tsfile('/a') WHERE city = 'bj') "

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from tests.jobs import spark_jobs
 from tsfile_catalog import Catalog
-from tsfile_catalog.exceptions import SqlError, VersionNotFoundError
+from tsfile_catalog.exceptions import VersionNotFoundError
 from tsfile_catalog.sql import verbatim
 from tsfile_catalog.sql.parse import parse_statement
 from tsfile_catalog.sql.small_scan import SMALL_SCAN_CONF
@@ -324,7 +325,7 @@ def test_the_session_keeps_its_current_catalog_and_namespace(
     before = (spark.catalog.currentCatalog(), spark.catalog.currentDatabase())
     assert catalog.sql("SELECT count(*) FROM t1").collect()[0][0] == len(_T1)
     assert (spark.catalog.currentCatalog(), spark.catalog.currentDatabase()) == before
-    with pytest.raises(SqlError, match="nope") as raised:
+    with pytest.raises(AnalysisException, match="nope") as raised:
         catalog.sql("SELECT nope FROM t1")
     # named as the query names it, as on the rewriting path, not as the plugin's table
     assert "`t1`" in str(raised.value) and plugin not in str(raised.value)
@@ -352,7 +353,7 @@ def test_time_travel_urls_and_errors(
     # a URL reference is the catalog's: the rewriting path reads it
     url = catalog.sql(f"SELECT count(*) FROM tsfile('{warehouse / 't1'}')")
     assert url.collect()[0][0] == len(_T1) and plugin not in _analysed(url)
-    with pytest.raises(SqlError, match="nope"):
+    with pytest.raises(AnalysisException, match="nope"):
         catalog.sql("SELECT * FROM nope")
 
 

@@ -63,7 +63,6 @@ _READ_KEYS = (
     "where",
     "timeZone",
     "pushdown",
-    "pushFilters",
     "versionAsOf",
     "timestampAsOf",
     "tableUuid",
@@ -282,7 +281,6 @@ class ReadOptions:
     where: str | None = None
     time_zone: str | None = None
     pushdown: bool = True
-    push_filters: bool = False
     version_as_of: int | None = None
     timestamp_as_of: str | None = None
     table_uuid: str | None = None
@@ -357,7 +355,19 @@ def relation_write_options(options: Mapping[str, str]) -> dict[str, str]:
     return {**kept, **given}
 
 
+# Spark keeps a Python reader's pushed filters on the loaded relation (PythonDataSourceV2's
+# read info, Spark 4.2 and 4.3), so a later query on the same DataFrame or view read with an
+# earlier one's filters: no reader can tell, so the option that implemented pushFilters is gone.
+_REMOVED_PUSH_FILTERS = (
+    "option 'pushFilters' was removed: Spark reuses one query's pushed filters for later "
+    "queries on the same DataFrame or view, which read wrong rows; filter with the 'where' "
+    "option (pruned and pushed into the TsFile reads), or .where(), which Spark applies"
+)
+
+
 def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
+    if any(key.lower() == "pushfilters" for key in options):
+        raise OptionError(_REMOVED_PUSH_FILTERS)
     opts = _normalize(options, _READ_KEYS, "read")
     version = _int(opts, "versionAsOf", None, 0)
     timestamp = opts.get("timestampAsOf")
@@ -374,7 +384,6 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         where=where if where and where.strip() else None,
         time_zone=_time_zone(opts),
         pushdown=_bool(opts, "pushdown", True),
-        push_filters=_bool(opts, "pushFilters", False),
         version_as_of=version,
         timestamp_as_of=timestamp,
         table_uuid=(opts.get("tableUuid") or "").strip() or None,

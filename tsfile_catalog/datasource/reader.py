@@ -1,9 +1,10 @@
 """The batch reader: plans partitions from pruned parts and streams Arrow batches.
 
-Filters reach the scan through the ``where`` option by default. Spark's own filter pushdown
-(``pushFilters``) is opt-in because Spark caches a Python reader's pushed filters and planned
-partitions on the relation instance: a second query on the same DataFrame or temp view would
+Filters reach the scan through the ``where`` option. The reader implements no Spark filter
+pushdown (``pushFilters``): Spark keeps a Python reader's pushed filters and planned
+partitions on the loaded relation, so a second query on the same DataFrame or temp view would
 reuse the first query's pruning and silently return wrong rows (reproduced on 4.1 and 4.3).
+Spark applies ``.where()`` and SQL filters itself, over the rows the ``where`` option kept.
 
 The ``where`` predicate means what Spark means, and some literals mean different instants in
 different session time zones. Planning runs in a Python process that has no session, so it
@@ -24,14 +25,7 @@ import pyarrow.compute as pc
 from pyspark import TaskContext
 from pyspark.sql.datasource import (
     DataSourceReader,
-    EqualTo,
-    Filter,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
     InputPartition,
-    LessThan,
-    LessThanOrEqual,
 )
 from pyspark.sql.types import StructType
 
@@ -60,7 +54,6 @@ from tsfile_catalog.metadata.time_top import TimeTop, keep_time_top
 __all__ = [
     "TsFilePartition",
     "TsFileScanReader",
-    "TsFilePushFiltersReader",
     "plan_scan_slices",
     "prune_scan",
     "partition_slices",
@@ -202,7 +195,6 @@ class TsFileScanReader(DataSourceReader):
         self._columns = tuple(columns)
         self._out_schema = arrow_schema(schema)
         self._where = where
-        self._pushed: list[Expr] = []
 
     def __getstate__(self) -> dict[str, Any]:
         # Spark pickles the reader once planned, for every task: tasks read their slices by
@@ -212,17 +204,12 @@ class TsFileScanReader(DataSourceReader):
         return state
 
     def _predicate(self, session_time_zone: str | None) -> Expr | None:
-        """``where`` bound for this scan, AND the filters Spark pushed (already bound)."""
-        where = (
-            None
-            if self._where is None
-            else ex.bind(
-                self._where,
-                self._scan.schema,
-                self._options.bind_context(session_time_zone),
-            )
+        """``where`` bound for this scan."""
+        if self._where is None:
+            return None
+        return ex.bind(
+            self._where, self._scan.schema, self._options.bind_context(session_time_zone)
         )
-        return ex.conjunction([*ex.conjuncts(where), *self._pushed])
 
     def partitions(self) -> list[InputPartition]:
         _, groups = plan_scan_slices(self._scan, self._predicate(None), self._options)
@@ -267,57 +254,3 @@ class TsFileScanReader(DataSourceReader):
         yield from read_slices(
             scan, partition.slices, pushdown, self._columns, batch_rows=_OUTPUT_ROWS
         )
-
-
-_SPARK_OPS: dict[type, ex.CompareOp] = {
-    EqualTo: "=",
-    GreaterThan: ">",
-    GreaterThanOrEqual: ">=",
-    LessThan: "<",
-    LessThanOrEqual: "<=",
-}
-
-
-class TsFilePushFiltersReader(TsFileScanReader):
-    """Opt-in (``pushFilters=true``): also accepts Spark's pushed filters.
-
-    Only ``time`` comparisons and TAG ``=``/``IN`` are taken, and they are taken exactly (not
-    re-checked by Spark). Spark caches them per loaded relation, so a DataFrame or view must
-    not be reused with different filters; load it again for each query.
-    """
-
-    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
-        tags = set(self._scan.schema.tag_names)
-        for spark_filter in filters:
-            term = self._translate(spark_filter, tags)
-            if term is None:
-                yield spark_filter
-            else:
-                self._pushed.append(term)
-
-    def _translate(self, spark_filter: Filter, tags: set[str]) -> Expr | None:
-        attribute: tuple[str, ...] = tuple(getattr(spark_filter, "attribute", ()))
-        if len(attribute) != 1:
-            return None
-        column = str(attribute[0]).lower()
-        if column != TIME_COLUMN and column not in tags:
-            return None
-        term: Expr
-        if isinstance(spark_filter, In):
-            term = ex.In(column, tuple(spark_filter.value))
-            if column == TIME_COLUMN:
-                return None
-        elif type(spark_filter) in _SPARK_OPS:
-            op = _SPARK_OPS[type(spark_filter)]
-            if column != TIME_COLUMN and op != "=":
-                return None
-            term = ex.Compare(column, op, spark_filter.value)  # type: ignore[attr-defined]
-        else:
-            return None
-        try:
-            bound = ex.bind(term, self._scan.schema, self._options.bind_context())
-        except PredicateError:
-            return None
-        # Spark hands timestamps with their offset, so this needs no time zone; anything
-        # that would is left to Spark rather than taken inexactly.
-        return None if ex.needs_time_zone(bound) else bound

@@ -38,7 +38,7 @@ from tsfile_catalog.datasource.options import (
     split_stream_options,
 )
 from tsfile_catalog.datasource.partial_aggregates import TsFilePartialReader, partial_schema
-from tsfile_catalog.datasource.reader import TsFilePushFiltersReader, TsFileScanReader
+from tsfile_catalog.datasource.reader import TsFileScanReader
 from tsfile_catalog.datasource.types import project_user_schema, spark_schema
 from tsfile_catalog.datasource.watermark import stream_schema
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
@@ -212,8 +212,7 @@ class TsFileDataSource(DataSource):
                     f"leaves out ({', '.join(self._columns)})"
                 )
             expected = schema
-        cls = TsFilePushFiltersReader if self._read_options.push_filters else TsFileScanReader
-        return cls(self._scan, self._read_options, columns, expected, self._where)
+        return TsFileScanReader(self._scan, self._read_options, columns, expected, self._where)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         # Admission control (latestOffset(start, limit), getDefaultReadLimit) and

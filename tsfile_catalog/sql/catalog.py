@@ -23,12 +23,12 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from tsfile_catalog.exceptions import OptionError, SqlError
+from tsfile_catalog.exceptions import OptionError, SqlError, SqlParseError
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import commands, maintenance, merge, verbatim
 from tsfile_catalog.sql.maintenance import RETENTION_CHECK
-from tsfile_catalog.sql.parse import parse_statement
+from tsfile_catalog.sql.parse import parse_statement, query_source, starts_a_query
 from tsfile_catalog.sql.query import Tables, explain_parts, select
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry
 from tsfile_catalog.sql.registry import parse_table_name as _table_name
@@ -186,20 +186,50 @@ class Catalog:
         """Execute one SQL statement; queries return lazy DataFrames, commands small ones.
 
         Raises:
-            SqlParseError: the text is not one parseable statement.
+            SqlParseError: the text is not one parseable statement (a query only Spark's
+                parser reads runs through the catalog plugin; without it, this).
             SqlError: the statement is invalid for the catalog.
+            AnalysisException: Spark's own error about a query (``ParseException`` for its
+                syntax), its class and error condition as ``spark.sql`` raises it.
             TableNotFoundError: a statement the catalog owns names an unknown table.
             TsFileCatalogError: any other failure of the table layer (schema mismatch, ...).
         """
-        statement = parse_statement(text)
         plugin = self._tables.plugin()
         if self._tables.views_over != plugin:
             self.refresh_views()  # the plugin came or went since the views were registered
+        unparsed: SqlParseError | None = None
+        try:
+            statement = parse_statement(text)
+        except SqlParseError as e:
+            unparsed = e
+        if unparsed is not None:
+            # Outside the handler: Spark's error must not carry ours as its context.
+            return self._unparsed(plugin, text, unparsed)
         if plugin is not None:
             answer = self._through_plugin(plugin, text, statement)
             if answer is not None:
                 return answer
         return self.execute(statement)
+
+    def _unparsed(self, plugin: str | None, text: str, error: SqlParseError) -> DataFrame:
+        """A query the catalog's parser cannot read (sqlglot does not know every form of
+        Spark's grammar): through the ``plugin`` it runs as written, as ``spark.sql`` runs it.
+        Without the plugin the catalog cannot find its tables in it: Spark's own syntax error
+        where Spark's parser rejects it too, else ``error``, a refusal, never another answer.
+        Not a query: ``error``."""
+        if not starts_a_query(text):
+            raise error
+        if plugin is not None:
+            _log.debug("%s: run as written, unparsed here (%s)", text, error)
+            return verbatim.run(self._spark, plugin, text)
+        spark_error = verbatim.spark_syntax_error(self._spark, text)
+        if spark_error is not None:
+            raise spark_error
+        raise SqlParseError(
+            f"{error}. Spark reads this query, but the catalog cannot find its tables in it "
+            "without the catalog plugin (docs/sql.md, SELECT): run it through a session the "
+            "plugin serves, or rewrite it"
+        ) from error
 
     def _through_plugin(self, plugin: str, text: str, statement: Statement) -> DataFrame | None:
         """``statement`` with its query run as written by ``spark.sql`` through the catalog
@@ -211,7 +241,8 @@ class Catalog:
             case Select(query=query):
                 query_text: str | None = text
             case Insert(query=query) | CreateTable(query=query) if query is not None:
-                query_text = verbatim.source_text(text, query)
+                source = query_source(query)
+                query_text = source[0][source[1] : source[2]] if source is not None else None
             case _:
                 return None
         if query is None or query_text is None:

@@ -337,7 +337,11 @@ def _source(tables: Tables, statement: Merge, alias: str | None) -> DataFrame:
     reads anew: the source joins twice, and Spark must not see one relation on both sides)."""
     query = statement.source
     select = exp.select("*").from_(query.copy()) if isinstance(query, exp.Table) else query
-    frame = run(tables, select).select("*", F.lit(True).alias(_SOURCE))
+    frame = run(tables, select)
+    # Each read's columns renamed to themselves: new attributes, so the two reads of one
+    # temporary view (or Spark table), which resolve to the same attributes, are not one
+    # relation on both sides of the join to Spark (its ambiguous self-join error).
+    frame = frame.toDF(*frame.columns).select("*", F.lit(True).alias(_SOURCE))
     return frame.alias(alias) if alias else frame
 
 

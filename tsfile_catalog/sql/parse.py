@@ -82,7 +82,26 @@ from tsfile_catalog.storage_options import (
     url_credentials,
 )
 
-__all__ = ["parse_statement", "tokenize", "time_travel_from_sqlglot", "table_url_from_sqlglot"]
+__all__ = [
+    "parse_statement",
+    "tokenize",
+    "time_travel_from_sqlglot",
+    "table_url_from_sqlglot",
+    "query_source",
+    "source_text",
+    "starts_a_query",
+]
+
+# The meta entry of a query parsed by parse_statement: (sql, start, end, hash), the text it
+# was parsed from, where the query is in it, and the parsed tree's hash. The positions
+# sqlglot keeps on the query's identifiers and literals are offsets in that same text, so a
+# query can be run as the user wrote it with only its table names swapped
+# (analysis.rewrite_table_refs).
+_SOURCE = "tsfile_catalog.source"
+# Tokens a query can start with (INSERT's and CTAS's query follows the statement's head).
+_QUERY_STARTS = frozenset(
+    {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
+)
 
 # Statements that start with a plain word rather than a keyword token.
 _WORD_STATEMENTS = frozenset(dialect._Parser.WORD_STATEMENT_PARSERS)
@@ -144,8 +163,76 @@ def parse_statement(sql: str) -> Statement:
     first = statement_tokens[0]
     if node.find(exp.Command) is not None:
         raise SqlParseError(_command_message(sql, statement_tokens))
-    text = sql[first.start : statement_tokens[-1].end + 1]
-    return _to_model(node, text)
+    end = statement_tokens[-1].end + 1
+    text = sql[first.start : end]
+    model = _to_model(node, text)
+    _keep_source(model, sql, first.start, end)
+    return model
+
+
+def _keep_source(model: Statement, sql: str, start: int, end: int) -> None:
+    """Record where the statement's query is in ``sql`` (see :func:`query_source`): a SELECT
+    is the whole statement, the query of an INSERT or CREATE TABLE ... AS its tail."""
+    if isinstance(model, Select):
+        model.query.meta[_SOURCE] = (sql, start, end, hash(model.query))
+    elif isinstance(model, (Insert, CreateTable)) and isinstance(model.query, exp.Query):
+        tail = source_text(sql[:end], model.query)
+        if tail is not None:
+            model.query.meta[_SOURCE] = (sql, end - len(tail), end, hash(model.query))
+
+
+def starts_a_query(sql: str) -> bool:
+    """Whether ``sql`` is one statement (nothing after a ``;``) that starts as a query does
+    (``SELECT``, ``WITH``, ``FROM``, ``VALUES``, ``TABLE``, ``(``): what Spark may run
+    although :func:`parse_statement` cannot read it."""
+    try:
+        tokens = _DIALECT.tokenize(sql)
+    except TokenError:
+        return False
+    try:
+        _reject_multiple_statements(sql, tokens)
+    except SqlParseError:
+        return False
+    first = next((t for t in tokens if t.token_type != TokenType.SEMICOLON), None)
+    return first is not None and first.token_type in (*_QUERY_STARTS, TokenType.TABLE)
+
+
+def query_source(query: exp.Expr) -> tuple[str, int, int] | None:
+    """``(sql, start, end)`` when ``query`` is the query of a statement :func:`parse_statement`
+    read: ``sql[start:end]`` is its text as the user wrote it, and its identifiers' and
+    literals' positions are offsets in ``sql``. None for a tree built in code or changed
+    since it was parsed."""
+    found = query.meta.get(_SOURCE)
+    if found is None:
+        return None
+    sql, start, end, parsed = found
+    # A copy keeps its meta: a tree rewritten from the parsed one (a partial aggregate's
+    # outer query, say) no longer is that text.
+    return (sql, start, end) if hash(query) == parsed else None
+
+
+def source_text(text: str, query: exp.Expr) -> str | None:
+    """The exact text of ``query`` inside the statement ``text`` (the query of an ``INSERT``
+    or ``CREATE TABLE ... AS``, which runs to the statement's end), or None when no tail of
+    the text parses to that query (``INSERT ... TABLE u``, say).
+
+    A tail is tried where a query can start; the first whose parse equals ``query`` is it.
+    """
+    try:
+        tokens = _DIALECT.tokenize(text)
+    except TokenError:
+        return None
+    for token in tokens[1:]:
+        if token.token_type not in _QUERY_STARTS:
+            continue
+        tail = text[token.start :]
+        try:
+            trees = [t for t in _DIALECT.parse(tail) if t is not None]
+        except (ParseError, TokenError):
+            continue  # not where the query starts: a column list, a predicate
+        if len(trees) == 1 and trees[0] == query:
+            return tail
+    return None
 
 
 def _command_message(sql: str, statement: Sequence[Token]) -> str:
@@ -537,7 +624,14 @@ def _update(node: exp.Update) -> Update:
 def _merge(node: exp.Merge) -> Merge:
     _reject_clauses(node, ("this", "using", "on", "whens"), "MERGE")
     target, alias = _unaliased(node.this)
-    source, source_alias = _unaliased(node.args["using"])
+    using = node.args["using"]
+    if isinstance(using, exp.Values):
+        # USING (VALUES ...) AS s(c1, ...): its rows, under the names its alias gives them.
+        names = using.args.get("alias")
+        source_alias = names.name if names is not None and names.name else None
+        source: exp.Expr = exp.select("*").from_(using.copy())
+    else:
+        source, source_alias = _unaliased(using)
     if isinstance(source, exp.Subquery):
         source = source.this
     if not isinstance(source, (exp.Table, exp.Query)):

@@ -34,6 +34,7 @@ from tsfile_catalog import inspect
 from tsfile_catalog.datasource.options import WRITE_OPTIONS_KEY
 from tsfile_catalog.datasource.types import local_relation
 from tsfile_catalog.discovery import scan_location
+from tsfile_catalog.errors import unwrap
 from tsfile_catalog.exceptions import PredicateError, TableNotFoundError, TsFileCatalogError
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.stamps import check_skipped_sources, check_sources
@@ -355,8 +356,8 @@ def run(tables: Tables, query: exp.Expr) -> DataFrame:
 def _run(
     tables: Tables, resolved: _Resolved, query: exp.Expr, *, projected: bool = True
 ) -> DataFrame:
-    """Spark's analysis error names the user's tables, with suggestions over all their
-    columns: see :mod:`~tsfile_catalog.sql.query_errors`."""
+    """Spark's analysis error (its own class and condition) names the user's tables, with
+    suggestions over all their columns: see :mod:`~tsfile_catalog.sql.query_errors`."""
     spark = tables.spark
     views: dict[int, str] = {}
     refs = {ref.index: ref for ref in table_refs(query)}
@@ -387,7 +388,11 @@ def _run(
                 # Analysed again over views of every column, so Spark's suggestions cover
                 # the table's real columns rather than the projection.
                 return _run(tables, resolved, query, projected=False)
-            raise in_user_terms(e, view_names(refs, views)) from e
+            ours = unwrap(e)  # the source's error, raised by Spark with its class's name
+            if isinstance(ours, TsFileCatalogError):
+                raise ours from e
+            in_user_terms(e, view_names(refs, views))
+            raise  # Spark's own error, as spark.sql raises it
     finally:
         for name in views.values():
             spark.catalog.dropTempView(name)

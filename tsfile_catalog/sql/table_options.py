@@ -52,7 +52,6 @@ _PER_QUERY = (
     "timeColumn",
     "fieldColumns",
     "model",
-    "pushFilters",
     "pushdown",
     "nullTagPolicy",
 )

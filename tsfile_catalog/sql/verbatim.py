@@ -23,28 +23,25 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from pyspark.errors import AnalysisException, IllegalArgumentException
+from pyspark.errors import AnalysisException, IllegalArgumentException, ParseException
+from pyspark.errors.exceptions.captured import capture_sql_exception
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
 
 from tsfile_catalog.errors import unwrap
 from tsfile_catalog.exceptions import SqlError, TsFileCatalogError
-from tsfile_catalog.sql.parse import table_url_from_sqlglot
+from tsfile_catalog.sql.parse import source_text, table_url_from_sqlglot
 from tsfile_catalog.sql.query_errors import in_user_terms
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE
 from tsfile_catalog.sql.statements import _DIALECT, TableName
 
-__all__ = ["Names", "refusal", "run", "source_text", "user_names"]
+__all__ = ["Names", "refusal", "run", "source_text", "spark_syntax_error", "user_names"]
 
+# The session's catalog when the user chose none (CatalogManager.currentCatalog).
+_DEFAULT_CATALOG = "spark.sql.defaultCatalog"
 # Spark's global temporary views live in this database whichever catalog is current.
 _GLOBAL_TEMP = "global_temp"
 _DIGITS = re.compile(r"\s*[+-]?\d+\s*")
-# Tokens a query can start with (INSERT's and CTAS's query follows the statement's head).
-_QUERY_STARTS = frozenset(
-    {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
-)
 
 
 @dataclass(frozen=True)
@@ -191,30 +188,6 @@ def _travel_refusal(travel: exp.Expr) -> str | None:
     return f"{kind} takes a form only Catalog.sql reads"
 
 
-def source_text(text: str, query: exp.Expr) -> str | None:
-    """The exact text of ``query`` inside the statement ``text`` (the query of an ``INSERT``
-    or ``CREATE TABLE ... AS``, which runs to the statement's end), or None when no tail of
-    the text parses to that query (``INSERT ... TABLE u``, say).
-
-    A tail is tried where a query can start; the first whose parse equals ``query`` is it.
-    """
-    try:
-        tokens = _DIALECT.tokenize(text)
-    except TokenError:
-        return None
-    for token in tokens[1:]:
-        if token.token_type not in _QUERY_STARTS:
-            continue
-        tail = text[token.start :]
-        try:
-            trees = [t for t in _DIALECT.parse(tail) if t is not None]
-        except (ParseError, TokenError):
-            continue  # not where the query starts: a column list, a predicate
-        if len(trees) == 1 and trees[0] == query:
-            return tail
-    return None
-
-
 def user_names(query: exp.Expr, catalog: str) -> dict[str, str]:
     """How Spark's messages name each catalog table ``query`` reads (``<catalog>.db.t``,
     quoted or not) → how ``Catalog.sql``'s errors name it (`` `db`.`t` `` or `` `t` ``, as
@@ -243,8 +216,8 @@ def run(
     the plugin's catalog was current. ``names``: :func:`user_names` of the query, for errors.
 
     Raises:
-        SqlError: Spark's analysis error (an unknown column, a type mismatch, ...), with
-            Spark's message.
+        AnalysisException: Spark's own (an unknown column, a type mismatch, a syntax error),
+            its message naming the tables as the query does.
         TsFileCatalogError: the plugin's error, as this package's class (a version that
             does not exist is a :class:`~tsfile_catalog.exceptions.VersionNotFoundError`).
     """
@@ -256,24 +229,67 @@ def run(
             if isinstance(ours, TsFileCatalogError):
                 raise ours from e
             if isinstance(e, AnalysisException):
-                raise in_user_terms(e, names or {}) from e
-            raise
+                in_user_terms(e, names or {})
+            raise  # Spark's own error, as spark.sql raises it
+
+
+def spark_syntax_error(spark: SparkSession, text: str) -> ParseException | None:
+    """Spark's own syntax error for ``text`` (its ``ParseException``, as ``spark.sql`` raises
+    it), or None when Spark's parser reads it (or cannot be asked: Spark Connect). Only
+    parses: nothing is resolved or run."""
+    try:
+        parser = spark._jsparkSession.sessionState().sqlParser()
+    except AttributeError:  # Spark Connect: no JVM session in this process
+        return None
+    try:
+        capture_sql_exception(parser.parsePlan)(text)
+    except ParseException as e:
+        return e
+    return None
 
 
 @contextmanager
 def _current(spark: SparkSession, catalog: str) -> Iterator[None]:
-    """``catalog``.``default`` as the session's current namespace for the block. Each switch
-    only when needed: setting the current namespace asks the catalog whether it exists."""
+    """``catalog``.``default`` as the session's current namespace for the block; the session's
+    own current catalog and namespace are restored however it ends, as the user left them.
+
+    Spark keeps a catalog made current by ``setCurrentCatalog`` (or ``USE``) as the user's
+    choice, which no later ``spark.sql.defaultCatalog`` setting overrides. So where the user
+    made no such choice the block makes ``catalog`` current through that setting, restored
+    after it; only a session that chose its catalog has it switched and chosen back. Each
+    switch only when needed: setting the current namespace asks the catalog whether it
+    exists."""
     session = spark.catalog
     before = (session.currentCatalog(), session.currentDatabase())
+    setting = spark.conf.get(_DEFAULT_CATALOG, None)
+    by_setting = chosen = False
     try:
         if before[0] != catalog:
-            session.setCurrentCatalog(catalog)  # its namespace is now its default, "default"
+            spark.conf.set(_DEFAULT_CATALOG, catalog)
+            by_setting = True
+            if session.currentCatalog() != catalog or session.currentDatabase() != (
+                DEFAULT_DATABASE
+            ):
+                # The session chose its catalog, or a namespace that would outlive the block
+                # once set: switch by choice, and choose the user's back after.
+                _restore_setting(spark, setting)
+                by_setting = False
+                session.setCurrentCatalog(catalog)  # its namespace is now its default
+                chosen = True
         if session.currentDatabase() != DEFAULT_DATABASE:
             session.setCurrentDatabase(DEFAULT_DATABASE)
         yield
     finally:
-        if session.currentCatalog() != before[0]:
+        if by_setting:
+            _restore_setting(spark, setting)
+        if chosen and session.currentCatalog() != before[0]:
             session.setCurrentCatalog(before[0])
         if session.currentDatabase() != before[1]:
             session.setCurrentDatabase(before[1])
+
+
+def _restore_setting(spark: SparkSession, setting: str | None) -> None:
+    if setting is None:
+        spark.conf.unset(_DEFAULT_CATALOG)
+    else:
+        spark.conf.set(_DEFAULT_CATALOG, setting)
