@@ -483,3 +483,29 @@ def test_merge_deleting_a_resent_key_removes_every_row_of_it(
     assert _view(warehouse, name) == [(1, "a", 1), (5, "a", 5)]
     table = open_table(url)
     assert table.history(limit=1)[0].operation_parameters["numDeletedRows"] == "1"
+
+
+@pytest.mark.parametrize("mode", ["last", "keep"])
+def test_delete_by_a_predicate_only_spark_evaluates(
+    catalog: Catalog, warehouse: Path, spark: Any, mode: str
+) -> None:
+    """``DELETE … WHERE time % 2 = 0`` (no statistic can take it): Spark evaluates it over
+    the rows reads show, as through ``spark.sql``, and exactly those rows go in one commit;
+    in a keep table the rows of a deleted key the predicate leaves stay."""
+    rows: list[Row] = [(t, k, t * 10) for t in range(6) for k in ("a", "b")]
+    name = _table(catalog, mode, rows)
+    if mode == "keep":
+        catalog.sql(f"INSERT INTO {name} VALUES (2, 'a', 7)")  # a second row of key (2, a)
+        rows.append((2, "a", 7))
+    version = open_table(str(warehouse / name)).version
+    answer = catalog.sql(f"DELETE FROM {name} WHERE time % 2 = 0 AND value <> 7").first()
+    expected = [r for r in rows if not (r[0] % 2 == 0 and r[2] != 7)]
+    assert answer["num_deleted_rows"] == len(rows) - len(expected)
+    assert answer["version"] == version + 1
+    assert sorted(catalog.sql(f"SELECT time, k, value FROM {name}").collect()) == sorted(expected)
+    history = open_table(str(warehouse / name)).history(limit=1)[0]
+    assert history.operation == Operation.DELETE
+    assert history.operation_parameters["predicate"] == "time % 2 = 0 AND value <> 7"
+    none = catalog.sql(f"DELETE FROM {name} WHERE time % 2 = 1 AND value < 0").first()
+    assert (none["version"], none["num_deleted_rows"]) == (None, 0)
+    assert open_table(str(warehouse / name)).version == version + 1

@@ -313,7 +313,7 @@ class Catalog:
             case Optimize():
                 return maintenance.optimize_table(tables, statement)
             case Delete():
-                return maintenance.delete_rows(tables, statement)
+                return merge.delete(tables, statement)
             case Update():
                 return merge.update(tables, statement)
             case Merge():

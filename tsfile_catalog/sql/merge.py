@@ -38,16 +38,18 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog import inspect
+from tsfile_catalog.exceptions import PredicateError, SqlError
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.sql import dml, table_options
-from tsfile_catalog.sql.maintenance import new_rows_of, rewrite_args, rewrite_runner
+from tsfile_catalog.sql.maintenance import delete_rows, new_rows_of, rewrite_args, rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.statements import (
+    Delete,
     Merge,
     MergeClause,
     Update,
@@ -59,7 +61,7 @@ from tsfile_catalog.table.keyed import commit_key_change, key_columns
 from tsfile_catalog.table.update import set_refusal
 from tsfile_catalog.write.arrow import raw_table
 
-__all__ = ["merge", "pinned_key", "update"]
+__all__ = ["delete", "merge", "pinned_key", "update"]
 
 # Columns the statements add to the rows they compute; a table column never starts so.
 _HIT = "__tsfile_hit"
@@ -118,6 +120,67 @@ def _open(tables: Tables, entry: TableEntry) -> tuple[Table, DataFrame]:
     against it: a concurrent commit that removes a part this one rewrites conflicts)."""
     table = tables.open(entry)
     return table, tables.scan(entry, time_travel=VersionAsOf(table.version))
+
+
+# -- DELETE -------------------------------------------------------------------------------------
+
+
+def delete(tables: Tables, statement: Delete) -> DataFrame:
+    """``DELETE FROM`` a catalog table: ``num_deleted_rows``.
+
+    A predicate the scan takes (``where`` binds it) deletes by statistics and copy-on-write
+    (:func:`~tsfile_catalog.sql.maintenance.delete_rows`). Any other (``i % 2 = 0``, a
+    function of a column, a subquery) is evaluated by Spark over the rows reads show, as
+    UPDATE's condition is, and the keys of the matching rows are removed from every part
+    that holds them in one commit; in a ``keep`` table the rows of those keys the predicate
+    leaves are written back.
+    """
+    try:
+        return delete_rows(tables, statement)
+    except PredicateError:
+        if statement.where is None or tables.spark_owns(statement.table):
+            raise
+    entry = tables.registry.require(statement.table)
+    table, scan = _open(tables, entry)
+    schema = table.schema
+    keys = key_columns(schema)
+    target = scan.alias(statement.table.name)
+    hit = F.coalesce(F.expr(statement.where), F.lit(False))
+    last = key_mode(table.properties) == "last"
+    hit_keys = target.filter(hit).select(*[quote_identifier(c) for c in keys]).distinct()
+    # A keep table's key may hold rows the predicate leaves: they are written back.
+    rows = scan.join(hit_keys, on=keys, how="left_semi").alias(statement.table.name)
+    computed_frame = rows.select(
+        hit.alias(_HIT), *[rows[quote_identifier(c)] for c in schema.names]
+    )
+    change = None
+    with _persisted(computed_frame) as computed:
+        (deleted,) = _count(computed, F.col(_HIT))
+        if deleted:
+            kept = computed.filter(~F.col(_HIT)).drop(_HIT)
+            change = commit_key_change(
+                table,
+                new_rows=None
+                if last
+                else new_rows_of(tables, entry, kept, schema, clustered=False),
+                remove=_keys(computed, schema, entry),
+                operation=Operation.DELETE,
+                parameters={"predicate": statement.where, "numDeletedRows": str(deleted)},
+                settings=rewrite_args(tables, entry)["settings"],
+                runner=rewrite_runner(tables),
+            )
+    tables.refresh_view(entry)
+    # DELETE's columns (inspect.delete_result); which removed parts were dropped whole and
+    # which rewritten, this path does not tell apart: null.
+    row = (
+        None if change is None else change.version,
+        deleted,
+        0 if change is None else change.files_removed,
+        0 if change is None else change.files_added,
+        None,
+        None,
+    )
+    return tables.result(Result(inspect.delete_result_schema(), [row]))
 
 
 # -- UPDATE -------------------------------------------------------------------------------------
