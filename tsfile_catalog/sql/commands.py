@@ -10,7 +10,7 @@ name Spark owns (a Spark table or view) is handed to Spark unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
@@ -25,8 +25,10 @@ from tsfile_catalog.exceptions import SqlError, TableExistsError, TableNotFoundE
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
+from tsfile_catalog.metadata.table_time import table_unit
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.maintenance import rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
@@ -232,6 +234,7 @@ def create(tables: Tables, statement: CreateTable, source: DataFrame | None = No
         options = _create_as_select(tables, statement, io, location, options, source)
     else:
         _adopt(statement, io, location, options)
+    _options_of_table_time(statement, options, open_table(location, storage_options=storage))
     try:
         entry = registry.create(statement.table, location, options)
     except TableExistsError:
@@ -252,12 +255,37 @@ def _create_empty(
         location,
         schema,
         properties=dict(statement.properties),
+        # The table records its time itself: every writer and reader then uses it.
+        unit=table_options.precision(TableEntry("", "", location, options)),
+        timestamp_as=table_options.timestamp_as(TableEntry("", "", location, options)),
         storage_options=storage,
         exist_ok=statement.location is not None,
     )
     # A table that was already there (a version-0 one too) must match the columns.
     _register_existing(statement, table, schema, storage)
     return options
+
+
+def _options_of_table_time(statement: CreateTable, options: dict[str, str], table: Table) -> None:
+    """Complete the entry's ``options`` with the time the table records (a table registered
+    at its LOCATION is read as it was written), refusing a ``timestampPrecision`` naming
+    another unit.
+
+    Raises:
+        OptionError: naming the option, the table and both units.
+    """
+    time = table.time
+    if time is None:
+        return  # a table from before times were recorded: read as the options say
+    given = options.get("timestampPrecision")
+    table_unit(
+        table.properties,
+        None if given is None else cast(TimeUnit, given.strip().lower()),
+        table=statement.table.qualified,
+        option="CREATE TABLE option 'timestampPrecision'",
+    )
+    options["timestampPrecision"] = time.unit
+    options.setdefault("timestampAs", time.timestamp_as)
 
 
 def _register_existing(
