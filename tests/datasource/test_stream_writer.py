@@ -55,6 +55,7 @@ def staged(
         schema=plan.schema,
         time_source=plan.time_source,
         sources=plan.sources,
+        unit=plan.unit,
         options=options.write,
         job=job,
         partition=0,

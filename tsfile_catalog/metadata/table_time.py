@@ -121,12 +121,16 @@ def table_unit(
 
 
 def check_time_properties(properties: Mapping[str, str]) -> None:
-    """Refuse time properties :func:`table_time` would fail to read (table creation).
+    """Refuse a time property value :func:`table_time` would fail to read (whether both are
+    there is the table's to show, :func:`table_time`; a change is refused by
+    :func:`check_time_change`).
 
     Raises:
         OptionError: naming the property.
     """
-    table_time(properties)
+    unit = properties.get(TIME_UNIT_PROPERTY, "ms")
+    type_ = properties.get(TIME_TYPE_PROPERTY, "BIGINT")
+    table_time({TIME_UNIT_PROPERTY: unit, TIME_TYPE_PROPERTY: type_})
 
 
 def check_time_change(
