@@ -63,9 +63,12 @@ def test_the_recorded_time_cannot_change_or_go() -> None:
         check_time_change(ns, {"time.unit": "ms"}, table="/t")
     with pytest.raises(OptionError, match="'time.type' of table /t cannot be unset"):
         check_time_change(ns, {}, ["time.type"], table="/t")
-    # Nor can a table that records none be given one after its rows were written.
-    with pytest.raises(OptionError, match="the table records none"):
+    # A table that records none (from before) may be given both at once by its owner.
+    check_time_change({}, time_properties("ns", "timestamp"), table="/t")
+    with pytest.raises(OptionError, match="'time.unit' of table /t cannot be set alone"):
         check_time_change({}, {"time.unit": "ns"}, table="/t")
+    with pytest.raises(OptionError, match="'time.unit' = 's'"):
+        check_time_change({}, {"time.unit": "s", "time.type": "BIGINT"}, table="/t")
 
 
 @pytest.mark.parametrize(

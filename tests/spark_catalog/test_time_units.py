@@ -132,6 +132,11 @@ def test_catalog_sql_update_replaces_the_row_or_refuses(
     catalog.sql("UPDATE db.cat_us SET v = 0 WHERE v = 2")
     # The row is replaced at its own key: no second row at a truncated time.
     assert raw(us) == [(t, d, 0 if v == 2 else v) for t, d, v in stored("us")]
+    # The recorded unit cannot be altered, through either SQL.
+    with pytest.raises(Exception, match="'time.unit' = 'ns', but the catalog reads"):
+        catalog.sql("ALTER TABLE db.cat_us SET TBLPROPERTIES ('time.unit' = 'ns')")
+    with pytest.raises(Exception, match="cannot be unset"):
+        spark.sql(f"ALTER TABLE {ts}.db.cat_us UNSET TBLPROPERTIES ('time.type')")
     ns = create(spark, ts, warehouse, "cat_ns", "ns", "TIMESTAMP")
     version = open_table(ns).version
     for statement in (

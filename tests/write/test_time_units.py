@@ -184,3 +184,20 @@ def test_a_table_from_before_records_nothing_and_reads_as_it_always_did(tmp_path
     scanned = old.scan(unit="ns", timestamp_as="timestamp").to_arrow().column("time")
     assert scanned.type == pa.timestamp("ns", "UTC")
     assert sorted(scanned.cast(pa.int64()).to_pylist()) == INSTANTS_NS
+
+
+def test_the_owner_of_a_table_from_before_may_declare_its_time_once(tmp_path: Path) -> None:
+    make(tmp_path / "src", "ns")
+    (tmp_path / "old").mkdir()
+    for part in (tmp_path / "src").glob("*.tsfile"):
+        shutil.copy(part, tmp_path / "old" / part.name)
+    url = tmp_path / "old"
+    adopt_table(str(url))
+    with pytest.raises(OptionError, match="cannot be set alone"):
+        set_properties(str(url), {"time.unit": "ns"})
+    set_properties(str(url), {"time.unit": "ns", "time.type": "TIMESTAMP"})
+    # From now on every writer uses it: an append without options stores nanoseconds.
+    open_table(str(url)).append(rows([4_000_001_500], ["c"], [4]))
+    assert (4_000_001_500, "c", 4) in raw(url)
+    with pytest.raises(OptionError, match="cannot be set to 'us'"):
+        set_properties(str(url), {"time.unit": "us", "time.type": "TIMESTAMP"})

@@ -141,21 +141,35 @@ def check_time_change(
     table: str,
 ) -> None:
     """Refuse a commit that would change or remove the time a table records: every raw
-    time it holds would then be read in another unit.
+    time it holds would then be read in another unit. A table that records none (created
+    before the properties) may be given both at once: its owner declares the unit its rows
+    were written in.
 
     Raises:
         OptionError: naming the property and the table.
     """
+    if table_time(current) is None:
+        declared = {k: changed[k] for k in TIME_PROPERTIES if k in changed}
+        if len(declared) == len(TIME_PROPERTIES):
+            table_time(declared)
+            return
+        if declared:
+            (key,) = declared
+            raise OptionError(
+                f"table property '{key}' of table {table} cannot be set alone: the table "
+                f"records no time yet, so set '{TIME_UNIT_PROPERTY}' (the unit its rows were "
+                f"written in) and '{TIME_TYPE_PROPERTY}' together"
+            )
+        return
     for key in TIME_PROPERTIES:
         old = current.get(key)
         if key in changed and changed[key] != old:
-            now = "records none" if old is None else f"has {old!r}"
             raise OptionError(
                 f"table property '{key}' of table {table} cannot be set to "
-                f"{changed[key]!r} (the table {now}): it says how every raw time the table "
-                "holds reads, so it is fixed when the table is created"
+                f"{changed[key]!r} (the table has {old!r}): it says how every raw time the "
+                "table holds reads, so it is fixed when the table is created"
             )
-        if key in removed and old is not None:
+        if key in removed:
             raise OptionError(
                 f"table property '{key}' of table {table} cannot be unset: it says how "
                 "every raw time the table holds reads, so it is fixed when the table is created"

@@ -21,14 +21,19 @@ from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.discovery import open_location
-from tsfile_catalog.exceptions import SqlError, TableExistsError, TableNotFoundError
+from tsfile_catalog.exceptions import (
+    OptionError,
+    SqlError,
+    TableExistsError,
+    TableNotFoundError,
+)
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
-from tsfile_catalog.metadata.table_time import table_unit
+from tsfile_catalog.metadata.table_time import TIME_UNIT_PROPERTY, table_unit
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.maintenance import rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
@@ -256,8 +261,13 @@ def _create_empty(
         schema,
         properties=dict(statement.properties),
         # The table records its time itself: every writer and reader then uses it.
-        unit=table_options.precision(TableEntry("", "", location, options)),
-        timestamp_as=table_options.timestamp_as(TableEntry("", "", location, options)),
+        # (None: what TBLPROPERTIES 'time.*' say, else ms read as BIGINT).
+        unit=table_options.given_precision(TableEntry("", "", location, options)),
+        timestamp_as=(
+            table_options.timestamp_as(TableEntry("", "", location, options))
+            if "timestampAs" in options
+            else None
+        ),
         storage_options=storage,
         exist_ok=statement.location is not None,
     )
@@ -267,9 +277,9 @@ def _create_empty(
 
 
 def _options_of_table_time(statement: CreateTable, options: dict[str, str], table: Table) -> None:
-    """Complete the entry's ``options`` with the time the table records (a table registered
-    at its LOCATION is read as it was written), refusing a ``timestampPrecision`` naming
-    another unit.
+    """Complete the entry's ``options`` with the unit the table records (a table registered
+    at its LOCATION is read in the unit it was written in), refusing a ``timestampPrecision``
+    naming another unit. How ``time`` reads stays the entry's choice (``timestampAs``).
 
     Raises:
         OptionError: naming the option, the table and both units.
@@ -284,8 +294,8 @@ def _options_of_table_time(statement: CreateTable, options: dict[str, str], tabl
         table=statement.table.qualified,
         option="CREATE TABLE option 'timestampPrecision'",
     )
-    options["timestampPrecision"] = time.unit
-    options.setdefault("timestampAs", time.timestamp_as)
+    if given is None and time.unit != "ms":  # no option stored means ms
+        options["timestampPrecision"] = time.unit
 
 
 def _register_existing(
@@ -393,7 +403,21 @@ def drop(tables: Tables, statement: DropTable) -> DataFrame:
 
 
 def set_table_properties(tables: Tables, statement: AlterTableSetProperties) -> DataFrame:
+    """SET TBLPROPERTIES: one commit. ``time.unit`` (declaring the time of a table from
+    before it was recorded) must be the unit the catalog reads the table in.
+
+    Raises:
+        OptionError: ``time.unit`` names another unit than the entry's ``timestampPrecision``.
+    """
     entry = tables.registry.require(statement.table)
+    declared = statement.properties.get(TIME_UNIT_PROPERTY)
+    if declared is not None and declared != table_options.precision(entry):
+        raise OptionError(
+            f"ALTER TABLE {entry.display_name} SET TBLPROPERTIES: '{TIME_UNIT_PROPERTY}' = "
+            f"{declared!r}, but the catalog reads the table in "
+            f"'{table_options.precision(entry)}' (its timestampPrecision): the rows were "
+            "written in that unit"
+        )
     version = set_properties(
         entry.location, statement.properties, storage_options=tables.storage(entry)
     )
