@@ -148,3 +148,30 @@ def test_catalog_sql_update_replaces_the_row_or_refuses(
             catalog.sql(statement)
     assert open_table(ns).version == version
     assert raw(ns) == stored("ns")
+
+
+def test_spark_writes_store_their_microseconds_in_each_tables_unit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    """Spark's microsecond timestamps, one of which is not a whole millisecond, written by
+    the catalog's writer and by the tsfile source given a path and no unit."""
+    micros = [1_500, 1_704_067_200_000_001]  # 1.5 ms; 2024-01-01T00:00:00.000001
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    frame = spark.createDataFrame(
+        [(epoch + dt.timedelta(microseconds=m), "w", i) for i, m in enumerate(micros)],
+        "time timestamp, dev string, v bigint",
+    )
+    for unit in ("ms", "us", "ns"):
+        spark.sql(
+            f"CREATE TABLE {ts}.db.w_{unit} (time TIMESTAMP, dev STRING, v BIGINT) USING tsfile "
+            f"TBLPROPERTIES ('tagColumns' = 'dev', 'timestampPrecision' = '{unit}')"
+        )
+        frame.writeTo(f"{ts}.db.w_{unit}").append()
+        location = str(warehouse / "db.db" / f"w_{unit}")
+        frame.selectExpr("time", "'p' AS dev", "v").write.format("tsfile").mode("append").save(
+            location
+        )
+        per_unit = {"ms": 1_000, "us": 1}.get(unit)
+        expected = [m // per_unit if per_unit else m * 1_000 for m in micros]
+        for dev in ("p", "w"):
+            assert [t for t, d, _ in raw(location) if d == dev] == expected, (unit, dev)
