@@ -201,3 +201,24 @@ def test_the_owner_of_a_table_from_before_may_declare_its_time_once(tmp_path: Pa
     assert (4_000_001_500, "c", 4) in raw(url)
     with pytest.raises(OptionError, match="cannot be set to 'us'"):
         set_properties(str(url), {"time.unit": "us", "time.type": "TIMESTAMP"})
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_add_part_reads_a_files_times_into_the_tables_unit(tmp_path: Path, unit: str) -> None:
+    import pyarrow.parquet as pq
+
+    from tsfile_catalog.table import add_files
+
+    url = tmp_path / "t"
+    make(url, unit)
+    pq.write_table(rows([7_000_001_500], ["p"], [7]), tmp_path / "p.parquet")
+    add_files(str(url), str(tmp_path / "p.parquet"), format="parquet")
+    assert (7_000_001_500 // DIVISOR[unit], "p", 7) in raw(url)
+    other = "ns" if unit != "ns" else "ms"
+    with pytest.raises(OptionError, match="ADD PART option 'timestampPrecision'"):
+        add_files(
+            str(url),
+            str(tmp_path / "p.parquet"),
+            format="parquet",
+            options={"timestampPrecision": other},
+        )
