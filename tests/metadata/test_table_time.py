@@ -96,3 +96,16 @@ def test_spark_rewrites_refuse_only_what_they_would_truncate(
         assert refusal.startswith("UPDATE db.t: the table stores time in nanoseconds ('ns')")
         assert "truncated to microseconds" in refusal and refusal.endswith("use Table.update")
         assert "\n" not in refusal
+
+
+def test_a_write_planned_for_a_new_table_keeps_the_time_of_the_one_it_finds() -> None:
+    from tsfile_catalog.exceptions import CommitConflictError
+    from tsfile_catalog.metadata.table_time import kept_time
+
+    planned = {**time_properties("ns", "timestamp"), "owner": "ops"}
+    # A table created concurrently in the same unit, or one from before: its time is kept.
+    same = {**time_properties("ns", "long"), "owner": "ops"}
+    assert kept_time(same, planned, table="/t") == {}
+    assert kept_time({}, planned, table="/t") == {"owner": "ops"}
+    with pytest.raises(CommitConflictError, match="in nanoseconds, but a table storing micro"):
+        kept_time(time_properties("us", "timestamp"), planned, table="/t")

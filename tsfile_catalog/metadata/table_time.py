@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import CommitConflictError, OptionError
 from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "table_unit",
     "check_time_properties",
     "check_time_change",
+    "kept_time",
     "UNIT_NAMES",
     "spark_rewrite_refusal",
 ]
@@ -193,3 +194,25 @@ def spark_rewrite_refusal(
         "TIMESTAMPs, which hold microseconds, so the rows the statement rewrites would have "
         f"their times truncated to microseconds; nothing was changed: {instead}"
     )
+
+
+def kept_time(
+    current: Mapping[str, str], properties: Mapping[str, str], *, table: str
+) -> dict[str, str]:
+    """The ``properties`` a write's commit sets on the table it finds, ``current``: those
+    that change it, less the time the write planned for a new table (the table found keeps
+    its own: created concurrently, or before times were recorded).
+
+    Raises:
+        CommitConflictError: the table found records another unit than the write's raw
+            times are in.
+    """
+    recorded = table_time(current)
+    planned = table_time({k: v for k, v in properties.items() if k in TIME_PROPERTIES})
+    if recorded is not None and planned is not None and recorded.unit != planned.unit:
+        raise CommitConflictError(
+            f"commit to table {table} refused: the write's times are in "
+            f"{UNIT_NAMES[planned.unit]}, but a table storing {UNIT_NAMES[recorded.unit]} was "
+            "created there while it ran; nothing was committed: retry the write"
+        )
+    return {k: v for k, v in properties.items() if k not in TIME_PROPERTIES and current.get(k) != v}

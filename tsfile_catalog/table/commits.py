@@ -51,13 +51,7 @@ from tsfile_catalog.metadata.manifest import (
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
-from tsfile_catalog.metadata.table_time import (
-    TIME_PROPERTIES,
-    UNIT_NAMES,
-    check_time_change,
-    table_time,
-    table_unit,
-)
+from tsfile_catalog.metadata.table_time import check_time_change, kept_time, table_unit
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.cache import CACHE, current_identity
 from tsfile_catalog.table.log import (
@@ -370,7 +364,9 @@ def append_parts(
         schema = _merge_schema(read.schema, incoming_schema, merge=merge_schema)
         if schema != read.schema:
             actions.append(SetSchema(schema, read.schema_id + 1))
-        changed = _time_kept(read, location, properties or {})
+        # A table found at commit time keeps its own time (a new table's planned one may
+        # not contradict it).
+        changed = kept_time(read.properties, properties or {}, table=location)
         if changed:
             actions.append(SetProperties(changed))
         if overwrite:
@@ -394,26 +390,6 @@ def append_parts(
         txn=txn,
     )
     return snapshot.version
-
-
-def _time_kept(read: Snapshot, location: str, properties: Mapping[str, str]) -> dict[str, str]:
-    """The ``properties`` that change ``read``'s, less the time a write planned for a new
-    table: a table found at commit time (created concurrently, or before times were
-    recorded) keeps its own, and one that records another unit refuses the parts, whose raw
-    times are in the planned one."""
-    recorded = table_time(read.properties)
-    planned = table_time({k: v for k, v in properties.items() if k in TIME_PROPERTIES})
-    if recorded is not None and planned is not None and recorded.unit != planned.unit:
-        raise CommitConflictError(
-            f"commit to table {location} refused: the write's times are in "
-            f"{UNIT_NAMES[planned.unit]}, but a table storing {UNIT_NAMES[recorded.unit]} was "
-            "created there while it ran; nothing was committed: retry the write"
-        )
-    return {
-        k: v
-        for k, v in properties.items()
-        if k not in TIME_PROPERTIES and read.properties.get(k) != v
-    }
 
 
 def set_properties(
@@ -501,16 +477,12 @@ def add_files(
     read = _latest_or_none(io, location)
     if read is None:
         raise TableNotFoundError(f"no tsfile-catalog table at {location}; create it first")
-    if table_time(read.properties) is not None:
-        # The files' times become raw values in the table's own unit.
-        given = any(k.lower() == "timestampprecision" for k in options or {})
-        unit = table_unit(
-            read.properties,
-            cast(TimeUnit, parsed.precision) if given else None,
-            table=location,
-            option="ADD PART option 'timestampPrecision'",
-        )
-        parsed = replace(parsed, precision=unit)
+    # The files' times become raw values in the table's own unit.
+    given = any(k.lower() == "timestampprecision" for k in options or {})
+    unit = cast(TimeUnit, parsed.precision) if given else None
+    option = "ADD PART option 'timestampPrecision'"
+    unit = table_unit(read.properties, unit, table=location, option=option)
+    parsed = replace(parsed, precision=unit)
     files_io = FileIO(parsed.path, storage_options)
     schema, parts = read_external_parts(files_io, read.schema, parsed, progress=progress)
     # Parts recorded before paths were resolved may spell a file another way: compare the
