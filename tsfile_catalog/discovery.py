@@ -305,7 +305,7 @@ def open_location(
 def scan_location(
     url: str,
     *,
-    unit: TimeUnit = "ms",
+    unit: TimeUnit | None = None,
     timestamp_as: TimestampAs = "long",
     version: int | None = None,
     timestamp: str | int | None = None,
@@ -318,7 +318,14 @@ def scan_location(
 ) -> ResolvedScan:
     """What a scan of ``url`` reads, table or plain files alike: :func:`open_location`
     (same arguments and errors) with a table taken as :meth:`ResolvedScan.of_table`. Only
-    callers that show a table's history or details need :func:`open_location` itself."""
+    callers that show a table's history or details need :func:`open_location` itself.
+
+    ``unit`` is the unit of the raw times: a table's own when it records one (``unit``
+    naming another is refused), else ``unit``, else ``ms``.
+
+    Raises:
+        OptionError: also when ``unit`` contradicts the table's own.
+    """
     found = open_location(
         url,
         version=version,
@@ -329,9 +336,9 @@ def scan_location(
         storage_options=storage_options,
         use_cache=use_cache,
         merge_schema=merge_schema,
-        unit=unit,
+        unit=unit or "ms",
         timestamp_as=timestamp_as,
     )
     if isinstance(found, ResolvedScan):
         return found
-    return ResolvedScan.of_table(found, unit=unit, timestamp_as=timestamp_as)
+    return ResolvedScan.of_table(found, unit=found.time_unit(unit), timestamp_as=timestamp_as)

@@ -61,7 +61,7 @@ __all__ = [
     "show_create_table",
     "optimize_result",
     "delete_result",
-    "delete_result_schema",
+    "DELETE_SCHEMA",
 ]
 
 
@@ -578,19 +578,17 @@ def show_create_table(statement: str) -> Result:
     return Result("createtab_stmt string", [(statement,)])
 
 
-def delete_result_schema() -> str:
-    """The columns of DELETE's one row (:func:`delete_result`)."""
-    return (
-        "version bigint, num_deleted_rows bigint, num_files_removed bigint, "
-        "num_files_added bigint, num_files_dropped bigint, num_files_rewritten bigint"
-    )
+DELETE_SCHEMA = (
+    "version bigint, num_deleted_rows bigint, num_files_removed bigint, "
+    "num_files_added bigint, num_files_dropped bigint, num_files_rewritten bigint"
+)
 
 
 def delete_result(result: DeleteResult) -> Result:
-    """DELETE's one row: the version it committed (null when no row matched), the rows
-    deleted, and the parts removed in metadata only or rewritten."""
+    """DELETE's one row (:data:`DELETE_SCHEMA`): the version it committed (null when no row
+    matched), the rows deleted, and the parts removed in metadata only or rewritten."""
     return Result(
-        delete_result_schema(),
+        DELETE_SCHEMA,
         [
             (
                 result.version,

@@ -155,7 +155,7 @@ def test_complete_until_delay_is_an_interval_in_the_tables_time_unit(
     opts = parse_stream_write_options(
         {"path": "/t", "timestampPrecision": precision, "COMPLETEUNTILDELAY": delay}
     )
-    assert opts.complete_until_delay == raw
+    assert opts.complete_until_delay(precision) == raw
     assert opts.write.precision == precision
 
 
@@ -167,7 +167,7 @@ def test_stream_write_options_are_the_batch_writers_plus_the_streams_own() -> No
     assert opts.write == parse_write_options(
         {"path": "/t", "tagColumns": "city", "onDuplicate": "last"}
     )
-    assert opts.complete_until_delay is None
+    assert opts.complete_until_delay_ns is None
 
 
 @pytest.mark.parametrize(

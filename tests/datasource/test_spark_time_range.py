@@ -9,12 +9,13 @@ inside Arrow (``ArrowInvalid: overflow``) or ``datetime`` (``year -314918 is out
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
-from tsfile_catalog import Catalog
+from tsfile_catalog import Catalog, adopt_table
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.spark.time import spark_timestamp_bounds
@@ -58,17 +59,25 @@ def test_time_travel_outside_spark_timestamps_names_the_value(tmp_path: Path, va
 def test_raw_times_outside_spark_timestamps_name_the_column(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    """A table written in ns and read as ms (the classic precision mix-up) holds raw times
-    around year 50 million: each timestamp column read must fail naming itself."""
-    path = str(tmp_path / "t")
+    """Files written in ns and read as ms (the classic precision mix-up) hold raw times
+    around year 50 million: each timestamp column read must fail naming itself. A table
+    records its unit, so the mix-up needs files nothing records a unit for: here adopted."""
     written = dt.datetime(2024, 1, 1, 12, 0, 0)
     spark.createDataFrame(
         [(written, "a", written)], "time timestamp, c string, ts timestamp"
     ).write.format("tsfile").options(table="t", tagColumns="c", timestampPrecision="ns").mode(
         "append"
-    ).save(path)
+    ).save(str(tmp_path / "ns"))
     raw = 1_704_110_400_000_000_000
     reader = spark.read.format("tsfile").options(timestampAs="timestamp")
+    # The table written in ns refuses being read in another unit.
+    with pytest.raises(Exception, match="stores time in nanoseconds"):
+        reader.option("timestampPrecision", "ms").load(str(tmp_path / "ns")).collect()
+    path = str(tmp_path / "t")
+    Path(path).mkdir()
+    for part in (tmp_path / "ns").glob("*.tsfile"):
+        shutil.copy(part, Path(path) / part.name)
+    adopt_table(path)
     with pytest.raises(Exception, match=rf"column 'time' holds the raw time {raw} \(ms since"):
         reader.load(path).collect()
     with pytest.raises(Exception, match=rf"column 'ts' holds the raw time {raw} \(ms since"):

@@ -55,6 +55,7 @@ def staged(
         schema=plan.schema,
         time_source=plan.time_source,
         sources=plan.sources,
+        unit=plan.unit,
         options=options.write,
         job=job,
         partition=0,
@@ -147,3 +148,35 @@ def test_write_outside_a_streaming_task_fails_clearly(tmp_path: Path) -> None:
     rows = pa.RecordBatch.from_pydict({"time": [1], "city": ["bj"], "temp": [1.0]})
     with pytest.raises(TsFileCatalogError, match="no streaming query id"):
         sink(tmp_path / "t").write(iter([rows]))
+
+
+def test_the_sink_writes_in_the_tables_own_unit(tmp_path: Path) -> None:
+    """Into a table that stores nanoseconds, the sink given no unit converts its declared
+    delay to nanoseconds; one naming another unit is refused when Spark plans the batch."""
+    from tsfile_catalog import OptionError, write_table
+
+    root = tmp_path / "t"
+    first = pa.table({"time": [1], "city": ["bj"], "temp": [1.0]}, schema=ARROW_SCHEMA)
+    write_table(
+        str(root),
+        first,
+        table="weather",
+        tag_columns=["city"],
+        options={"timestampPrecision": "ns"},
+    )
+    writer = sink(root, completeUntilDelay="10 milliseconds")
+    assert writer._plan.unit == "ns"
+    writer.commit([staged(root, writer._options, [50_000_000_000], 0)], 0)
+    table = open_table(str(root), use_cache=False)
+    assert table.history()[0].complete_until == 50_000_000_000 - 10_000_000
+    assert table.properties["time.unit"] == "ns"
+    with pytest.raises(OptionError, match="stores time in nanoseconds"):
+        sink(root, timestampPrecision="ms")
+
+
+def test_a_stream_that_creates_a_table_records_its_time(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    writer = sink(root, timestampPrecision="us")
+    writer.commit([staged(root, writer._options, [1], 0)], 0)
+    table = open_table(str(root))
+    assert (table.properties["time.unit"], table.properties["time.type"]) == ("us", "BIGINT")

@@ -343,7 +343,13 @@ def test_history_detail_parts_and_show_tables(catalog: Catalog, warehouse: Path)
     )
     assert (detail.min_time, detail.max_time) == (1, 12)
     assert detail.tag_columns == ["city", "device"]
-    assert detail.properties == {"owner": "ops", "key.duplicates": "last"}
+    # The table records its time: ms, read as raw BIGINTs (time BIGINT).
+    assert detail.properties == {
+        "owner": "ops",
+        "key.duplicates": "last",
+        "time.unit": "ms",
+        "time.type": "BIGINT",
+    }
     parts = catalog.sql("SHOW PARTS weather VERSION AS OF 1").collect()
     assert sum(p.rows for p in parts) == 4
     assert {p.added_version for p in parts} == {1}
@@ -419,6 +425,8 @@ def test_create_insert_overwrite_alter_drop(catalog: Catalog, warehouse: Path) -
     assert detail.version == version and detail.properties == {
         "retention": "7d",
         "key.duplicates": "last",
+        "time.unit": "ms",
+        "time.type": "TIMESTAMP",
     }
     assert detail.options["compression"] == "snappy"
     assert detail.options["timestampAs"] == "timestamp"
@@ -457,6 +465,8 @@ def test_create_as_select_and_adopt(catalog: Catalog, tmp_path: Path) -> None:
     assert catalog.sql("DESCRIBE DETAIL hot").collect()[0].properties == {
         "source": "weather",
         "key.duplicates": "last",
+        "time.unit": "ms",
+        "time.type": "BIGINT",
     }
     with pytest.raises(OptionError, match="tagColumns"):
         catalog.sql("CREATE TABLE hot2 USING tsfile AS SELECT * FROM weather")
@@ -581,7 +591,12 @@ def test_hostile_names_and_values(catalog: Catalog, tmp_path: Path) -> None:
     assert catalog.sql("SELECT count(*) FROM h WHERE a = 'x`y'").collect()[0][0] == 1
     detail = catalog.sql("DESCRIBE DETAIL h").collect()[0]
     assert detail.location == str(odd)
-    assert detail.properties == {"k": "x'); DROP TABLE weather; --", "key.duplicates": "last"}
+    assert detail.properties == {
+        "k": "x'); DROP TABLE weather; --",
+        "key.duplicates": "last",
+        "time.unit": "ms",
+        "time.type": "BIGINT",
+    }
     assert "weather" in catalog.tables()
     catalog.sql("DROP TABLE h PURGE")
     assert not odd.exists()

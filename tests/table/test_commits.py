@@ -37,7 +37,13 @@ def test_open_without_a_manifest(tmp_path: Path) -> None:
 def test_create_table(tmp_path: Path) -> None:
     table = create_table(str(tmp_path), SCHEMA, properties={"owner": "ops"})
     assert (table.version, table.schema, table.parts()) == (0, SCHEMA, [])
-    assert open_table(str(tmp_path)).properties == {"owner": "ops", "key.duplicates": "last"}
+    # The table records its time: ms read as raw BIGINTs unless created otherwise.
+    assert open_table(str(tmp_path)).properties == {
+        "owner": "ops",
+        "key.duplicates": "last",
+        "time.unit": "ms",
+        "time.type": "BIGINT",
+    }
     with pytest.raises(TableExistsError, match=str(tmp_path)):
         create_table(str(tmp_path), SCHEMA)
     assert create_table(str(tmp_path), WIDER, exist_ok=True).schema == SCHEMA

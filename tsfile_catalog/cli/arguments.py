@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast, get_args
 
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError
@@ -183,6 +183,21 @@ class Target:
     @property
     def unit(self) -> TimeUnit:
         return cast(TimeUnit, self.options.get("timestampPrecision", "ms").strip().lower())
+
+    def of_table(self, table: Table) -> Target:
+        """This target reading ``table``'s time as the table records it: its unit (an
+        ``--option timestampPrecision`` naming another is refused) and, unless an option
+        says, how its ``time`` reads.
+
+        Raises:
+            OptionError: the option contradicts the table's unit.
+        """
+        given = self.options.get("timestampPrecision")
+        unit = table.time_unit(None if given is None else cast(TimeUnit, given.strip().lower()))
+        options = {**self.options, "timestampPrecision": unit}
+        if table.time is not None:
+            options.setdefault("timestampAs", table.time.timestamp_as)
+        return replace(self, options=options)
 
     def open(
         self,

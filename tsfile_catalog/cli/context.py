@@ -130,7 +130,7 @@ class CliContext:
         """The table TABLE names, at the version ``--version`` / ``--timestamp`` choose."""
         target = self.target(table)
         opened = target.open(version=self.version, timestamp=self.timestamp, time_zone=self.zone)
-        return target, opened
+        return target.of_table(opened), opened
 
     def plan(self, target: Target, opened: Table, where: str | None) -> ScanPlan:
         """The plan for ``where`` as the table's scans read it (its ``timestampAs`` and

@@ -93,6 +93,7 @@ def optimize(
     )
     target = cli.target(table)
     opened = target.open()
+    target = target.of_table(opened)
     # A catalog table's stored compression and encoding, as its SQL OPTIMIZE writes with; the
     # SQL package (sqlglot, the TsFile writer) loads only for this command.
     from tsfile_catalog.sql.table_options import write_settings

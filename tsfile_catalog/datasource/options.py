@@ -276,6 +276,9 @@ class ReadOptions:
     table: str | None = None
     timestamp_as: TimestampAs = "long"
     precision: TimeUnit = "ms"
+    # Whether ``timestampPrecision`` was given: a table that records its own unit
+    # (metadata/table_time.py) is read in it, and a contradicting option is refused.
+    precision_given: bool = False
     merge_schema: bool = False
     columns: tuple[str, ...] | None = None
     where: str | None = None
@@ -379,6 +382,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         table=opts.get("table") or None,
         timestamp_as=cast(TimestampAs, _choice(opts, "timestampAs", "long", ("long", "timestamp"))),
         precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
+        precision_given="timestampPrecision" in opts,
         merge_schema=_bool(opts, "mergeSchema", False),
         columns=_names(opts, "columns"),
         where=where if where and where.strip() else None,
@@ -406,6 +410,9 @@ class WriteOptions:
     tag_columns: tuple[str, ...] | None = None
     field_columns: tuple[str, ...] | None = None
     precision: TimeUnit = "ms"
+    # Whether ``timestampPrecision`` was given: a table that records its own unit
+    # (metadata/table_time.py) is written in it, and a contradicting option is refused.
+    precision_given: bool = False
     compression: str = DEFAULT_COMPRESSION
     encoding: str | None = None
     # ``encoding.<column>`` overrides: sorted (column, ENCODING) pairs.
@@ -503,6 +510,7 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         tag_columns=_names(opts, "tagColumns"),
         field_columns=_names(opts, "fieldColumns"),
         precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
+        precision_given="timestampPrecision" in opts,
         compression=compression,
         encoding=encoding.strip().upper() if encoding else None,
         column_encodings=column_encodings,
@@ -674,9 +682,15 @@ _NANOS_PER_UNIT = {"ms": 1_000_000, "us": 1_000, "ns": 1}
 @dataclass(frozen=True)
 class StreamWriteOptions:
     write: WriteOptions
-    # ``completeUntilDelay`` in the table's raw time units (rounded up, so the declaration
-    # never claims more than asked); None: the sink declares no completeness.
-    complete_until_delay: int | None = None
+    # ``completeUntilDelay`` in nanoseconds; None: the sink declares no completeness.
+    complete_until_delay_ns: int | None = None
+
+    def complete_until_delay(self, unit: TimeUnit) -> int | None:
+        """``completeUntilDelay`` in raw ``unit``s, the table's (rounded up, so the
+        declaration never claims more than asked); None: none declared."""
+        if self.complete_until_delay_ns is None:
+            return None
+        return -(-self.complete_until_delay_ns // _NANOS_PER_UNIT[unit])
 
 
 def parse_stream_write_options(options: Mapping[str, str]) -> StreamWriteOptions:
@@ -698,6 +712,5 @@ def parse_stream_write_options(options: Mapping[str, str]) -> StreamWriteOptions
             nanos = parse_interval_ns(str(text))
         except PredicateError as e:
             raise OptionError(f"option 'completeUntilDelay' = {text!r}: {e}") from None
-        unit = _NANOS_PER_UNIT[write.precision]
-        delay = -(-nanos // unit)
+        delay = nanos
     return StreamWriteOptions(write, delay)

@@ -61,7 +61,8 @@ def resolve(options: ReadOptions) -> ResolvedScan:
     is listed and each footer read once (:func:`~tsfile_catalog.discovery.resolve_files`)."""
     scan = scan_location(
         options.path,
-        unit=options.precision,
+        # A table that records its unit is read in it (a contradicting option is refused).
+        unit=options.precision if options.precision_given else None,
         timestamp_as=options.timestamp_as,
         version=options.version_as_of,
         timestamp=options.timestamp_as_of,
@@ -131,8 +132,16 @@ class TsFileDataSource(DataSource):
         return split_stream_options(self._options)
 
     @cached_property
-    def _read_options(self) -> ReadOptions:
+    def _given_read_options(self) -> ReadOptions:
         return parse_read_options(self._split_options[0])
+
+    @cached_property
+    def _read_options(self) -> ReadOptions:
+        """The options with ``timestampPrecision`` the unit the scan resolved: the table's
+        own when it records one, so every conversion of the read uses it."""
+        given = self._given_read_options
+        unit = self._scan.unit
+        return given if unit == given.precision else replace(given, precision=unit)
 
     @cached_property
     def _stream_options(self) -> StreamOptions:
@@ -141,11 +150,12 @@ class TsFileDataSource(DataSource):
     @cached_property
     def _scan(self) -> ResolvedScan:
         pinned: int | None = self.__dict__.get("_pinned_version")
+        given = self._given_read_options
         if pinned is None:
-            return resolve(self._read_options)
+            return resolve(given)
         # The version load() resolved (by version, timestamp or as the latest), not the options
         # themselves: a stream's refusal of time travel still sees the user's options.
-        return resolve(replace(self._read_options, version_as_of=pinned, timestamp_as_of=None))
+        return resolve(replace(given, version_as_of=pinned, timestamp_as_of=None))
 
     @cached_property
     def _columns(self) -> tuple[str, ...]:
@@ -260,7 +270,7 @@ class TsFileDataSource(DataSource):
         try:
             self._scan  # noqa: B018 - resolves (and caches) the pinned version
         except VersionNotFoundError:
-            latest = replace(self._read_options, version_as_of=None, timestamp_as_of=None)
+            latest = replace(self._given_read_options, version_as_of=None, timestamp_as_of=None)
             self.__dict__["_scan"] = resolve(latest)
 
     @cached_property

@@ -81,6 +81,7 @@ class TsFileStreamWriter(DataSourceStreamArrowWriter):
             schema=self._plan.schema,
             time_source=self._plan.time_source,
             sources=self._plan.sources,
+            unit=self._plan.unit,
             options=self._options.write,
             job=self._job,
             partition=context.partitionId() if context else 0,
@@ -126,7 +127,7 @@ class TsFileStreamWriter(DataSourceStreamArrowWriter):
             remove_staging(io, options, {m.job for m in ours if m.job})
 
     def _commit(self, parts: Sequence[PartFile], txn: StreamTxn) -> int:
-        delay = self._options.complete_until_delay
+        delay = self._options.complete_until_delay(self._plan.unit)
         return append_parts(
             self._options.write.path,
             parts,
@@ -140,6 +141,8 @@ class TsFileStreamWriter(DataSourceStreamArrowWriter):
             },
             storage_options=self._options.write.storage_options,
             expected_table_uuid=self._plan.table_uuid,
+            # A table the stream creates records the time it was planned with.
+            properties=self._plan.new_table_properties(),
             # Every row up to the stream's newest time, less the delay, is in: the bound only
             # grows, since max_time is the maximum over every batch the query committed.
             complete_until=None if delay is None or txn.max_time is None else txn.max_time - delay,

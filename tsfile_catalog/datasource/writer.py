@@ -74,6 +74,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
                 schema=self._plan.schema,
                 time_source=self._plan.time_source,
                 sources=self._plan.sources,
+                unit=self._plan.unit,
                 options=options,
                 job=self._job,
                 partition=context.partitionId() if context else 0,

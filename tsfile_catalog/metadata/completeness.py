@@ -23,6 +23,7 @@ from tsfile_catalog.metadata.key import check_key_property
 from tsfile_catalog.metadata.manifest.model import CommitInfo
 from tsfile_catalog.metadata.retention import duration_ms
 from tsfile_catalog.metadata.spark.literals import parse_zone
+from tsfile_catalog.metadata.table_time import check_time_properties
 
 __all__ = [
     "WATERMARK_INTERVAL",
@@ -71,6 +72,7 @@ def check_table_properties(properties: Mapping[str, str]) -> None:
     """
     watermark_interval(properties, "ms")
     check_key_property(properties)
+    check_time_properties(properties)
 
 
 def interval_complete_until(time_min: int, time_max: int, interval: int) -> int | None:

@@ -29,11 +29,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tsfile_catalog.exceptions import InvalidCommitError
+from tsfile_catalog.exceptions import InvalidCommitError, SqlError
 from tsfile_catalog.metadata.compaction import is_own_tsfile, plan_removal
 from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.metadata.table_time import spark_rewrite_refusal
 from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
 from tsfile_catalog.storage_options import storage_options_from
 from tsfile_catalog.table.handle import open_table
@@ -70,7 +71,20 @@ def plan_rewrite_scan(
         InvalidCommitError: an ``UPDATE`` or ``MERGE`` whose external part may hold rows
             the statement changes (naming it): the table never rewrites files it does not
             own. A ``DELETE`` replaces the part in the manifest instead.
+        SqlError: the table's nanosecond times would pass through Spark's microsecond
+            TIMESTAMP (before anything is read or written).
     """
+    refusal = spark_rewrite_refusal(
+        scan["unit"],
+        scan["timestamp_as"],
+        statement=f"spark.sql {command} on {scan['table']}",
+        instead=(
+            "use Catalog.sql DELETE, or tsfile_catalog.open_table(location).update(...) / "
+            ".delete(...), which rewrite the stored times exactly"
+        ),
+    )
+    if refusal is not None:
+        raise SqlError(refusal)
     table = open_table(
         scan["location"],
         version=int(scan["version"]),

@@ -436,7 +436,8 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
     timestamp_as = table_options.timestamp_as(entry)
     columns = resolve_columns(table.schema, None, what="the table")
     schema = spark_schema(table.schema, columns, timestamp_as)
-    unit = table_options.precision(entry)
+    # The table's own unit when it records one (a stored option naming another is refused).
+    unit = table.time_unit(table_options.given_precision(entry))
     # The unit of the table's raw times, and how they read back, are the table's: a read or
     # write option naming others would misread or miswrite every time. Set here, they win
     # over the user's options as every stored option does.

@@ -10,7 +10,7 @@ name Spark owns (a Spark table or view) is handed to Spark unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
@@ -23,6 +23,7 @@ from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.discovery import open_location
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
+    OptionError,
     SqlError,
     TableExistsError,
     TableNotFoundError,
@@ -30,8 +31,10 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
+from tsfile_catalog.metadata.table_time import TIME_UNIT_PROPERTY, table_unit
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.maintenance import rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
@@ -244,6 +247,7 @@ def create(tables: Tables, statement: CreateTable, source: DataFrame | None = No
         options = _create_as_select(tables, statement, io, location, options, source)
     else:
         _adopt(statement, io, location, options)
+    _options_of_table_time(statement, options, open_table(location, storage_options=storage))
     try:
         entry = registry.create(statement.table, location, options)
     except TableExistsError:
@@ -264,12 +268,42 @@ def _create_empty(
         location,
         schema,
         properties=dict(statement.properties),
+        # The table records its time itself: every writer and reader then uses it.
+        # (None: what TBLPROPERTIES 'time.*' say, else ms read as BIGINT).
+        unit=table_options.given_precision(TableEntry("", "", location, options)),
+        timestamp_as=(
+            table_options.timestamp_as(TableEntry("", "", location, options))
+            if "timestampAs" in options
+            else None
+        ),
         storage_options=storage,
         exist_ok=statement.location is not None,
     )
     # A table that was already there (a version-0 one too) must match the columns.
     _register_existing(statement, table, schema, storage)
     return options
+
+
+def _options_of_table_time(statement: CreateTable, options: dict[str, str], table: Table) -> None:
+    """Complete the entry's ``options`` with the unit the table records (a table registered
+    at its LOCATION is read in the unit it was written in), refusing a ``timestampPrecision``
+    naming another unit. How ``time`` reads stays the entry's choice (``timestampAs``).
+
+    Raises:
+        OptionError: naming the option, the table and both units.
+    """
+    time = table.time
+    if time is None:
+        return  # a table from before times were recorded: read as the options say
+    given = options.get("timestampPrecision")
+    table_unit(
+        table.properties,
+        None if given is None else cast(TimeUnit, given.strip().lower()),
+        table=statement.table.qualified,
+        option="CREATE TABLE option 'timestampPrecision'",
+    )
+    if given is None and time.unit != "ms":  # no option stored means ms
+        options["timestampPrecision"] = time.unit
 
 
 def _register_existing(
@@ -397,7 +431,21 @@ def _drop_unreadable(
 
 
 def set_table_properties(tables: Tables, statement: AlterTableSetProperties) -> DataFrame:
+    """SET TBLPROPERTIES: one commit. ``time.unit`` (declaring the time of a table from
+    before it was recorded) must be the unit the catalog reads the table in.
+
+    Raises:
+        OptionError: ``time.unit`` names another unit than the entry's ``timestampPrecision``.
+    """
     entry = tables.registry.require(statement.table)
+    declared = statement.properties.get(TIME_UNIT_PROPERTY)
+    if declared is not None and declared != table_options.precision(entry):
+        raise OptionError(
+            f"ALTER TABLE {entry.display_name} SET TBLPROPERTIES: '{TIME_UNIT_PROPERTY}' = "
+            f"{declared!r}, but the catalog reads the table in "
+            f"'{table_options.precision(entry)}' (its timestampPrecision): the rows were "
+            "written in that unit"
+        )
     version = set_properties(
         entry.location, statement.properties, storage_options=tables.storage(entry)
     )

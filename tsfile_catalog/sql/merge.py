@@ -44,6 +44,7 @@ from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.metadata.table_time import spark_rewrite_refusal
 from tsfile_catalog.sql import dml, table_options
 from tsfile_catalog.sql.maintenance import delete_rows, new_rows_of, rewrite_args, rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
@@ -115,9 +116,25 @@ def _keys(frame: DataFrame, schema: TableSchema, entry: TableEntry) -> pa.Table:
     return raw_table(collected, key_schema, table_options.precision(entry))
 
 
-def _open(tables: Tables, entry: TableEntry) -> tuple[Table, DataFrame]:
+def _open(tables: Tables, entry: TableEntry, statement: str) -> tuple[Table, DataFrame]:
     """The table's latest version, and a scan of exactly that version (the commit is made
-    against it: a concurrent commit that removes a part this one rewrites conflicts)."""
+    against it: a concurrent commit that removes a part this one rewrites conflicts).
+
+    Raises:
+        SqlError: the rows would pass through Spark with their times truncated (a table of
+            nanoseconds read as timestamps); nothing is read or written.
+    """
+    refusal = spark_rewrite_refusal(
+        table_options.precision(entry),
+        table_options.timestamp_as(entry),
+        statement=f"{statement} {entry.display_name}",
+        instead=(
+            "use DELETE, or tsfile_catalog.open_table(location).update(...), which rewrite "
+            "the stored times exactly"
+        ),
+    )
+    if refusal is not None:
+        raise SqlError(refusal)
     table = tables.open(entry)
     return table, tables.scan(entry, time_travel=VersionAsOf(table.version))
 
@@ -141,7 +158,7 @@ def delete(tables: Tables, statement: Delete) -> DataFrame:
         if statement.where is None or tables.spark_owns(statement.table):
             raise
     entry = tables.registry.require(statement.table)
-    table, scan = _open(tables, entry)
+    table, scan = _open(tables, entry, "DELETE")
     schema = table.schema
     keys = key_columns(schema)
     target = scan.alias(statement.table.name)
@@ -180,7 +197,7 @@ def delete(tables: Tables, statement: Delete) -> DataFrame:
         None,
         None,
     )
-    return tables.result(Result(inspect.delete_result_schema(), [row]))
+    return tables.result(Result(inspect.DELETE_SCHEMA, [row]))
 
 
 # -- UPDATE -------------------------------------------------------------------------------------
@@ -191,7 +208,7 @@ def update(tables: Tables, statement: Update) -> DataFrame:
     if tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
-    table, scan = _open(tables, entry)
+    table, scan = _open(tables, entry, "UPDATE")
     schema = table.schema
     name = entry.display_name
     _check_assignments(schema, [c for c, _ in statement.assignments], "UPDATE", name)
@@ -318,7 +335,7 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
     if tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
-    table, scan = _open(tables, entry)
+    table, scan = _open(tables, entry, "MERGE INTO")
     schema = table.schema
     name = entry.display_name
     target_alias = statement.alias or statement.table.name

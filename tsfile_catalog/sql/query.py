@@ -186,11 +186,14 @@ class Tables:
     def resolve(self, entry: TableEntry, travel: TimeTravel | None = None) -> ResolvedScan:
         """What a reference reads: a registered table (:meth:`open`), or whatever a URL
         holds, resolved exactly as the ``tsfile`` source resolves it for the scan; read
-        with the entry's ``timestampPrecision`` and ``timestampAs``."""
-        unit, timestamp_as = table_options.precision(entry), table_options.timestamp_as(entry)
+        with the entry's ``timestampAs`` and ``timestampPrecision`` (the table's own unit
+        when it records one and the entry stores none)."""
+        unit, timestamp_as = table_options.given_precision(entry), table_options.timestamp_as(entry)
         if not isinstance(entry, UrlEntry):
             table = self.open(entry, travel)
-            return ResolvedScan.of_table(table, unit=unit, timestamp_as=timestamp_as)
+            return ResolvedScan.of_table(
+                table, unit=table.time_unit(unit), timestamp_as=timestamp_as
+            )
         version, timestamp = self.travel(travel)
         return scan_location(
             entry.location,

@@ -32,6 +32,7 @@ __all__ = [
     "storage_options",
     "timestamp_as",
     "precision",
+    "given_precision",
 ]
 
 _READ_ONLY = ("timestampAs", "mergeSchema", "rowsPerPartition", "useMetadataCache")
@@ -153,4 +154,13 @@ def timestamp_as(entry: TableEntry) -> TimestampAs:
 
 
 def precision(entry: TableEntry) -> TimeUnit:
-    return cast(TimeUnit, entry.options.get("timestampPrecision", "ms").strip().lower())
+    """The stored ``timestampPrecision`` (``ms`` when none is stored). A table that records
+    its own unit has it stored with its entry when registered (``CREATE TABLE``)."""
+    return given_precision(entry) or "ms"
+
+
+def given_precision(entry: TableEntry) -> TimeUnit | None:
+    """The stored ``timestampPrecision``, None when none is stored (a table that records
+    its unit is then read in it, :func:`~tsfile_catalog.metadata.table_time.table_unit`)."""
+    value = entry.options.get("timestampPrecision")
+    return None if value is None else cast(TimeUnit, value.strip().lower())

@@ -17,6 +17,7 @@ from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import Operation, RemoveProperties, SetSchema, Snapshot
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import widens
+from tsfile_catalog.metadata.table_time import check_time_change
 from tsfile_catalog.table.commits import commit, set_properties
 from tsfile_catalog.table.snapshots import resolve_snapshot
 
@@ -137,6 +138,7 @@ def unset_properties(
     """
     io, location, latest = _latest(url, storage_options)
     present = tuple(dict.fromkeys(k for k in keys if k in latest.properties))
+    check_time_change(latest.properties, {}, present, table=location)
     snapshot = commit(
         io,
         location,

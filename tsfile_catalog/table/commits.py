@@ -16,7 +16,8 @@ import random
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 from tsfile_catalog.exceptions import (
     AlreadyCommittedError,
@@ -28,6 +29,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.completeness import check_table_properties
+from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.key import new_table_properties
 from tsfile_catalog.metadata.manifest import (
     Action,
@@ -35,7 +37,6 @@ from tsfile_catalog.metadata.manifest import (
     Commit,
     Operation,
     RemovePart,
-    RowFootprint,
     SetProperties,
     SetSchema,
     Snapshot,
@@ -51,6 +52,7 @@ from tsfile_catalog.metadata.manifest import (
 from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
+from tsfile_catalog.metadata.table_time import check_time_change, kept_time, table_unit
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table.cache import CACHE, current_identity
 from tsfile_catalog.table.log import (
@@ -181,8 +183,6 @@ def _commit(
     """:func:`commit` once ``read`` is known to belong to the table at ``location``."""
     base = read
     pending = tuple(actions)
-    # A row change's rows, computed only once a race is lost (a DELETE may remove many parts).
-    footprint: list[RowFootprint | None] = []
     # One identity for every attempt to create the table (the lost-response check compares
     # bytes); a creation that loses the race takes the winner's from the rebased base.
     new_table_uuid = str(uuid.uuid4())
@@ -220,17 +220,11 @@ def _commit(
             time.sleep(random.uniform(0, min(1.0, 0.005 * 2**attempt)))
             landed = _landed_since(io, location, base)
             try:
-                if landed and not footprint:
-                    footprint.append(
-                        None if overwrite else row_change_footprint(pending, read, operation)
-                    )
+                # A row change's rows, computed only when a race is lost (rare, and a DELETE
+                # may remove many parts).
+                footprint = None if overwrite else row_change_footprint(pending, read, operation)
                 pending = rebase(
-                    pending,
-                    landed,
-                    read=base,
-                    overwrite=overwrite,
-                    txn=txn,
-                    footprint=footprint[0] if footprint else None,
+                    pending, landed, read=base, overwrite=overwrite, txn=txn, footprint=footprint
                 )
             except AlreadyCommittedError:
                 raise  # not a failure: the caller skips the batch
@@ -380,7 +374,9 @@ def append_parts(
         schema = _merge_schema(read.schema, incoming_schema, merge=merge_schema)
         if schema != read.schema:
             actions.append(SetSchema(schema, read.schema_id + 1))
-        changed = {k: v for k, v in (properties or {}).items() if read.properties.get(k) != v}
+        # A table found at commit time keeps its own time (a new table's planned one may
+        # not contradict it).
+        changed = kept_time(read.properties, properties or {}, table=location)
         if changed:
             actions.append(SetProperties(changed))
         if overwrite:
@@ -432,6 +428,7 @@ def set_properties(
         raise TableNotFoundError(f"no table at {location}")
     # Committed even when nothing changes, as Delta does: the history records the statement.
     changed = {k: v for k, v in properties.items() if read.properties.get(k) != v}
+    check_time_change(read.properties, changed, table=location)
     snapshot = _commit(
         io,
         location,
@@ -490,6 +487,12 @@ def add_files(
     read = _latest_or_none(io, location)
     if read is None:
         raise TableNotFoundError(f"no tsfile-catalog table at {location}; create it first")
+    # The files' times become raw values in the table's own unit.
+    given = any(k.lower() == "timestampprecision" for k in options or {})
+    unit = cast(TimeUnit, parsed.precision) if given else None
+    option = "ADD PART option 'timestampPrecision'"
+    unit = table_unit(read.properties, unit, table=location, option=option)
+    parsed = replace(parsed, precision=unit)
     files_io = FileIO(parsed.path, storage_options)
     schema, parts = read_external_parts(files_io, read.schema, parsed, progress=progress)
     # Parts recorded before paths were resolved may spell a file another way: compare the

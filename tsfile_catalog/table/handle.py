@@ -12,7 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tsfile_catalog.exceptions import CommitConflictError, TableExistsError, TableNotFoundError
+from tsfile_catalog.exceptions import (
+    CommitConflictError,
+    OptionError,
+    TableExistsError,
+    TableNotFoundError,
+)
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import check_table_properties, completeness
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
@@ -28,6 +33,13 @@ from tsfile_catalog.metadata.manifest import (
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import PartWindow, ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.table_time import (
+    TIME_PROPERTIES,
+    TableTime,
+    table_time,
+    table_unit,
+    time_properties,
+)
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.alter import Alter
@@ -103,6 +115,30 @@ class Table:
     def properties(self) -> Mapping[str, str]:
         return self._snapshot.properties
 
+    @property
+    def time(self) -> TableTime | None:
+        """What the table records about its time: the unit of its raw times and whether
+        ``time`` is a TIMESTAMP or a BIGINT (``time.unit``/``time.type`` properties); None
+        for a table created before they were recorded (read in the unit the caller says,
+        ``ms`` by default, as it always was)."""
+        return table_time(self.properties)
+
+    def time_unit(self, unit: TimeUnit | None = None) -> TimeUnit:
+        """The unit this table's raw times are read and written in: its own; for a table
+        that records none, ``unit`` (default ``ms``).
+
+        Raises:
+            OptionError: ``unit`` names another unit than the table records.
+        """
+        return table_unit(self.properties, unit, table=self._location, option="unit")
+
+    def _timestamp_as(self, timestamp_as: TimestampAs | None) -> TimestampAs:
+        # How a predicate compares ``time`` unless told: as the table's time reads.
+        if timestamp_as is not None:
+            return timestamp_as
+        time = self.time
+        return "long" if time is None else time.timestamp_as
+
     def parts(self) -> list[PartFile]:
         return list(self._snapshot.parts)
 
@@ -154,21 +190,27 @@ class Table:
         self,
         where: str | Expr | None = None,
         *,
-        unit: TimeUnit = "ms",
-        timestamp_as: TimestampAs = "long",
+        unit: TimeUnit | None = None,
+        timestamp_as: TimestampAs | None = None,
         time_zone: str | None = None,
     ) -> ScanPlan:
         """The parts a scan with ``where`` (Spark SQL or an expression) must read.
 
         ``where`` means what it means to Spark over a scan read with ``timestampPrecision``
-        ``unit`` and ``timestampAs`` ``timestamp_as`` in a session whose time zone is
-        ``time_zone`` (None: unknown, so comparisons that need it prune conservatively and
-        ``plan.pushdown.residual`` keeps them).
+        ``unit`` and ``timestampAs`` ``timestamp_as`` (both by default the table's own, see
+        :attr:`time`) in a session whose time zone is ``time_zone`` (None: unknown, so
+        comparisons that need it prune conservatively and ``plan.pushdown.residual`` keeps
+        them).
 
         Raises:
             PredicateError: the predicate cannot be parsed or does not fit the schema.
+            OptionError: ``unit`` contradicts the table's own.
         """
-        context = BindContext(unit=unit, timestamp_as=timestamp_as, time_zone=time_zone)
+        context = BindContext(
+            unit=self.time_unit(unit),
+            timestamp_as=self._timestamp_as(timestamp_as),
+            time_zone=time_zone,
+        )
         return plan_scan(
             self.schema,
             self._snapshot.parts,
@@ -203,7 +245,7 @@ class Table:
         version: int | None = None,
         timestamp: str | int | None = None,
         timestamp_as: TimestampAs = "long",
-        unit: TimeUnit = "ms",
+        unit: TimeUnit | None = None,
         time_zone: str | None = None,
         max_workers: int | None = None,
     ) -> TableScan:
@@ -221,7 +263,9 @@ class Table:
             timestamp_as: ``'long'`` returns ``time`` and TIMESTAMP columns as raw int64,
                 ``'timestamp'`` as Arrow timestamps in ``unit`` (UTC); literals in ``where``
                 are read as Spark reads them for that choice.
-            unit: the table's time precision (the ``timestampPrecision`` it was written with).
+            unit: the table's time precision: its own (:attr:`time`), which another value
+                contradicts; for a table that records none, the ``timestampPrecision`` it was
+                written with (default ``ms``).
             time_zone: the zone of times written without an offset, in ``where`` and
                 ``timestamp`` (Spark's session time zone); needed only when they have one.
             max_workers: threads reading parts (default: the CPU count, at most 8).
@@ -256,7 +300,7 @@ class Table:
             where=where,
             columns=columns,
             timestamp_as=timestamp_as,
-            unit=unit,
+            unit=table.time_unit(unit),
             time_zone=time_zone,
             max_workers=max_workers,
         )
@@ -337,21 +381,22 @@ class Table:
         where: str | Expr | None,
         *,
         settings: WriteSettings | None = None,
-        unit: TimeUnit = "ms",
-        timestamp_as: TimestampAs = "long",
+        unit: TimeUnit | None = None,
+        timestamp_as: TimestampAs | None = None,
         time_zone: str | None = None,
         progress: Progress | None = None,
         runner: TaskRunner | None = None,
     ) -> DeleteResult:
         """Delete the rows where ``where`` is TRUE (None: every row), in one ``DELETE``
         commit (see :func:`tsfile_catalog.table.optimize.delete`); with
-        ``runner=SparkTasks(spark)`` the parts are rewritten in Spark tasks."""
+        ``runner=SparkTasks(spark)`` the parts are rewritten in Spark tasks. ``unit`` and
+        ``timestamp_as`` (how ``where`` compares ``time``) default to the table's own."""
         return delete(
             self,
             where,
             settings=settings,
-            unit=unit,
-            timestamp_as=timestamp_as,
+            unit=self.time_unit(unit),
+            timestamp_as=self._timestamp_as(timestamp_as),
             time_zone=time_zone,
             progress=progress,
             runner=runner,
@@ -363,8 +408,8 @@ class Table:
         where: str | Expr | None = None,
         *,
         settings: WriteSettings | None = None,
-        unit: TimeUnit = "ms",
-        timestamp_as: TimestampAs = "long",
+        unit: TimeUnit | None = None,
+        timestamp_as: TimestampAs | None = None,
         time_zone: str | None = None,
         runner: TaskRunner | None = None,
     ) -> UpdateResult:
@@ -376,7 +421,9 @@ class Table:
         The values of ``set`` are literals or ``pyarrow.compute`` expressions over the row
         (raw domain: ``time`` and TIMESTAMP columns as int64 in the table's precision); a
         Spark SQL expression needs ``Catalog.sql("UPDATE ...")``. TAG columns and ``time``
-        (the table key) cannot be set. See :func:`tsfile_catalog.table.update.update`.
+        (the table key) cannot be set. ``unit`` and ``timestamp_as`` (how ``where`` compares
+        ``time``) default to the table's own (:attr:`time`). See
+        :func:`tsfile_catalog.table.update.update`.
         """
         # Imported here: the update evaluates with pyarrow, which opening a table never needs.
         from tsfile_catalog.table.update import update
@@ -386,8 +433,8 @@ class Table:
             set,
             where,
             settings=settings,
-            unit=unit,
-            timestamp_as=timestamp_as,
+            unit=self.time_unit(unit),
+            timestamp_as=self._timestamp_as(timestamp_as),
             time_zone=time_zone,
             runner=runner,
         )
@@ -448,6 +495,8 @@ def create_table(
     schema: TableSchema,
     *,
     properties: Mapping[str, str] | None = None,
+    unit: TimeUnit | None = None,
+    timestamp_as: TimestampAs | None = None,
     exist_ok: bool = False,
     storage_options: Mapping[str, Any] | None = None,
 ) -> Table:
@@ -456,12 +505,22 @@ def create_table(
     The folder must be missing or empty: files already there would not be the table's, yet
     would sit among its own (to make a table of existing TsFiles, use ``adopt_table``).
 
+    Args:
+        unit: the unit of the table's raw times (``ms``, ``us``, ``ns``; default ``ms``),
+            recorded in its properties (``time.unit``): every later reader and writer uses
+            it, and refuses an option naming another.
+        timestamp_as: how ``time`` reads, ``"timestamp"`` or ``"long"`` (default), recorded
+            as ``time.type`` (``TIMESTAMP``/``BIGINT``): what ``Table.update``/``delete``/
+            ``plan`` compare ``time`` in the predicate as.
+
     Raises:
         TableExistsError: a table is already at ``url`` (unless ``exist_ok``, which returns
             it unchanged, whatever its schema).
         LocationError: ``url`` is a file-system root, inside another table, or not empty.
+        OptionError: ``unit``/``timestamp_as`` contradict ``time.*`` among ``properties``.
     """
-    check_table_properties(properties or {})
+    properties = _with_time(properties or {}, unit, timestamp_as)
+    check_table_properties(properties)
     io = FileIO(url, storage_options)
     location = io.normalize(url)
     if list_log(io, location).commits:
@@ -478,3 +537,23 @@ def create_table(
             return open_table(location, storage_options=storage_options)
         raise TableExistsError(f"a table was created concurrently at {location}") from e
     return Table(io, location, snapshot, use_cache=True)
+
+
+def _with_time(
+    properties: Mapping[str, str], unit: TimeUnit | None, timestamp_as: TimestampAs | None
+) -> dict[str, str]:
+    """``properties`` with the new table's time recorded (``time.*`` given there must agree
+    with ``unit`` and ``timestamp_as``)."""
+    given = table_time(properties)
+    if given is None:
+        return {**properties, **time_properties(unit or "ms", timestamp_as or "long")}
+    if (unit is not None and unit != given.unit) or (
+        timestamp_as is not None and timestamp_as != given.timestamp_as
+    ):
+        recorded = ", ".join(f"'{k}' = {properties[k]!r}" for k in TIME_PROPERTIES)
+        raise OptionError(
+            f"table properties {recorded} contradict "
+            f"the table's time unit {unit or given.unit!r} read as "
+            f"{timestamp_as or given.timestamp_as!r}: give the time once"
+        )
+    return dict(properties)

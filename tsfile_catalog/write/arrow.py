@@ -16,7 +16,7 @@ from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.exec.time_buckets import floor_divide
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import TimeUnit
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 
 __all__ = ["IncomingColumn", "arrow_columns", "raw_from_arrow_column", "raw_table"]
 
@@ -74,36 +74,78 @@ def arrow_columns(schema: pa.Schema) -> list[IncomingColumn]:
     return out
 
 
-def _timestamps_to_raw(array: pa.Array | pa.ChunkedArray, unit: TimeUnit) -> pa.Array:
+def _timestamps_to_raw(array: pa.Array | pa.ChunkedArray, unit: TimeUnit, name: str) -> pa.Array:
     """Timestamps (any unit, any zone: the instant counts) as raw ``unit`` longs; finer
-    values are floored, as Spark floors a timestamp cast to a coarser unit."""
+    values are floored, as Spark floors a timestamp cast to a coarser unit.
+
+    Raises:
+        DataError: an instant the unit's int64 cannot hold (naming column, value and unit).
+    """
     ticks = pc.cast(array, pa.timestamp(array.type.unit)).cast(pa.int64())
     have, want = _NANOS[array.type.unit], _NANOS[unit]
     if have > want:
-        return pc.multiply_checked(ticks, have // want)
+        try:
+            return pc.multiply_checked(ticks, have // want)
+        except pa.ArrowInvalid:
+            raise _out_of_range(ticks, array.type.unit, unit, name) from None
     if have < want:
         return floor_divide(ticks, want // have)
     return ticks
 
 
+# What an int64 count of each unit reaches, either side of the epoch (for messages).
+_RANGES = {
+    "ms": "about 292 million years either side of 1970",
+    "us": "about 292,000 years either side of 1970",
+    "ns": "1677-09-21 00:12:43.145224192 .. 2262-04-11 23:47:16.854775807 UTC",
+}
+
+
+def _out_of_range(
+    ticks: pa.Array | pa.ChunkedArray, have: str, unit: TimeUnit, name: str
+) -> DataError:
+    """The error for the first of ``ticks`` (counts of ``have``) that overflows int64 in
+    ``unit``."""
+    limit = (2**63 - 1) // (_NANOS[have] // _NANOS[unit])
+    outside = pc.or_(pc.greater(ticks, limit), pc.less(ticks, -limit))
+    first = pc.filter(ticks, outside)[0].as_py()
+    try:
+        shown = pa.scalar(first, pa.timestamp(have, "UTC")).as_py().isoformat()
+    except (OverflowError, ValueError, pa.ArrowInvalid):  # past Python's datetime range
+        shown = f"{first} {have} since 1970-01-01 UTC"
+    names = {"ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+    return DataError(
+        f"column '{name}' holds {shown}, which a table storing time in {names[unit]} "
+        f"('{unit}') cannot hold: its raw times reach {_RANGES[unit]}"
+    )
+
+
 def raw_from_arrow_column(
-    array: pa.Array | pa.ChunkedArray, column: Column | None, unit: TimeUnit
+    array: pa.Array | pa.ChunkedArray,
+    column: Column | None,
+    unit: TimeUnit,
+    name: str = TIME_COLUMN,
 ) -> pa.Array | pa.ChunkedArray:
     """One incoming Arrow column in the raw type the native writer accepts.
 
-    ``column`` None means the time column.
+    ``column`` None means the time column, which the data calls ``name``.
 
     Raises:
-        DataError: a TAG value is null or holds a NUL character (naming the column).
+        DataError: a TAG value is null or holds a NUL character, or a timestamp ``unit``
+            cannot hold (naming the column).
     """
     if pa.types.is_dictionary(array.type):
         array = array.cast(array.type.value_type)
     if column is None:
         if pa.types.is_timestamp(array.type):
-            return _timestamps_to_raw(array, unit)
+            return _timestamps_to_raw(array, unit, name)
         return array.cast(pa.int64())
     if column.type is DataType.TIMESTAMP:
-        raw = _timestamps_to_raw(array, unit) if pa.types.is_timestamp(array.type) else array
+        raw = (
+            _timestamps_to_raw(array, unit, column.name)
+            if pa.types.is_timestamp(array.type)
+            else array
+        )
         # The native writer takes TIMESTAMP only as timestamp[ns]; it stores the raw long.
         return raw.cast(pa.int64()).cast(pa.timestamp("ns"))
     wanted = NORMALIZED_ARROW[column.type]
@@ -123,7 +165,7 @@ def raw_table(data: pa.Table, schema: TableSchema, unit: TimeUnit) -> pa.Table:
     time = data.column(schema.names[0])
     if time.null_count:
         raise DataError(f"time column '{schema.names[0]}' has a null value; every row needs a time")
-    arrays = [raw_from_arrow_column(time, None, unit)]
+    arrays = [raw_from_arrow_column(time, None, unit, schema.names[0])]
     for column in schema.columns:
         raw = raw_from_arrow_column(data.column(column.name), column, unit)
         arrays.append(raw.cast(pa.int64()) if column.type is DataType.TIMESTAMP else raw)

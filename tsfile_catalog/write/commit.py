@@ -120,24 +120,30 @@ def _commit_parts(
         operation_parameters={"mode": "overwrite" if overwrite else "append", "job": job},
         storage_options=options.storage_options,
         expected_table_uuid=plan.table_uuid,
-        complete_until=_complete_until(options, table, parts, time_zone),
+        complete_until=_complete_until(plan, options, table, parts, time_zone),
+        # A table this write creates records the time it was planned with.
+        properties=plan.new_table_properties(),
     )
 
 
 def _complete_until(
-    options: WriteOptions, table: Table | None, parts: Sequence[PartFile], time_zone: str | None
+    plan: WritePlan,
+    options: WriteOptions,
+    table: Table | None,
+    parts: Sequence[PartFile],
+    time_zone: str | None,
 ) -> int | None:
     """What this commit declares complete (docs/streaming.md): the ``completeUntil``
     option, and under the table property ``watermark.interval`` the interval all the
     written rows fall into; the larger when both."""
     declared: list[int] = []
     if options.complete_until is not None:
-        declared.append(parse_complete_until(options.complete_until, options.precision, time_zone))
+        declared.append(parse_complete_until(options.complete_until, plan.unit, time_zone))
     lows = [p.min_time for p in parts if p.min_time is not None]
     highs = [p.max_time for p in parts if p.max_time is not None]
     # Only an existing table has properties (a write that creates one sets none).
     if table is not None and lows and highs:
-        interval = watermark_interval(table.properties, options.precision)
+        interval = watermark_interval(table.properties, plan.unit)
         bound = (
             None if interval is None else interval_complete_until(min(lows), max(highs), interval)
         )

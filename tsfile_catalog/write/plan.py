@@ -28,12 +28,14 @@ from tsfile_catalog.metadata.expressions import (
     BindContext,
     Expr,
     TimestampAs,
+    TimeUnit,
     bind,
     needs_time_zone,
 )
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
+from tsfile_catalog.metadata.table_time import table_unit, time_properties
 from tsfile_catalog.table.rewrite import without_matching
 from tsfile_catalog.write.arrow import IncomingColumn
 
@@ -62,6 +64,16 @@ class WritePlan:
     # How the data shows ``time`` (a timestamp or a long): what ``replaceWhere`` compares
     # against, as Spark would evaluate it on these rows.
     timestamp_as: TimestampAs = "long"
+    # The unit of the raw times written: the table's own (metadata/table_time.py), else the
+    # ``timestampPrecision`` option. Every step of the write converts with this one.
+    unit: TimeUnit = "ms"
+
+    def new_table_properties(self) -> dict[str, str]:
+        """What a table this write creates records about its time (nothing when the write
+        goes into an existing table, whose own time was planned with)."""
+        if self.table_uuid is not None:
+            return {}
+        return time_properties(self.unit, self.timestamp_as)
 
 
 def check_write_mode(options: WriteOptions, overwrite: bool) -> None:
@@ -172,12 +184,23 @@ def plan_write(
     validate_encoding(schema, options.settings())
     if existing is not None:
         merge_schema(existing, schema, merge=options.merge_schema)
+    unit = (
+        options.precision
+        if current is None
+        else table_unit(
+            current.properties,
+            options.precision if options.precision_given else None,
+            table=options.path,
+            option="option 'timestampPrecision'",
+        )
+    )
     plan = WritePlan(
         schema,
         time_source,
         (*tag_sources, *field_sources),
         None if current is None else current.table_uuid,
         "timestamp" if time_column.timestamp else "long",
+        unit,
     )
     if options.replace_where is not None:
         # Parse and bind now, so a bad predicate fails before any row is written.
@@ -197,9 +220,7 @@ def replace_predicate(
     """
     text = options.replace_where
     assert text is not None
-    context = BindContext(
-        unit=options.precision, timestamp_as=plan.timestamp_as, time_zone=time_zone
-    )
+    context = BindContext(unit=plan.unit, timestamp_as=plan.timestamp_as, time_zone=time_zone)
     try:
         bound = bind(parse_predicate(text), plan.schema, context)
     except PredicateError as e:

@@ -96,7 +96,7 @@ class PrestagedReplace:
         """Whether the commit binds the same predicate over the same table schema."""
         return (
             self.predicate == options.replace_where
-            and self.unit == options.precision
+            and self.unit == plan.unit
             and self.timestamp_as == plan.timestamp_as
             and self.time_zone == time_zone
             and self.written == plan.schema
@@ -212,7 +212,7 @@ def prestage_replace(
     prestaged = PrestagedReplace(
         job=job.job,
         predicate=options.replace_where,
-        unit=options.precision,
+        unit=plan.unit,
         timestamp_as=plan.timestamp_as,
         time_zone=zone,
         written=plan.schema,

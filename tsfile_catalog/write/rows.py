@@ -125,6 +125,7 @@ def write_rows(
         schema=plan.schema,
         time_source=plan.time_source,
         sources=plan.sources,
+        unit=plan.unit,
         options=options,
         job=job,
         partition=0,

@@ -26,6 +26,7 @@ from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.formats.tsfile.sort import split_duplicates
 from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.ownership import STAGING_DIR, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
@@ -66,15 +67,16 @@ class _Writing:
     time_source: str
     sources: tuple[str, ...]
     options: WriteOptions
+    unit: TimeUnit
 
     def to_raw(self, batch: pa.RecordBatch) -> pa.Table:
-        precision = self.options.precision
+        precision = self.unit
         time = batch.column(batch.schema.get_field_index(self.time_source))
         if time.null_count:
             raise DataError(
                 f"time column '{self.time_source}' has a null value; every row needs a time"
             )
-        arrays = [raw_from_arrow_column(time, None, precision)]
+        arrays = [raw_from_arrow_column(time, None, precision, self.time_source)]
         for column, name in zip(self.schema.columns, self.sources, strict=False):
             array = batch.column(batch.schema.get_field_index(name))
             arrays.append(raw_from_arrow_column(array, column, precision))
@@ -126,6 +128,7 @@ def stage_task(
     schema: TableSchema,
     time_source: str,
     sources: tuple[str, ...],
+    unit: TimeUnit,
     options: WriteOptions,
     job: str,
     partition: int,
@@ -134,14 +137,15 @@ def stage_task(
 ) -> tuple[tuple[StagedPart, ...], str]:
     """Stage one task's rows as part files (``maxRowsPerFile`` rows each, input order).
 
-    ``check`` sees every converted batch (raw domain) first and may refuse it. On any
+    ``unit`` is the planned unit of the raw times (``WritePlan.unit``). ``check`` sees every
+    converted batch (raw domain) first and may refuse it. On any
     failure the task's staged files are deleted (and the job and staging folders, if that
     leaves them empty) before the error propagates.
 
     Returns:
         The staged parts and the task's staging folder.
     """
-    writing = _Writing(schema, time_source, sources, options)
+    writing = _Writing(schema, time_source, sources, options, unit)
     io = FileIO(options.path, options.storage_options)
     staging = join_url(job_dir(options, job), task_dir_name(partition, attempt))
     staged: list[StagedPart] = []
@@ -233,8 +237,9 @@ def _resolve_duplicates(
     )
     if not drop:
         return staged
-    # The rewrite stages like a task; its time source and sources are never read.
-    writing = _Writing(schema, TIME_COLUMN, (), options)
+    # The rewrite stages raw rows like a task; its time source, sources and unit are never
+    # read (nothing is converted).
+    writing = _Writing(schema, TIME_COLUMN, (), options, options.precision)
     rewrites = join_url(job_dir(options, job), "commit")
     local_dir = tempfile.mkdtemp(prefix="tsfile-catalog-")
     out = []
