@@ -511,6 +511,15 @@ def test_a_key_change_the_rule_misses_is_refused_at_commit(
     # A key change onto a key no row holds is the row moving, as in Spark's own result.
     spark.sql(move_to("c"))
     assert sorted(spark.table(table).collect()) == [(3, "b", 2), (3, "c", 1)]
+    # Both rows in one part: the rewrite itself writes the key twice, and the refusal names
+    # the statement, never a MERGE's ON condition for an UPDATE.
+    spark.sql(f"INSERT INTO {table} VALUES (3, 'a', 3), (4, 'a', 4), (4, 'b', 5)")
+    twice = rf"{statement} on .*wrote a key \(TAG values, time\) twice"
+    with pytest.raises(Exception, match=twice) as refused:
+        spark.sql(move_to("b").replace("3L", "4L"))
+    if statement == "UPDATE":
+        assert "ON condition" not in str(refused.value)
+        assert "onDuplicate" not in str(refused.value)
 
 
 def test_delete_replaces_an_external_part_and_leaves_its_file(

@@ -117,16 +117,30 @@ class TsFileBatchWriter(DataSourceArrowWriter):
 @contextmanager
 def _rewrite_errors(options: WriteOptions) -> Iterator[None]:
     """A copy-on-write's repeated key in words of its statement: in a ``key.duplicates =
-    last`` table only a MERGE can write one (an insert whose key the ON condition did not
-    match, though the table holds it)."""
+    last`` table a MERGE writes one when it inserts a key its ON condition did not match
+    though the table holds it, and an UPDATE or a MERGE's UPDATE SET when it moves a row onto
+    a key another row holds (a condition the session's key check cannot see)."""
     try:
         yield
     except DataError as e:
         if options.rewrite_parts is None or "duplicate rows" not in str(e):
             raise
+        # The writer's own advice (deduplicate, onDuplicate) is no advice for a statement.
+        found = str(e).split(";", 1)[0]
+        operation = options.rewrite_operation
+        if operation == "MERGE":
+            why = (
+                "a MERGE whose ON condition did not match a row of the table inserts its key "
+                "again, or its UPDATE SET moved a row onto another row's key; match on the key "
+                "alone and put the other conditions in WHEN clauses, and leave the key as it is"
+            )
+        else:
+            why = (
+                f"the {operation} set a TAG column or time so that a row took the key of "
+                "another; leave the key as it is, or delete the other row first"
+            )
         raise DataError(
-            f"{options.rewrite_operation} on {options.path}: {e}. The statement wrote a key "
-            "(TAG values, time) twice: a MERGE whose ON condition did not match a row of "
-            "the table inserts its key again, and a key.duplicates = last table holds one row "
-            "per key; match on the key alone and put the other conditions in WHEN clauses"
+            f"{operation} on {options.path}: {found}. The statement wrote a key (TAG values, "
+            f"time) twice, and a key.duplicates = last table holds one row per key: {why}; "
+            "nothing was committed"
         ) from e
