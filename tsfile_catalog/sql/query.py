@@ -11,8 +11,8 @@ A reference whose parts hold few rows is read in the driver
 (:mod:`~tsfile_catalog.sql.small_scan`).
 
 :class:`Tables` is how one catalog reaches its tables in one session (registry, storage
-options, session time zone, views); the statements of :mod:`~tsfile_catalog.sql.commands`
-use it too.
+options, session time zone, views); the statements of :mod:`~tsfile_catalog.sql.commands`,
+:mod:`~tsfile_catalog.sql.describe` and :mod:`~tsfile_catalog.sql.maintenance` use it too.
 """
 
 from __future__ import annotations
