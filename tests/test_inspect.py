@@ -1,5 +1,5 @@
 """Pure result builders of tsfile_catalog.inspect that SQL does not cover: result column
-names, parts with their plan status, and the timeline's bars (tables of hand-made parts)."""
+names and parts with their plan status (tables of hand-made parts)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 from tests.factories import part_file, weather_schema
 from tsfile_catalog import inspect
-from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import DataType
@@ -38,44 +37,6 @@ def part(path: str, *devices: tuple[str, str, int, int], rows: int = 5) -> PartF
 def test_column_names_skip_commas_inside_types() -> None:
     result = Result("a string, b map<string,string>, d array<struct<x:int,y:int>>, e int", [])
     assert result.column_names == ["a", "b", "d", "e"]
-
-
-def test_timeline_bars_groups_and_overlaps(tmp_path: Path) -> None:
-    url = str(tmp_path)
-    append_parts(url, [part("p1", ("bj", "d1", 0, 9), ("bj", "d2", 0, 9))], SCHEMA)
-    append_parts(url, [part("p2", ("bj", "d1", 5, 14), ("sh", "d1", 20, 29))], SCHEMA)
-    # Over MAX_DEVICES devices a part keeps no list: its bar shares one row.
-    unlisted = PartFile("p3", "tsfile", 1, 7, 30, 39, None)
-    empty = PartFile("p4", "tsfile", 1, 0, None, None, ())
-    append_parts(url, [unlisted, empty], SCHEMA)
-    table = open_table(url)
-
-    data = inspect.timeline(table)
-    assert [(b.group, b.part, b.start, b.end, b.rows) for b in data.bars] == [
-        ("(devices not listed)", "p3", 30, 39, 7),
-        ("bj.d1", "p1", 0, 9, 5),
-        ("bj.d1", "p2", 5, 14, 5),
-        ("bj.d2", "p1", 0, 9, 5),
-        ("sh.d1", "p2", 20, 29, 5),
-    ]
-    assert data.parts == ("p1", "p2", "p3") and data.overlaps == 2
-
-    by_city = inspect.timeline(table, group_by="city")
-    assert [(b.group, b.part, b.start, b.end, b.rows) for b in by_city.bars] == [
-        ("(devices not listed)", "p3", 30, 39, 7),
-        ("bj", "p1", 0, 9, 10),
-        ("bj", "p2", 5, 14, 5),
-        ("sh", "p2", 20, 29, 5),
-    ]
-
-    # A scan's view: p1 pruned, p2 narrowed to its sh device and to the pushed time range.
-    narrowed = inspect.timeline(table, plan=table.plan("city = 'sh' AND time >= 25"))
-    assert [(b.group, b.part, b.start, b.end) for b in narrowed.bars] == [
-        ("(devices not listed)", "p3", 30, 39),
-        ("sh.d1", "p2", 25, 29),
-    ]
-    with pytest.raises(OptionError, match="'temp'.*city, device"):
-        inspect.timeline(table, group_by="temp")
 
 
 def test_planned_parts_marks_each_part(tmp_path: Path) -> None:

@@ -29,7 +29,8 @@ from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.metadata.spark.dialect import quote_string
 from tsfile_catalog.sql import parse_statement
-from tsfile_catalog.sql.analysis import rewrite_table_refs, table_refs
+from tsfile_catalog.sql.analysis import table_refs
+from tsfile_catalog.sql.ref_rewrite import rewrite_table_refs
 from tsfile_catalog.sql.statements import (
     DescribeHistory,
     DescribeTable,

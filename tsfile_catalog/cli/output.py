@@ -21,9 +21,10 @@ from typing import Any
 
 import typer
 
-from tsfile_catalog.inspect import Result, Timeline
+from tsfile_catalog.inspect import Result
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.progress import Progress
+from tsfile_catalog.timeline import Timeline
 
 __all__ = [
     "PICTURE_FORMATS",

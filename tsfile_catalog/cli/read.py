@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from tsfile_catalog import inspect
+from tsfile_catalog import timeline as part_timeline
 from tsfile_catalog.cli import output
 from tsfile_catalog.cli.context import (
     CATALOG,
@@ -148,7 +149,7 @@ def timeline(
     ],
     group_by: Annotated[
         str, typer.Option("--group-by", help="'device' or a TAG column: one row per value.")
-    ] = inspect.DEVICE,
+    ] = part_timeline.DEVICE,
     where: WhereOpt = None,
 ) -> None:
     """A picture of the parts as bars over time, one row per device or TAG value, one colour
@@ -159,7 +160,7 @@ def timeline(
         )
     target, opened = cli.open(table)
     scan = None if where is None else cli.plan(target, opened, where)
-    data = inspect.timeline(opened, group_by=group_by, plan=scan)
+    data = part_timeline.timeline(opened, group_by=group_by, plan=scan)
     summary = (
         f"{len(data.parts)} parts, {len(data.bars)} bars in {len(data.groups)} rows, "
         f"{data.overlaps} overlapping device ranges"

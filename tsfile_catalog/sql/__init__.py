@@ -7,7 +7,6 @@
 from tsfile_catalog.sql.analysis import (
     TableRef,
     as_metadata_count,
-    rewrite_table_refs,
     table_refs,
 )
 from tsfile_catalog.sql.dialect import TsFileSpark
@@ -16,6 +15,7 @@ from tsfile_catalog.sql.parse import (
     table_url_from_sqlglot,
     time_travel_from_sqlglot,
 )
+from tsfile_catalog.sql.ref_rewrite import rewrite_table_refs
 from tsfile_catalog.sql.statements import (
     PROVIDER,
     AlterTableAddColumns,

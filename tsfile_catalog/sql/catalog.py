@@ -6,9 +6,11 @@ query of an INSERT or CREATE TABLE ... AS) runs as written through ``spark.sql``
 resolving the names (:mod:`~tsfile_catalog.sql.verbatim` says when it can). Otherwise a
 SELECT runs in :mod:`~tsfile_catalog.sql.query` (every reference to a catalog table reads a
 *fresh* ``tsfile`` scan of its own, registered as a view the rewritten query names). The
-statements the catalog owns run in :mod:`~tsfile_catalog.sql.commands`, and everything else
-goes to ``spark.sql`` unchanged. A new statement costs a parser entry, a model class and one
-branch in :meth:`Catalog.execute`.
+statements the catalog owns run in :mod:`~tsfile_catalog.sql.commands` (CREATE, DROP, ALTER,
+INSERT), :mod:`~tsfile_catalog.sql.describe` (DESCRIBE, SHOW) and
+:mod:`~tsfile_catalog.sql.maintenance`, and everything else goes to ``spark.sql`` unchanged.
+A new statement costs a parser entry, a model class and one branch in
+:meth:`Catalog.execute`.
 
 See ``docs/sql.md`` for the statement reference.
 """
@@ -26,7 +28,7 @@ from sqlglot import exp
 from tsfile_catalog.exceptions import OptionError, SqlError, SqlParseError
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands, maintenance, merge, verbatim
+from tsfile_catalog.sql import commands, describe, maintenance, merge, verbatim
 from tsfile_catalog.sql.maintenance import RETENTION_CHECK
 from tsfile_catalog.sql.parse import parse_statement, query_source, starts_a_query
 from tsfile_catalog.sql.query import Tables, explain_parts, select
@@ -278,19 +280,19 @@ class Catalog:
                 | DescribeDetail(table=TableUrl())
                 | ShowParts(table=TableUrl())
             ):
-                return commands.describe_url(tables, statement)
+                return describe.describe_url(tables, statement)
             case DescribeTable():
-                return commands.describe(tables, statement)
+                return describe.describe(tables, statement)
             case DescribeHistory():
-                return commands.describe_history(tables, statement)
+                return describe.describe_history(tables, statement)
             case DescribeDetail():
-                return commands.describe_detail(tables, statement)
+                return describe.describe_detail(tables, statement)
             case ShowTables():
-                return commands.show_tables(tables, statement)
+                return describe.show_tables(tables, statement)
             case ShowParts():
-                return commands.show_parts(tables, statement)
+                return describe.show_parts(tables, statement)
             case ShowCreateTable():
-                return commands.show_create_table(tables, statement)
+                return describe.show_create_table(tables, statement)
             case AlterTableSetProperties():
                 return commands.set_table_properties(tables, statement)
             case AlterTableUnsetProperties():

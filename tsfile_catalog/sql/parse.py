@@ -96,7 +96,7 @@ __all__ = [
 # was parsed from, where the query is in it, and the parsed tree's hash. The positions
 # sqlglot keeps on the query's identifiers and literals are offsets in that same text, so a
 # query can be run as the user wrote it with only its table names swapped
-# (analysis.rewrite_table_refs).
+# (ref_rewrite.rewrite_table_refs).
 _SOURCE = "tsfile_catalog.source"
 # Tokens a query can start with (INSERT's and CTAS's query follows the statement's head).
 _QUERY_STARTS = frozenset(

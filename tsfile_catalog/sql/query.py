@@ -11,8 +11,8 @@ A reference whose parts hold few rows is read in the driver
 (:mod:`~tsfile_catalog.sql.small_scan`).
 
 :class:`Tables` is how one catalog reaches its tables in one session (registry, storage
-options, session time zone, views); the statements of :mod:`~tsfile_catalog.sql.commands`
-use it too.
+options, session time zone, views); the statements of :mod:`~tsfile_catalog.sql.commands`,
+:mod:`~tsfile_catalog.sql.describe` and :mod:`~tsfile_catalog.sql.maintenance` use it too.
 """
 
 from __future__ import annotations
@@ -54,11 +54,11 @@ from tsfile_catalog.sql.analysis import (
     as_metadata_count,
     as_single_table_scan,
     projection,
-    rewrite_table_refs,
     table_refs,
 )
 from tsfile_catalog.sql.partial_aggregates import plan_partial_aggregate
 from tsfile_catalog.sql.query_errors import in_user_terms, view_names
+from tsfile_catalog.sql.ref_rewrite import rewrite_table_refs
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     TableName,

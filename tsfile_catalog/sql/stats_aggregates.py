@@ -50,7 +50,8 @@ from tsfile_catalog.metadata.stats_aggregates import (
     finish_aggregates,
     plan_aggregates,
 )
-from tsfile_catalog.sql.analysis import TableRef, rewrite_table_refs, single_table_ref
+from tsfile_catalog.sql.analysis import TableRef, single_table_ref
+from tsfile_catalog.sql.ref_rewrite import rewrite_table_refs
 
 __all__ = ["AggregateQuery", "recognize", "answer"]
 
