@@ -6,6 +6,7 @@ process serves as well. On 127.0.0.1, a free port, stopped by its pid."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.server, pytest.mark.spark]
 
 THRIFT_SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+_PROMPT = re.compile(r"^\d+: jdbc:hive2://\S+> ")
 
 _PUSHDOWN = (
     "SELECT city, device, count(*), CAST(round(sum(temp), 3) AS STRING) FROM {t} "
@@ -94,7 +96,8 @@ def test_beeline_reads_writes_and_calls(
         tmp_path,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    out = [line for line in done.stdout.splitlines() if line.strip()]
+    # beeline echoes its prompt before a statement's first row.
+    out = [_PROMPT.sub("", line) for line in done.stdout.splitlines() if line.strip()]
     pushdown = rows_text(spark, _PUSHDOWN.format(t=view))
     assert out[: len(pushdown)] == pushdown
     expected = [

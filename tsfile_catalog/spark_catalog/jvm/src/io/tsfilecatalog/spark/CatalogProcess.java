@@ -180,8 +180,14 @@ public final class CatalogProcess {
             .authToken(secret)
             .javaPort(0)
             .javaAddress(InetAddress.getLoopbackAddress())
+            .autoStartJavaServer(false)
             .build();
-    server.startServer();
+    // Py4J's server thread (and each connection's, which inherit it) must be a daemon, or a
+    // JVM job's JVM would outlive its main(): this daemon thread runs the server itself.
+    Thread serving = new Thread(() -> server.startServer(false), "tsfile-catalog-gateway");
+    serving.setDaemon(true);
+    serving.start();
+    int port = listeningPort(server);
     String python = python(conf);
     Path log;
     Process process;
@@ -189,7 +195,7 @@ public final class CatalogProcess {
       log = Files.createTempFile("tsfile-catalog-process-", ".log");
       ProcessBuilder builder = new ProcessBuilder(List.of(python, "-m", MODULE));
       Map<String, String> env = builder.environment();
-      env.put("PYSPARK_GATEWAY_PORT", Integer.toString(server.getJavaServer().getListeningPort()));
+      env.put("PYSPARK_GATEWAY_PORT", Integer.toString(port));
       env.put("PYSPARK_GATEWAY_SECRET", secret);
       env.put("PYSPARK_PIN_THREAD", "true"); // the ClientServer above
       env.put("TSFILE_CATALOG_PROCESS_TOKEN", token);
@@ -219,6 +225,32 @@ public final class CatalogProcess {
       starting = null;
     }
     return started;
+  }
+
+  /** The port {@code server} listens on, once its thread opened it (within 30 s). */
+  private static int listeningPort(ClientServer server) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        int port = server.getJavaServer().getListeningPort();
+        if (port > 0) {
+          return port;
+        }
+      } catch (NullPointerException e) {
+        // Not opened yet.
+      }
+      if (System.nanoTime() > deadline) {
+        server.shutdown();
+        throw new IllegalStateException("tsfile catalog: its Py4J gateway did not start");
+      }
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        server.shutdown();
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("tsfile catalog: interrupted starting its gateway", e);
+      }
+    }
   }
 
   /** Waits until the process attached, exited or ran out of time. */
