@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog import inspect
-from tsfile_catalog.exceptions import SqlError
-from tsfile_catalog.sql.query import open_entry
 from tsfile_catalog.sql.registry import TableName
 
 if TYPE_CHECKING:
@@ -72,21 +70,7 @@ def load_metadata_table(
     if len(namespace) != 2 or kind not in METADATA_TABLES:
         return None
     entry = warehouse.registry.require(TableName(namespace[1], namespace[0]))
-    number = None
-    if version is not None:
-        try:
-            number = int(version)
-        except ValueError:
-            raise SqlError(
-                f"VERSION AS OF {version!r} on {entry.display_name}.{kind}: a version is a "
-                "commit number (see its history table)"
-            ) from None
-    table = open_entry(
-        entry,
-        warehouse.storage(entry),
-        version=number,
-        timestamp=None if timestamp_us is None else timestamp_us // 1000,
-    )
+    table = warehouse.open_as_of(entry, version, timestamp_us)
     result = METADATA_TABLES[kind](table)
     return {
         "metadata_table": {

@@ -227,6 +227,15 @@ class Warehouse:
     ) -> dict[str, Any]:
         """The table's description for Spark (see :func:`describe_table`)."""
         entry = self.registry.require(name)
+        return describe_table(self, entry, self.open_as_of(entry, version, timestamp_us))
+
+    def open_as_of(self, entry: TableEntry, version: str | None, timestamp_us: int | None) -> Table:
+        """``entry``'s table at Spark's ``VERSION AS OF`` text or ``TIMESTAMP AS OF``
+        microseconds (neither: the latest version).
+
+        Raises:
+            SqlError: the version is not a commit number.
+        """
         number = None
         if version is not None:
             try:
@@ -236,7 +245,7 @@ class Warehouse:
                     f"VERSION AS OF {version!r} on table {entry.display_name!r}: a version is a "
                     "commit number (DESCRIBE HISTORY lists them)"
                 ) from None
-        table = open_entry(
+        return open_entry(
             entry,
             self.storage(entry),
             version=number,
@@ -244,7 +253,6 @@ class Warehouse:
             # before it exactly when its millisecond is at or before the floor.
             timestamp=None if timestamp_us is None else timestamp_us // 1000,
         )
-        return describe_table(self, entry, table)
 
     def create(
         self, name: TableName, schema: T.StructType, properties: Mapping[str, str]
