@@ -81,6 +81,11 @@ def part_of_devices(path: str, *devices: DeviceStats) -> PartFile:
     )
 
 
+def part_of_ranges(path: str, *devices: tuple[str, str, int, int], rows: int = 5) -> PartFile:
+    """A part holding each (city, device, first time, last time) with ``rows`` rows each."""
+    return part_of_devices(path, *(DeviceStats((c, d), rows, lo, hi) for c, d, lo, hi in devices))
+
+
 def table_schema(
     name: str,
     *,

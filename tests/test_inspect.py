@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import part_file, weather_schema
+from tests.factories import part_of_ranges, weather_schema
 from tsfile_catalog import inspect
 from tsfile_catalog.inspect import Result
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import append_parts, clear_cache, open_table
 
@@ -22,16 +21,7 @@ def _fresh_metadata_cache() -> None:
     clear_cache()
 
 
-def part(path: str, *devices: tuple[str, str, int, int], rows: int = 5) -> PartFile:
-    stats = [DeviceStats((c, d), rows, lo, hi) for c, d, lo, hi in devices]
-    return part_file(
-        path,
-        row_count=rows * len(stats),
-        min_time=min(s.min_time for s in stats),
-        max_time=max(s.max_time for s in stats),
-        devices=stats,
-        tag_names=["city", "device"],
-    )
+part = part_of_ranges
 
 
 def test_column_names_skip_commas_inside_types() -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import part_file, weather_schema
+from tests.factories import part_of_ranges, weather_schema
 from tsfile_catalog import inspect
 from tsfile_catalog.exceptions import OptionError
-from tsfile_catalog.metadata.parts import DeviceStats, PartFile
+from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import DataType
 from tsfile_catalog.table import append_parts, clear_cache, open_table
 from tsfile_catalog.timeline import DEVICE, timeline
@@ -23,16 +23,7 @@ def _fresh_metadata_cache() -> None:
     clear_cache()
 
 
-def part(path: str, *devices: tuple[str, str, int, int], rows: int = 5) -> PartFile:
-    stats = [DeviceStats((c, d), rows, lo, hi) for c, d, lo, hi in devices]
-    return part_file(
-        path,
-        row_count=rows * len(stats),
-        min_time=min(s.min_time for s in stats),
-        max_time=max(s.max_time for s in stats),
-        devices=stats,
-        tag_names=["city", "device"],
-    )
+part = part_of_ranges
 
 
 def test_timeline_bars_groups_and_overlaps(tmp_path: Path) -> None:
