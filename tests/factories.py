@@ -81,6 +81,17 @@ def part_of_devices(path: str, *devices: DeviceStats) -> PartFile:
     )
 
 
+def sql_values(rows: Sequence[tuple[Any, ...]]) -> str:
+    """``rows`` as the rows of a SQL ``VALUES`` list (strings quoted, None as NULL)."""
+
+    def literal(v: Any) -> str:
+        if v is None:
+            return "NULL"
+        return f"'{v}'" if isinstance(v, str) else repr(v)
+
+    return ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
+
+
 def part_of_ranges(path: str, *devices: tuple[str, str, int, int], rows: int = 5) -> PartFile:
     """A part holding each (city, device, first time, last time) with ``rows`` rows each."""
     return part_of_devices(path, *(DeviceStats((c, d), rows, lo, hi) for c, d, lo, hi in devices))

@@ -18,6 +18,7 @@ import pytest
 from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import DataFrame, SparkSession
 
+from tests.factories import sql_values
 from tsfile_catalog import Catalog
 from tsfile_catalog.exceptions import SqlParseError
 
@@ -37,13 +38,7 @@ _T2_COLUMNS = "time BIGINT, k STRING, c INT"
 _LEGACY_SETOPS = "spark.sql.legacy.setopsPrecedence.enabled"
 
 
-def _values(rows: list[tuple[Any, ...]]) -> str:
-    def literal(v: Any) -> str:
-        if v is None:
-            return "NULL"
-        return f"'{v}'" if isinstance(v, str) else repr(v)
-
-    return ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
+_values = sql_values
 
 
 def _fill(catalog: Catalog) -> None:

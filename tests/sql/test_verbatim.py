@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
+from tests.factories import sql_values
 from tests.jobs import spark_jobs
 from tsfile_catalog import Catalog
 from tsfile_catalog.exceptions import VersionNotFoundError
@@ -156,13 +156,7 @@ _T1_COLUMNS = "time BIGINT, k STRING, a INT, b DOUBLE, s STRING"
 _T2_COLUMNS = "time BIGINT, k STRING, c INT"
 
 
-def _values(rows: list[tuple[Any, ...]]) -> str:
-    def literal(v: Any) -> str:
-        if v is None:
-            return "NULL"
-        return f"'{v}'" if isinstance(v, str) else repr(v)
-
-    return ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
+_values = sql_values
 
 
 @pytest.fixture(scope="module")
