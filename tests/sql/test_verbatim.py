@@ -331,8 +331,10 @@ def test_the_session_keeps_its_current_catalog_and_namespace(
         assert catalog.sql("SELECT count(*) FROM t1").collect()[0][0] == len(_T1)
         assert spark.catalog.currentDatabase() == "db"
     finally:
-        spark.catalog.setCurrentCatalog(before[0])
-        spark.catalog.setCurrentDatabase(before[1])
+        # setCurrentCatalog would pin the current catalog, so that a later test's
+        # spark.sql.defaultCatalog would no longer apply: put the session back as it was, unset
+        _reset_current_catalog(spark)
+        assert (spark.catalog.currentCatalog(), spark.catalog.currentDatabase()) == before
 
 
 @spark_test
@@ -433,3 +435,8 @@ def test_a_window_grouping_is_pre_aggregated_on_the_rewriting_path(
         )
     finally:
         spark.conf.unset(SMALL_SCAN_CONF)
+
+
+def _reset_current_catalog(spark: SparkSession) -> None:
+    """Forget the session's current catalog and namespace (Spark's CatalogManager.reset)."""
+    spark._jsparkSession.sessionState().catalogManager().reset()  # type: ignore[union-attr]
