@@ -439,4 +439,4 @@ def test_a_window_grouping_is_pre_aggregated_on_the_rewriting_path(
 
 def _reset_current_catalog(spark: SparkSession) -> None:
     """Forget the session's current catalog and namespace (Spark's CatalogManager.reset)."""
-    spark._jsparkSession.sessionState().catalogManager().reset()  # type: ignore[union-attr]
+    spark._jsparkSession.sessionState().catalogManager().reset()
