@@ -38,8 +38,8 @@ def register(spark: SparkSession) -> None:
     """
     import pyspark
 
-    from tsfile_catalog.datasource.options import DRIVER_CWD_ENV
     from tsfile_catalog.datasource.source import TsFileDataSource
+    from tsfile_catalog.options import DRIVER_CWD_ENV
 
     check_pyspark_version(pyspark.__version__)
     cwd = _driver_working_dir(spark)
