@@ -18,12 +18,11 @@ only when asked for.
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
@@ -31,6 +30,7 @@ from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan, TableVersion
 from tsfile_catalog.exec.stamps import check_skipped_sources, check_sources
+from tsfile_catalog.extras import require
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import (
     INT64_MAX,
@@ -119,17 +119,6 @@ def _ordered_map(fn: Callable[[_T], _R], items: Sequence[_T], workers: int) -> I
         for future in pending:
             future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _optional(module: str) -> Any:
-    """An optional engine's module, or an ImportError that names the extra installing it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        raise ImportError(
-            f'{module} is not installed: pip install "tsfile-catalog[{module}]" '
-            f"(or pip install {module})"
-        ) from e
 
 
 class TableScan:
@@ -298,9 +287,9 @@ class TableScan:
         :meth:`to_arrow_batch_reader` instead.
 
         Raises:
-            ImportError: duckdb is not installed (``pip install "tsfile-catalog[duckdb]"``).
+            MissingExtraError: duckdb is not installed (the ``duckdb`` extra).
         """
-        duckdb = _optional("duckdb")
+        duckdb = require("duckdb", what="TableScan.to_duckdb()")
         con = connection if connection is not None else duckdb.connect(database=":memory:")
         con.register(table_name, self.to_arrow())
         return con
@@ -310,9 +299,9 @@ class TableScan:
         ``Datetime`` in UTC with ``timestamp_as='timestamp'``, else Int64).
 
         Raises:
-            ImportError: polars is not installed (``pip install "tsfile-catalog[polars]"``).
+            MissingExtraError: polars is not installed (the ``polars`` extra).
         """
-        polars = _optional("polars")
+        polars = require("polars", what="TableScan.to_polars()")
         frame = polars.from_arrow(self.to_arrow())
         assert isinstance(frame, polars.DataFrame)  # a table gives a frame, never a Series
         return frame
