@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for the README's two commands:
-#   ./run.sh demo   set up (a .venv here: the package alone) and run examples/quickstart.py
-#   ./run.sh test   set up (the package with its test and bench extras) and run the test suite
+#   ./run.sh demo   set up (a .venv here: the package with its spark extra) and run
+#                   examples/quickstart.py
+#   ./run.sh test   set up (the package with its spark, test and bench extras) and run the
+#                   test suite
 # Extra arguments after "test" go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -9,8 +11,8 @@ cd "$(dirname "$0")"
 fail() { echo "error: $*" >&2; exit 1; }
 
 case "${1:-}" in
-  demo) extras="" ;;
-  test) extras="[test,bench]" ;;
+  demo) extras="[spark]" ;;
+  test) extras="[spark,test,bench]" ;;
   *) fail "usage: ./run.sh demo | ./run.sh test [pytest args]" ;;
 esac
 
@@ -32,8 +34,9 @@ venv=.venv
 if [ ! -x "$venv/bin/python" ]; then
   "$python_bin" -m venv "$venv"
 fi
-# One stamp per pyproject.toml and install: the demo's (the package) and the test's (the
-# package and its extras, which also covers the demo). A changed pyproject.toml reinstalls.
+# One stamp per pyproject.toml and install: the demo's (the package and PySpark) and the
+# test's (the package and its extras, which also covers the demo). A changed pyproject.toml
+# reinstalls.
 key=$(cksum pyproject.toml | cut -d' ' -f1)
 stamp="$venv/.installed-$key-$1"
 if [ ! -f "$stamp" ] && [ ! -f "$venv/.installed-$key-test" ]; then

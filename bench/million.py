@@ -39,6 +39,7 @@ from typing import Any, overload
 
 from bench.datagen import STEP_MS, T0_MS, TAG_COLUMNS
 from bench.planning import _schema
+from bench.stamp import measured_at
 
 __all__ = ["TARGETS", "bench_million", "main", "synthesize_million"]
 
@@ -284,6 +285,7 @@ def _in_child(kind: str, path: str, where: str) -> dict[str, Any]:
 def bench_million(work: str, *, parts: int = PARTS, runs: int = RUNS) -> dict[str, Any]:
     """Build the table in ``work`` and measure it (see the module docstring)."""
     load_start = os.getloadavg()
+    measured_commit = measured_at()  # the commit whose code is measured (bench/stamp.py)
     path = os.path.join(work, f"million_{parts}")
     built = os.path.join(path, "built.json")
     if os.path.exists(built):
@@ -303,6 +305,7 @@ def bench_million(work: str, *, parts: int = PARTS, runs: int = RUNS) -> dict[st
     write = statistics.median(w["write_s"] for w in writes)
     measured = {"cold_cpu_s": cold_cpu, "peak_rss_bytes": peak, "checkpoint_write_s": write}
     return {
+        "measured_at": measured_commit,
         "parts": parts + COMMITS_AFTER * GROUPS,
         "devices_per_part": DEVICES_PER_PART,
         "devices": GROUPS * DEVICES_PER_PART,

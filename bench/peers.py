@@ -42,6 +42,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from bench.stamp import measured_at
+
 __all__ = ["bench_peers", "main"]
 
 REPO = Path(__file__).resolve().parent.parent
@@ -317,6 +319,7 @@ def bench_peers(
     """Both benchmarks for the three engines (see the module docstring)."""
     import pyarrow.parquet  # noqa: F401  (every engine here needs it: not part of a timing)
 
+    measured_commit = measured_at()  # the commit whose code is measured (bench/stamp.py)
     results: dict[str, Any] = {"appends": appends, "files": files, "engines": {}}
     builders = {
         "tsfile-catalog": (_ours_appends, _ours_table),
@@ -345,6 +348,7 @@ def bench_peers(
         }
     results["cpu_count"] = os.cpu_count()
     results["load_average"] = os.getloadavg()
+    results["measured_at"] = measured_commit
     import deltalake
     import pyiceberg
 

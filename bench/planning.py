@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.datagen import FIELD_COLUMNS, STEP_MS, T0_MS, TABLE, TAG_COLUMNS
+from bench.stamp import measured_at
 
 __all__ = ["SCALE_TARGETS", "bench_planning", "bench_scale_targets", "synthesize_table"]
 
@@ -214,6 +215,7 @@ def bench_scale_targets(workdir: str, *, smoke: bool = False, runs: int = 3) -> 
     from tsfile_catalog.table import open_table
 
     load_start = os.getloadavg()
+    measured_commit = measured_at()  # the commit whose code is measured (bench/stamp.py)
     cases = []
     for parts, devices, per_commit, limits in _SMOKE_TARGETS if smoke else SCALE_TARGETS:
         path = os.path.join(workdir, f"scale_{parts}x{devices}")
@@ -298,6 +300,7 @@ def bench_scale_targets(workdir: str, *, smoke: bool = False, runs: int = 3) -> 
         )
     return {
         "smoke": smoke,
+        "measured_at": measured_commit,
         "cpu_count": os.cpu_count(),
         "load_average_start": load_start,
         "load_average": os.getloadavg(),

@@ -54,6 +54,7 @@ from bench.queries import (
     same_rows,
     sql_text,
 )
+from bench.stamp import measured_at
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -448,6 +449,8 @@ def run(
     try:
         results: dict[str, Any] = {
             "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            # The commit measured, stamped on the report (bench/stamp.py).
+            "measured_at": measured_at(),
             "command": command,
             "scale": scale.to_json(),
             "machine": machine_info(spark),

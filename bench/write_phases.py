@@ -51,10 +51,10 @@ def _stage_in_phases(
     data: pa.Table, table: str, tags: tuple[str, ...], tasks: int
 ) -> dict[str, float]:
     # Imported here: bench modules import without the package's heavy parts.
-    from tsfile_catalog.datasource.options import parse_write_options
     from tsfile_catalog.formats.tsfile import opened, part_and_devices, sort_and_dedupe
     from tsfile_catalog.formats.tsfile.write import write_file
     from tsfile_catalog.io import FileIO
+    from tsfile_catalog.options import parse_write_options
     from tsfile_catalog.table.rewrite import to_writer_types
     from tsfile_catalog.write.arrow import arrow_columns, raw_table
     from tsfile_catalog.write.plan import plan_write

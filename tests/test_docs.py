@@ -6,7 +6,9 @@ Spark session. SQL blocks run through ``catalog.sql`` with the ``catalog`` an ea
 defined (else a catalog over ``./warehouse``), one statement at a time (a statement ends with
 ``;`` at the end of a line), and queries are collected so they really run.
 A block preceded by the line ``<!-- no-test -->`` is skipped: syntax schematics, S3 URLs
-(docs/architecture.md, "Docs are tested").
+(docs/architecture.md, "Docs are tested"). A page with the line ``<!-- needs: duckdb polars -->``
+is skipped only when one of those optional extras is not installed (the test extra installs
+them, so CI runs it).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 NO_TEST = "<!-- no-test -->"
+_NEEDS = re.compile(r"^<!-- needs: ([\w ]+) -->$", re.M)
 _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.M | re.S)
 
 
@@ -41,6 +44,16 @@ def blocks(text: str) -> list[tuple[str, str, int]]:
 def test_blocks_are_found_and_markers_respected() -> None:
     text = "a\n```python\nx = 1\n```\n<!-- no-test -->\n```sql\nBAD\n```\n```sql\nSELECT 1\n```\n"
     assert blocks(text) == [("python", "x = 1\n", 2), ("sql", "SELECT 1\n", 9)]
+
+
+def needed_modules(text: str) -> list[str]:
+    """The optional modules a page's ``<!-- needs: ... -->`` lines name."""
+    return [name for match in _NEEDS.finditer(text) for name in match.group(1).split()]
+
+
+def test_needed_modules_are_read_from_the_marker() -> None:
+    text = "# T\n\n<!-- needs: duckdb polars -->\n\ntext <!-- needs: x -->\n"
+    assert needed_modules(text) == ["duckdb", "polars"]
 
 
 _STATEMENT_END = re.compile(r";[ \t]*(?:--[^\n]*)?$", re.M)
@@ -64,9 +77,12 @@ def _run_sql(namespace: dict[str, Any], spark: SparkSession, code: str) -> None:
 def test_doc_blocks_run(
     doc: Path, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    found = blocks(doc.read_text(encoding="utf-8"))
+    text = doc.read_text(encoding="utf-8")
+    found = blocks(text)
     if not found:
         return
+    for module in needed_modules(text):
+        pytest.importorskip(module, reason=f"{doc.name} needs the optional {module} extra")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {"__name__": f"doc_{doc.stem}"}
     for language, code, line in found:

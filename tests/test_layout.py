@@ -8,6 +8,10 @@
   the submodule ``pkg.name`` when that is a module, else of ``pkg``; relative imports are
   resolved the same way. A module's implicit import of its parent packages is not counted:
   every submodule has one.
+* **No climbing into the Spark layer** from the Spark-free ones: ``write/`` and ``table/``
+  (what ``write_table`` and ``open_table`` run) import nothing from ``datasource/``,
+  ``spark_catalog/`` or pyspark, in functions too, so a Spark-free install can run them and
+  the Spark edge stays an edge.
 * **No module over 600 lines unless it says why it holds one job**: a line of its module
   docstring that starts with ``One job:`` and gives the reason, e.g.
 
@@ -243,6 +247,56 @@ def import_cycles(root: Path, packages: Sequence[str]) -> list[str]:
     return reports
 
 
+# -- layers -----------------------------------------------------------------------------------
+
+# A package and the modules it must never import (a name and everything below it).
+SPARK_FREE: dict[str, tuple[str, ...]] = dict.fromkeys(
+    ("tsfile_catalog.write", "tsfile_catalog.table"),
+    ("tsfile_catalog.datasource", "tsfile_catalog.spark_catalog", "pyspark"),
+)
+
+
+def _named(module: Module, node: ast.stmt) -> list[str]:
+    """The absolute dotted names one import statement names (``from a import b``: ``a`` and
+    ``a.b``), ours or not."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    assert isinstance(node, ast.ImportFrom)
+    if node.level:
+        base = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
+        base = base[: len(base) - node.level + 1]
+        origin = ".".join(base + ([node.module] if node.module else []))
+    else:
+        origin = node.module or ""
+    return [origin] + [f"{origin}.{alias.name}" for alias in node.names]
+
+
+def _under(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def layer_violations(
+    root: Path, packages: Sequence[str], rules: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """Each import (inside functions too; not under ``if TYPE_CHECKING:``) by a module of a
+    ``rules`` package of a name that package must not import, as ``file:line: statement``."""
+    out = []
+    for module in find_modules(root, packages).values():
+        banned = [b for layer, names in rules.items() if _under(module.name, layer) for b in names]
+        if not banned:
+            continue
+        tree = ast.parse(module.path.read_text(), filename=str(module.path))
+        for node, _ in _statements(tree.body):
+            names = _named(module, node)
+            hit = next((b for b in banned if any(_under(n, b) for n in names)), None)
+            if hit is not None:
+                out.append(
+                    f"{module.path.relative_to(root)}:{node.lineno}: {ast.unparse(node)}"
+                    f"   ({hit} is above {module.name})"
+                )
+    return sorted(out)
+
+
 # -- module length ----------------------------------------------------------------------------
 
 
@@ -268,6 +322,14 @@ def test_no_import_cycle_among_package_modules() -> None:
     assert not cycles, (
         f"{len(cycles)} import cycle(s) among package modules (imports inside functions "
         "count):\n\n" + "\n\n".join(cycles)
+    )
+
+
+def test_write_and_table_never_import_the_spark_layer() -> None:
+    found = layer_violations(ROOT, PACKAGES, SPARK_FREE)
+    assert not found, (
+        "write/ and table/ run without Spark (write_table, open_table): move what they need "
+        "below them instead of importing the Spark layer:\n  " + "\n  ".join(found)
     )
 
 
@@ -372,4 +434,27 @@ def test_long_modules_need_a_one_job_line(tmp_path: Path) -> None:
     assert long_modules(root, ["pkg"]) == [
         "pkg/long.py: 601 lines",
         "pkg/mentions.py: 601 lines",
+    ]
+
+
+def test_layer_rules_catch_function_level_and_relative_imports(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/edge/__init__.py": "",
+            "pkg/edge/opts.py": "X = 1\n",
+            "pkg/low/__init__.py": "",
+            "pkg/low/a.py": "def f():\n    from ..edge.opts import X\n    return X\n",
+            "pkg/low/b.py": "import typing\nif typing.TYPE_CHECKING:\n    import pyspark.sql\n",
+            "pkg/low/c.py": "import pyspark.sql.types as T\nimport pysparkling\n",
+            "pkg/low/d.py": "from pkg import edge\n",
+            "pkg/edge/e.py": "import pyspark\n",  # the edge may
+        },
+    )
+    rules = {"pkg.low": ("pkg.edge", "pyspark")}
+    assert layer_violations(root, ["pkg"], rules) == [
+        "pkg/low/a.py:2: from ..edge.opts import X   (pkg.edge is above pkg.low.a)",
+        "pkg/low/c.py:1: import pyspark.sql.types as T   (pyspark is above pkg.low.c)",
+        "pkg/low/d.py:1: from pkg import edge   (pkg.edge is above pkg.low.d)",
     ]

@@ -1,6 +1,7 @@
-"""``run.sh``: the demo installs the package alone, the test command adds the test and bench
-extras, and each installs once per ``pyproject.toml`` (a stamp in the venv). Run in a copy of
-the script with stand-ins for python and java that record what they are asked to do."""
+"""``run.sh``: the demo installs the package with its spark extra, the test command adds the
+test and bench extras, and each installs once per ``pyproject.toml`` (a stamp in the venv).
+Run in a copy of the script with stand-ins for python and java that record what they are
+asked to do."""
 
 from __future__ import annotations
 
@@ -69,11 +70,11 @@ class _Checkout:
         return [c for c in calls if c.startswith("-m pip install") and "--upgrade pip" not in c]
 
 
-def test_demo_installs_the_package_alone_and_test_adds_the_extras(tmp_path: Path) -> None:
+def test_demo_installs_the_package_with_spark_and_test_adds_the_extras(tmp_path: Path) -> None:
     repo = _Checkout(tmp_path)
-    assert repo.installs("demo") == ["-m pip install --quiet -e ."]
+    assert repo.installs("demo") == ["-m pip install --quiet -e .[spark]"]
     assert repo.run("demo")[1] == ["examples/quickstart.py"], "installed once"
-    assert repo.installs("test", "-k", "x") == ["-m pip install --quiet -e .[test,bench]"]
+    assert repo.installs("test", "-k", "x") == ["-m pip install --quiet -e .[spark,test,bench]"]
     code, calls, _ = repo.run("test", "-k", "x")
     assert code == 0 and calls == ["-m pytest -k x"]
     # The test install holds everything the demo needs.
@@ -85,8 +86,8 @@ def test_a_changed_pyproject_installs_again(tmp_path: Path) -> None:
     repo.installs("test")
     with (repo.root / "pyproject.toml").open("a") as f:
         f.write("\n# a new dependency, say\n")
-    assert repo.installs("demo") == ["-m pip install --quiet -e ."]
-    assert repo.installs("test") == ["-m pip install --quiet -e .[test,bench]"]
+    assert repo.installs("demo") == ["-m pip install --quiet -e .[spark]"]
+    assert repo.installs("test") == ["-m pip install --quiet -e .[spark,test,bench]"]
 
 
 def test_an_unknown_command_is_refused_before_any_setup(tmp_path: Path) -> None:

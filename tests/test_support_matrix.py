@@ -91,3 +91,25 @@ def test_pandas_and_pyarrow_are_pinned_to_what_pyspark_supports() -> None:
         assert Version(ours_floor) == Version(floor), (name, str(ours[name].specifier))
         assert ours[name].specifier.contains(metadata.version(name)), name
     assert not ours["pandas"].specifier.contains("3.0.0")
+
+
+def _extra(text: str, name: str) -> dict[str, Requirement]:
+    """The requirements of one ``[project.optional-dependencies]`` extra."""
+    block = re.search(rf"^{name} = \[(.*?)\]\s*$", text, re.M | re.S)
+    assert block, f"pyproject.toml has no {name!r} extra"
+    found = [Requirement(r) for r in re.findall(r'"([^"]+)"', block.group(1))]
+    return {r.name: r for r in found}
+
+
+def test_pyspark_is_the_spark_extra_not_a_core_dependency() -> None:
+    """``pip install tsfile-catalog`` is the Spark-free core (as pyiceberg and deltalake are);
+    the ``spark`` extra adds PySpark at the floor ``register`` enforces, and the test extra
+    (the suite runs Spark) asks for the same range."""
+    text = (ROOT / "pyproject.toml").read_text()
+    assert "pyspark" not in _requirements(text)
+    floor = ".".join(map(str, MIN_PYSPARK))
+    spark = _extra(text, "spark")["pyspark"]
+    assert _extra(text, "test")["pyspark"].specifier == spark.specifier
+    (ours,) = (s.version for s in spark.specifier if s.operator == ">=")
+    assert ours == floor
+    assert _floor(_matrix_row("PySpark")[1]) == floor

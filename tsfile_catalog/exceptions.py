@@ -21,6 +21,7 @@ __all__ = [
     "SqlError",
     "SqlParseError",
     "LocationError",
+    "MissingExtraError",
     "StorageError",
     "ChangeCommitError",
 ]
@@ -96,6 +97,12 @@ class LocationError(TsFileCatalogError, ValueError):
     """A table location that could make a table share files with something it does not own:
     a file-system root, a folder inside another table or the catalog's registry, the
     warehouse root, or a non-empty folder for a new empty table."""
+
+
+class MissingExtraError(TsFileCatalogError, ImportError):
+    """An optional dependency is not installed (PySpark, DuckDB, polars): the message names the
+    extra that installs it (``pip install "tsfile-catalog[spark]"``). An :class:`ImportError`,
+    as a missing module would be."""
 
 
 class StorageError(TsFileCatalogError, OSError):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from tsfile_catalog.datasource.compat import MIN_PYSPARK, check_pyspark_version
 from tsfile_catalog.exceptions import TsFileCatalogError
+from tsfile_catalog.extras import require
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,11 +36,12 @@ def register(spark: SparkSession) -> None:
 
     Raises:
         TsFileCatalogError: the session's PySpark is older than :data:`MIN_PYSPARK`.
+        MissingExtraError: PySpark is not installed (the ``spark`` extra).
     """
-    import pyspark
+    pyspark = require("pyspark", what="tsfile_catalog.register()")
 
-    from tsfile_catalog.datasource.options import DRIVER_CWD_ENV
     from tsfile_catalog.datasource.source import TsFileDataSource
+    from tsfile_catalog.options import DRIVER_CWD_ENV
 
     check_pyspark_version(pyspark.__version__)
     cwd = _driver_working_dir(spark)
@@ -105,14 +107,19 @@ def local_session(
 
     Spark's workers otherwise start whatever ``python3`` is on PATH, which usually cannot
     import this package or its dependencies.
+
+    Raises:
+        MissingExtraError: PySpark is not installed (the ``spark`` extra).
+        TsFileCatalogError: no Java runtime.
     """
+    # PySpark first: without it, a missing Java is not the problem to report.
+    sql = require("pyspark.sql", what="tsfile_catalog.local_session()")
     _check_java()
-    from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = (
-        SparkSession.builder.master(master)
+        sql.SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.pyspark.python", sys.executable)
         .config("spark.pyspark.driver.python", sys.executable)

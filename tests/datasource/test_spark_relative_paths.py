@@ -10,8 +10,8 @@ from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 import tsfile_catalog
-from tsfile_catalog.datasource.options import DRIVER_CWD_ENV
 from tsfile_catalog.datasource.source import TsFileDataSource
+from tsfile_catalog.options import DRIVER_CWD_ENV
 
 pytestmark = pytest.mark.spark
 

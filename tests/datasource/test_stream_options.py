@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tsfile_catalog.datasource.options import (
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.options import (
     StreamOptions,
     parse_read_options,
     parse_stream_options,
     parse_write_options,
     split_stream_options,
 )
-from tsfile_catalog.exceptions import OptionError
 
 
 def _parse(**options: str) -> StreamOptions:

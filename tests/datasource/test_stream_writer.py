@@ -10,13 +10,13 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
-from tsfile_catalog.datasource.options import StreamWriteOptions, parse_stream_write_options
 from tsfile_catalog.datasource.staging import TsFileCommitMessage
 from tsfile_catalog.datasource.stream_writer import TsFileStreamWriter
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.exceptions import CommitConflictError, TsFileCatalogError
 from tsfile_catalog.metadata.manifest import Operation, StreamTxn
 from tsfile_catalog.metadata.ownership import STAGING_DIR, new_job_id
+from tsfile_catalog.options import StreamWriteOptions, parse_stream_write_options
 from tsfile_catalog.table import open_table
 from tsfile_catalog.write.staging import stage_task
 

@@ -8,10 +8,10 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.exceptions import DataError, SchemaError
 from tsfile_catalog.metadata.schema import Category, Column, DataType
+from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.write.arrow import raw_from_arrow_column
 
 

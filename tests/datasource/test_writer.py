@@ -10,10 +10,10 @@ import pytest
 from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
 from tests.factories import part_file, weather_schema
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.writer import TsFileBatchWriter, plan_write
 from tsfile_catalog.exceptions import CommitConflictError
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.table import append_parts, open_table
 
 SPARK_SCHEMA = StructType(

@@ -11,7 +11,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.table.helpers import SCHEMA, append_n, log_file, part, paths
-from tsfile_catalog.datasource.options import parse_read_options
 from tsfile_catalog.datasource.source import resolve
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
@@ -21,6 +20,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.metadata.part_list import PartList
 from tsfile_catalog.metadata.parts import PendingPart
+from tsfile_catalog.options import parse_read_options
 from tsfile_catalog.table import MANIFEST_DIR, append_parts, clear_cache, open_table, vacuum
 
 # -- time travel ------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ import pytest
 
 from tests.table.helpers import SCHEMA, append_rows, fill_small_parts, key_view
 from tsfile_catalog import OptionError, write_table
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.metadata.ownership import PRESTAGED_NAME, new_job_id
+from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.table import STAGING_DIR, create_table, open_table
 from tsfile_catalog.table.rewrite import RewriteJob
 from tsfile_catalog.table.rewrite_tasks import run_in_process

@@ -22,7 +22,6 @@ import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import InputPartition
 
-from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.reader import (
     TsFilePartition,
     TsFileScanReader,
@@ -40,6 +39,7 @@ from tsfile_catalog.metadata.partial_aggregates import PartialSpec, PartialState
 from tsfile_catalog.metadata.partial_stats import split_by_stats
 from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.metadata.slices import ReadSlice, narrow_slices
+from tsfile_catalog.options import ReadOptions
 
 __all__ = ["partial_schema", "TsFilePartialReader", "TsFileStatsPartition"]
 

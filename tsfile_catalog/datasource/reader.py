@@ -29,7 +29,6 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.options import ReadOptions
 from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.exceptions import PredicateError
 from tsfile_catalog.exec.read import read_slices
@@ -50,6 +49,7 @@ from tsfile_catalog.metadata.slices import (
     skip_unmatched_devices,
 )
 from tsfile_catalog.metadata.time_top import TimeTop, keep_time_top
+from tsfile_catalog.options import ReadOptions
 
 __all__ = [
     "TsFilePartition",

@@ -26,17 +26,6 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.compat import check_pyspark_version
-from tsfile_catalog.datasource.options import (
-    ReadOptions,
-    StreamOptions,
-    parse_read_options,
-    parse_stream_options,
-    parse_stream_write_options,
-    parse_write_options,
-    qualify_local_path,
-    relation_write_options,
-    split_stream_options,
-)
 from tsfile_catalog.datasource.partial_aggregates import TsFilePartialReader, partial_schema
 from tsfile_catalog.datasource.reader import TsFileScanReader
 from tsfile_catalog.datasource.types import project_user_schema, spark_schema
@@ -49,6 +38,17 @@ from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
+from tsfile_catalog.options import (
+    ReadOptions,
+    StreamOptions,
+    parse_read_options,
+    parse_stream_options,
+    parse_stream_write_options,
+    parse_write_options,
+    qualify_local_path,
+    relation_write_options,
+    split_stream_options,
+)
 
 __all__ = ["TsFileDataSource", "SHORT_NAME", "resolve"]
 
@@ -117,7 +117,7 @@ class TsFileDataSource(DataSource):
     @cached_property
     def _options(self) -> MutableMapping[str, str]:
         """Spark's options with a relative local ``path`` made absolute as Spark's own file
-        sources would (:func:`~tsfile_catalog.datasource.options.qualify_local_path`): this
+        sources would (:func:`~tsfile_catalog.options.qualify_local_path`): this
         runs in a Python worker, whose working directory is not the driver's."""
         path = self.options.get("path")
         if not path:

@@ -39,7 +39,6 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.options import ReadOptions, StreamOptions
 from tsfile_catalog.datasource.reader import TsFilePartition, TsFileScanReader
 from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.datasource.watermark import MARKER_COLUMN
@@ -54,6 +53,7 @@ from tsfile_catalog.metadata.changes import (
 from tsfile_catalog.metadata.expressions import Expr
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.slices import ReadSlice
+from tsfile_catalog.options import ReadOptions, StreamOptions
 from tsfile_catalog.table.changes import (
     current_table,
     current_version,

@@ -26,13 +26,13 @@ from collections.abc import Iterator, Sequence
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
-from tsfile_catalog.datasource.options import StreamWriteOptions
 from tsfile_catalog.datasource.staging import TsFileCommitMessage, staged_parts
 from tsfile_catalog.exceptions import AlreadyCommittedError, TsFileCatalogError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import Operation, StreamTxn, already_committed
 from tsfile_catalog.metadata.ownership import new_job_id
 from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.options import StreamWriteOptions
 from tsfile_catalog.table import append_parts
 from tsfile_catalog.write.api import existing_table
 from tsfile_catalog.write.plan import WritePlan

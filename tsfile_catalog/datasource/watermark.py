@@ -14,9 +14,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from tsfile_catalog.datasource.options import StreamOptions
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.options import StreamOptions
 
 __all__ = ["MARKER_COLUMN", "stream_schema", "with_source_watermark"]
 

@@ -17,13 +17,13 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.datasource.reader import _session_time_zone
 from tsfile_catalog.datasource.staging import TsFileCommitMessage, staged_parts
 from tsfile_catalog.datasource.types import spark_columns
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.ownership import new_job_id
+from tsfile_catalog.options import WriteOptions
 from tsfile_catalog.write.api import existing_table
 from tsfile_catalog.write.commit import commit_write
 from tsfile_catalog.write.plan import (

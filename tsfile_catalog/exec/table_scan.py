@@ -8,6 +8,12 @@ Spark's semantics (:func:`~tsfile_catalog.metadata.expressions.bind`), parts are
 the last step differs: tasks run in a thread pool instead of Spark executors, and the output
 stays Arrow (``timestampAs='timestamp'`` gives Arrow timestamps in the table's precision
 instead of Spark's microseconds).
+
+Other engines get the rows through Arrow, as pyiceberg hands them over: a
+:class:`pyarrow.RecordBatchReader` that reads parts as it is consumed (DuckDB, polars, DataFusion
+and pyarrow all take one, in a single pass, larger than memory), a DuckDB connection with the rows
+registered as a view, and a polars DataFrame. DuckDB and polars are optional extras, imported
+only when asked for.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.exec.read import read_slices
 from tsfile_catalog.exec.source import ResolvedScan, TableVersion
 from tsfile_catalog.exec.stamps import check_skipped_sources, check_sources
+from tsfile_catalog.extras import require
 from tsfile_catalog.formats.base import NORMALIZED_ARROW
 from tsfile_catalog.metadata.expressions import (
     INT64_MAX,
@@ -43,7 +50,9 @@ from tsfile_catalog.metadata.slices import ReadSlice, plan_slices
 from tsfile_catalog.metadata.stats_aggregates import metadata_count
 
 if TYPE_CHECKING:
+    import duckdb
     import pandas as pd
+    import polars as pl
 
 __all__ = ["TableScan", "resolve_columns"]
 
@@ -250,6 +259,16 @@ class TableScan:
             for raw in tables:
                 yield from self._output(raw).to_batches()
 
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """The rows as a :class:`pyarrow.RecordBatchReader` of :attr:`arrow_schema`, read as it
+        is consumed: parts are read only when the reader reaches them, at most
+        ``max_workers`` read tasks ahead, so memory holds a few tasks' rows (a task is at most
+        a million rows), never the table. For reads larger than memory, and for any engine that
+        takes a reader (``duckdb.from_arrow(reader)``, ``polars.from_arrow(reader)``,
+        ``pyarrow.dataset.write_dataset``). A reader is read once.
+        """
+        return pa.RecordBatchReader.from_batches(self.arrow_schema, self.to_batches())
+
     def to_arrow(self) -> pa.Table:
         """All rows as one Arrow table."""
         return pa.Table.from_batches(list(self.to_batches()), schema=self.arrow_schema)
@@ -257,6 +276,35 @@ class TableScan:
     def to_pandas(self) -> pd.DataFrame:
         """All rows as a pandas DataFrame (timestamps as ``datetime64[<unit>, UTC]``)."""
         return self.to_arrow().to_pandas()
+
+    def to_duckdb(
+        self, table_name: str, connection: duckdb.DuckDBPyConnection | None = None
+    ) -> duckdb.DuckDBPyConnection:
+        """The rows registered as the view ``table_name`` of ``connection`` (default: a new
+        in-memory DuckDB database), which is returned; the view can be queried any number of
+        times, as pyiceberg's ``to_duckdb``. The rows are read into memory once
+        (:meth:`to_arrow`); for one pass over more rows than memory holds, hand DuckDB
+        :meth:`to_arrow_batch_reader` instead.
+
+        Raises:
+            MissingExtraError: duckdb is not installed (the ``duckdb`` extra).
+        """
+        duckdb = require("duckdb", what="TableScan.to_duckdb()")
+        con = connection if connection is not None else duckdb.connect(database=":memory:")
+        con.register(table_name, self.to_arrow())
+        return con
+
+    def to_polars(self) -> pl.DataFrame:
+        """All rows as a polars DataFrame (``time`` and TIMESTAMP columns as polars
+        ``Datetime`` in UTC with ``timestamp_as='timestamp'``, else Int64).
+
+        Raises:
+            MissingExtraError: polars is not installed (the ``polars`` extra).
+        """
+        polars = require("polars", what="TableScan.to_polars()")
+        frame = polars.from_arrow(self.to_arrow())
+        assert isinstance(frame, polars.DataFrame)  # a table gives a frame, never a Series
+        return frame
 
     @property
     def metadata_count(self) -> int | None:

@@ -23,6 +23,7 @@ import zlib
 from pathlib import Path
 
 from tsfile_catalog.exceptions import TsFileCatalogError
+from tsfile_catalog.extras import require
 
 __all__ = [
     "CACHE_ENV",
@@ -64,9 +65,8 @@ def _pyspark_version() -> str:
         return importlib.metadata.version("pyspark")
     except importlib.metadata.PackageNotFoundError:
         # A PySpark on sys.path without package metadata (SPARK_HOME/python): ask it.
-        from pyspark.version import __version__
-
-        return str(__version__)
+        version = require("pyspark.version", what="the Spark catalog plugin's jar")
+        return str(version.__version__)
 
 
 def pyspark_jars_dir() -> Path:

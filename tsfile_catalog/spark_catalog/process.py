@@ -68,8 +68,8 @@ def _process_delegate(spark: SparkSession) -> CatalogDelegate:
     from py4j.protocol import Py4JError
     from pyspark.sql.udf import _wrap_function
 
-    from tsfile_catalog.datasource.options import DRIVER_CWD_ENV
     from tsfile_catalog.datasource.source import TsFileDataSource
+    from tsfile_catalog.options import DRIVER_CWD_ENV
     from tsfile_catalog.session import _driver_working_dir
     from tsfile_catalog.spark_catalog.delegate import CatalogDelegate
 

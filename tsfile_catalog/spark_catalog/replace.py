@@ -16,11 +16,11 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.rewrite_tasks import SparkTasks, distributed_rewrites
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.ownership import new_job_id
+from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.table.rewrite import RewriteJob
 from tsfile_catalog.write.api import existing_table
 from tsfile_catalog.write.replace_staging import prestage_replace

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from tsfile_catalog import session as _session
 from tsfile_catalog.exceptions import TsFileCatalogError
+from tsfile_catalog.extras import require
 from tsfile_catalog.spark_catalog import settings as _settings
 from tsfile_catalog.spark_catalog.build import JAR_NAME, jar_problem
 from tsfile_catalog.spark_catalog.settings import DEFAULT_NAME
@@ -180,8 +181,10 @@ def local_session(
     (``spark.sql("SELECT * FROM tsfile.db.t")``).
 
     Raises:
+        MissingExtraError: PySpark is not installed (the ``spark`` extra).
         TsFileCatalogError: no Java; with ``warehouse``, no JDK to build the plugin with.
     """
+    require("pyspark", what="tsfile_catalog.local_session()")
     settings = {} if warehouse is None else catalog_config(warehouse)
     spark = _session.local_session(app_name, master=master, config={**settings, **(config or {})})
     register(spark)

@@ -19,7 +19,6 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from tsfile_catalog.adopt import adopt_table
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
@@ -34,6 +33,7 @@ from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
 from tsfile_catalog.metadata.table_time import TIME_UNIT_PROPERTY, table_unit
+from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.maintenance import rewrite_runner
 from tsfile_catalog.sql.query import Tables, run

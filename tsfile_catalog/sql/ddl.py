@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 from pyspark.sql import types as T
 
-from tsfile_catalog.datasource.options import check_tag_columns
 from tsfile_catalog.exceptions import OptionError, SqlError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
+from tsfile_catalog.options import check_tag_columns
 from tsfile_catalog.sql.statements import CreateTable
 
 __all__ = ["absolute_location", "as_select_options", "new_table_schema", "tag_columns"]

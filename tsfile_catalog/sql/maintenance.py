@@ -16,9 +16,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 
 from tsfile_catalog import inspect
-from tsfile_catalog.datasource.options import WriteOptions, parse_write_options
 from tsfile_catalog.datasource.rewrite_tasks import FrameRows, SparkTasks, distributed_rewrites
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.options import WriteOptions, parse_write_options
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.query import Tables
 from tsfile_catalog.sql.registry import TableEntry

@@ -31,7 +31,6 @@ from pyspark.sql import types as T
 from sqlglot import exp
 
 from tsfile_catalog import inspect
-from tsfile_catalog.datasource.options import WRITE_OPTIONS_KEY
 from tsfile_catalog.datasource.types import local_relation
 from tsfile_catalog.discovery import scan_location
 from tsfile_catalog.errors import unwrap
@@ -47,6 +46,7 @@ from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.metadata.spark.literals import parse_zone
 from tsfile_catalog.metadata.stats_aggregates import metadata_count
 from tsfile_catalog.metadata.time_top import TimeTop, keep_time_top
+from tsfile_catalog.options import WRITE_OPTIONS_KEY
 from tsfile_catalog.spark_catalog.wiring import serving
 from tsfile_catalog.sql import small_scan, stats_aggregates, table_options
 from tsfile_catalog.sql.analysis import (

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from tsfile_catalog.datasource.options import (
-    ENCODING_PREFIX,
-    parse_read_options,
-    parse_write_options,
-)
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import WriteSettings, validate_encoding
 from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.options import (
+    ENCODING_PREFIX,
+    parse_read_options,
+    parse_write_options,
+)
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
 

@@ -350,7 +350,7 @@ class Table:
     ) -> None:
         # Imported here: writing imports pyarrow and the TsFile writer, which opening a
         # table never needs.
-        from tsfile_catalog.datasource.options import parse_write_options
+        from tsfile_catalog.options import parse_write_options
         from tsfile_catalog.write.rows import write_options, write_rows
 
         parsed = parse_write_options(write_options(self._location, options, replace_where=where))

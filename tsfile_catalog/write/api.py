@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from tsfile_catalog.datasource.options import WriteOptions, parse_write_options
 from tsfile_catalog.discovery import has_manifest, list_tsfiles
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.options import WriteOptions, parse_write_options
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.write.rows import WriteData, write_options, write_rows
 

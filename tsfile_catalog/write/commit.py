@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from tsfile_catalog.datasource.duplicates import duplicates_to_drop
-from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import (
     CommitConflictError,
     DataError,
@@ -35,11 +33,13 @@ from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemoveP
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.schema_merge import merge_schema
+from tsfile_catalog.options import WriteOptions
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.commits import append_parts, commit
 from tsfile_catalog.table.rewrite import PartRewrites, RewriteJob, remove_matching_rows
 from tsfile_catalog.table.rewrite_tasks import TaskRunner, part_rewrites
 from tsfile_catalog.table.snapshots import resolve_snapshot
+from tsfile_catalog.write.duplicates import duplicates_to_drop
 from tsfile_catalog.write.plan import WritePlan, replace_predicate
 from tsfile_catalog.write.replace_staging import (
     PrestagedReplace,

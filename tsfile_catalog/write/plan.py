@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from tsfile_catalog.datasource.options import WriteOptions, check_tag_columns
 from tsfile_catalog.exceptions import (
     DataError,
     OptionError,
@@ -36,6 +35,7 @@ from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.metadata.table_time import table_unit, time_properties
+from tsfile_catalog.options import WriteOptions, check_tag_columns
 from tsfile_catalog.table.rewrite import without_matching
 from tsfile_catalog.write.arrow import IncomingColumn
 

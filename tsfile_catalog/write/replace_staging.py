@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.io import FileIO, join_url
 from tsfile_catalog.metadata.compaction import plan_removal
@@ -42,6 +41,7 @@ from tsfile_catalog.metadata.ownership import (
 )
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.options import WriteOptions
 from tsfile_catalog.table.rewrite import (
     PartChange,
     PartRewrites,

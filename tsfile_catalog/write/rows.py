@@ -2,7 +2,7 @@
 ``Table.overwrite`` run.
 
 The data goes through the very writer a ``df.write.format("tsfile")`` uses, with the same
-options by the same names (:func:`~tsfile_catalog.datasource.options.parse_write_options`),
+options by the same names (:func:`~tsfile_catalog.options.parse_write_options`),
 the same checks (:mod:`~tsfile_catalog.write.plan`), the same sorting and part files
 (:mod:`~tsfile_catalog.write.staging`) and the same one commit
 (:mod:`~tsfile_catalog.write.commit`). The rows are staged as one task would stage them, a
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pyarrow as pa
 
-from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import DataError, OptionError
 from tsfile_catalog.metadata.ownership import new_job_id
+from tsfile_catalog.options import WriteOptions
 from tsfile_catalog.write.arrow import arrow_columns
 from tsfile_catalog.write.commit import commit_write
 from tsfile_catalog.write.plan import (

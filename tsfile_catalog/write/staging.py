@@ -21,8 +21,6 @@ from typing import TypeVar
 
 import pyarrow as pa
 
-from tsfile_catalog.datasource.duplicates import duplicates_to_drop, read_part
-from tsfile_catalog.datasource.options import WriteOptions
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.formats.tsfile.sort import split_duplicates
 from tsfile_catalog.io import FileIO, join_url
@@ -30,8 +28,10 @@ from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.ownership import STAGING_DIR, task_dir_name
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.options import WriteOptions
 from tsfile_catalog.table.rewrite import discard_task_staging, stage_part
 from tsfile_catalog.write.arrow import raw_from_arrow_column
+from tsfile_catalog.write.duplicates import duplicates_to_drop, read_part
 
 __all__ = [
     "StagedPart",

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tests.factories import table_schema
-from tsfile_catalog.datasource.options import parse_write_options
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import WriteSettings, native_encodings, validate_encoding
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.sql.registry import TableEntry
 from tsfile_catalog.sql.table_options import (
     check_encoding,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tsfile_catalog.datasource.options import (
+from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.options import (
     DRIVER_CWD_ENV,
     check_tag_columns,
     parse_read_options,
@@ -15,7 +16,6 @@ from tsfile_catalog.datasource.options import (
     qualify_local_path,
     relation_write_options,
 )
-from tsfile_catalog.exceptions import OptionError
 
 
 def test_read_options_are_case_insensitive_and_typed() -> None:

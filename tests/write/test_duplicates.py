@@ -9,12 +9,12 @@ import pytest
 
 from tests.datasource.helpers import write_rows
 from tests.factories import weather_schema
-from tsfile_catalog.datasource.duplicates import duplicates_to_drop
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.formats.tsfile import opened, part_and_devices
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.parts import DeviceStats
 from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.write.duplicates import duplicates_to_drop
 
 SCHEMA = weather_schema(("temp", DataType.DOUBLE))
 
