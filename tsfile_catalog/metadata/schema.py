@@ -147,7 +147,10 @@ class TableSchema:
         if not self.table:
             raise SchemaError("table name must not be empty")
         physical: set[str] = set()
+        # Columns without an id are not committed yet: evolve() gives them their names.
         for col in (*self.columns, *self.dropped):
+            if col.id is None:
+                continue
             if col.physical in physical:
                 raise SchemaError(
                     f"column '{col.name}' of table '{self.table}' has physical name "

@@ -158,6 +158,8 @@ class Operation(str, enum.Enum):
     RESTORE = "RESTORE"
     ADD_COLUMNS = "ADD COLUMNS"
     CHANGE_COLUMN = "CHANGE COLUMN"
+    RENAME_COLUMN = "RENAME COLUMN"
+    DROP_COLUMNS = "DROP COLUMNS"
     # Issue 13 (rewrite): compaction, deletes. OPTIMIZE commits carry data_change=False.
     OPTIMIZE = "OPTIMIZE"
     DELETE = "DELETE"
