@@ -278,7 +278,7 @@ def snapshots(draw: st.DrawFn, max_parts: int = 6) -> Snapshot:
     return Snapshot(
         version=draw(st.integers(min_value=0, max_value=2**40)),
         timestamp_ms=draw(st.integers(min_value=0, max_value=2**50)),
-        schema=STRATEGY_SCHEMA,
+        schema=STRATEGY_SCHEMA.with_ids(),  # a committed schema has column ids
         schema_id=draw(st.integers(min_value=0, max_value=9)),
         parts=tuple(draw(part_files(i)) for i in range(count)),
         properties=draw(st.dictionaries(_name, st.text(max_size=5), max_size=3)),

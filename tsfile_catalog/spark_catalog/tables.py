@@ -35,7 +35,10 @@ from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     AlterTableAddColumns,
     AlterTableAlterColumn,
+    AlterTableChangeColumn,
+    AlterTableDropColumns,
     AlterTableRename,
+    AlterTableRenameColumn,
     AlterTableSetProperties,
     AlterTableUnsetProperties,
     ColumnSpec,
@@ -410,6 +413,8 @@ class Warehouse:
         properties: dict[str, str] = {}
         unset: list[str] = []
         added: list[ColumnSpec] = []
+        dropped: list[str] = []
+        drop_if_exists = False
         for change in changes:
             kind = change["kind"]
             if kind == "SetProperty":
@@ -422,19 +427,53 @@ class Warehouse:
             elif kind == "UpdateColumnType" and len(change["column"]) == 1:
                 column = _column(name, change["column"][0], change["type"])
                 self.execute(AlterTableAlterColumn(table=name, column=column))
+            elif kind == "DeleteColumn" and len(change["column"]) == 1:
+                # DROP COLUMNS (a, b) is one change per column: one commit for them all.
+                dropped.append(str(change["column"][0]))
+                drop_if_exists = bool(change.get("if_exists"))
+            elif kind in _COLUMN_CHANGES and len(change["column"]) == 1:
+                self.execute(_column_change(name, change))
+            elif (
+                kind == "UpdateColumnNullability"
+                and change.get("nullable")
+                and len(change["column"]) == 1
+            ):
+                column_name = str(change["column"][0])
+                self.execute(
+                    AlterTableChangeColumn(table=name, column=column_name, drop_not_null=True)
+                )
             else:
                 raise SqlError(
                     f"ALTER TABLE {name}: {_change_text(change)} is not supported on tsfile "
-                    "tables (supported: ADD COLUMNS, ALTER COLUMN ... TYPE to a wider type, "
-                    "SET/UNSET TBLPROPERTIES, RENAME TO)"
+                    "tables (supported: ADD COLUMNS, RENAME COLUMN, DROP COLUMNS, ALTER COLUMN "
+                    "... TYPE to a wider type / FIRST / AFTER / DROP NOT NULL, SET/UNSET "
+                    "TBLPROPERTIES, RENAME TO)"
                 )
         if added:
             self.execute(AlterTableAddColumns(table=name, columns=tuple(added)))
+        if dropped:
+            self.execute(
+                AlterTableDropColumns(table=name, columns=tuple(dropped), if_exists=drop_if_exists)
+            )
         if properties:
             self.execute(AlterTableSetProperties(table=name, properties=properties))
         if unset:
             self.execute(AlterTableUnsetProperties(table=name, keys=tuple(unset)))
         return self.load(name)
+
+
+_COLUMN_CHANGES = ("RenameColumn", "UpdateColumnPosition")
+
+
+def _column_change(
+    name: TableName, change: Mapping[str, Any]
+) -> AlterTableRenameColumn | AlterTableChangeColumn:
+    """Spark's RENAME COLUMN and ALTER COLUMN … FIRST/AFTER as the Catalog's own statements."""
+    column = str(change["column"][0])
+    if change["kind"] == "RenameColumn":
+        return AlterTableRenameColumn(table=name, column=column, new_name=change["new_name"])
+    after = change.get("after")
+    return AlterTableChangeColumn(table=name, column=column, after=after)
 
 
 def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dict[str, Any]:
