@@ -129,10 +129,7 @@ def test_catalog_sql_and_url_references_follow_the_same_evolution(
     from pyspark.testing import assertDataFrameEqual
 
     catalog = Catalog(spark, str(warehouse), register_views=False)
-    catalog.sql(
-        "CREATE TABLE db.through_catalog (time TIMESTAMP, city STRING, device STRING, "
-        "temp DOUBLE, rain INT) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
-    )
+    create_weather(spark, f"{ts}.db.through_catalog")  # one registry: the Catalog sees it
     rows = weather_rows(spark)
     rows.writeTo(f"{ts}.db.through_catalog").append()  # version 1
     parquet = _parquet(spark, rows, tmp_path / "v1")
@@ -178,3 +175,22 @@ def test_catalog_sql_and_url_references_follow_the_same_evolution(
             ),
         )
         assertDataFrameEqual(read, answer)
+
+
+def test_insert_with_schema_evolution_adds_the_new_fields(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.evolving_insert"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).writeTo(table).append()
+    row = (
+        "SELECT TIMESTAMP '2024-02-01 00:00:00' AS time, 'bj' AS city, 'd1' AS device, "
+        "1.5D AS temp, 2 AS rain, 3.5D AS wind"
+    )
+    with pytest.raises(Exception, match="wind"):
+        spark.sql(f"INSERT INTO {table} BY NAME {row}")
+    spark.sql(f"INSERT WITH SCHEMA EVOLUTION INTO {table} BY NAME {row}")
+    assert spark.table(table).columns == ["time", "city", "device", "temp", "rain", "wind"]
+    winds = [r.wind for r in spark.table(table).select("wind").collect()]
+    assert sorted(w for w in winds if w is not None) == [3.5] and winds.count(None) == 8
+    assert open_table(str(warehouse / "db.db" / "evolving_insert")).schema.column("wind")
