@@ -162,6 +162,7 @@ STRATEGY_FIELDS = {
     ),
 }
 
+# Committed schemas have column ids (1..n, physical name = name, as read from JSON).
 STRATEGY_SCHEMA = TableSchema.of(
     "weather",
     [
@@ -173,7 +174,7 @@ STRATEGY_SCHEMA = TableSchema.of(
         Column("f_str", DataType.STRING, Category.FIELD),
         Column("f_bool", DataType.BOOLEAN, Category.FIELD),
     ],
-)
+).with_ids()
 
 _int64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 _count = st.integers(min_value=0, max_value=2**40)
@@ -278,7 +279,7 @@ def snapshots(draw: st.DrawFn, max_parts: int = 6) -> Snapshot:
     return Snapshot(
         version=draw(st.integers(min_value=0, max_value=2**40)),
         timestamp_ms=draw(st.integers(min_value=0, max_value=2**50)),
-        schema=STRATEGY_SCHEMA.with_ids(),  # a committed schema has column ids
+        schema=STRATEGY_SCHEMA,
         schema_id=draw(st.integers(min_value=0, max_value=9)),
         parts=tuple(draw(part_files(i)) for i in range(count)),
         properties=draw(st.dictionaries(_name, st.text(max_size=5), max_size=3)),
