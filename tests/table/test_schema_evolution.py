@@ -154,3 +154,19 @@ def test_tag_columns_are_refused_by_name_and_nothing_is_committed(tmp_path: Path
         alter.move_column("rain", after=None)
     assert alter.drop_not_null("temp") == 0, "every FIELD takes nulls: no commit"
     assert open_table(url).version == 0
+
+
+def test_a_merge_schema_append_adds_a_dropped_name_back_as_a_new_column(tmp_path: Path) -> None:
+    url = str(tmp_path / "t")
+    write_table(url, pa.table(FIRST), table="t", tag_columns=["dev"])
+    open_table(url).alter.drop_columns(["rain"])
+    more = {"time": [9], "dev": ["a"], "temp": [0.5], "rain": [99], "wind": [1.0]}
+    write_table(url, pa.table(more), options={"mergeSchema": "true"})  # one commit
+    table = open_table(url)
+    assert (table.version, list(table.schema.names)) == (2, ["time", "dev", "temp", "rain", "wind"])
+    rain = table.schema.column("rain")
+    assert rain is not None and rain.physical == "rain_4"
+    rows = _rows(url)
+    assert [r["rain"] for r in rows] == [None, None, None, None, 99]
+    assert [r["wind"] for r in rows] == [None, None, None, None, 1.0]
+    assert _rows(url, where="rain > 5") == [rows[-1]]
