@@ -195,3 +195,34 @@ def test_insert_with_schema_evolution_adds_the_new_fields(
     winds = [r.wind for r in spark.table(table).select("wind").collect()]
     assert sorted(w for w in winds if w is not None) == [3.5] and winds.count(None) == 8
     assert open_table(str(warehouse / "db.db" / "evolving_insert")).schema.column("wind")
+
+
+def test_a_merge_schema_append_through_the_data_source_follows_the_mapping(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table = f"{ts}.db.evolving_merge"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=8)
+    rows.writeTo(table).append()
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN temp TO temperature")
+    spark.sql(f"ALTER TABLE {table} DROP COLUMN rain")
+    location = str(warehouse / "db.db" / "evolving_merge")
+    more = weather_rows(spark, start=8, count=4).select(
+        "time", "city", "device", F.col("temp").alias("temperature"), "rain"
+    )
+    # One commit: the rows, and 'rain' back as a new column (the dropped one's data stays out).
+    more.write.format("tsfile").mode("append").option("mergeSchema", "true").save(location)
+    assert open_table(location).history(limit=1)[0].operation == "WRITE"
+    expected = (
+        rows.select(
+            "time",
+            "city",
+            "device",
+            F.col("temp").alias("temperature"),
+            F.lit(None).cast("int").alias("rain"),
+        )
+    ).unionByName(more)
+    assertDataFrameEqual(spark.table(table), expected)
