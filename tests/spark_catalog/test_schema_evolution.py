@@ -151,6 +151,9 @@ def test_catalog_sql_and_url_references_follow_the_same_evolution(
         ),
         expected.groupBy("city").agg(F.sum("rainfall"), F.count("temp")),
     )
+    older = catalog.sql("SELECT * FROM db.through_catalog VERSION AS OF 2")
+    assert older.columns == ["time", "city", "device", "rain"]
+    assertDataFrameEqual(older, parquet.drop("temp"))
     url = (warehouse / "db.db" / "through_catalog").as_uri()
     for version, columns in (
         (1, ["time", "city", "device", "temp", "rain"]),
