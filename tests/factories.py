@@ -162,6 +162,7 @@ STRATEGY_FIELDS = {
     ),
 }
 
+# Committed schemas have column ids (1..n, physical name = name, as read from JSON).
 STRATEGY_SCHEMA = TableSchema.of(
     "weather",
     [
@@ -173,7 +174,7 @@ STRATEGY_SCHEMA = TableSchema.of(
         Column("f_str", DataType.STRING, Category.FIELD),
         Column("f_bool", DataType.BOOLEAN, Category.FIELD),
     ],
-)
+).with_ids()
 
 _int64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 _count = st.integers(min_value=0, max_value=2**40)

@@ -150,7 +150,7 @@ def describe(
             ("TsFile table", schema.table),
             ("Location", table.location),
             ("Provider", "tsfile"),
-            ("Format version", written_format_version(parts)),
+            ("Format version", written_format_version(parts, schema)),
             ("Current version", table.version),
             ("Last commit", _iso(table.timestamp_ms)),
             ("Parts", len(parts)),
@@ -231,7 +231,7 @@ def describe_detail(
         table.location,
         table.table_uuid,
         # The manifest version this snapshot needs: 2 once it records an external part.
-        written_format_version(parts),
+        written_format_version(parts, table.schema),
         table.version,
         _iso(table.timestamp_ms),
         len(parts),

@@ -182,7 +182,7 @@ def _read_normalized(
     part = parts.get(piece.path)
     io = scan.io
     if part is None or part.format == TSFILE.name:
-        raws = TSFILE.scan(io, scan.url_of(piece.path), scan.schema.table, query)
+        raws = _tsfile_rows(scan, piece.path, query)
     else:
         # External parts (Parquet, ORC, CSV added in place) map their own columns, time
         # representation and partition folders to the table's raw domain.
@@ -190,3 +190,17 @@ def _read_normalized(
         raws = adapter.scan(io_for(io, part.path), part, scan.schema, query)
     for raw in raws:
         yield normalize(raw, scan.schema, needed)
+
+
+def _tsfile_rows(scan: ResolvedScan, path: str, query: ScanSlice) -> Iterator[pa.Table]:
+    """A TsFile part's rows of ``query`` (columns by table name), read by the physical names
+    the file holds them under and named back (a renamed column reads its own data; a column
+    added back after a drop has a new physical name, which older parts lack: null)."""
+    names = scan.schema.physical_names()
+    if not names:
+        yield from TSFILE.scan(scan.io, scan.url_of(path), scan.schema.table, query)
+        return
+    physical = replace(query, columns=tuple(names.get(c, c) for c in query.columns))
+    back = {p: n for n, p in names.items()}
+    for raw in TSFILE.scan(scan.io, scan.url_of(path), scan.schema.table, physical):
+        yield raw.rename_columns([back.get(c, c) for c in raw.column_names])

@@ -12,6 +12,7 @@ statistics) and what their footers know. No Spark here.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 
@@ -32,7 +33,12 @@ from tsfile_catalog.formats.external_types import (
 )
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.expressions import INT64_MAX, INT64_MIN
-from tsfile_catalog.metadata.external import AddPartOptions, ColumnMapping, map_columns
+from tsfile_catalog.metadata.external import (
+    COLUMN_NAMES_OPTION,
+    AddPartOptions,
+    ColumnMapping,
+    map_columns,
+)
 from tsfile_catalog.metadata.parts import (
     MAX_DEVICES,
     DeviceStats,
@@ -186,14 +192,24 @@ class ExternalFormat:
                     "its TAG values: fill them in the file, or leave those rows out"
                 )
         devices = _devices(data, tag_names)
+        # Statistics are keyed by physical name, as the table's own parts' are.
         fields: dict[str, FieldStats] = {}
         for col in schema.fields:
             if col.name in footer:
-                fields[col.name] = footer[col.name]
+                fields[col.physical] = footer[col.name]
             elif col.name in computed:
-                fields[col.name] = _field_stats(data.column(col.name), col.type)
+                fields[col.physical] = _field_stats(data.column(col.name), col.type)
             else:  # a FIELD the file lacks: every row reads null
-                fields[col.name] = FieldStats(None, None, data.num_rows)
+                fields[col.physical] = FieldStats(None, None, data.num_rows)
+        # The file's columns were matched by name; a column known by another physical name
+        # (renamed, or added back after a drop) is found by its file name from now on.
+        mapped = {
+            c.physical: source
+            for c in schema.columns
+            if c.physical != c.name and (source := mapping.sources.get(c.name)) is not None
+        }
+        if mapped:
+            read_options = {**read_options, COLUMN_NAMES_OPTION: json.dumps(mapped, sort_keys=True)}
         part = PartFile(
             path=url,
             format=self.name,
@@ -448,7 +464,12 @@ def _mapping_at_read(
     if time_column not in by_name:
         raise TsFileCatalogError(f"the file has no time column '{time_column}' any more")
     check_time_type(url, by_name[time_column], arrow.field(by_name[time_column]).type)
-    sources = {c.name: by_name.get(c.name) for c in schema.columns}
+    # By physical name (the name when it was added), or the file name ADD PART recorded.
+    recorded = json.loads(options.get(COLUMN_NAMES_OPTION, "{}"))
+    sources = {
+        c.name: by_name.get(str(recorded.get(c.physical, c.physical)).lower())
+        for c in schema.columns
+    }
     for col in schema.columns:
         source = sources[col.name]
         if source is None:

@@ -392,7 +392,7 @@ def _never_null(part: PartFile, columns: Iterable[str], schema: TableSchema) -> 
             if tag is None or tag.has_null:
                 return False
             continue
-        field = part.fields.get(name)
+        field = part.fields.get(schema.physical_name(name))
         if field is None or field.null_count is None or field.null_count > 0:
             return False
     return True

@@ -20,6 +20,7 @@ from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
 
 __all__ = [
     "EXTERNAL_FORMATS",
+    "COLUMN_NAMES_OPTION",
     "TIME_UNITS",
     "CSV_OPTIONS",
     "AddPartOptions",
@@ -35,6 +36,9 @@ __all__ = [
 ]
 
 EXTERNAL_FORMATS = ("parquet", "orc", "csv")
+# The read option an external part records when a table column is known by another physical
+# name than the file's column matched at ADD: a JSON object, physical name -> file column.
+COLUMN_NAMES_OPTION = "columnNames"
 TIME_UNITS = ("ms", "us", "ns")
 CSV_OPTIONS = ("header", "delimiter", "quote", "nullValue")
 

@@ -175,7 +175,8 @@ def _state(schema: TableSchema, state: PartialState, device: DeviceStats, tags: 
         raise _Unknown
     if col.category is Category.TAG:
         return _tag_state(state, device, tags[schema.tag_names.index(column)])
-    stats = device.fields.get(column) if device.fields is not None else None
+    # Part statistics are keyed by physical name.
+    stats = device.fields.get(col.physical) if device.fields is not None else None
     if stats is None or col.type is DataType.BLOB:
         raise _Unknown  # unknown; BLOB values are only counted by statistics
     return _field_state(state, col.type, stats, device)

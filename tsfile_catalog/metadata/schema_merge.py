@@ -18,7 +18,7 @@ The rules follow what a Delta Lake user expects, adapted to TsFile's TAG/FIELD m
 from __future__ import annotations
 
 from tsfile_catalog.exceptions import SchemaMismatchError
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema, evolve
 
 __all__ = ["merge_schema", "widens"]
 
@@ -62,6 +62,13 @@ def merge_schema(old: TableSchema | None, incoming: TableSchema, *, merge: bool)
                 )
             added.append(col)
             continue
+        if col.id is not None and col.physical != current.physical:
+            # Parts staged for a column that was renamed away, or dropped and added back,
+            # while the write ran would be read under another column (or not at all).
+            raise SchemaMismatchError(
+                f"column '{col.name}' of table '{old.table}' was renamed, or dropped and "
+                "added back, while this write ran; nothing was committed: retry the write"
+            )
         if current.category is not Category.FIELD:
             raise SchemaMismatchError(
                 f"column '{col.name}' is a TAG in table '{old.table}' but a FIELD in the "
@@ -69,12 +76,16 @@ def merge_schema(old: TableSchema | None, incoming: TableSchema, *, merge: bool)
             )
         new_type = _merged_type(old.table, current, col.type, merge=merge)
         if new_type is not current.type:
-            widened[col.name] = Column(col.name, new_type, Category.FIELD)
+            widened[col.name] = Column(
+                col.name, new_type, Category.FIELD, current.id, current.physical_name
+            )
 
     if not widened and not added:
         return old
     columns = [widened.get(c.name, c) for c in old.columns]
-    return TableSchema(table=old.table, columns=(*columns, *added))
+    # Ids carried, new columns given theirs (and a fresh physical name if a dropped column
+    # had theirs), before any part is staged under them.
+    return evolve(TableSchema(table=old.table, columns=(*columns, *added)), old)
 
 
 def widens(old: DataType, new: DataType) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.schema import DataType, TableSchema
 
 __all__ = [
     "MAX_DEVICES",
@@ -29,6 +29,7 @@ __all__ = [
     "tag_stats_from_devices",
     "device_fields_json",
     "kept_double_sum",
+    "by_column_name",
 ]
 
 MAX_DEVICES = 1_000
@@ -123,6 +124,16 @@ class DeviceStats:
     def from_json(cls, obj: list[Any]) -> DeviceStats:
         tags, rows, lo, hi = obj
         return cls(tuple(tags), int(rows), int(lo), int(hi))
+
+
+def by_column_name(device: DeviceStats, schema: TableSchema) -> DeviceStats:
+    """``device`` with its FIELD statistics keyed by ``schema``'s column names instead of the
+    physical names the part records (the same device when the two agree)."""
+    fields = device.fields
+    if fields is None or not schema.physical_names():
+        return device
+    named = {c.name: fields[c.physical] for c in schema.fields if c.physical in fields}
+    return DeviceStats(device.tags, device.row_count, device.min_time, device.max_time, named)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from tsfile_catalog.metadata.parts import DeviceStats, SeriesStats, StatValue
 from tsfile_catalog.metadata.scan import ScanPlan
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, DataType, TableSchema
 from tsfile_catalog.metadata.slices import FileSlice, ReadSlice, merge_slices, merged_devices
+from tsfile_catalog.metadata.stats import by_column_name
 
 __all__ = [
     "AggregateFunction",
@@ -218,6 +219,8 @@ def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> Aggregat
         for device in part.devices:
             if device.tags in taken:
                 continue
+            # FIELD statistics by column name, as the aggregates name them.
+            device = by_column_name(device, plan.schema)
             tags = device.tags + (None,) * (len(tag_names) - len(device.tags))
             if any(tags[index[t]] not in values for t, values in tag_sets.items()):
                 continue

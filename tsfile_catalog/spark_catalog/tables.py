@@ -29,19 +29,20 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.spark_catalog.changes import (
+    PROVIDER_PROPERTY,
+    VERSION_PROPERTY,
+    alter_statements,
+)
+from tsfile_catalog.spark_catalog.changes import column_spec as _column
 from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.query import open_entry
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
-    AlterTableAddColumns,
-    AlterTableAlterColumn,
     AlterTableRename,
     AlterTableSetProperties,
-    AlterTableUnsetProperties,
-    ColumnSpec,
     CreateTable,
     DropTable,
-    SparkType,
     Statement,
     TableName,
 )
@@ -68,17 +69,6 @@ PROVIDER = "tsfile"
 _SPARK_RESERVED = frozenset({"provider", "location", "owner", "external", "is_managed_location"})
 _OPTION_PREFIX = "option."
 # Spark's simpleString of each type a tsfile column may have.
-_SPARK_TYPE_NAMES: dict[str, SparkType] = {
-    "boolean": "BOOLEAN",
-    "int": "INT",
-    "bigint": "BIGINT",
-    "float": "FLOAT",
-    "double": "DOUBLE",
-    "string": "STRING",
-    "date": "DATE",
-    "timestamp": "TIMESTAMP",
-    "binary": "BINARY",
-}
 
 
 class NamespaceError(SqlError):
@@ -406,34 +396,10 @@ class Warehouse:
         self.execute(AlterTableRename(table=name, new_name=new))
 
     def alter(self, name: TableName, changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Apply Spark's table changes in order, each as the Catalog's ALTER TABLE does."""
-        properties: dict[str, str] = {}
-        unset: list[str] = []
-        added: list[ColumnSpec] = []
-        for change in changes:
-            kind = change["kind"]
-            if kind == "SetProperty":
-                properties[_settable(name, change["property"])] = change["value"]
-            elif kind == "RemoveProperty":
-                unset.append(_removable(name, change["property"]))
-            elif kind == "AddColumn" and len(change["column"]) == 1:
-                _check_added(name, change)
-                added.append(_column(name, change["column"][0], change["type"]))
-            elif kind == "UpdateColumnType" and len(change["column"]) == 1:
-                column = _column(name, change["column"][0], change["type"])
-                self.execute(AlterTableAlterColumn(table=name, column=column))
-            else:
-                raise SqlError(
-                    f"ALTER TABLE {name}: {_change_text(change)} is not supported on tsfile "
-                    "tables (supported: ADD COLUMNS, ALTER COLUMN ... TYPE to a wider type, "
-                    "SET/UNSET TBLPROPERTIES, RENAME TO)"
-                )
-        if added:
-            self.execute(AlterTableAddColumns(table=name, columns=tuple(added)))
-        if properties:
-            self.execute(AlterTableSetProperties(table=name, properties=properties))
-        if unset:
-            self.execute(AlterTableUnsetProperties(table=name, keys=tuple(unset)))
+        """Apply Spark's table changes as the Catalog's ALTER TABLE statements (each one
+        checked before any runs)."""
+        for statement in alter_statements(name, changes):
+            self.execute(statement)
         return self.load(name)
 
 
@@ -473,37 +439,6 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
         },
         "write_options": warehouse.source_options(entry, write),
     }
-
-
-PROVIDER_PROPERTY = "provider"
-VERSION_PROPERTY = "tsfile.version"
-
-
-def _settable(name: TableName, key: str) -> str:
-    """``key`` of a SET TBLPROPERTIES, unless it is one :func:`describe_table` adds (Spark
-    hands ``ALTER TABLE ... SET LOCATION`` over as a SET of ``location``)."""
-    if key.lower() == "location":
-        raise SqlError(
-            f"ALTER TABLE {name} SET LOCATION: a tsfile table's location cannot change; "
-            "register the folder under a name with CREATE TABLE ... USING tsfile LOCATION '...'"
-        )
-    if key.lower() in (PROVIDER_PROPERTY, VERSION_PROPERTY):
-        raise SqlError(
-            f"ALTER TABLE {name} SET TBLPROPERTIES: {key!r} is shown by the catalog (the "
-            "table's provider or loaded version), not a table property; it cannot be set"
-        )
-    return key
-
-
-def _removable(name: TableName, key: str) -> str:
-    """``key`` of an UNSET TBLPROPERTIES, unless it is one :func:`describe_table` adds."""
-    if key.lower() in (PROVIDER_PROPERTY, "location", VERSION_PROPERTY):
-        raise SqlError(
-            f"ALTER TABLE {name} UNSET TBLPROPERTIES: {key!r} is shown by the catalog (the "
-            "table's provider, location or loaded version), not a table property; it cannot "
-            "be unset"
-        )
-    return key
 
 
 def _split_properties(
@@ -547,39 +482,3 @@ def _check_nullable(table: TableName, schema: T.StructType, options: Mapping[str
                 f"CREATE TABLE {table}: column {f.name!r} is declared NOT NULL, which a tsfile "
                 "FIELD column cannot enforce (only time and the TAG columns are never NULL)"
             )
-
-
-def _check_added(table: TableName, change: Mapping[str, Any]) -> None:
-    """Refuse what ADD COLUMNS would otherwise drop: NOT NULL, a DEFAULT, FIRST/AFTER."""
-    column = change["column"][0]
-    refused = [
-        clause
-        for clause, given in (
-            ("NOT NULL", not change.get("nullable", True)),
-            ("DEFAULT", change.get("has_default", False)),
-            ("FIRST/AFTER", change.get("positioned", False)),
-        )
-        if given
-    ]
-    if refused:
-        raise SqlError(
-            f"ALTER TABLE {table} ADD COLUMNS: column {column!r} has {' and '.join(refused)}, "
-            "which tsfile tables do not support (a new column is a nullable FIELD, added "
-            "last, NULL in the rows written before it)"
-        )
-
-
-def _column(table: TableName, name: str, type_name: str) -> ColumnSpec:
-    """A column Spark declared (its type as Spark's ``simpleString``)."""
-    spark_type = _SPARK_TYPE_NAMES.get(type_name)
-    if spark_type is None:
-        raise SqlError(
-            f"table {table}: column {name!r} has type {type_name}, which tsfile tables do not "
-            f"support (supported: {', '.join(sorted(_SPARK_TYPE_NAMES))})"
-        )
-    return ColumnSpec(name, spark_type)
-
-
-def _change_text(change: Mapping[str, Any]) -> str:
-    column = change.get("column")
-    return change["kind"] + (f" of column {'.'.join(column)!r}" if column else "")

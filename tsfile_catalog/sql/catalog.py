@@ -38,8 +38,11 @@ from tsfile_catalog.sql.statements import (
     AlterTableAddColumns,
     AlterTableAddPart,
     AlterTableAlterColumn,
+    AlterTableChangeColumn,
+    AlterTableDropColumns,
     AlterTableDropPart,
     AlterTableRename,
+    AlterTableRenameColumn,
     AlterTableSetProperties,
     AlterTableUnsetProperties,
     AlterTableUnsupported,
@@ -303,6 +306,9 @@ class Catalog:
                 AlterTableAddColumns()
                 | AlterTableAlterColumn()
                 | AlterTableRename()
+                | AlterTableRenameColumn()
+                | AlterTableDropColumns()
+                | AlterTableChangeColumn()
                 | AlterTableUnsupported()
             ):
                 return commands.alter_table(tables, statement)

@@ -42,8 +42,11 @@ from tsfile_catalog.sql.statements import (
     AlterTableAddColumns,
     AlterTableAddPart,
     AlterTableAlterColumn,
+    AlterTableChangeColumn,
+    AlterTableDropColumns,
     AlterTableDropPart,
     AlterTableRename,
+    AlterTableRenameColumn,
     AlterTableSetProperties,
     AlterTableUnsetProperties,
     AlterTableUnsupported,
@@ -58,9 +61,13 @@ from tsfile_catalog.table import (
     add_files,
     alter_column_type,
     create_table,
+    drop_columns,
+    drop_not_null,
     drop_parts,
+    move_column,
     open_table,
     purge,
+    rename_column,
     set_properties,
     unset_properties,
 )
@@ -369,9 +376,13 @@ def alter_table(
     statement: AlterTableAddColumns
     | AlterTableAlterColumn
     | AlterTableRename
+    | AlterTableRenameColumn
+    | AlterTableDropColumns
+    | AlterTableChangeColumn
     | AlterTableUnsupported,
 ) -> DataFrame:
-    """ALTER TABLE ADD COLUMNS / ALTER COLUMN TYPE / RENAME TO (the rest is refused)."""
+    """ALTER TABLE ADD / RENAME / DROP COLUMN(S), ALTER COLUMN TYPE / FIRST / AFTER / DROP
+    NOT NULL, RENAME TO (the rest is refused)."""
     if tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
@@ -388,6 +399,24 @@ def alter_table(
     if isinstance(statement, AlterTableAddColumns):
         columns = [(c.name, tsfile_type_of_sql(c.data_type)) for c in statement.columns]
         version = add_columns(entry.location, columns, storage_options=storage)
+    elif isinstance(statement, AlterTableRenameColumn):
+        version = rename_column(
+            entry.location, statement.column, statement.new_name, storage_options=storage
+        )
+    elif isinstance(statement, AlterTableDropColumns):
+        version = drop_columns(
+            entry.location,
+            statement.columns,
+            if_exists=statement.if_exists,
+            storage_options=storage,
+        )
+    elif isinstance(statement, AlterTableChangeColumn):
+        if statement.drop_not_null:
+            version = drop_not_null(entry.location, statement.column, storage_options=storage)
+        else:
+            version = move_column(
+                entry.location, statement.column, after=statement.after, storage_options=storage
+            )
     else:
         column = statement.column
         version = alter_column_type(

@@ -48,6 +48,7 @@ __all__ = [
     "ExpireSnapshots",
     "Restore",
     "Optimize",
+    "MoveColumn",
 ]
 
 T = t.TypeVar("T")
@@ -116,6 +117,13 @@ class UnsetProperties(exp.Expression):
     are the keys as string literals (a dotted identifier key is read as its text)."""
 
     arg_types = {"expressions": True, "exists": False}
+
+
+class MoveColumn(exp.Expression):
+    """``ALTER COLUMN c FIRST | AFTER other``, an ALTER TABLE action (sqlglot keeps it only
+    as an opaque command); ``after`` is the other column, absent for FIRST."""
+
+    arg_types = {"this": True, "after": False}
 
 
 class Optimize(exp.Expression):
@@ -356,6 +364,21 @@ class _Parser(SparkLiteralParser):
             self.raise_error("Expected a quoted path or glob after DROP PART")
         self._refuse_second_part_action()
         return [self.expression(DropPart(this=target))]
+
+    def _parse_alter_table_alter(self) -> exp.Expr | None:
+        start = self._index
+        self._match(TokenType.COLUMN)
+        column = self._parse_field(any_token=True)
+        if column is not None:
+            if self._match_text_seq("FIRST"):
+                return self.expression(MoveColumn(this=column))
+            if self._match_text_seq("AFTER"):
+                after = self._parse_field(any_token=True)
+                if after is None:
+                    self.raise_error("Expected a column name after AFTER")
+                return self.expression(MoveColumn(this=column, after=after))
+        self._retreat(start)
+        return super()._parse_alter_table_alter()
 
     def _parse_alter_table_unset(self) -> UnsetProperties:
         if not self._match_text_seq("TBLPROPERTIES"):

@@ -41,8 +41,11 @@ from tsfile_catalog.sql.statements import (
     AlterTableAddColumns,
     AlterTableAddPart,
     AlterTableAlterColumn,
+    AlterTableChangeColumn,
+    AlterTableDropColumns,
     AlterTableDropPart,
     AlterTableRename,
+    AlterTableRenameColumn,
     AlterTableSetProperties,
     AlterTableUnsetProperties,
     AlterTableUnsupported,
@@ -773,13 +776,6 @@ def _expire(node: dialect.ExpireSnapshots) -> ExpireSnapshots:
     )
 
 
-# Why a catalog table refuses the ALTER TABLE forms that rename, drop or re-type columns.
-_NO_COLUMN_IDS = (
-    "columns are matched by name in every part file (tsfile tables have no column ids yet), "
-    "so older parts would lose the column's data or show another column's"
-)
-
-
 def _alter_columns(node: exp.Alter, text: str) -> Statement | None:
     """The column and rename forms of ALTER TABLE, or None for the others."""
     actions = node.args.get("actions") or []
@@ -787,7 +783,7 @@ def _alter_columns(node: exp.Alter, text: str) -> Statement | None:
         return None
     action = actions[0]
     forms = (exp.Schema, exp.ColumnDef, exp.AlterColumn, exp.AlterRename, exp.RenameColumn)
-    if not isinstance(action, (*forms, exp.Drop)):
+    if not isinstance(action, (*forms, dialect.MoveColumn, exp.Drop)):
         return None
     _reject_clauses(node, ("this", "kind", "actions"), "ALTER TABLE")
     table = _table_name(node.this, "ALTER TABLE")
@@ -800,6 +796,13 @@ def _alter_columns(node: exp.Alter, text: str) -> Statement | None:
         )
     if isinstance(action, exp.AlterRename):
         return AlterTableRename(table=table, new_name=_table_name(action.this, "RENAME TO"))
+    if isinstance(action, dialect.MoveColumn):
+        after = action.args.get("after")
+        return AlterTableChangeColumn(
+            table=table,
+            column=_column_name(action.this, statement),
+            after=None if after is None else _column_name(after, statement),
+        )
     if isinstance(action, exp.AlterColumn):
         name = action.name.lower()
         rename = action.args.get("rename_to")
@@ -813,28 +816,43 @@ def _alter_columns(node: exp.Alter, text: str) -> Statement | None:
                 exp.ColumnDef(this=exp.to_identifier(name), kind=dtype), statement
             )
             return AlterTableAlterColumn(table=table, column=column)
-        if rename is not None:
-            reason = f"renaming column {name!r} is not supported: {_NO_COLUMN_IDS}"
-        else:
-            reason = (
-                f"only ALTER COLUMN {name} TYPE <wider type> (INT -> BIGINT, FLOAT -> DOUBLE) "
-                "is supported on a tsfile table"
-            )
+        if others == {"drop", "allow_null"} and dtype is None:
+            return AlterTableChangeColumn(table=table, column=name, drop_not_null=True)
+        if rename is not None and dtype is None and others == {"rename_to"}:
+            return AlterTableRenameColumn(table=table, column=name, new_name=rename.name.lower())
+        reason = (
+            f"only ALTER COLUMN {name} TYPE <wider type> (INT -> BIGINT, FLOAT -> DOUBLE), "
+            "FIRST, AFTER <column> and DROP NOT NULL are supported on a tsfile table"
+        )
         return AlterTableUnsupported(table=table, sql=text, reason=f"{statement}: {reason}")
     if isinstance(action, exp.RenameColumn):
-        return AlterTableUnsupported(
+        if action.args.get("exists"):
+            raise SqlError(f"{statement} RENAME COLUMN does not support IF EXISTS here")
+        return AlterTableRenameColumn(
             table=table,
-            sql=text,
-            reason=f"{statement}: renaming column {action.this.name!r} is not supported: "
-            f"{_NO_COLUMN_IDS}",
+            column=_column_name(action.this, statement),
+            new_name=_column_name(action.args["to"], statement),
         )
-    if action.args.get("kind") != "COLUMN":
+    if action.args.get("kind") not in ("COLUMN", "COLUMNS"):
         return None
-    dropped = ", ".join(repr(c.name) for c in action.args.get("tables") or [])
-    return AlterTableUnsupported(
-        table=table,
-        sql=text,
-        reason=f"{statement}: dropping column {dropped} is not supported: {_NO_COLUMN_IDS}",
+    names: list[str] = []
+    for target in action.args.get("tables") or []:
+        items = target.expressions if isinstance(target, exp.Schema) else [target]
+        names.extend(_column_name(item, statement) for item in items)
+    return AlterTableDropColumns(
+        table=table, columns=tuple(names), if_exists=bool(action.args.get("exists"))
+    )
+
+
+def _column_name(node: exp.Expr, statement: str) -> str:
+    """A single-part column name (a nested field's dotted path is refused)."""
+    if isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier):
+        return node.this.name.lower()
+    if isinstance(node, exp.Identifier):
+        return node.name.lower()
+    raise SqlError(
+        f"{statement}: {node.sql(dialect='spark')!r} is not a column name (tsfile tables have "
+        "no nested columns)"
     )
 
 

@@ -67,6 +67,9 @@ __all__ = [
     "AlterTableAddColumns",
     "AlterTableAlterColumn",
     "AlterTableRename",
+    "AlterTableRenameColumn",
+    "AlterTableDropColumns",
+    "AlterTableChangeColumn",
     "AlterTableUnsupported",
     "ShowCreateTable",
     "create_table_statement",
@@ -643,6 +646,62 @@ class AlterTableAlterColumn:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableRenameColumn:
+    """``ALTER TABLE name RENAME COLUMN c TO new``: rename a FIELD column (no part rewritten)."""
+
+    table: TableName
+    column: str
+    new_name: str
+
+    def to_sql(self) -> str:
+        return (
+            f"ALTER TABLE {self.table.to_sql()} RENAME COLUMN {quote_identifier(self.column)} "
+            f"TO {quote_identifier(self.new_name)}"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableDropColumns:
+    """``ALTER TABLE name DROP COLUMN[S] [IF EXISTS] c, …``: drop FIELD columns (no part
+    rewritten; a column added back under a dropped name is new and empty)."""
+
+    table: TableName
+    columns: tuple[str, ...]
+    if_exists: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "columns", tuple(c.lower() for c in self.columns))
+        if not self.columns:
+            raise SqlError(f"ALTER TABLE {self.table} DROP COLUMNS: no columns given")
+
+    def to_sql(self) -> str:
+        exists = " IF EXISTS" if self.if_exists else ""
+        columns = ", ".join(quote_identifier(c) for c in self.columns)
+        return f"ALTER TABLE {self.table.to_sql()} DROP COLUMNS{exists} ({columns})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterTableChangeColumn:
+    """``ALTER TABLE name ALTER COLUMN c FIRST | AFTER other`` (a move; ``after`` None is
+    FIRST) or ``… ALTER COLUMN c DROP NOT NULL`` (``drop_not_null``)."""
+
+    table: TableName
+    column: str
+    after: str | None = None
+    drop_not_null: bool = False
+
+    def to_sql(self) -> str:
+        head = f"ALTER TABLE {self.table.to_sql()} ALTER COLUMN {quote_identifier(self.column)}"
+        if self.drop_not_null:
+            return f"{head} DROP NOT NULL"
+        return (
+            f"{head} FIRST"
+            if self.after is None
+            else f"{head} AFTER {quote_identifier(self.after)}"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AlterTableRename:
     """``ALTER TABLE name RENAME TO new_name``: rename the catalog entry."""
 
@@ -897,6 +956,9 @@ Statement: TypeAlias = (
     | AlterTableAddColumns
     | AlterTableAlterColumn
     | AlterTableRename
+    | AlterTableRenameColumn
+    | AlterTableDropColumns
+    | AlterTableChangeColumn
     | AlterTableUnsupported
     | ShowCreateTable
     | Optimize

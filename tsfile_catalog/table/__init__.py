@@ -30,7 +30,15 @@ the import to use.
 from __future__ import annotations
 
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
-from tsfile_catalog.table.alter import add_columns, alter_column_type, unset_properties
+from tsfile_catalog.table.alter import (
+    add_columns,
+    alter_column_type,
+    drop_columns,
+    drop_not_null,
+    move_column,
+    rename_column,
+    unset_properties,
+)
 from tsfile_catalog.table.cache import clear_cache
 from tsfile_catalog.table.commits import (
     add_files,
@@ -68,6 +76,10 @@ __all__ = [
     "restore",
     "add_columns",
     "alter_column_type",
+    "rename_column",
+    "drop_columns",
+    "move_column",
+    "drop_not_null",
     "clear_cache",
     "optimize",
     "delete",

@@ -1,7 +1,9 @@
 """ALTER TABLE: schema evolution and table properties, each one commit, no data rewritten.
 
 :func:`add_columns` and :func:`alter_column_type` commit a new schema (older parts read added
-columns as null and widened ones cast up); properties are set by
+columns as null and widened ones cast up); :func:`rename_column`, :func:`drop_columns` and
+:func:`move_column` change names, membership and order only (columns keep their ids and
+physical names, :mod:`tsfile_catalog.metadata.schema_evolution`); properties are set by
 :func:`tsfile_catalog.table.commits.set_properties` and removed by :func:`unset_properties`.
 :class:`Alter` is ``table.alter``.
 """
@@ -10,12 +12,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import SchemaError, SchemaMismatchError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import Operation, RemoveProperties, SetSchema, Snapshot
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import (
+    TIME_COLUMN,
+    Category,
+    Column,
+    DataType,
+    TableSchema,
+    evolve,
+)
+from tsfile_catalog.metadata.schema_evolution import check_drop_not_null
+from tsfile_catalog.metadata.schema_evolution import drop_columns as drop_columns_of
+from tsfile_catalog.metadata.schema_evolution import move_column as move_column_of
+from tsfile_catalog.metadata.schema_evolution import rename_column as rename_column_of
 from tsfile_catalog.metadata.schema_merge import widens
 from tsfile_catalog.metadata.table_time import check_time_change
 from tsfile_catalog.table.commits import commit, set_properties
@@ -24,13 +38,19 @@ from tsfile_catalog.table.snapshots import resolve_snapshot
 if TYPE_CHECKING:
     from tsfile_catalog.table.handle import Table
 
-__all__ = ["Alter", "add_columns", "alter_column_type", "unset_properties"]
+__all__ = [
+    "Alter",
+    "add_columns",
+    "alter_column_type",
+    "rename_column",
+    "drop_columns",
+    "move_column",
+    "drop_not_null",
+    "unset_properties",
+]
 
 
-_NO_COLUMN_IDS = (
-    "columns are matched by name in every part file (the table has no column ids yet), so "
-    "older parts would read another column's data or lose it"
-)
+_NO_REWRITE = "parts are never rewritten by ALTER TABLE, and their values cannot be converted"
 
 
 def add_columns(
@@ -63,7 +83,9 @@ def add_columns(
         added.append(Column(name, data_type, Category.FIELD))
     if not added:
         raise SchemaError(f"ALTER TABLE {schema.table} ADD COLUMNS: no columns given")
-    new = TableSchema(table=schema.table, columns=(*schema.columns, *added))
+    # A name a dropped column had is a new column under a fresh physical name: it never
+    # reads the dropped column's data.
+    new = evolve(replace(schema, columns=(*schema.columns, *added)), schema)
     parameters = {"columns": json.dumps([[c.name, c.type.value] for c in added])}
     return _change_schema(io, location, latest, new, Operation.ADD_COLUMNS, parameters)
 
@@ -105,16 +127,107 @@ def alter_column_type(
             f"cannot change column {name!r} of table {schema.table} from "
             f"{current.type.value} to {data_type.value}: only INT32 -> INT64 and FLOAT -> "
             f"DOUBLE widen without rewriting data; other changes are refused because "
-            f"{_NO_COLUMN_IDS}"
+            f"{_NO_REWRITE}"
         )
-    new = TableSchema(
-        table=schema.table,
-        columns=tuple(
-            Column(c.name, data_type, c.category) if c.name == name else c for c in schema.columns
-        ),
+    new = replace(
+        schema,
+        columns=tuple(replace(c, type=data_type) if c.name == name else c for c in schema.columns),
     )
     parameters = {"column": name, "from": current.type.value, "to": data_type.value}
     return _change_schema(io, location, latest, new, Operation.CHANGE_COLUMN, parameters)
+
+
+def rename_column(
+    url: str,
+    column: str,
+    new_name: str,
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Rename FIELD ``column`` (``ALTER TABLE … RENAME COLUMN``): one commit, operation
+    ``RENAME COLUMN``; the column keeps its id and physical name, so every part, older or
+    newer, reads it under the new name. Renaming to the same name is no commit.
+
+    Returns:
+        The new version (the current one when nothing changes).
+
+    Raises:
+        SchemaError: no such column, a TAG column, or the new name is taken.
+    """
+    io, location, latest = _latest(url, storage_options)
+    new = rename_column_of(latest.schema, column, new_name)
+    if new is latest.schema:
+        return latest.version
+    parameters = {"column": column.lower(), "new_name": new_name.lower()}
+    return _change_schema(io, location, latest, new, Operation.RENAME_COLUMN, parameters)
+
+
+def drop_columns(
+    url: str,
+    columns: Sequence[str],
+    *,
+    if_exists: bool = False,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Drop FIELD ``columns`` (``ALTER TABLE … DROP COLUMN(S)``): one commit, operation
+    ``DROP COLUMNS``, no part rewritten. A column added back later under a dropped name is a
+    new, empty column. With ``if_exists``, missing columns are skipped (none left: no commit).
+
+    Returns:
+        The new version (the current one when nothing changes).
+
+    Raises:
+        SchemaError: no such column (without ``if_exists``), or a TAG column.
+    """
+    io, location, latest = _latest(url, storage_options)
+    new = drop_columns_of(latest.schema, columns, if_exists=if_exists)
+    if new is latest.schema:
+        return latest.version
+    parameters = {"columns": json.dumps([c.lower() for c in columns])}
+    return _change_schema(io, location, latest, new, Operation.DROP_COLUMNS, parameters)
+
+
+def move_column(
+    url: str,
+    column: str,
+    *,
+    after: str | None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Move FIELD ``column`` right after ``after`` (None: FIRST, refused: ``time`` and the
+    TAG columns come first), ``ALTER TABLE … ALTER COLUMN … AFTER``: one commit, operation
+    ``CHANGE COLUMN``, no part rewritten.
+
+    Returns:
+        The new version (the current one when the order does not change).
+
+    Raises:
+        SchemaError: no such column, a TAG column, or a place before the last TAG.
+    """
+    io, location, latest = _latest(url, storage_options)
+    new = move_column_of(latest.schema, column, after=after)
+    if new == latest.schema:
+        return latest.version
+    position = "FIRST" if after is None else f"AFTER {after.lower()}"
+    parameters = {"column": column.lower(), "position": position}
+    return _change_schema(io, location, latest, new, Operation.CHANGE_COLUMN, parameters)
+
+
+def drop_not_null(
+    url: str, column: str, *, storage_options: Mapping[str, Any] | None = None
+) -> int:
+    """``ALTER TABLE … ALTER COLUMN … DROP NOT NULL``: every TAG and FIELD column takes
+    nulls already, so nothing is committed.
+
+    Returns:
+        The current version.
+
+    Raises:
+        SchemaError: ``time`` (never null), or no such column.
+    """
+    _, _, latest = _latest(url, storage_options)
+    check_drop_not_null(latest.schema, column)
+    return latest.version
 
 
 def unset_properties(
@@ -193,6 +306,28 @@ class Alter:
         return alter_column_type(
             self._table.location, column, data_type, storage_options=self._storage()
         )
+
+    def rename_column(self, column: str, new_name: str) -> int:
+        """See :func:`rename_column`."""
+        return rename_column(
+            self._table.location, column, new_name, storage_options=self._storage()
+        )
+
+    def drop_columns(self, columns: Sequence[str], *, if_exists: bool = False) -> int:
+        """See :func:`drop_columns`."""
+        return drop_columns(
+            self._table.location, columns, if_exists=if_exists, storage_options=self._storage()
+        )
+
+    def move_column(self, column: str, *, after: str | None) -> int:
+        """See :func:`move_column`."""
+        return move_column(
+            self._table.location, column, after=after, storage_options=self._storage()
+        )
+
+    def drop_not_null(self, column: str) -> int:
+        """See :func:`drop_not_null`."""
+        return drop_not_null(self._table.location, column, storage_options=self._storage())
 
     def set_properties(self, properties: Mapping[str, str]) -> int:
         """See :func:`tsfile_catalog.table.commits.set_properties`."""

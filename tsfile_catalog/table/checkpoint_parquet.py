@@ -182,11 +182,11 @@ def part_row(part: PartFile, types: Mapping[str, DataType]) -> dict[str, Any]:
 def encode_parquet_snapshot(snapshot: Snapshot) -> bytes:
     """The Parquet checkpoint of ``snapshot``, written one row group at a time (the rows of a
     million parts never are in memory at once)."""
-    types = {c.name: c.type for c in snapshot.schema.fields}
+    types = snapshot.schema.stats_types()
     parts = snapshot.parts
     head = replace(snapshot, parts=()).to_json()
     # format_version follows the parts (external parts need version 2), as for JSON.
-    head["format_version"] = written_format_version(parts)
+    head["format_version"] = written_format_version(parts, snapshot.schema)
     head.pop("parts")
     schema = SCHEMA.with_metadata({SNAPSHOT_KEY: _compact(head)})
     out = _io.BytesIO()
@@ -251,7 +251,7 @@ def decode_parquet_snapshot(
     empty = decode_snapshot(
         _compact(head).encode(), source=source, legacy_table_uuid=legacy_table_uuid
     )
-    types = {c.name: c.type for c in empty.schema.fields}
+    types = empty.schema.stats_types()
     try:
         stored = _CheckpointParts(table, types, file, source)
     except CorruptManifestError as e:

@@ -241,7 +241,7 @@ def write_checkpoint(io: FileIO, location: str, snapshot: Snapshot, *, hint: boo
     if hint:
         latest = {
             "version": snapshot.version,
-            "format_version": written_format_version(snapshot.parts),
+            "format_version": written_format_version(snapshot.parts, snapshot.schema),
             "format": "parquet",
         }
         hint_bytes = json.dumps(latest, separators=(",", ":")).encode()

@@ -60,7 +60,9 @@ def restore(
         RemovePart(p.path, p.row_count, p.size_bytes) for p in latest.parts if p.path not in wanted
     ]
     actions.extend(AddPart(p) for p in back)
-    if target.schema != latest.schema:
+    # Compared with the physical names too: the restored parts hold the target's (a column
+    # dropped and added back since has the same name under another physical name).
+    if not target.schema.same_mapping(latest.schema):
         actions.append(SetSchema(target.schema, 0))
     snapshot = commit(
         io,

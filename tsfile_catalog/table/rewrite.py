@@ -56,6 +56,7 @@ __all__ = [
     "RewriteJob",
     "discard_task_staging",
     "stage_part",
+    "to_physical",
     "read_part_rows",
     "empty_rows",
     "without_matching",
@@ -98,17 +99,32 @@ def stage_part(
     """
     name = new_part_name(partition)
     local = os.path.join(local_dir, name)
-    TSFILE.write(local, data, schema, settings)
+    # Part files hold each column under its physical name, and so do their statistics.
+    file_schema, data, settings = to_physical(schema, data, settings)
+    TSFILE.write(local, data, file_schema, settings)
     size = os.path.getsize(local)
     # Read back, not recomputed from ``data``: the native writer computed them while encoding,
     # and the footer of a file just written locally costs less to read than the same exact
     # per-device, per-series values cost to aggregate from the rows (bench/write_phases.py
     # times this phase; bench/bottlenecks.md, "Writes").
     with opened(FileIO(local), local) as reader:
-        part, devices = part_and_devices(reader, schema, name, size)
+        part, devices = part_and_devices(reader, file_schema, name, size)
     staged_url = join_url(staging, name)
     io.put_file(local, staged_url)  # a rename locally; the caller's scratch folder goes after
     return StagedFile(staged_url, part, devices)
+
+
+def to_physical(
+    schema: TableSchema, data: pa.Table, settings: WriteSettings
+) -> tuple[TableSchema, pa.Table, WriteSettings]:
+    """``schema``, ``data`` (columns named as in ``schema``) and ``settings`` (per-column
+    encodings by column name) as a part file holds them: under physical names."""
+    names = schema.physical_names()
+    if not names:
+        return schema, data, settings
+    data = data.rename_columns([names.get(n, n) for n in data.column_names])
+    encodings = tuple(sorted((names.get(c, c), e) for c, e in settings.column_encodings))
+    return schema.file_schema(), data, replace(settings, column_encodings=encodings)
 
 
 def read_part_rows(

@@ -62,8 +62,11 @@ def _scan(
 
 
 def read_part(io: FileIO, url: str, schema: TableSchema) -> pa.Table:
-    """Every row of a part, in the raw Arrow types the TsFile writer accepts."""
-    return pa.concat_tables(_scan(io, url, schema, [c.name for c in schema.columns]))
+    """Every row of a staged part, in the raw Arrow types the TsFile writer accepts, named
+    as in ``schema`` (the file holds its columns' physical names)."""
+    rows = pa.concat_tables(_scan(io, url, schema, [c.physical for c in schema.columns]))
+    names = {c.physical: c.name for c in schema.columns}
+    return rows.rename_columns([names.get(n, n) for n in rows.column_names])
 
 
 def _key_schema(schema: TableSchema) -> pa.Schema:

@@ -10,7 +10,7 @@ predicate bound to the written schema, and the rule that every written row match
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -183,7 +183,10 @@ def plan_write(
     schema = TableSchema.of(table, columns)
     validate_encoding(schema, options.settings())
     if existing is not None:
-        merge_schema(existing, schema, merge=options.merge_schema)
+        merged = merge_schema(existing, schema, merge=options.merge_schema)
+        # The parts hold each column under the table's physical name for it (a renamed
+        # column keeps its own; a column added back after a drop has a fresh one).
+        schema = _identified(schema, merged)
     unit = (
         options.precision
         if current is None
@@ -206,6 +209,18 @@ def plan_write(
         # Parse and bind now, so a bad predicate fails before any row is written.
         replace_predicate(plan, options, options.time_zone)
     return plan
+
+
+def _identified(written: TableSchema, table: TableSchema) -> TableSchema:
+    """The written columns (their own types) with the ids and physical names ``table``
+    gives them."""
+    columns = []
+    for col in written.columns:
+        known = table.column(col.name)
+        if known is not None:
+            col = replace(col, id=known.id, physical_name=known.physical_name)
+        columns.append(col)
+    return TableSchema(table=written.table, columns=tuple(columns))
 
 
 def replace_predicate(

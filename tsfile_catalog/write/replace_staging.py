@@ -100,7 +100,8 @@ class PrestagedReplace:
             and self.timestamp_as == plan.timestamp_as
             and self.time_zone == time_zone
             and self.written == plan.schema
-            and self.table_schema == table
+            # Physical names too: the rewritten parts hold the columns under them.
+            and self.table_schema.same_mapping(table)
         )
 
     def save(self, io: FileIO, location: str) -> None:

@@ -233,6 +233,8 @@ class PartEvaluator:
         self._columns = columns_of(expr)
         self._tag_index = {name: i for i, name in enumerate(schema.tag_names)}
         self._fields = {c.name for c in schema.columns if c.category is Category.FIELD}
+        # Part statistics are keyed by physical name (a renamed column keeps its own).
+        self._physical = schema.physical_names()
         self._floating = {
             c.name for c in schema.columns if c.type in (DataType.FLOAT, DataType.DOUBLE)
         }
@@ -302,7 +304,11 @@ class PartEvaluator:
         def look(column: str) -> _Stats:
             stats = memo.get(column)
             if stats is None:
-                own = series.get(column) if series is not None and column in fields else None
+                own = (
+                    series.get(self._physical.get(column, column))
+                    if series is not None and column in fields
+                    else None
+                )
                 if own is not None:
                     stats = self._series_stats(column, own, device.row_count)
                 else:
@@ -342,7 +348,7 @@ class PartEvaluator:
                 may_have_null=tag.has_null,
             )
         if column in self._fields:
-            stats = part.fields.get(column)
+            stats = part.fields.get(self._physical.get(column, column))
             floating = column in self._floating
             if stats is None:
                 return _UNKNOWN_FLOATING if floating else _UNKNOWN

@@ -35,6 +35,7 @@ from tsfile_catalog.metadata.manifest.footprint import (
 )
 from tsfile_catalog.metadata.manifest.model import (
     BASE_FORMAT_VERSION,
+    COLUMN_MAPPING_FORMAT_VERSION,
     FORMAT_VERSION,
     Action,
     AddPart,
@@ -58,6 +59,7 @@ __all__ = [
     "row_change_footprint",
     "FORMAT_VERSION",
     "BASE_FORMAT_VERSION",
+    "COLUMN_MAPPING_FORMAT_VERSION",
     "written_format_version",
     "AddPart",
     "RemovePart",

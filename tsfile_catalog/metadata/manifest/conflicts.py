@@ -122,7 +122,7 @@ def rebase(
     for commit in landed:
         where = f"version {commit.version} ({commit.info.operation})"
         new_schema = commit.new_schema()
-        if read is not None and new_schema is not None and after.schema != target:
+        if read is not None and new_schema is not None and not _same(after.schema, target):
             raise CommitConflictError(
                 f"{where} changed the table schema concurrently "
                 f"({_describe_change(target, after.schema)}); this commit was prepared against "
@@ -169,7 +169,7 @@ def rebase(
                             f"sets it to '{props[key]}')"
                         )
 
-    if pending_schema is not None and pending_schema == after.schema:
+    if pending_schema is not None and pending_schema.same_mapping(after.schema):
         return tuple(a for a in pending if not isinstance(a, SetSchema))
     return tuple(pending)
 
@@ -230,6 +230,12 @@ def _check_footprint(
                 f"version it read ({'none' if read is None else read.version}); retry the "
                 "statement"
             )
+
+
+def _same(schema: TableSchema, target: TableSchema | None) -> bool:
+    """The same columns under the same physical names: parts staged for ``target`` are
+    read right under ``schema``."""
+    return target is not None and schema.same_mapping(target)
 
 
 def _schema_of(snapshot: Snapshot | None) -> TableSchema | None:

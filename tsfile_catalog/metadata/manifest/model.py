@@ -23,6 +23,7 @@ from tsfile_catalog.metadata.schema import DataType, TableSchema
 __all__ = [
     "FORMAT_VERSION",
     "BASE_FORMAT_VERSION",
+    "COLUMN_MAPPING_FORMAT_VERSION",
     "written_format_version",
     "AddPart",
     "RemovePart",
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 
 # What a file is written with when it records no external part: version 1 readers read such
@@ -48,10 +49,18 @@ FORMAT_VERSION = 2
 # path and foreign format) carry version 2 and make them stop with "upgrade tsfile-catalog".
 BASE_FORMAT_VERSION = 1
 
+# The version of a file whose schema maps columns to other physical names or has dropped
+# columns: a reader of version 2 matches part columns by name and would read a renamed
+# column as null, or a column added back after a drop with the old data; it stops instead.
+COLUMN_MAPPING_FORMAT_VERSION = 3
 
-def written_format_version(parts: Iterable[PartFile]) -> int:
-    """The ``format_version`` a commit or checkpoint recording ``parts`` is written with."""
-    return FORMAT_VERSION if has_external(parts) else BASE_FORMAT_VERSION
+
+def written_format_version(parts: Iterable[PartFile], schema: TableSchema | None = None) -> int:
+    """The ``format_version`` a commit or checkpoint recording ``parts`` (and ``schema``,
+    when it records one) is written with."""
+    if schema is not None and schema.is_mapped:
+        return COLUMN_MAPPING_FORMAT_VERSION
+    return 2 if has_external(parts) else BASE_FORMAT_VERSION
 
 
 class AddPart:
@@ -149,6 +158,8 @@ class Operation(str, enum.Enum):
     RESTORE = "RESTORE"
     ADD_COLUMNS = "ADD COLUMNS"
     CHANGE_COLUMN = "CHANGE COLUMN"
+    RENAME_COLUMN = "RENAME COLUMN"
+    DROP_COLUMNS = "DROP COLUMNS"
     # Issue 13 (rewrite): compaction, deletes. OPTIMIZE commits carry data_change=False.
     OPTIMIZE = "OPTIMIZE"
     DELETE = "DELETE"
@@ -318,11 +329,11 @@ class Commit:
         """``schema`` is the table schema before this commit (types of the part stats)."""
         types = _field_types(self.new_schema() or schema)
         added = (a.part for a in self.actions if isinstance(a, AddPart))
-        version = written_format_version(added)
+        version = written_format_version(added, self.new_schema())
         if any(isinstance(a, RemoveProperties) for a in self.actions):
             # A reader of format 1 would fail on the action as on a damaged file; the bump
             # makes it say "upgrade tsfile-catalog" instead.
-            version = FORMAT_VERSION
+            version = max(version, 2)
         out: dict[str, Any] = {"format_version": version}
         if self.table_uuid is not None:
             out["table_uuid"] = self.table_uuid
@@ -350,7 +361,8 @@ class Commit:
 
 
 def _field_types(schema: TableSchema | None) -> dict[str, DataType]:
-    return {} if schema is None else {c.name: c.type for c in schema.fields}
+    # Part statistics are keyed by physical name (the names in the part files).
+    return {} if schema is None else schema.stats_types()
 
 
 def _action_to_json(action: Action, types: Mapping[str, DataType]) -> dict[str, Any]:
@@ -441,7 +453,7 @@ class Snapshot:
     def to_json(self) -> dict[str, Any]:
         types = _field_types(self.schema)
         out: dict[str, Any] = {
-            "format_version": written_format_version(self.parts),
+            "format_version": written_format_version(self.parts, self.schema),
             "table_uuid": self.table_uuid,
             "version": self.version,
             "timestamp_ms": self.timestamp_ms,

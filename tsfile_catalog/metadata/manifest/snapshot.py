@@ -25,6 +25,7 @@ from tsfile_catalog.metadata.manifest.model import (
 )
 from tsfile_catalog.metadata.part_list import PartList, part_positions
 from tsfile_catalog.metadata.parts import PartEntry, PartFile, PendingPart
+from tsfile_catalog.metadata.schema import evolve
 
 __all__ = ["prepare_commit", "apply", "replay"]
 
@@ -58,12 +59,17 @@ def prepare_commit(
     version = 0 if base is None else base.version + 1
     schema_id = 0 if base is None else base.schema_id
     schema_seen = False
+    current = None if base is None else base.schema
     stamped: list[Action] = []
     for action in actions:
         if isinstance(action, SetSchema):
             schema_id = schema_id + 1 if (base is not None or schema_seen) else 0
             schema_seen = True
-            stamped.append(SetSchema(action.schema, schema_id))
+            # Ids kept and given, dropped columns recorded: whatever built the schema. A new
+            # column is never given a physical name here other than its name, which its parts
+            # were staged under (evolve refuses when that name is taken).
+            current = evolve(action.schema, current, fresh_names=False)
+            stamped.append(SetSchema(current, schema_id))
         else:
             stamped.append(action)
     stamped = [

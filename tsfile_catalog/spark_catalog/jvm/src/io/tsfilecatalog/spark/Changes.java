@@ -27,6 +27,28 @@ final class Changes {
       TableChange.UpdateColumnType update = (TableChange.UpdateColumnType) change;
       out.set("column", Client.strings(update.fieldNames()));
       out.put("type", update.newDataType().simpleString());
+    } else if (change instanceof TableChange.RenameColumn) {
+      TableChange.RenameColumn rename = (TableChange.RenameColumn) change;
+      out.set("column", Client.strings(rename.fieldNames()));
+      out.put("new_name", rename.newName());
+    } else if (change instanceof TableChange.DeleteColumn) {
+      TableChange.DeleteColumn delete = (TableChange.DeleteColumn) change;
+      out.set("column", Client.strings(delete.fieldNames()));
+      out.put("if_exists", Boolean.TRUE.equals(delete.ifExists()));
+    } else if (change instanceof TableChange.UpdateColumnPosition) {
+      TableChange.UpdateColumnPosition move = (TableChange.UpdateColumnPosition) change;
+      out.set("column", Client.strings(move.fieldNames()));
+      TableChange.ColumnPosition position = move.position();
+      if (position instanceof TableChange.After) {
+        out.put("after", ((TableChange.After) position).column());
+      } else {
+        out.putNull("after");
+      }
+    } else if (change instanceof TableChange.UpdateColumnNullability) {
+      TableChange.UpdateColumnNullability nullability =
+          (TableChange.UpdateColumnNullability) change;
+      out.set("column", Client.strings(nullability.fieldNames()));
+      out.put("nullable", nullability.nullable());
     } else if (change instanceof TableChange.ColumnChange) {
       out.set("column", Client.strings(((TableChange.ColumnChange) change).fieldNames()));
     }

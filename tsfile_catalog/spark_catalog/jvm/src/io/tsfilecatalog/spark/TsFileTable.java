@@ -3,6 +3,7 @@ package io.tsfilecatalog.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
@@ -65,13 +66,29 @@ public class TsFileTable
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(
-        TableCapability.BATCH_READ,
-        TableCapability.BATCH_WRITE,
-        TableCapability.TRUNCATE,
-        TableCapability.OVERWRITE_BY_FILTER,
-        TableCapability.MICRO_BATCH_READ,
-        TableCapability.STREAMING_WRITE);
+    return CAPABILITIES;
+  }
+
+  private static final Set<TableCapability> CAPABILITIES = capabilitiesOfThisSpark();
+
+  private static Set<TableCapability> capabilitiesOfThisSpark() {
+    Set<TableCapability> out =
+        EnumSet.of(
+            TableCapability.BATCH_READ,
+            TableCapability.BATCH_WRITE,
+            TableCapability.TRUNCATE,
+            TableCapability.OVERWRITE_BY_FILTER,
+            TableCapability.MICRO_BATCH_READ,
+            TableCapability.STREAMING_WRITE);
+    // INSERT WITH SCHEMA EVOLUTION and withSchemaEvolution() writes: Spark adds the source's
+    // new columns through alterTable (the catalog's ADD COLUMNS) before it writes. By name,
+    // since a Spark without the capability must still load the class.
+    try {
+      out.add(TableCapability.valueOf("AUTOMATIC_SCHEMA_EVOLUTION"));
+    } catch (IllegalArgumentException notInThisSpark) {
+      // an older Spark: such writes are refused by Spark itself
+    }
+    return Collections.unmodifiableSet(out);
   }
 
   /** What the delegate needs back to plan a scan of this version (opaque here). */

@@ -1,0 +1,231 @@
+"""Schema evolution through plain ``spark.sql``: RENAME COLUMN, DROP COLUMN(S), ALTER COLUMN
+FIRST/AFTER/DROP NOT NULL on a catalog table give what Spark computes on a Parquet copy with
+the same change applied, no part is rewritten, and each version keeps its own schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.spark_catalog.conftest import create_weather, weather_rows
+from tsfile_catalog import Catalog, open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+pytestmark = pytest.mark.spark
+
+QUERIES = (
+    "SELECT * FROM {t}",
+    "SELECT city, device, temperature FROM {t} WHERE temperature > 20",
+    "SELECT city, count(*), count(temperature), min(temperature), max(temperature), "
+    "sum(rain) FROM {t} GROUP BY city",
+    "SELECT device, rain FROM {t} WHERE rain IS NOT NULL OR temperature < 12",
+)
+
+
+def _same(spark: SparkSession, table: str, expected: DataFrame) -> None:
+    from pyspark.testing import assertDataFrameEqual
+
+    expected.createOrReplaceTempView("pq_evolved")
+    for query in QUERIES:
+        assertDataFrameEqual(
+            spark.sql(query.format(t=table)), spark.sql(query.format(t="pq_evolved"))
+        )
+
+
+def _parquet(spark: SparkSession, rows: DataFrame, folder: Path) -> DataFrame:
+    rows.write.parquet(str(folder))
+    return spark.read.parquet(str(folder))
+
+
+def test_rename_drop_add_back_and_move_match_spark_on_parquet(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+
+    table = f"{ts}.db.evolving"
+    create_weather(spark, table)
+    rows = weather_rows(spark)
+    rows.writeTo(table).append()  # version 1
+    parquet = _parquet(spark, rows, tmp_path / "v1")
+    location = warehouse / "db.db" / "evolving"
+    parts = sorted(p.name for p in location.glob("*.tsfile"))
+
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN temp TO temperature")  # 2
+    spark.sql(f"ALTER TABLE {table} DROP COLUMN rain")  # 3
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (rain INT)")  # 4: a new, empty column
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN rain AFTER device")  # 5
+    spark.sql(f"ALTER TABLE {table} ALTER COLUMN temperature DROP NOT NULL")  # no change
+    expected = parquet.select(
+        "time",
+        "city",
+        "device",
+        F.lit(None).cast("int").alias("rain"),
+        F.col("temp").alias("temperature"),
+    )
+    assert spark.table(table).columns == expected.columns
+    _same(spark, table, expected)
+    assert sorted(p.name for p in location.glob("*.tsfile")) == parts, "nothing rewritten"
+    assert open_table(str(location)).version == 5
+
+    # Rows written after the changes land under the new names, next to the old parts.
+    more = weather_rows(spark, start=40, count=12).select(
+        "time", "city", "device", "rain", F.col("temp").alias("temperature")
+    )
+    more.writeTo(table).append()
+    spark.sql(f"INSERT INTO {table} VALUES (TIMESTAMP '2024-03-01 00:00:00', 'bj', 'd9', 7, 31.5)")
+    inserted = spark.sql(
+        "SELECT TIMESTAMP '2024-03-01 00:00:00' AS time, 'bj' AS city, 'd9' AS device, "
+        "7 AS rain, 31.5D AS temperature"
+    )
+    _same(spark, table, expected.unionByName(more).unionByName(inserted))
+
+    # Each version reads with its own schema.
+    from pyspark.testing import assertDataFrameEqual
+
+    first = spark.sql(f"SELECT * FROM {table} VERSION AS OF 1")
+    assert first.columns == ["time", "city", "device", "temp", "rain"]
+    assertDataFrameEqual(first, parquet)
+    renamed = spark.sql(f"SELECT * FROM {table} VERSION AS OF 2")
+    assert renamed.columns == ["time", "city", "device", "temperature", "rain"]
+    assertDataFrameEqual(renamed, parquet.withColumnRenamed("temp", "temperature"))
+    dropped = spark.sql(f"SELECT * FROM {table} VERSION AS OF 3")
+    assert dropped.columns == ["time", "city", "device", "temperature"]
+
+
+def test_tag_columns_and_impossible_places_are_refused_by_name(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.strict_evolution"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).writeTo(table).append()
+    version = open_table(str(warehouse / "db.db" / "strict_evolution")).version
+    refusals = {
+        "RENAME COLUMN city TO town": "cannot rename TAG column 'city'",
+        "DROP COLUMN device": "cannot drop TAG column 'device'",
+        "ALTER COLUMN city AFTER rain": "cannot move TAG column 'city'",
+        "ALTER COLUMN temp FIRST": "cannot move column 'temp'.*FIRST.*after 'device'",
+        "ALTER COLUMN temp AFTER city": "cannot move column 'temp'.*AFTER city",
+        # Spark itself refuses this one, before the catalog is asked.
+        "RENAME COLUMN temp TO rain": "`rain` already exists",
+        "DROP COLUMNS (rain, wind)": "`wind` cannot be resolved",
+    }
+    for clause, message in refusals.items():
+        with pytest.raises(Exception, match=message):
+            spark.sql(f"ALTER TABLE {table} {clause}")
+    assert open_table(str(warehouse / "db.db" / "strict_evolution")).version == version
+    spark.sql(f"ALTER TABLE {table} DROP COLUMNS (rain, temp)")
+    assert spark.table(table).columns == ["time", "city", "device"]
+    assert spark.table(table).count() == 8
+
+
+def test_catalog_sql_and_url_references_follow_the_same_evolution(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    create_weather(spark, f"{ts}.db.through_catalog")  # one registry: the Catalog sees it
+    rows = weather_rows(spark)
+    rows.writeTo(f"{ts}.db.through_catalog").append()  # version 1
+    parquet = _parquet(spark, rows, tmp_path / "v1")
+    catalog.sql("ALTER TABLE db.through_catalog DROP COLUMN temp")  # 2
+    catalog.sql("ALTER TABLE db.through_catalog ADD COLUMNS (temp DOUBLE)")  # 3: new, empty
+    catalog.sql("ALTER TABLE db.through_catalog RENAME COLUMN rain TO rainfall")  # 4
+    catalog.sql("ALTER TABLE db.through_catalog ALTER COLUMN temp AFTER device")  # 5
+    expected = parquet.select(
+        "time",
+        "city",
+        "device",
+        F.lit(None).cast("double").alias("temp"),
+        F.col("rain").alias("rainfall"),
+    )
+    assertDataFrameEqual(catalog.sql("SELECT * FROM db.through_catalog"), expected)
+    assertDataFrameEqual(
+        catalog.sql(
+            "SELECT city, sum(rainfall), count(temp) FROM db.through_catalog GROUP BY city"
+        ),
+        expected.groupBy("city").agg(F.sum("rainfall"), F.count("temp")),
+    )
+    older = catalog.sql("SELECT * FROM db.through_catalog VERSION AS OF 2")
+    assert older.columns == ["time", "city", "device", "rain"]
+    assertDataFrameEqual(older, parquet.drop("temp"))
+    url = (warehouse / "db.db" / "through_catalog").as_uri()
+    for version, columns in (
+        (1, ["time", "city", "device", "temp", "rain"]),
+        (2, ["time", "city", "device", "rain"]),
+        (3, ["time", "city", "device", "rain", "temp"]),
+        (4, ["time", "city", "device", "rainfall", "temp"]),
+        (5, ["time", "city", "device", "temp", "rainfall"]),
+    ):
+        read = catalog.sql(f"SELECT * FROM tsfile('{url}', version => {version})")
+        assert read.columns == columns, version
+        answer = parquet.select(
+            # A URL reference reads time raw (the registry entry's timestampAs is not used).
+            F.unix_millis("time").alias("time"),
+            "city",
+            "device",
+            *(
+                F.col("temp")
+                if c == "temp" and version == 1
+                else F.lit(None).cast("double").alias("temp")
+                if c == "temp"
+                else F.col("rain").alias(c)
+                for c in columns[3:]
+            ),
+        )
+        assertDataFrameEqual(read, answer)
+
+
+def test_insert_with_schema_evolution_adds_the_new_fields(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.evolving_insert"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).writeTo(table).append()
+    row = (
+        "SELECT TIMESTAMP '2024-02-01 00:00:00' AS time, 'bj' AS city, 'd1' AS device, "
+        "1.5D AS temp, 2 AS rain, 3.5D AS wind"
+    )
+    with pytest.raises(Exception, match="wind"):
+        spark.sql(f"INSERT INTO {table} BY NAME {row}")
+    spark.sql(f"INSERT WITH SCHEMA EVOLUTION INTO {table} BY NAME {row}")
+    assert spark.table(table).columns == ["time", "city", "device", "temp", "rain", "wind"]
+    winds = [r.wind for r in spark.table(table).select("wind").collect()]
+    assert sorted(w for w in winds if w is not None) == [3.5] and winds.count(None) == 8
+    assert open_table(str(warehouse / "db.db" / "evolving_insert")).schema.column("wind")
+
+
+def test_a_merge_schema_append_through_the_data_source_follows_the_mapping(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table = f"{ts}.db.evolving_merge"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=8)
+    rows.writeTo(table).append()
+    spark.sql(f"ALTER TABLE {table} RENAME COLUMN temp TO temperature")
+    spark.sql(f"ALTER TABLE {table} DROP COLUMN rain")
+    location = str(warehouse / "db.db" / "evolving_merge")
+    more = weather_rows(spark, start=8, count=4).select(
+        "time", "city", "device", F.col("temp").alias("temperature"), "rain"
+    )
+    # One commit: the rows, and 'rain' back as a new column (the dropped one's data stays out).
+    more.write.format("tsfile").mode("append").option("mergeSchema", "true").save(location)
+    assert open_table(location).history(limit=1)[0].operation == "WRITE"
+    expected = (
+        rows.select(
+            "time",
+            "city",
+            "device",
+            F.col("temp").alias("temperature"),
+            F.lit(None).cast("int").alias("rain"),
+        )
+    ).unionByName(more)
+    assertDataFrameEqual(spark.table(table), expected)
