@@ -40,7 +40,7 @@ from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.slices import plan_slices
 
-__all__ = ["commit_changes", "diff_rows", "read_rows", "change_schema"]
+__all__ = ["commit_changes", "diff_rows", "net_changes", "read_rows", "change_schema"]
 
 _SIDE = "__side"
 # Every row of a side in one task: the comparison needs them all at once anyway.
@@ -89,13 +89,40 @@ def commit_changes(scan: ResolvedScan, changes: CommitChanges) -> pa.Table:
     after = read_rows(scan, changes.after, changes.after_key)
     keys = [*scan.schema.tag_names, TIME_COLUMN]
     rows, kinds = diff_rows(before, after, keys)
+    return _with_commit(rows, kinds, changes.version, changes.timestamp_ms)
+
+
+def net_changes(
+    changes: pa.Table, keys: Sequence[str], version: int, timestamp_ms: int
+) -> pa.Table:
+    """The net effect of ``changes`` (rows of :func:`commit_changes`, of consecutive commits):
+    the rows they removed against the rows they added, compared as :func:`diff_rows` compares
+    two versions, so a row changed and changed back shows nothing and a row updated twice one
+    update. Every row carries ``version`` and ``timestamp_ms``, the range's last commit.
+
+    Equal to the difference between the table before the first commit and after the last:
+    each commit removes rows the table holds, so what the range removed and added differ by
+    exactly what the two versions do.
+    """
+    data = [
+        c for c in changes.column_names if c not in (CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIMESTAMP)
+    ]
+    kinds = changes.column(CHANGE_TYPE)
+    lost = pc.is_in(kinds, pa.array([DELETE, UPDATE_PREIMAGE]))
+    rows, kinds = diff_rows(
+        changes.filter(lost).select(data), changes.filter(pc.invert(lost)).select(data), keys
+    )
+    return _with_commit(rows, kinds, version, timestamp_ms)
+
+
+def _with_commit(rows: pa.Table, kinds: pa.Array, version: int, timestamp_ms: int) -> pa.Table:
     n = rows.num_rows
     out = rows.append_column(pa.field(CHANGE_TYPE, pa.string(), nullable=False), kinds)
     out = out.append_column(
         pa.field(COMMIT_VERSION, pa.int64(), nullable=False),
-        pa.repeat(pa.scalar(changes.version, pa.int64()), n),
+        pa.repeat(pa.scalar(version, pa.int64()), n),
     )
-    stamp = pa.scalar(changes.timestamp_ms, pa.timestamp("ms", tz="UTC"))
+    stamp = pa.scalar(timestamp_ms, pa.timestamp("ms", tz="UTC"))
     return out.append_column(
         pa.field(COMMIT_TIMESTAMP, pa.timestamp("ms", tz="UTC"), nullable=False),
         pa.repeat(stamp, n),
@@ -128,9 +155,11 @@ def diff_rows(before: pa.Table, after: pa.Table, keys: Sequence[str]) -> tuple[p
     )
     keep &= net[run] != 0
     rows = rows.filter(pa.array(keep))
-    side = side[keep]
     if rows.num_rows == 0:
         return rows.drop_columns([_SIDE]), pa.array([], pa.string())
+    # A key's lost rows before its gained ones (Arrow's sort is stable).
+    rows = rows.take(pc.sort_indices(rows, sort_keys=[(c, "ascending") for c in (*keys, _SIDE)]))
+    side = rows.column(_SIDE).to_numpy().astype(np.int64)
 
     # A key that lost one row and gained one was updated.
     key_run, _, key_length = _runs(_same(rows, keys))

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from tsfile_catalog.exceptions import OptionError, VersionNotFoundError
-from tsfile_catalog.exec.change_feed import change_schema, commit_changes
+from tsfile_catalog.exec.change_feed import change_schema, commit_changes, net_changes
 from tsfile_catalog.exec.read import NORMALIZED_ARROW
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.io import FileIO
@@ -50,6 +50,7 @@ class ChangeFeed:
     scan: ResolvedScan
     start: int
     end: int
+    end_timestamp_ms: int
     commits: tuple[CommitChanges, ...]
 
     @property
@@ -67,10 +68,15 @@ class ChangeFeed:
             if table.num_rows:
                 yield table
 
-    def to_arrow(self) -> pa.Table:
-        """Every change row, commit by commit (raw domain)."""
+    def to_arrow(self, *, net: bool = False) -> pa.Table:
+        """Every change row, commit by commit (raw domain); with ``net``, the net changes of
+        the whole range instead (:func:`~tsfile_catalog.exec.change_feed.net_changes`)."""
         tables = [t.cast(self.raw_schema) for t in self.batches()]
-        return pa.concat_tables(tables) if tables else self.raw_schema.empty_table()
+        rows = pa.concat_tables(tables) if tables else self.raw_schema.empty_table()
+        if not net:
+            return rows
+        keys = [*self.scan.schema.tag_names, TIME_COLUMN]
+        return net_changes(rows, keys, self.end, self.end_timestamp_ms)
 
 
 def _raw_schema(scan: ResolvedScan) -> pa.Schema:
@@ -186,7 +192,9 @@ def plan_change_feed(
         snapshot = after
     assert snapshot is not None
     scan = ResolvedScan(location, snapshot.schema, (), snapshot.version, io=io)
-    return ChangeFeed(scan, start, end, tuple(c for c in planned if not c.empty))
+    return ChangeFeed(
+        scan, start, end, snapshot.timestamp_ms, tuple(c for c in planned if not c.empty)
+    )
 
 
 def _plan(before: Snapshot | None, after: Snapshot, data_change: bool) -> CommitChanges:
@@ -220,12 +228,14 @@ def changes_table(
     *,
     timestamp_as: TimestampAs,
     unit: TimeUnit,
+    net: bool = False,
     **range_options: Any,
 ) -> pa.Table:
-    """:func:`plan_change_feed`'s rows as one Arrow table, ``time`` and TIMESTAMP columns as
-    raw int64 (``timestamp_as='long'``) or UTC timestamps in ``unit``."""
+    """:func:`plan_change_feed`'s rows as one Arrow table (the net changes with ``net``),
+    ``time`` and TIMESTAMP columns as raw int64 (``timestamp_as='long'``) or UTC timestamps in
+    ``unit``."""
     feed = plan_change_feed(url, **range_options)
-    raw = feed.to_arrow()
+    raw = feed.to_arrow(net=net)
     if timestamp_as == "long":
         return raw
     if timestamp_as != "timestamp":

@@ -316,6 +316,7 @@ class Table:
         ending_timestamp: str | int | None = None,
         timestamp_as: TimestampAs = "long",
         time_zone: str | None = None,
+        net: bool = False,
     ) -> pa.Table:
         """The change data feed: the rows each commit from ``starting_version`` through
         ``ending_version`` (both included; default this handle's version) inserted, deleted
@@ -332,6 +333,9 @@ class Table:
                 ones in ``time_zone``, else UTC).
             timestamp_as: ``time`` and TIMESTAMP columns as raw int64 (``'long'``) or Arrow
                 timestamps in the table's unit (``'timestamp'``).
+            net: the net changes of the whole range instead (a row changed and changed back
+                shows nothing; each row carries the range's last version), equal to the
+                key-wise difference between the version before the range and its last.
 
         Raises:
             OptionError: no start, an end before the start or after the latest version.
@@ -352,6 +356,7 @@ class Table:
             timestamp_as=timestamp_as,
             unit=self.time_unit(),
             time_zone=time_zone,
+            net=net,
             storage_options=self._io.storage_options,
             use_cache=self._use_cache,
         )
