@@ -16,7 +16,7 @@ import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from tsfile_catalog.datasource.options import ChangeFeedOptions, ReadOptions
+from tsfile_catalog.datasource.options import ChangeFeedOptions, ReadOptions, StreamOptions
 from tsfile_catalog.datasource.types import arrow_schema, spark_schema, to_output
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.exec.change_feed import commit_changes
@@ -34,6 +34,7 @@ __all__ = [
     "TsFileChangeFeedReader",
     "change_feed_schema",
     "check_batch_options",
+    "check_stream_options",
     "output_batch",
 ]
 
@@ -71,6 +72,22 @@ def check_batch_options(read: ReadOptions, stream: Sequence[str]) -> None:
             f"option '{refused[0]}' does not apply to a change feed (readChangeFeed=true): it "
             "returns every column of each changed row between startingVersion and "
             "endingVersion; filter or select in the query instead"
+        )
+
+
+def check_stream_options(read: ReadOptions, stream: StreamOptions) -> None:
+    """Refuse, by name, what a change feed stream cannot honour: the batch options
+    :func:`check_batch_options` refuses, and the plain stream's ``skipChangeCommits`` (a change
+    feed reads every commit) and ``partWatermark``."""
+    check_batch_options(read, ())
+    if stream.skip_change_commits:
+        raise OptionError(
+            "option 'skipChangeCommits' does not apply to a change feed stream "
+            "(readChangeFeed=true): it reads every commit's changes, removals included"
+        )
+    if stream.part_watermark:
+        raise OptionError(
+            "option 'partWatermark' does not apply to a change feed stream (readChangeFeed=true)"
         )
 
 

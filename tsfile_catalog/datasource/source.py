@@ -29,6 +29,7 @@ from tsfile_catalog.datasource.change_feed import (
     TsFileChangeFeedReader,
     change_feed_schema,
     check_batch_options,
+    check_stream_options,
 )
 from tsfile_catalog.datasource.compat import check_pyspark_version
 from tsfile_catalog.datasource.options import (
@@ -284,6 +285,20 @@ class TsFileDataSource(DataSource):
                 "plain TsFiles without versions (adopt it with tsfile_catalog.adopt_table)"
             )
         _check_schema(schema, self.schema())
+        if self._reads_change_feed:
+            check_stream_options(self._given_read_options, self._stream_options)
+            parse_change_feed_options(
+                self._change_feed_options[1], self._split_options[1], streaming=True
+            )
+            return TsFileStreamReader(
+                self._scan,
+                self._read_options,
+                self._stream_options,
+                self._scan.schema.names,
+                self.schema(),
+                None,
+                change_feed=True,
+            )
         return TsFileStreamReader(
             self._scan,
             self._read_options,

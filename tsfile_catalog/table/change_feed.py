@@ -38,7 +38,7 @@ from tsfile_catalog.table.snapshots import (
     version_at,
 )
 
-__all__ = ["ChangeFeed", "changes_table", "plan_change_feed", "snapshot_inserts"]
+__all__ = ["ChangeFeed", "changes_table", "plan_change_feed"]
 
 
 @dataclass(frozen=True)
@@ -207,20 +207,6 @@ def _plan(before: Snapshot | None, after: Snapshot, data_change: bool) -> Commit
         before_key=key_mode(after.properties if before is None else before.properties),
         after_key=key_mode(after.properties),
     )
-
-
-def snapshot_inserts(scan: ResolvedScan, snapshot: Snapshot) -> pa.Table:
-    """Every row of ``snapshot`` as an ``insert`` of its version (the first batch of a change
-    feed stream that starts from the table as it is)."""
-    start = CommitChanges(
-        snapshot.version,
-        snapshot.timestamp_ms,
-        (),
-        tuple(snapshot.parts),
-        key_mode(snapshot.properties),
-        key_mode(snapshot.properties),
-    )
-    return commit_changes(scan, start)
 
 
 def changes_table(
