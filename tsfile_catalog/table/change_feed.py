@@ -217,9 +217,26 @@ def changes_table(
     net: bool = False,
     **range_options: Any,
 ) -> pa.Table:
-    """:func:`plan_change_feed`'s rows as one Arrow table (the net changes with ``net``),
-    ``time`` and TIMESTAMP columns as raw int64 (``timestamp_as='long'``) or UTC timestamps in
-    ``unit``."""
+    """:func:`plan_change_feed`'s rows as one Arrow table (``Table.changes``).
+
+    Columns: the table's (the schema of the range's last version), then ``_change_type``
+    (``insert``, ``delete``, ``update_preimage``, ``update_postimage``), ``_commit_version``
+    and ``_commit_timestamp``. ``time`` and TIMESTAMP columns are raw int64
+    (``timestamp_as='long'``) or UTC timestamps in ``unit``.
+
+    Args:
+        net: the net changes of the whole range instead (a row changed and changed back
+            shows nothing; each row carries the range's last version): the key-wise
+            difference between the version before the range and its last.
+        range_options: :func:`plan_change_feed`'s bounds (versions, or timestamps: the
+            first commit at or after ``starting_timestamp``, the last at or before
+            ``ending_timestamp``; epoch ms or ISO-8601, naive ones in ``time_zone``).
+
+    Raises:
+        OptionError: no start, an end before the start or after the latest version.
+        VersionNotFoundError: a start whose changes expiry or VACUUM removed, naming the
+            oldest readable version.
+    """
     feed = plan_change_feed(url, **range_options)
     raw = feed.to_arrow(net=net)
     if timestamp_as == "long":

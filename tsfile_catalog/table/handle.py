@@ -318,29 +318,11 @@ class Table:
         time_zone: str | None = None,
         net: bool = False,
     ) -> pa.Table:
-        """The change data feed: the rows each commit from ``starting_version`` through
-        ``ending_version`` (both included; default this handle's version) inserted, deleted
-        or updated, as Spark's ``readChangeFeed`` and ``table_changes`` return them.
-
-        Columns: this table's (the schema of the range's last version), then
-        ``_change_type`` (``insert``, ``delete``, ``update_preimage``,
-        ``update_postimage``), ``_commit_version`` and ``_commit_timestamp``
-        (docs/sql.md, "Change data feed").
-
-        Args:
-            starting_timestamp / ending_timestamp: instead of versions, the first commit at or
-                after, and the last at or before, this instant (epoch ms or ISO-8601, naive
-                ones in ``time_zone``, else UTC).
-            timestamp_as: ``time`` and TIMESTAMP columns as raw int64 (``'long'``) or Arrow
-                timestamps in the table's unit (``'timestamp'``).
-            net: the net changes of the whole range instead (a row changed and changed back
-                shows nothing; each row carries the range's last version), equal to the
-                key-wise difference between the version before the range and its last.
-
-        Raises:
-            OptionError: no start, an end before the start or after the latest version.
-            VersionNotFoundError: a start whose changes expiry or VACUUM removed, naming the
-                oldest readable version.
+        """The change data feed: the rows the commits ``starting_version`` through
+        ``ending_version`` (both included; default this version) inserted, deleted or
+        updated; the columns, bounds, ``net`` and errors of
+        :func:`~tsfile_catalog.table.change_feed.changes_table` (docs/sql.md, "Change data
+        feed"). ``timestamp_as``: ``time`` and TIMESTAMP columns as raw int64 or timestamps.
         """
         # Imported here: the change feed reads with pyarrow, which opening a table never needs.
         from tsfile_catalog.table.change_feed import changes_table
