@@ -232,3 +232,15 @@ def test_a_range_reaching_expired_versions_names_the_oldest_readable(tmp_path: P
         open_table(url).changes(first)
     assert first == 2
     assert _changes(url, first + 1) == [(4, "a", 4.0, "insert", 3)]
+
+
+def test_a_range_reaching_vacuumed_parts_names_the_oldest_readable(tmp_path: Path) -> None:
+    from tsfile_catalog.table import vacuum
+
+    url = _create(tmp_path, "keep", [(1, "a", 1.0), (2, "b", 2.0)])
+    open_table(url).update({"temp": 5.0}, where="city = 'a'")  # 2: rewrites the part
+    write_table(url, _rows([(3, "a", 3.0)]))  # 3
+    vacuum(url, dry_run=False, retention_ms=0, retention_check=False)
+    with pytest.raises(VersionNotFoundError, match="oldest version whose changes can be read is 3"):
+        open_table(url).changes(2)
+    assert _changes(url, 3) == [(3, "a", 3.0, "insert", 3)]
