@@ -5,12 +5,14 @@ between its versions (VERSION AS OF, EXCEPT ALL)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from tsfile_catalog import open_table
+from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.exceptions import SqlError
 
 pytestmark = pytest.mark.spark
 
@@ -95,3 +97,45 @@ def test_bad_ranges_and_tables_are_refused_by_name(spark: SparkSession, table: s
         spark.sql(f"SELECT * FROM table_changes('{table}', 7)").collect()
     with pytest.raises(Exception, match="which is no tsfile catalog"):
         spark.sql("SELECT * FROM table_changes('spark_catalog.default.nothing', 0)").collect()
+
+
+def test_catalog_sql_reads_the_feed_through_the_plugin_only(
+    spark: SparkSession, table: str, warehouse: Path, tmp_path: Path
+) -> None:
+    served = Catalog(spark, str(warehouse), register_views=False)
+    assert _rows(served.sql("SELECT * FROM table_changes('db.cdf', 1, 5)")) == _rows(
+        spark.sql(f"SELECT * FROM table_changes('{table}', 1, 5)")
+    )
+    alone = Catalog(spark, str(tmp_path / "other"), register_views=False)
+    with pytest.raises(SqlError, match="through the catalog plugin, which does not serve"):
+        alone.sql("SELECT * FROM table_changes('db.cdf', 1)")
+
+
+def test_read_change_feed_without_the_extensions_is_refused_by_name(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from tsfile_catalog import write_table
+    from tsfile_catalog.exceptions import OptionError
+    from tsfile_catalog.spark_catalog.scans import plan_scan
+
+    url = str(tmp_path / "t")
+    write_table(
+        url, pa.table({"time": [1], "dev": ["a"], "v": [1.0]}), table="t", tag_columns=["dev"]
+    )
+    scan = {
+        "table": "db.t",
+        "location": url,
+        "version": 0,
+        "unit": "ms",
+        "timestamp_as": "long",
+        "options": {"path": url, "versionAsOf": "0"},
+    }
+    with pytest.raises(OptionError, match="'readChangeFeed' on catalog table 'db.t' needs"):
+        plan_scan(
+            scan,
+            columns=["time"],
+            where=None,
+            time_zone="UTC",
+            parallelism=None,
+            user_options={"readChangeFeed": "true", "startingVersion": "0"},
+        )
