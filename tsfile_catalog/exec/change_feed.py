@@ -88,8 +88,33 @@ def commit_changes(scan: ResolvedScan, changes: CommitChanges) -> pa.Table:
     before = read_rows(scan, changes.before, changes.before_key)
     after = read_rows(scan, changes.after, changes.after_key)
     keys = [*scan.schema.tag_names, TIME_COLUMN]
+    if changes.touched:
+        before, after = _touched_keys_only(scan, changes, before, after, keys)
     rows, kinds = diff_rows(before, after, keys)
     return _with_commit(rows, kinds, changes.version, changes.timestamp_ms)
+
+
+def _touched_keys_only(
+    scan: ResolvedScan,
+    changes: CommitChanges,
+    before: pa.Table,
+    after: pa.Table,
+    keys: Sequence[str],
+) -> tuple[pa.Table, pa.Table]:
+    """``before`` and ``after`` reduced to the keys the commit's own parts hold: no other key
+    can have changed (:mod:`tsfile_catalog.metadata.change_feed`), and a small correction of
+    a large table then compares a few rows instead of sorting all of them. Left whole when a
+    touched key has a null TAG (a hash join matches no null)."""
+    own = [p for p in (*changes.before, *changes.after) if p.path in changes.touched]
+    unique = {p.path: p for p in own}
+    touched = read_rows(scan, list(unique.values()), "keep").select(list(keys))
+    if any(touched.column(k).null_count for k in keys):
+        return before, after
+    touched = touched.group_by(list(keys)).aggregate([])
+    return (
+        before.join(touched, list(keys), join_type="left semi"),
+        after.join(touched, list(keys), join_type="left semi"),
+    )
 
 
 def net_changes(

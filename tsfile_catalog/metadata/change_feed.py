@@ -67,6 +67,10 @@ class CommitChanges:
     after: tuple[PartFile, ...]
     before_key: KeyMode
     after_key: KeyMode
+    # The parts the commit removed or added (paths), when the other parts of ``before`` and
+    # ``after`` were taken only because they may share a key with them: only the keys these
+    # hold can have changed.
+    touched: frozenset[str] = frozenset()
 
     @property
     def empty(self) -> bool:
@@ -116,6 +120,7 @@ def plan_commit(
         _key_scope(after, touched),
         before_key,
         after_key,
+        frozenset(p.path for p in touched),
     )
 
 
