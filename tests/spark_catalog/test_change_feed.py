@@ -139,3 +139,21 @@ def test_read_change_feed_without_the_extensions_is_refused_by_name(tmp_path: Pa
             parallelism=None,
             user_options={"readChangeFeed": "true", "startingVersion": "0"},
         )
+
+
+def test_a_stream_of_a_catalog_table_reads_its_changes(
+    spark: SparkSession, table: str, tmp_path: Path
+) -> None:
+    rows: list[Any] = []
+    query = (
+        spark.readStream.option("readChangeFeed", "true")
+        .option("startingVersion", 2)
+        .table(table)
+        .writeStream.foreachBatch(lambda batch, _: rows.extend(batch.collect()))
+        .option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination()
+    expected = spark.sql(f"SELECT * FROM table_changes('{table}', 2, 5)")
+    assert sorted(tuple(r)[:-1] for r in rows) == _rows(expected)

@@ -13,6 +13,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
 import org.apache.spark.sql.connector.catalog.CatalogPlugin;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -165,6 +166,23 @@ final class ChangeFeeds {
         Option.empty());
   }
 
+  /** {@code spark.readStream.option("readChangeFeed", "true").table(...)}: the changes. */
+  private static LogicalPlan stream(StreamingRelationV2 stream) {
+    TsFileCatalog catalog = (TsFileCatalog) stream.catalog().get();
+    DataSourceV2Relation changes =
+        relation(catalog, stream.identifier().get(), stream.extraOptions(), null);
+    return stream.copy(
+        stream.source(),
+        stream.sourceName(),
+        changes.table(),
+        stream.extraOptions(),
+        changes.output(),
+        stream.catalog(),
+        stream.identifier(),
+        stream.v1Relation(),
+        stream.sourceIdentifyingName());
+  }
+
   /** The resolution rule: a table relation read with {@code readChangeFeed} reads its changes. */
   static final class Resolve extends Rule<LogicalPlan> {
     @Override
@@ -173,6 +191,14 @@ final class ChangeFeeds {
           new scala.runtime.AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
             @Override
             public boolean isDefinedAt(LogicalPlan node) {
+              if (node instanceof StreamingRelationV2) {
+                StreamingRelationV2 stream = (StreamingRelationV2) node;
+                return stream.table() instanceof TsFileTable
+                    && stream.catalog().isDefined()
+                    && stream.catalog().get() instanceof TsFileCatalog
+                    && stream.identifier().isDefined()
+                    && stream.extraOptions().getBoolean("readChangeFeed", false);
+              }
               if (!(node instanceof DataSourceV2Relation)) {
                 return false;
               }
@@ -186,6 +212,9 @@ final class ChangeFeeds {
 
             @Override
             public LogicalPlan apply(LogicalPlan node) {
+              if (node instanceof StreamingRelationV2) {
+                return stream((StreamingRelationV2) node);
+              }
               DataSourceV2Relation relation = (DataSourceV2Relation) node;
               return relation(
                   (TsFileCatalog) relation.catalog().get(),
