@@ -671,6 +671,93 @@ def parse_stream_options(stream: Mapping[str, str], read: ReadOptions) -> Stream
     )
 
 
+# -- the change data feed (readChangeFeed, docs/sql.md) ----------------------------------------
+
+_CHANGE_FEED_KEYS = ("readChangeFeed", "endingVersion", "endingTimestamp", "deduplicationMode")
+_DEDUPLICATION_MODES = {"none": False, "dropcarryovers": False, "netchanges": True}
+
+
+@dataclass(frozen=True)
+class ChangeFeedOptions:
+    """A change feed's range (Delta's option names; both ends included) and whether it is
+    the range's net changes (Spark's ``deduplicationMode = netChanges``). The start comes
+    from ``startingVersion``/``startingTimestamp``, which a stream reads too."""
+
+    starting_version: int | None = None
+    starting_timestamp: str | None = None
+    ending_version: int | None = None
+    ending_timestamp: str | None = None
+    net: bool = False
+
+
+def split_change_feed_options(
+    options: Mapping[str, str],
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(every other option, the change feed's own), names matched case-insensitively."""
+    canonical = {k.lower(): k for k in _CHANGE_FEED_KEYS}
+    rest: dict[str, str] = {}
+    own: dict[str, str] = {}
+    for key, value in options.items():
+        if key.lower() in canonical:
+            own[canonical[key.lower()]] = value
+        else:
+            rest[key] = value
+    return rest, own
+
+
+def reads_change_feed(own: Mapping[str, str]) -> bool:
+    """Whether ``readChangeFeed`` is on (``own`` as :func:`split_change_feed_options` splits).
+
+    Raises:
+        OptionError: its value is no boolean, or an ending option without it.
+    """
+    enabled = _bool(own, "readChangeFeed", False)
+    if not enabled:
+        extra = sorted(k for k in own if k != "readChangeFeed")
+        if extra:
+            raise OptionError(
+                f"option '{extra[0]}' applies to a change feed only: set readChangeFeed=true"
+            )
+    return enabled
+
+
+def parse_change_feed_options(
+    own: Mapping[str, str], stream: Mapping[str, str], *, streaming: bool
+) -> ChangeFeedOptions:
+    """The range of a change feed: ``own`` and ``stream`` as the split functions return them.
+
+    Raises:
+        OptionError: naming the option at fault.
+    """
+    starting: int | None = None
+    text = str(stream.get("startingVersion", "")).strip()
+    if text.lower() == "latest" and not streaming:
+        raise OptionError(
+            "option 'startingVersion' = 'latest' applies to a stream; a batch change feed "
+            "needs a version number"
+        )
+    if text and text.lower() != "latest":
+        starting = _int(stream, "startingVersion", None, 0)
+    mode = str(own.get("deduplicationMode", "dropCarryovers")).strip()
+    if mode.lower() not in _DEDUPLICATION_MODES:
+        raise OptionError(
+            f"option 'deduplicationMode' = {mode!r}: use 'none', 'dropCarryovers' or 'netChanges'"
+        )
+    if streaming:
+        extra = sorted(k for k in own if k in ("endingVersion", "endingTimestamp"))
+        if extra:
+            raise OptionError(
+                f"option '{extra[0]}' bounds a batch change feed; a stream has no end"
+            )
+    return ChangeFeedOptions(
+        starting_version=starting,
+        starting_timestamp=str(stream.get("startingTimestamp", "")).strip() or None,
+        ending_version=_int(own, "endingVersion", None, 0),
+        ending_timestamp=str(own.get("endingTimestamp", "")).strip() or None,
+        net=_DEDUPLICATION_MODES[mode.lower()],
+    )
+
+
 # -- the streaming sink (issue 11) ----------------------------------------------------------
 
 # What ``df.writeStream.format("tsfile")`` accepts beyond the batch write options. Spark hands

@@ -25,6 +25,12 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from tsfile_catalog.datasource.change_feed import (
+    TsFileChangeFeedReader,
+    change_feed_schema,
+    check_batch_options,
+    check_stream_options,
+)
 from tsfile_catalog.datasource.compat import check_pyspark_version
 from tsfile_catalog.datasource.partial_aggregates import TsFilePartialReader, partial_schema
 from tsfile_catalog.datasource.reader import TsFileScanReader
@@ -41,12 +47,15 @@ from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partia
 from tsfile_catalog.options import (
     ReadOptions,
     StreamOptions,
+    parse_change_feed_options,
     parse_read_options,
     parse_stream_options,
     parse_stream_write_options,
     parse_write_options,
     qualify_local_path,
+    reads_change_feed,
     relation_write_options,
+    split_change_feed_options,
     split_stream_options,
 )
 
@@ -128,8 +137,17 @@ class TsFileDataSource(DataSource):
         return options
 
     @cached_property
+    def _change_feed_options(self) -> tuple[dict[str, str], dict[str, str]]:
+        """(every other option, the change feed's own: readChangeFeed, endingVersion, ...)."""
+        return split_change_feed_options(self._options)
+
+    @cached_property
+    def _reads_change_feed(self) -> bool:
+        return reads_change_feed(self._change_feed_options[1])
+
+    @cached_property
     def _split_options(self) -> tuple[dict[str, str], dict[str, str]]:
-        return split_stream_options(self._options)
+        return split_stream_options(self._change_feed_options[0])
 
     @cached_property
     def _given_read_options(self) -> ReadOptions:
@@ -186,6 +204,8 @@ class TsFileDataSource(DataSource):
         return spark_schema(self._scan.schema, self._columns, self._read_options.timestamp_as)
 
     def schema(self) -> StructType:
+        if self._reads_change_feed:
+            return change_feed_schema(self._scan, self._read_options)
         # Resolve everything that can fail now, at load(), so errors surface before any job.
         _ = self._where
         # load() does not tell a batch read from a stream: streaming options shape the schema
@@ -193,6 +213,8 @@ class TsFileDataSource(DataSource):
         return stream_schema(self._batch_schema(), self._stream_options)
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if self._reads_change_feed:
+            return self._change_feed_reader(schema)
         streaming = sorted(self._split_options[1])
         if streaming:
             raise OptionError(
@@ -224,6 +246,19 @@ class TsFileDataSource(DataSource):
             expected = schema
         return TsFileScanReader(self._scan, self._read_options, columns, expected, self._where)
 
+    def _change_feed_reader(self, schema: StructType) -> DataSourceReader:
+        check_batch_options(self._given_read_options, sorted(self._split_options[1]))
+        if self._scan.version is None:
+            raise OptionError(
+                f"option 'readChangeFeed' needs a table with a manifest: {self._read_options.path} "
+                "is plain TsFiles without versions"
+            )
+        _check_schema(schema, self.schema())
+        feed = parse_change_feed_options(
+            self._change_feed_options[1], self._split_options[1], streaming=False
+        )
+        return TsFileChangeFeedReader(self._scan, self._read_options, feed, self.schema())
+
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         # Admission control (latestOffset(start, limit), getDefaultReadLimit) and
         # Trigger.AvailableNow for Python sources arrived in 4.2, the package's floor: checked
@@ -250,6 +285,20 @@ class TsFileDataSource(DataSource):
                 "plain TsFiles without versions (adopt it with tsfile_catalog.adopt_table)"
             )
         _check_schema(schema, self.schema())
+        if self._reads_change_feed:
+            check_stream_options(self._given_read_options, self._stream_options)
+            parse_change_feed_options(
+                self._change_feed_options[1], self._split_options[1], streaming=True
+            )
+            return TsFileStreamReader(
+                self._scan,
+                self._read_options,
+                self._stream_options,
+                self._scan.schema.names,
+                self.schema(),
+                None,
+                change_feed=True,
+            )
         return TsFileStreamReader(
             self._scan,
             self._read_options,

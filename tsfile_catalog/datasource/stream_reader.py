@@ -39,13 +39,17 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from tsfile_catalog.datasource.change_feed import output_batch
 from tsfile_catalog.datasource.reader import TsFilePartition, TsFileScanReader
 from tsfile_catalog.datasource.types import arrow_schema, to_output
 from tsfile_catalog.datasource.watermark import MARKER_COLUMN
+from tsfile_catalog.exec.change_feed import commit_changes
 from tsfile_catalog.exec.source import ResolvedScan
+from tsfile_catalog.metadata.change_feed import CommitChanges
 from tsfile_catalog.metadata.changes import (
     Segment,
     StreamOffset,
+    batch_changes,
     batch_complete_until,
     batch_parts,
     plan_batch,
@@ -73,11 +77,13 @@ class TsFileStreamPartition(InputPartition):
         scan: ResolvedScan | None,
         slices: Sequence[ReadSlice] = (),
         marker: int | None = None,
+        change: CommitChanges | None = None,
     ) -> None:
         super().__init__(index)
         self.scan = scan
         self.slices = tuple(slices)
         self.marker = marker
+        self.change = change  # a change feed's task: one commit's changes
 
 
 class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -89,8 +95,12 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         columns: Sequence[str],
         schema: StructType,
         where: Expr | None,
+        *,
+        change_feed: bool = False,
     ) -> None:
         self._scan = scan
+        # readChangeFeed: every commit's changes (schema: the change feed's), none refused.
+        self._change_feed = change_feed
         self._read = read
         self._stream = stream
         self._columns = tuple(columns)
@@ -167,6 +177,10 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # The last version the batch touches: a batch ending mid-version reads part of it.
         last = finish.version if finish.index > 0 else finish.version - 1
         segments = self._segments(begin, last)
+        if self._change_feed:
+            scan = self._scan.for_reading()
+            changes = batch_changes(segments, begin, finish)
+            return [TsFileStreamPartition(i, scan, change=c) for i, c in enumerate(changes)]
         parts = batch_parts(segments, begin, finish)
         out: list[InputPartition] = []
         if parts:
@@ -208,6 +222,7 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             begin,
             stop,
             skip_change_commits=self._stream.skip_change_commits,
+            change_feed=self._change_feed,
             storage_options=self._read.storage_options,
         )
 
@@ -222,6 +237,9 @@ class TsFileStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if partition.marker is not None:
             return iter([self._marker(partition.marker)])
         assert partition.scan is not None
+        if partition.change is not None:
+            raw = commit_changes(partition.scan, partition.change)
+            return iter(output_batch(raw, partition.scan, self._schema, self._read).to_batches())
         batches = self._batch_reader(partition.scan).read(
             TsFilePartition(partition.value, partition.slices)
         )

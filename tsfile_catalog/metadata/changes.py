@@ -10,6 +10,10 @@ Commits that only rearranged rows (``data_change=False``: OPTIMIZE) contribute n
 commit that removed data (overwrite, DELETE, DROP PART, a RESTORE that removes parts) cannot be
 streamed as an append: it stops the stream with :class:`ChangeCommitError`, unless the
 reader skips such commits whole (``skipChangeCommits``, Delta's name and meaning).
+
+A change feed stream (``readChangeFeed``) reads every commit instead, removals included: each
+segment holds one unit, the commit's :class:`~tsfile_catalog.metadata.change_feed.
+CommitChanges` (its changes are computed whole), so offsets and limits count commits there.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tsfile_catalog.exceptions import ChangeCommitError, OptionError
+from tsfile_catalog.metadata.change_feed import CommitChanges
 from tsfile_catalog.metadata.manifest.model import AddPart, Commit, RemovePart
 from tsfile_catalog.metadata.parts import PartFile
 
@@ -28,6 +33,7 @@ __all__ = [
     "commit_segment",
     "plan_batch",
     "batch_parts",
+    "batch_changes",
     "batch_complete_until",
 ]
 
@@ -104,6 +110,13 @@ class Segment:
     snapshot: bool = False
     # Why a stream cannot pass this commit (it removed data); raised when a batch reaches it.
     refusal: str | None = None
+    # A change feed's segment: the commit's changes, read as one unit (``parts`` is empty).
+    change: CommitChanges | None = None
+
+    @property
+    def units(self) -> Sequence[PartFile | CommitChanges]:
+        """What offsets count in this segment: its parts, or its commit's changes."""
+        return self.parts if self.change is None else (self.change,)
 
 
 def commit_segment(commit: Commit, *, skip_change_commits: bool) -> Segment:
@@ -158,7 +171,7 @@ def plan_batch(
                 return position
             raise ChangeCommitError(segment.refusal)
         first = position.index if segment.version == position.version else 0
-        for part in segment.parts[first:]:
+        for part in segment.units[first:]:
             over_parts = max_parts is not None and parts + 1 > max_parts
             over_rows = max_rows is not None and rows + part.row_count > max_rows
             if parts and (over_parts or over_rows):
@@ -179,13 +192,27 @@ def batch_parts(
 ) -> list[PartFile]:
     """The parts read between ``start`` and ``end`` (offsets :func:`plan_batch` returned),
     in stream order."""
-    out: list[PartFile] = []
+    return [u for u in _batch_units(segments, start, end) if isinstance(u, PartFile)]
+
+
+def batch_changes(
+    segments: Sequence[Segment], start: StreamOffset, end: StreamOffset
+) -> list[CommitChanges]:
+    """The commits' changes read between ``start`` and ``end`` (a change feed stream)."""
+    return [u for u in _batch_units(segments, start, end) if isinstance(u, CommitChanges)]
+
+
+def _batch_units(
+    segments: Sequence[Segment], start: StreamOffset, end: StreamOffset
+) -> list[PartFile | CommitChanges]:
+    out: list[PartFile | CommitChanges] = []
     for segment in segments:
         lo = start.index if segment.version == start.version else 0
         if segment.version < start.version or segment.version > end.version:
             continue
-        hi = end.index if segment.version == end.version else len(segment.parts)
-        out.extend(segment.parts[lo:hi])
+        units = segment.units
+        hi = end.index if segment.version == end.version else len(units)
+        out.extend(units[lo:hi])
     return out
 
 

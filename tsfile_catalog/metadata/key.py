@@ -40,6 +40,7 @@ __all__ = [
     "merged_slices",
     "merged_slices_by_part",
     "close_over_key_overlap",
+    "may_share_key",
 ]
 
 KEY_DUPLICATES = "key.duplicates"
@@ -217,13 +218,15 @@ def close_over_key_overlap(parts: Sequence[PartFile], chosen: Iterable[int]) -> 
     while frontier:
         i = frontier.pop()
         for j, other in enumerate(parts):
-            if j not in out and _may_share_key(parts[i], other):
+            if j not in out and may_share_key(parts[i], other):
                 out.add(j)
                 frontier.append(j)
     return frozenset(out)
 
 
-def _may_share_key(a: PartFile, b: PartFile) -> bool:
+def may_share_key(a: PartFile, b: PartFile) -> bool:
+    """Whether parts of two different writes may hold a row with the same key (their time
+    ranges for some device meet; anywhere in their time ranges without device lists)."""
     if a.key_sequence == b.key_sequence:
         return False
     if a.row_count == 0 or b.row_count == 0:

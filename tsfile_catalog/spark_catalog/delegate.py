@@ -5,7 +5,7 @@ this driver (as PySpark's ``foreachBatch`` and streaming listeners are called), 
 and out. Every answer comes from the package's own code: :mod:`.tables` for tables and
 namespaces, :mod:`.scans` for pushdown and scan options, :mod:`.deletes` for DELETE FROM,
 :mod:`.rewrites` for the scans of copy-on-write UPDATE, MERGE and DELETE, :mod:`.replace`
-for an overwrite by condition's pre-staged rewrites.
+for an overwrite by condition's pre-staged rewrites, :mod:`.changelog` for change feeds.
 Errors go back as data (a kind and a message) so the adapter raises Spark's own exceptions:
 ``NoSuchTableException`` for a missing table, an ``IllegalArgumentException`` carrying this
 package's message otherwise.
@@ -23,6 +23,7 @@ from tsfile_catalog.exceptions import TableExistsError, TableNotFoundError, TsFi
 from tsfile_catalog.metadata.time_top import TimeTop
 from tsfile_catalog.spark_catalog import (
     aggregates,
+    changelog,
     deletes,
     procedures,
     replace,
@@ -223,6 +224,7 @@ _OPERATIONS: dict[str, _Handler] = {
         r["scan"], r["predicates"], r["time_zone"]
     ),
     "plan_scan": _plan,
+    "plan_changes": lambda d, r: changelog.plan_changes(d.warehouse(r), r),
     "list_procedures": lambda d, r: (
         list(procedures.PROCEDURES) if r["namespace"] == [procedures.NAMESPACE] else []
     ),

@@ -216,6 +216,15 @@ def plan_scan(
         OptionError: a read option of the user's that the plan sets itself.
     """
     schema = _table_schema(scan)
+    if any(key.lower() == "readchangefeed" for key in user_options):
+        # The extensions' rule turns such a read into the table's changes before any scan is
+        # planned; reaching here, they are not installed in this session.
+        raise OptionError(
+            f"read option 'readChangeFeed' on catalog table {scan['table']!r} needs the "
+            "plugin's session extensions (spark.sql.extensions = "
+            'io.tsfilecatalog.spark.TsFileExtensions; docs/spark-catalog.md, "Change data '
+            'feed")'
+        )
     planned = {key.lower() for key in _PLANNED}
     for key in user_options:
         if key.lower() in planned:

@@ -274,6 +274,15 @@ def _text_order(tree: exp.Expr, found: list[_Found]) -> Callable[[_Found], int]:
 
 
 def _candidate(node: exp.Table, scope: Scope) -> _Found | None:
+    function = node.this
+    if isinstance(function, exp.Anonymous) and function.name.lower() == _TABLE_CHANGES:
+        # The catalog plugin's table function: Spark resolves it through the plugin only.
+        raise SqlError(
+            f"{_TABLE_CHANGES}(...) reads a table's change data feed through the catalog "
+            "plugin, which does not serve this warehouse in this session (docs/spark-catalog.md,"
+            " \"Change data feed\"); without it use spark.read.format('tsfile')"
+            ".option('readChangeFeed', 'true') on the table's location, or Table.changes"
+        )
     url = table_url_from_sqlglot(node)
     if url is not None:
         return _Found(
@@ -300,6 +309,9 @@ def _candidate(node: exp.Table, scope: Scope) -> _Found | None:
         alias=node.alias or None,
         time_travel=time_travel_from_sqlglot(version) if version is not None else None,
     )
+
+
+_TABLE_CHANGES = "table_changes"
 
 
 def _visible(scope: Scope, local: dict[int, list[_Found]]) -> list[_Found]:

@@ -10,8 +10,12 @@ from typing import Any
 
 from tsfile_catalog.exceptions import OptionError, TableNotFoundError, VersionNotFoundError
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.change_feed import CommitChanges
 from tsfile_catalog.metadata.changes import Segment, StreamOffset, commit_segment
+from tsfile_catalog.metadata.key import key_mode
+from tsfile_catalog.metadata.manifest import Snapshot
 from tsfile_catalog.table.cache import identify
+from tsfile_catalog.table.change_feed import plan_change_feed
 from tsfile_catalog.table.handle import Table
 from tsfile_catalog.table.log import Listing, list_log, no_table, read_commits
 from tsfile_catalog.table.snapshots import load_snapshot, time_travel_ms, version_at
@@ -115,6 +119,7 @@ def stream_segments(
     stop: int,
     *,
     skip_change_commits: bool,
+    change_feed: bool = False,
     storage_options: Mapping[str, Any] | None = None,
 ) -> list[Segment]:
     """The segments from ``start`` through version ``stop``: the snapshot segment when
@@ -123,6 +128,9 @@ def stream_segments(
 
     Only the versions the stream still needs must exist: it resumes after EXPIRE SNAPSHOTS
     when its offset is at or past the oldest version kept.
+
+    With ``change_feed`` each segment holds its commit's changes instead (removals included,
+    none refused), and a snapshot segment the whole table as inserts.
 
     Raises:
         TableNotFoundError: ``start`` records another table than the one at ``url`` now.
@@ -139,9 +147,19 @@ def stream_segments(
     if start.snapshot:
         snapshot = load_snapshot(io, location, listing, start.version, use_cache=True)
         table = Table(io, location, snapshot, use_cache=True)
-        segments.append(Segment(snapshot.version, snapshot.parts, table.complete_until(), True))
+        if change_feed:
+            segments.append(Segment(snapshot.version, (), None, True, change=_inserts(snapshot)))
+        else:
+            segments.append(Segment(snapshot.version, snapshot.parts, table.complete_until(), True))
         first += 1
     if first > stop:
+        return segments
+    if change_feed:
+        feed = plan_change_feed(
+            url, starting_version=first, ending_version=stop, storage_options=storage_options
+        )
+        changed = {c.version: c for c in feed.commits}
+        segments.extend(Segment(v, (), change=changed.get(v)) for v in range(first, stop + 1))
         return segments
     # Commit ``first`` decodes with the schema after it as well as with the one before (a
     # commit that changes the schema carries the new one, and decoding uses that), and
@@ -151,6 +169,14 @@ def stream_segments(
     commits = read_commits(io, location, listing, first, stop, after.schema)
     segments.extend(commit_segment(c, skip_change_commits=skip_change_commits) for c in commits)
     return segments
+
+
+def _inserts(snapshot: Snapshot) -> CommitChanges:
+    """The whole table at ``snapshot`` as the changes of its version: every row an insert."""
+    key = key_mode(snapshot.properties)
+    return CommitChanges(
+        snapshot.version, snapshot.timestamp_ms, (), tuple(snapshot.parts), key, key
+    )
 
 
 def _expired_offset(location: str, start: StreamOffset, oldest: int) -> VersionNotFoundError:

@@ -51,6 +51,8 @@ from tsfile_catalog.table.optimize import DeleteResult, delete
 from tsfile_catalog.table.snapshots import commit_info, resolve_snapshot
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from tsfile_catalog.exec.table_scan import TableScan
     from tsfile_catalog.formats.tsfile import WriteSettings
     from tsfile_catalog.table.part_index import PartIndex
@@ -303,6 +305,42 @@ class Table:
             unit=table.time_unit(unit),
             time_zone=time_zone,
             max_workers=max_workers,
+        )
+
+    def changes(
+        self,
+        starting_version: int | None = None,
+        ending_version: int | None = None,
+        *,
+        starting_timestamp: str | int | None = None,
+        ending_timestamp: str | int | None = None,
+        timestamp_as: TimestampAs = "long",
+        time_zone: str | None = None,
+        net: bool = False,
+    ) -> pa.Table:
+        """The change data feed: the rows the commits ``starting_version`` through
+        ``ending_version`` (both included; default this version) inserted, deleted or
+        updated; the columns, bounds, ``net`` and errors of
+        :func:`~tsfile_catalog.table.change_feed.changes_table` (docs/sql.md, "Change data
+        feed"). ``timestamp_as``: ``time`` and TIMESTAMP columns as raw int64 or timestamps.
+        """
+        # Imported here: the change feed reads with pyarrow, which opening a table never needs.
+        from tsfile_catalog.table.change_feed import changes_table
+
+        if ending_version is None and ending_timestamp is None:
+            ending_version = self.version
+        return changes_table(
+            self._location,
+            starting_version=starting_version,
+            ending_version=ending_version,
+            starting_timestamp=starting_timestamp,
+            ending_timestamp=ending_timestamp,
+            timestamp_as=timestamp_as,
+            unit=self.time_unit(),
+            time_zone=time_zone,
+            net=net,
+            storage_options=self._io.storage_options,
+            use_cache=self._use_cache,
         )
 
     # -- data verbs (deltalake's dt.delete, pyiceberg's append/overwrite): the rest are

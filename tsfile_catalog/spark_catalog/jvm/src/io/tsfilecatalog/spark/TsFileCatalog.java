@@ -128,6 +128,20 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
     }
   }
 
+  /** The request naming {@code ident} in this catalog (the change feed's, {@link ChangeFeeds}). */
+  ObjectNode tableRequest(Identifier ident) {
+    return request(ident);
+  }
+
+  /** {@code ... FROM t CHANGES FROM VERSION a [TO VERSION b]} (Spark 4.3, SPARK-55948). */
+  @Override
+  public org.apache.spark.sql.connector.catalog.Changelog loadChangelog(
+      Identifier ident,
+      org.apache.spark.sql.connector.catalog.ChangelogContext context,
+      CaseInsensitiveStringMap options) {
+    return TsFileChangelog.load(request(ident), context, options);
+  }
+
   @Override
   public void invalidateTable(Identifier ident) {
     // Nothing is cached here: every loadTable reads the registry and the latest version.

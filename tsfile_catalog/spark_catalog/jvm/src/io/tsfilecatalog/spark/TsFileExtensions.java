@@ -39,6 +39,15 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
             return new Installed();
           }
         });
+    // The change data feed: readChangeFeed on a table's relation, and table_changes(...).
+    extensions.injectResolutionRule(
+        new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+          @Override
+          public Rule<LogicalPlan> apply(SparkSession session) {
+            return new ChangeFeeds.Resolve();
+          }
+        });
+    extensions.injectTableFunction(ChangeFeeds.tableFunction());
     return BoxedUnit.UNIT;
   }
 
