@@ -19,7 +19,7 @@ from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.session import HIDE_TRACEBACK_CONF
 from tsfile_catalog.spark_catalog.build import build_jar
-from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, WAREHOUSE_OPTION
+from tsfile_catalog.spark_catalog.wiring import CATALOG_PREFIX, WAREHOUSE_OPTION, catalog_class
 from tsfile_catalog.storage_options import spark_redaction_regex
 
 __all__ = [
@@ -82,7 +82,7 @@ def catalog_config(
     settings = {
         _JARS: str(build_jar()),
         _EXTENSIONS: EXTENSIONS_CLASS,
-        catalog: CATALOG_CLASS,
+        catalog: catalog_class(name),
         f"{catalog}.{WAREHOUSE_OPTION}": location,
     }
     settings.update({f"{catalog}.fs.{k}": str(v) for k, v in sorted(fs_options.items())})

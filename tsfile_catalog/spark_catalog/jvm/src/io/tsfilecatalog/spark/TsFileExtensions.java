@@ -39,6 +39,14 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
             return new Installed();
           }
         });
+    // A session catalog's check of what Spark creates in its built-in catalog directly.
+    extensions.injectCheckRule(
+        new AbstractFunction1<SparkSession, scala.Function1<LogicalPlan, BoxedUnit>>() {
+          @Override
+          public scala.Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
+            return new SessionCatalogCheck(session);
+          }
+        });
     return BoxedUnit.UNIT;
   }
 
