@@ -156,8 +156,9 @@ def test_a_parquet_and_a_tsfile_table_join_in_default(
 def test_a_name_is_one_tables_whichever_catalog_creates_it(
     session: SparkSession, names: dict[str, str]
 ) -> None:
-    """A Parquet table, a CTAS or a view over a tsfile table's name, and a tsfile table over
-    a Parquet table's, are refused in one line naming the table; nothing is created."""
+    """A Parquet table, a CTAS, a view, a DataFrame write with the default source or a rename
+    onto a tsfile table's name, and a tsfile table over a Parquet table's, are refused in one
+    line naming the table; nothing is created (a write naming tsfile appends)."""
     n = names
     _create(session, n)
     try:
@@ -171,6 +172,14 @@ def test_a_name_is_one_tables_whichever_catalog_creates_it(
             message = _error(session, sql)
             assert f"default.{n['readings']} is a tsfile table in the warehouse" in message, sql
             assert len(message.splitlines()) == 1, message
+        # A DataFrame write with the default source, and a rename, are Spark's v1 commands.
+        rows = session.createDataFrame([(9, "bj", 0.5)], "time BIGINT, city STRING, temp DOUBLE")
+        with pytest.raises(Exception) as caught:  # noqa: PT011 - Spark's own exception class
+            rows.write.mode("append").saveAsTable(n["readings"])
+        assert "a DataFrame write into it names .format('tsfile')" in str(caught.value)
+        rows.write.format("tsfile").mode("append").saveAsTable(n["readings"])
+        message = _error(session, f"ALTER TABLE {n['cities']} RENAME TO {n['readings']}")
+        assert f"RENAME TO default.{n['readings']}: default.{n['readings']} is a tsfile" in message
         message = _error(
             session,
             f"CREATE TABLE {n['cities']} (time BIGINT, city STRING, v DOUBLE) USING tsfile "
@@ -178,7 +187,7 @@ def test_a_name_is_one_tables_whichever_catalog_creates_it(
         )
         assert "TABLE_OR_VIEW_ALREADY_EXISTS" in message and n["cities"] in message
         assert _tables(session) == before
-        assert _rows(session, f"SELECT count(*) FROM {n['readings']}") == [(4,)]
+        assert _rows(session, f"SELECT count(*) FROM {n['readings']}") == [(5,)]
         assert _rows(session, f"SELECT count(*) FROM {n['cities']}") == [(3,)]
     finally:
         session.sql(f"DROP TABLE IF EXISTS {n['readings']}")
@@ -229,3 +238,16 @@ def test_namespaces_hold_both_kinds_of_table(session: SparkSession, names: dict[
     session.sql(f"DROP NAMESPACE {namespace} CASCADE")
     assert namespace not in {r.namespace for r in session.sql("SHOW NAMESPACES").collect()}
     assert "TABLE_OR_VIEW_NOT_FOUND" in _error(session, f"SELECT * FROM {namespace}.{n['cities']}")
+
+
+def test_the_plain_catalog_as_spark_catalog_names_the_session_class(
+    spark: SparkSession, session: SparkSession, tmp_path: Path
+) -> None:
+    """``TsFileCatalog`` itself as ``spark_catalog`` serves tsfile tables only: its refusal
+    of a Parquet table says which class keeps them in Spark's catalog."""
+    plain = spark.newSession()
+    plain.conf.set("spark.sql.catalog.spark_catalog", "io.tsfilecatalog.spark.TsFileCatalog")
+    plain.conf.set("spark.sql.catalog.spark_catalog.warehouse", str(tmp_path / "plain"))
+    message = _error(plain, f"CREATE TABLE p_{uuid.uuid4().hex[:8]} (x INT) USING parquet")
+    assert "the tsfile catalog holds tsfile tables only" in message
+    assert "as spark_catalog, io.tsfilecatalog.spark.TsFileSessionCatalog keeps" in message

@@ -66,7 +66,9 @@ def route(warehouse: Warehouse, request: Mapping[str, Any]) -> str:
             raise TableExistsError(
                 f"{statement} {shown}{using}: {shown} is a tsfile table in the "
                 f"warehouse {warehouse.registry.warehouse} (the session catalog keeps one "
-                "object per name)"
+                "object per name"
+                # saveAsTable without a format asks for the default source's table.
+                + ("; a DataFrame write into it names .format('tsfile'))" if using else ")")
             )
         return BUILT_IN
     ours = _held(warehouse, namespace, name)

@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.analysis.PersistedView$;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.connector.catalog.CatalogPlugin;
+import org.apache.spark.sql.execution.command.AlterTableRenameCommand;
 import org.apache.spark.sql.execution.command.CreateDataSourceTableAsSelectCommand;
 import org.apache.spark.sql.execution.command.CreateDataSourceTableCommand;
 import org.apache.spark.sql.execution.command.CreateTableCommand;
@@ -15,10 +16,10 @@ import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
 
 /**
- * An analysis check of {@link TsFileSessionCatalog}'s sessions: Spark creates a table of a v1
- * source (Parquet, ORC, CSV, Hive, ...) and a persistent view in its built-in catalog without
- * asking the session catalog, so a name the warehouse holds is refused here, before the
- * command runs, as the session catalog refuses it for every other create.
+ * An analysis check of {@link TsFileSessionCatalog}'s sessions: Spark creates (and renames) a
+ * table of a v1 source (Parquet, ORC, CSV, Hive, ...) and a persistent view in its built-in
+ * catalog without asking the session catalog, so a name the warehouse holds is refused here,
+ * before the command runs, as the session catalog refuses it for every other create.
  */
 final class SessionCatalogCheck extends AbstractFunction1<LogicalPlan, BoxedUnit> {
   private final SparkSession session;
@@ -37,6 +38,13 @@ final class SessionCatalogCheck extends AbstractFunction1<LogicalPlan, BoxedUnit
       name = table.identifier();
       statement = "CREATE TABLE";
       provider = table.provider().getOrElse(() -> null);
+    } else if (plan instanceof AlterTableRenameCommand) {
+      AlterTableRenameCommand rename = (AlterTableRenameCommand) plan;
+      TableIdentifier to = rename.newName();
+      // RENAME TO keeps the table's database when the new name gives none (Spark's rule).
+      name = to.database().isDefined() ? to : to.copy(to.table(), rename.oldName().database(),
+          to.catalog());
+      statement = "RENAME TO";
     } else if (plan instanceof CreateViewCommand) {
       CreateViewCommand create = (CreateViewCommand) plan;
       if (create.viewType() == PersistedView$.MODULE$) {
