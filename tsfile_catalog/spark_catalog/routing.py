@@ -10,9 +10,10 @@ warehouse and hands everything else to Spark's built-in catalog, as Iceberg's
   the built-in catalog's otherwise; a name the other catalog holds is refused;
 - an existing name is the warehouse's when it registers it (or it is one of a tsfile
   table's metadata tables), the built-in catalog's otherwise;
-- a name both hold (a view created over a tsfile table's name, a table another client made)
-  is an error for every statement but ``DROP TABLE``, which drops the tsfile table first, as
-  Iceberg's session catalog drops its own table first; the name is then the built-in one's.
+- a name both hold (registered in the warehouse by another client, or created by a session
+  without the plugin's extensions, whose check refuses Spark's own v1 creates) is an error
+  for every statement but ``DROP TABLE``, which drops the tsfile table first, as Iceberg's
+  session catalog drops its own table first; the name is then the built-in one's.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def route(warehouse: Warehouse, request: Mapping[str, Any]) -> str:
         raise SqlError(
             f"table {shown} is both a tsfile table (warehouse {warehouse.registry.warehouse}) "
             "and a table or view of Spark's built-in catalog: neither is read; DROP TABLE "
-            f"{shown} drops the tsfile table first (DROP VIEW a view), or rename one"
+            f"{shown} drops the tsfile table first, DROP VIEW {shown} the view"
         )
     if action == "rename":
         _check_rename(warehouse, request, ours=ours, shown=shown)

@@ -57,7 +57,9 @@ def catalog_config(
     """Every Spark setting the catalog plugin needs, as ``name`` over ``warehouse``.
 
     The plugin's jar (``spark.jars``, built now if need be), its session extensions, the
-    catalog class under ``spark.sql.catalog.<name>``, its warehouse (a local path made
+    catalog class under ``spark.sql.catalog.<name>`` (for ``spark_catalog``, the session
+    catalog's, which keeps every other provider's table in Spark's built-in catalog; see
+    docs/spark-catalog.md, "As the session catalog"), its warehouse (a local path made
     absolute) and its ``fs.<option>`` storage settings, the Python that Spark's workers and
     the catalog's process run (this interpreter, which has this package), and one-line
     worker errors. Pass them to ``--conf`` (``tsfile-catalog spark-conf`` prints them so) or
