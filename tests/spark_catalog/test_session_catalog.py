@@ -103,6 +103,13 @@ def test_a_parquet_and_a_tsfile_table_join_in_default(
         assert _rows(session, join.format(r=n["readings"])) == expected
 
         assert {n["readings"], n["cities"], n["ref"]} <= _tables(session)
+        # The catalog's own statements and metadata tables, with no catalog prefix.
+        history = session.sql(f"DESCRIBE HISTORY {n['readings']}").collect()
+        assert [r.operation for r in history] == ["WRITE", "CREATE"]
+        assert _rows(session, f"SELECT version FROM default.{n['readings']}.history") == [
+            (0,),
+            (1,),
+        ]
 
         described = {
             t: [(r.col_name, r.data_type) for r in session.sql(f"DESCRIBE {t}").collect()]
