@@ -168,6 +168,12 @@ def test_a_name_is_one_tables_whichever_catalog_creates_it(
     line naming the table; nothing is created (a write naming tsfile appends)."""
     n = names
     _create(session, n)
+    # The warehouse as a plain catalog of the same session: its tsfile tables.
+    session.conf.set("spark.sql.catalog.other_ts", "io.tsfilecatalog.spark.TsFileCatalog")
+    session.conf.set(
+        "spark.sql.catalog.other_ts.warehouse",
+        session.conf.get("spark.sql.catalog.spark_catalog.warehouse"),
+    )
     try:
         before = _tables(session)
         for sql in (
@@ -179,6 +185,24 @@ def test_a_name_is_one_tables_whichever_catalog_creates_it(
             message = _error(session, sql)
             assert f"default.{n['readings']} is a tsfile table in the warehouse" in message, sql
             assert len(message.splitlines()) == 1, message
+        # The session's own default source decides a CREATE TABLE without USING (not the
+        # default of the session the delegate was registered on); a view is never tsfile's.
+        session.conf.set("spark.sql.sources.default", "tsfile")
+        try:
+            message = _error(session, f"CREATE VIEW {n['readings']} AS SELECT 1 AS x")
+            session.sql(
+                f"CREATE TABLE {n['ref']} (time BIGINT, city STRING, temp DOUBLE) "
+                "TBLPROPERTIES ('tagColumns' = 'city')"
+            )
+        finally:
+            session.conf.unset("spark.sql.sources.default")
+        assert f"CREATE VIEW default.{n['readings']}: default.{n['readings']} is a" in message
+        extended = session.sql(f"DESCRIBE TABLE EXTENDED {n['ref']}").collect()
+        assert [r.data_type for r in extended if r.col_name == "Provider"] == ["tsfile"]
+        assert _rows(session, "SHOW TABLES IN other_ts.default") == [
+            ("default", n["readings"], False),
+            ("default", n["ref"], False),
+        ]
         # A DataFrame write with the default source, and a rename, are Spark's v1 commands.
         rows = session.createDataFrame([(9, "bj", 0.5)], "time BIGINT, city STRING, temp DOUBLE")
         with pytest.raises(Exception) as caught:  # noqa: PT011 - Spark's own exception class
@@ -193,12 +217,12 @@ def test_a_name_is_one_tables_whichever_catalog_creates_it(
             "TBLPROPERTIES ('tagColumns' = 'city')",
         )
         assert "TABLE_OR_VIEW_ALREADY_EXISTS" in message and n["cities"] in message
-        assert _tables(session) == before
+        assert _tables(session) == before | {n["ref"]}
         assert _rows(session, f"SELECT count(*) FROM {n['readings']}") == [(5,)]
         assert _rows(session, f"SELECT count(*) FROM {n['cities']}") == [(3,)]
     finally:
-        session.sql(f"DROP TABLE IF EXISTS {n['readings']}")
-        session.sql(f"DROP TABLE IF EXISTS {n['cities']}")
+        for table in ("readings", "cities", "ref"):
+            session.sql(f"DROP TABLE IF EXISTS {n[table]}")
 
 
 def test_a_name_both_catalogs_hold_is_an_error_until_dropped(

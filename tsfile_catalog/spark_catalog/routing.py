@@ -5,7 +5,7 @@ Configured as ``spark.sql.catalog.spark_catalog``, the plugin keeps tsfile table
 warehouse and hands everything else to Spark's built-in catalog, as Iceberg's
 ``SparkSessionCatalog`` does. The rules, each decided here:
 
-- a new table is the warehouse's when its provider (``USING``, else the session's
+- a new table is the warehouse's when its provider (``USING``, else the asking session's
   ``spark.sql.sources.default``, as Spark's own catalog reads a missing one) is ``tsfile``,
   the built-in catalog's otherwise; a name the other catalog holds is refused;
 - an existing name is the warehouse's when it registers it (or it is one of a tsfile
@@ -50,10 +50,13 @@ def route(warehouse: Warehouse, request: Mapping[str, Any]) -> str:
     in_built_in = bool(request.get("builtin_exists"))
     shown = ".".join([*namespace, name])
     if action == "create":
-        provider = request.get("provider") or str(
-            warehouse.spark.conf.get(_DEFAULT_SOURCE, "parquet")
+        # Spark's v1 creates (SessionCatalogCheck) come with their statement: never tsfile's,
+        # whatever the default source, and a view or a rename has no provider.
+        statement = request.get("statement")
+        provider = request.get("provider") or (
+            "" if statement else str(request.get("default_source") or _default_source(warehouse))
         )
-        if provider.lower() == PROVIDER:
+        if statement is None and provider.lower() == PROVIDER:
             if in_built_in:
                 raise TableExistsError(
                     f"CREATE TABLE {shown}: Spark's built-in catalog already holds a table or "
@@ -61,9 +64,8 @@ def route(warehouse: Warehouse, request: Mapping[str, Any]) -> str:
                 )
             return TSFILE
         if _registered(warehouse, namespace, name):
-            # Spark's v1 creates come checked with their statement (SessionCatalogCheck).
-            statement = request.get("statement") or "CREATE TABLE"
-            using = f" USING {provider}" if statement == "CREATE TABLE" else ""
+            statement = statement or "CREATE TABLE"
+            using = f" USING {provider}" if statement == "CREATE TABLE" and provider else ""
             raise TableExistsError(
                 f"{statement} {shown}{using}: {shown} is a tsfile table in the "
                 f"warehouse {warehouse.registry.warehouse} (the session catalog keeps one "
@@ -115,6 +117,12 @@ def _check_rename(
             f"cannot rename table {shown} to {new}: {new} is a tsfile table in the warehouse "
             f"{warehouse.registry.warehouse}"
         )
+
+
+def _default_source(warehouse: Warehouse) -> str:
+    """The default source of the session the delegate serves (the JVM sends the asking
+    session's own, which another session of the JVM may have set differently)."""
+    return str(warehouse.spark.conf.get(_DEFAULT_SOURCE, "parquet"))
 
 
 def _held(warehouse: Warehouse, namespace: Sequence[str], name: str) -> bool:

@@ -23,6 +23,7 @@ import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.internal.SQLConf;
 
 /**
  * The tsfile catalog as Spark's session catalog ({@code spark.sql.catalog.spark_catalog}), as
@@ -91,6 +92,8 @@ public class TsFileSessionCatalog extends TsFileCatalog implements CatalogExtens
     }
     ObjectNode extra = Client.object();
     extra.put("provider", properties.get(TableCatalog.PROP_PROVIDER));
+    // What a missing USING means: this session's default source, as Spark's catalog reads it.
+    extra.put("default_source", SQLConf.get().defaultDataSourceName());
     return ours("create", ident, extra);
   }
 
