@@ -147,3 +147,51 @@ def test_a_catalog_process_that_cannot_start_fails_in_one_line(
     assert "Traceback" not in done.stderr
     log = lines[0].rsplit("(log: ", 1)[1].rstrip(")")
     assert "no tsfile_catalog here" in Path(log).read_text()
+
+
+def test_spark_sql_with_the_plugin_as_the_session_catalog(tmp_path: Path) -> None:
+    """``spark-conf --name spark_catalog`` alone: spark-sql's built-in catalog (its Hive
+    metastore) keeps the Parquet table, the warehouse the tsfile table, both in ``default``;
+    the catalog process answers, and a Parquet table over the tsfile table's name is refused
+    in one line."""
+    import shlex
+
+    from tsfile_catalog import catalog_config
+    from tsfile_catalog.spark_catalog.settings import as_arguments
+
+    settings = catalog_config(str(tmp_path / "wh"), name="spark_catalog")
+    script = """
+CREATE TABLE cities (city STRING, country STRING) USING parquet;
+CREATE TABLE weather (time BIGINT, city STRING, temp DOUBLE) USING tsfile
+  TBLPROPERTIES ('tagColumns' = 'city');
+INSERT INTO cities VALUES ('bj', 'cn'), ('ny', 'us');
+INSERT INTO weather VALUES (1, 'bj', 1.5), (2, 'ny', 2.5), (3, 'bj', 3.5);
+SELECT c.country, sum(w.temp) FROM weather w JOIN cities c ON w.city = c.city
+  GROUP BY c.country ORDER BY c.country;
+SHOW TABLES;
+DROP TABLE cities;
+SHOW TABLES;
+CREATE TABLE weather (x INT) USING parquet;
+"""
+    command = [
+        str(pyspark_home() / "bin" / "spark-sql"),
+        "-S",
+        *shlex.split(as_arguments(settings)),
+        "--master",
+        "local[1]",
+        "--conf",
+        "spark.ui.enabled=false",
+        "-e",
+        script,
+    ]
+    done = run(command, cwd=tmp_path)
+    out = done.stdout.splitlines()
+    assert out[:2] == ["cn\t5.0", "us\t2.5"], done.stderr[-3000:]
+    assert sorted(out[2:4]) == ["cities", "weather"]
+    assert out[4:] == ["weather"]
+    assert done.returncode != 0
+    # spark-sql prints the error with its Java stack trace (docs/spark-catalog.md, Clients):
+    # the catalog's one line, and that line again where the trace names the exception.
+    refusals = [line for line in done.stderr.splitlines() if "is a tsfile table" in line]
+    assert refusals, done.stderr[-3000:]
+    assert all("CREATE TABLE default.weather USING parquet: " in line for line in refusals)

@@ -134,3 +134,15 @@ def test_spark_conf_errors_are_one_line(jar: str, args: tuple[str, ...], message
     code, out = _spark_conf(*args)
     assert code == 1
     assert message in out and len(out.strip().splitlines()) == 1
+
+
+def test_spark_catalog_is_served_by_the_session_catalog_class(jar: str, tmp_path: Path) -> None:
+    """As ``spark_catalog`` the plugin is the session catalog (Spark hands it its built-in
+    catalog for every table that is not tsfile's), from configure and spark-conf alike."""
+    found = tsfile_catalog.catalog_config(str(tmp_path / "wh"), name="spark_catalog")
+    assert found["spark.sql.catalog.spark_catalog"] == "io.tsfilecatalog.spark.TsFileSessionCatalog"
+    assert found["spark.sql.catalog.spark_catalog.warehouse"] == str(tmp_path / "wh")
+    code, out = _spark_conf("-w", str(tmp_path / "wh"), "--name", "spark_catalog")
+    assert code == 0, out
+    words = shlex.split(out)
+    assert "spark.sql.catalog.spark_catalog=io.tsfilecatalog.spark.TsFileSessionCatalog" in words

@@ -28,6 +28,7 @@ from tsfile_catalog.spark_catalog import (
     procedures,
     replace,
     rewrites,
+    routing,
     scans,
     statements,
 )
@@ -239,6 +240,9 @@ _OPERATIONS: dict[str, _Handler] = {
     "replace_job": lambda d, r: replace.new_job(),
     "prestage_replace": lambda d, r: replace.prestage(d.spark, r["options"], r["schema"]),
     "release_replace": lambda d, r: replace.release(r["options"]),
+    # The session catalog (TsFileSessionCatalog): which catalog serves a name.
+    "session_route": lambda d, r: routing.route(d.warehouse(r), r),
+    "session_as_select_refusal": lambda d, r: routing.as_select_refusal(r),
     "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
         r["scan"],
         command=r["command"],

@@ -25,7 +25,12 @@ from tsfile_catalog.extras import require
 from tsfile_catalog.spark_catalog import settings as _settings
 from tsfile_catalog.spark_catalog.build import JAR_NAME, jar_problem
 from tsfile_catalog.spark_catalog.settings import DEFAULT_NAME
-from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, mark_registered
+from tsfile_catalog.spark_catalog.wiring import (
+    CATALOG_CLASS,
+    CATALOG_PREFIX,
+    PLUGIN_CLASSES,
+    mark_registered,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -164,7 +169,7 @@ def _configured_catalogs(spark: SparkSession) -> list[str]:
     names = {
         key[len(_CATALOG_PREFIX) :]
         for key, value in settings
-        if key.startswith(_CATALOG_PREFIX) and value == CATALOG_CLASS
+        if key.startswith(_CATALOG_PREFIX) and value in PLUGIN_CLASSES
     }
     return sorted(names)
 

@@ -19,7 +19,7 @@ from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.session import HIDE_TRACEBACK_CONF
 from tsfile_catalog.spark_catalog.build import build_jar
-from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS, CATALOG_PREFIX, WAREHOUSE_OPTION
+from tsfile_catalog.spark_catalog.wiring import CATALOG_PREFIX, WAREHOUSE_OPTION, catalog_class
 from tsfile_catalog.storage_options import spark_redaction_regex
 
 __all__ = [
@@ -57,7 +57,9 @@ def catalog_config(
     """Every Spark setting the catalog plugin needs, as ``name`` over ``warehouse``.
 
     The plugin's jar (``spark.jars``, built now if need be), its session extensions, the
-    catalog class under ``spark.sql.catalog.<name>``, its warehouse (a local path made
+    catalog class under ``spark.sql.catalog.<name>`` (for ``spark_catalog``, the session
+    catalog's, which keeps every other provider's table in Spark's built-in catalog; see
+    docs/spark-catalog.md, "As the session catalog"), its warehouse (a local path made
     absolute) and its ``fs.<option>`` storage settings, the Python that Spark's workers and
     the catalog's process run (this interpreter, which has this package), and one-line
     worker errors. Pass them to ``--conf`` (``tsfile-catalog spark-conf`` prints them so) or
@@ -82,7 +84,7 @@ def catalog_config(
     settings = {
         _JARS: str(build_jar()),
         _EXTENSIONS: EXTENSIONS_CLASS,
-        catalog: CATALOG_CLASS,
+        catalog: catalog_class(name),
         f"{catalog}.{WAREHOUSE_OPTION}": location,
     }
     settings.update({f"{catalog}.fs.{k}": str(v) for k, v in sorted(fs_options.items())})

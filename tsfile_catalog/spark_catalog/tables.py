@@ -296,6 +296,13 @@ class Warehouse:
                     if provider.lower() == default.lower()
                     else ""
                 )
+                + (
+                    "; as spark_catalog, io.tsfilecatalog.spark.TsFileSessionCatalog keeps "
+                    "other providers' tables in Spark's built-in catalog "
+                    "(tsfile_catalog.configure(..., name='spark_catalog') sets it)"
+                    if self.name == "spark_catalog"
+                    else ""
+                )
             )
         return _split_properties(name, properties)
 

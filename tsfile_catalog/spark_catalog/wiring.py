@@ -16,15 +16,34 @@ from tsfile_catalog.io import FileIO
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["CATALOG_CLASS", "CATALOG_PREFIX", "WAREHOUSE_OPTION", "mark_registered", "serving"]
+__all__ = [
+    "CATALOG_CLASS",
+    "CATALOG_PREFIX",
+    "PLUGIN_CLASSES",
+    "SESSION_CATALOG_CLASS",
+    "WAREHOUSE_OPTION",
+    "catalog_class",
+    "mark_registered",
+    "serving",
+]
 
 CATALOG_CLASS = "io.tsfilecatalog.spark.TsFileCatalog"
+# As spark_catalog: tsfile tables in the warehouse, every other object in Spark's own catalog.
+SESSION_CATALOG_CLASS = "io.tsfilecatalog.spark.TsFileSessionCatalog"
+PLUGIN_CLASSES = frozenset({CATALOG_CLASS, SESSION_CATALOG_CLASS})
+SESSION_CATALOG_NAME = "spark_catalog"
 CATALOG_PREFIX = "spark.sql.catalog."
 WAREHOUSE_OPTION = "warehouse"
 
 # The delegate handed to each JVM gateway (by id), referenced here for as long as the
 # process runs: Py4J holds only a weak proxy.
 _delegates: dict[int, object] = {}
+
+
+def catalog_class(name: str) -> str:
+    """The plugin's class for catalog ``name``: the session catalog's for ``spark_catalog``
+    (Spark hands it its built-in catalog for every table that is not tsfile's)."""
+    return SESSION_CATALOG_CLASS if name == SESSION_CATALOG_NAME else CATALOG_CLASS
 
 
 def mark_registered(gateway: object, delegate: object) -> None:
@@ -56,7 +75,7 @@ def serving(spark: SparkSession, warehouse: str) -> str | None:
         name, warehouse_key = known
         location = spark.conf.get(warehouse_key, None)
         if (
-            spark.conf.get(f"{CATALOG_PREFIX}{name}", None) == CATALOG_CLASS
+            spark.conf.get(f"{CATALOG_PREFIX}{name}", None) in PLUGIN_CLASSES
             and location is not None
             and FileIO(location).normalize(location) == warehouse
         ):
@@ -78,7 +97,7 @@ def _catalog_for(conf: Mapping[str, str], warehouse: str) -> tuple[str, str] | N
     ``warehouse`` (already normalized), and the key of that setting; or None."""
     for key in sorted(conf):
         name = key[len(CATALOG_PREFIX) :]
-        if not key.startswith(CATALOG_PREFIX) or "." in name or conf[key] != CATALOG_CLASS:
+        if not key.startswith(CATALOG_PREFIX) or "." in name or conf[key] not in PLUGIN_CLASSES:
             continue
         # Catalog options are case-insensitive in Spark (CaseInsensitiveStringMap).
         prefix = f"{key}.".lower()

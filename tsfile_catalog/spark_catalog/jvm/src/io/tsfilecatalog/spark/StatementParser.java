@@ -85,7 +85,9 @@ final class StatementParser implements InvocationHandler {
         CollectionConverters.asJava(session.sessionState().conf().getAllConfs());
     settings.forEach(
         (key, value) -> {
-          if (!key.startsWith(CATALOG_PREFIX) || !TsFileCatalog.class.getName().equals(value)) {
+          if (!key.startsWith(CATALOG_PREFIX)
+              || !(TsFileCatalog.class.getName().equals(value)
+                  || TsFileSessionCatalog.class.getName().equals(value))) {
             return;
           }
           String catalog = key.substring(CATALOG_PREFIX.length());

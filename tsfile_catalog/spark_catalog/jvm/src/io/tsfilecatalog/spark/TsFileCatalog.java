@@ -54,20 +54,20 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
     return new String[] {"default"};
   }
 
-  private ObjectNode request() {
+  ObjectNode request() {
     ObjectNode out = Client.object();
     out.set("catalog", config);
     return out;
   }
 
-  private ObjectNode request(Identifier ident) {
+  ObjectNode request(Identifier ident) {
     ObjectNode out = request();
     out.set("namespace", Client.strings(ident.namespace()));
     out.put("name", ident.name());
     return out;
   }
 
-  private ObjectNode request(String[] namespace) {
+  ObjectNode request(String[] namespace) {
     ObjectNode out = request();
     out.set("namespace", Client.strings(namespace));
     return out;
@@ -362,7 +362,8 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
   }
 
   @Override
-  public void alterNamespace(String[] namespace, NamespaceChange... changes) {
+  public void alterNamespace(String[] namespace, NamespaceChange... changes)
+      throws NoSuchNamespaceException {
     throw new UnsupportedOperationException(
         "ALTER NAMESPACE is not supported by the tsfile catalog: namespaces hold no properties");
   }

@@ -15,6 +15,10 @@ import scala.runtime.BoxedUnit;
  * LocalAnswers}, {@link KeyAssignments}) in every session of the application, including the ones Spark Connect and the Thrift server create per client, which
  * {@code tsfile_catalog.register} never sees.
  *
+ * <p>With the plugin as {@code spark_catalog}, its analysis check ({@link
+ * SessionCatalogCheck}) refuses what Spark would create over a tsfile table's name without
+ * asking the catalog.
+ *
  * <p>Both rules must run after Spark's scan pushdown, which no injection point offers, so the
  * injected rule only installs them in its session's extra optimizations (the batch {@code
  * register} installs them in) and changes no plan itself.
@@ -48,6 +52,14 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
           }
         });
     extensions.injectTableFunction(ChangeFeeds.tableFunction());
+    // A session catalog's check of what Spark creates in its built-in catalog directly.
+    extensions.injectCheckRule(
+        new AbstractFunction1<SparkSession, scala.Function1<LogicalPlan, BoxedUnit>>() {
+          @Override
+          public scala.Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
+            return new SessionCatalogCheck(session);
+          }
+        });
     return BoxedUnit.UNIT;
   }
 
