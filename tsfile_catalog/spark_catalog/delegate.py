@@ -29,6 +29,7 @@ from tsfile_catalog.spark_catalog import (
     rewrites,
     scans,
     statements,
+    url_tables,
 )
 from tsfile_catalog.spark_catalog.metadata_tables import load_metadata_table
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
@@ -103,6 +104,15 @@ def _name(request: Mapping[str, Any]) -> Any:
 def _load(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     warehouse = delegate.warehouse(request)
     version, timestamp_us = request.get("version"), request.get("timestamp_us")
+    if not request["namespace"]:
+        # No registered table has no namespace: a URL reference's relation (url_tables.py).
+        return url_tables.load_url(
+            warehouse,
+            request["name"],
+            version=version,
+            timestamp_us=timestamp_us,
+            time_zone=request.get("time_zone"),
+        )
     metadata = load_metadata_table(
         warehouse, request["namespace"], request["name"], version=version, timestamp_us=timestamp_us
     )
@@ -229,6 +239,10 @@ _OPERATIONS: dict[str, _Handler] = {
     "describe_procedure": lambda d, r: procedures.describe(r["namespace"], r["name"]),
     # The session extensions' parser: is this text one of the catalog's own statements?
     "claim_statement": lambda d, r: statements.claim(r["sql"], r["catalogs"], r["current"]),
+    # The extensions' rule: is this table reference a URL reference, read through which catalog?
+    "url_reference": lambda d, r: url_tables.url_reference(
+        r["text"], r["catalogs"], r["current"], write=bool(r.get("write"))
+    ),
     "call_procedure": lambda d, r: procedures.call_procedure(
         d.warehouse(r), r["namespace"], r["name"], r["args"]
     ),

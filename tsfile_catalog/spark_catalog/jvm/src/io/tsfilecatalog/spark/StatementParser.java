@@ -31,6 +31,7 @@ final class StatementParser implements InvocationHandler {
       Pattern.compile(
           "(?:\\s|--[^\\n]*(?:\\n|$)|/\\*.*?\\*/)*"
               + "(?:(?:DESC|DESCRIBE)\\s+(?:HISTORY|DETAIL)\\s"
+              + "|(?:DESC|DESCRIBE)\\s+(?:TABLE\\s+)?(?:EXTENDED\\s+)?tsfile\\s*[(.]"
               + "|(?:SHOW|EXPLAIN)\\s+PARTS\\b"
               + "|OPTIMIZE\\b|VACUUM\\b|RESTORE\\b|EXPIRE\\s+SNAPSHOTS\\b"
               + "|ALTER\\s+TABLE\\b.*?\\b(?:ADD|DROP)\\s+PART\\b)",
@@ -80,19 +81,8 @@ final class StatementParser implements InvocationHandler {
     }
     ObjectNode request = Client.object();
     request.put("sql", sql);
-    ArrayNode catalogs = request.putArray("catalogs");
-    Map<String, String> settings =
-        CollectionConverters.asJava(session.sessionState().conf().getAllConfs());
-    settings.forEach(
-        (key, value) -> {
-          if (!key.startsWith(CATALOG_PREFIX) || !TsFileCatalog.class.getName().equals(value)) {
-            return;
-          }
-          String catalog = key.substring(CATALOG_PREFIX.length());
-          if (!catalog.isEmpty() && !catalog.contains(".")) {
-            catalogs.add(catalog);
-          }
-        });
+    ArrayNode catalogs = catalogs(session);
+    request.set("catalogs", catalogs);
     if (catalogs.isEmpty()) {
       return null; // no catalog of the plugin in this session: Spark's own parser decides
     }
@@ -106,6 +96,24 @@ final class StatementParser implements InvocationHandler {
         + ".system.sql(statement => '"
         + claimed.get("statement").asText().replace("\\", "\\\\").replace("'", "\\'")
         + "')";
+  }
+
+  /** The names of {@code session}'s catalogs of this plugin. */
+  static ArrayNode catalogs(SparkSession session) {
+    ArrayNode catalogs = Client.JSON.createArrayNode();
+    Map<String, String> settings =
+        CollectionConverters.asJava(session.sessionState().conf().getAllConfs());
+    settings.forEach(
+        (key, value) -> {
+          if (!key.startsWith(CATALOG_PREFIX) || !TsFileCatalog.class.getName().equals(value)) {
+            return;
+          }
+          String catalog = key.substring(CATALOG_PREFIX.length());
+          if (!catalog.isEmpty() && !catalog.contains(".")) {
+            catalogs.add(catalog);
+          }
+        });
+    return catalogs;
   }
 
   private static String quote(String identifier) {

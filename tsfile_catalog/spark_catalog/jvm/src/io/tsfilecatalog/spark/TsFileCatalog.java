@@ -21,6 +21,7 @@ import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -112,6 +113,8 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
   }
 
   private Table load(Identifier ident, ObjectNode request) throws NoSuchTableException {
+    // A URL reference's time travel setting is a wall-clock time in the session's zone.
+    request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
     try {
       JsonNode described = Client.callChecked("load_table", request, ident, null);
       if (described.has("metadata_table")) {

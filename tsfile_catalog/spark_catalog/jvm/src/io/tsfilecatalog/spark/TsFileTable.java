@@ -3,7 +3,10 @@ package io.tsfilecatalog.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -48,8 +51,19 @@ public class TsFileTable
 
   @Override
   public String name() {
-    String prefix = catalog.get("name").asText();
-    return prefix + "." + String.join(".", ident.namespace()) + "." + ident.name();
+    List<String> parts = new ArrayList<>();
+    parts.add(catalog.get("name").asText());
+    parts.addAll(Arrays.asList(ident.namespace()));
+    parts.add(ident.name());
+    return String.join(".", parts);
+  }
+
+  /** Refuses a write into a table that is only read (a URL reference's), with its message. */
+  private void refuseReadOnly() {
+    JsonNode refusal = description.get("read_only");
+    if (refusal != null && !refusal.isNull()) {
+      throw new UnsupportedOperationException(refusal.asText());
+    }
   }
 
   @Override
@@ -91,6 +105,7 @@ public class TsFileTable
    */
   @Override
   public boolean canDeleteWhere(Predicate[] predicates) {
+    refuseReadOnly();
     return Client.call("can_delete_where", deleteRequest(predicates)).asBoolean();
   }
 
@@ -117,6 +132,7 @@ public class TsFileTable
 
   @Override
   public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    refuseReadOnly();
     return () -> new TsFileRowLevelOperation(this, info.command());
   }
 
@@ -127,6 +143,7 @@ public class TsFileTable
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    refuseReadOnly();
     return new TsFileWriteBuilder(
         schema, Client.toMap(description.get("write_options")), info, scanDescription());
   }
