@@ -84,6 +84,9 @@ public class TsFileTable
         TableCapability.BATCH_WRITE,
         TableCapability.TRUNCATE,
         TableCapability.OVERWRITE_BY_FILTER,
+        // Declared so that overwritePartitions() reaches the write builder's refusal, which
+        // says what to use instead (Spark's own message names neither).
+        TableCapability.OVERWRITE_DYNAMIC,
         TableCapability.MICRO_BATCH_READ,
         TableCapability.STREAMING_WRITE);
   }
