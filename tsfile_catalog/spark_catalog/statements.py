@@ -148,15 +148,16 @@ def _ours(statement: Statement) -> bool:
 def _starts_ours(tokens: Sequence[Any]) -> bool:
     """Whether the text's first words are one of the statements' (a malformed one of ours
     gets the catalog's own error, not Spark's)."""
-    words = [t.text.upper() for t in tokens[:4]]
+    words = [t.text.upper() for t in tokens[:5]]
     first = words[0] if words else ""
     second = words[1] if len(words) > 1 else ""
-    described = [w for w in words[1:] if w not in ("TABLE", "EXTENDED")][:1]
+    # DESCRIBE [TABLE] [EXTENDED] tsfile(: a URL reference's (tsfile.x may be Spark's table).
+    described = [w for w in words[1:] if w not in ("TABLE", "EXTENDED")][:2]
     return (
         first in ("OPTIMIZE", "VACUUM", "RESTORE")
         or (first == "EXPIRE" and second == "SNAPSHOTS")
         or (first in ("DESC", "DESCRIBE") and second in ("HISTORY", "DETAIL"))
-        or (first in ("DESC", "DESCRIBE") and described == ["TSFILE"])
+        or (first in ("DESC", "DESCRIBE") and described == ["TSFILE", "("])
         or (first in ("SHOW", "EXPLAIN") and second == "PARTS")
     )
 
