@@ -32,6 +32,7 @@ from tsfile_catalog.spark_catalog import (
     url_tables,
 )
 from tsfile_catalog.spark_catalog.metadata_tables import load_metadata_table
+from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def _user_options(delegate: CatalogDelegate, request: Mapping[str, Any]) -> dict
 
 def _plan(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     return scans.plan_scan(
-        request["scan"],
+        ScanRequest.parse(request["scan"]),
         columns=request["columns"],
         where=request.get("where"),
         time_zone=request["time_zone"],
@@ -195,7 +196,7 @@ def _time_top(given: Mapping[str, Any] | None) -> TimeTop | None:
 
 def _push_aggregation(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     return aggregates.push_aggregation(
-        request["scan"],
+        ScanRequest.parse(request["scan"]),
         aggregates=request["aggregates"],
         group_by=request["group_by"],
         where=request.get("where"),
@@ -230,7 +231,7 @@ _OPERATIONS: dict[str, _Handler] = {
     "can_delete_where": lambda d, r: deletes.can_delete_where(r),
     "delete_where": lambda d, r: deletes.delete_where(d.warehouse(r), r),
     "push_predicates": lambda d, r: scans.push_predicates(
-        r["scan"], r["predicates"], r["time_zone"]
+        ScanRequest.parse(r["scan"]), r["predicates"], r["time_zone"]
     ),
     "plan_scan": _plan,
     "list_procedures": lambda d, r: (
@@ -247,12 +248,14 @@ _OPERATIONS: dict[str, _Handler] = {
         d.warehouse(r), r["namespace"], r["name"], r["args"]
     ),
     "push_aggregation": _push_aggregation,
-    "set_refusal": lambda d, r: rewrites.key_set_refusal(r["scan"], r["columns"]),
+    "set_refusal": lambda d, r: rewrites.key_set_refusal(
+        ScanRequest.parse(r["scan"]), r["columns"]
+    ),
     "replace_job": lambda d, r: replace.new_job(),
     "prestage_replace": lambda d, r: replace.prestage(d.spark, r["options"], r["schema"]),
     "release_replace": lambda d, r: replace.release(r["options"]),
     "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
-        r["scan"],
+        ScanRequest.parse(r["scan"]),
         command=r["command"],
         predicates=r["predicates"],
         time_zone=r["time_zone"],
