@@ -36,6 +36,8 @@ QUERIES = [
     "SELECT * FROM tsfile('{loc}')",
     "SELECT * FROM tsfile('{loc}', version => 1)",
     "SELECT * FROM tsfile.`{loc}` VERSION AS OF 1",
+    "SELECT * FROM tsfile.`{loc}` TIMESTAMP AS OF '2999-01-01 00:00:00'",
+    "SELECT * FROM tsfile('{loc}', timestamp => '2999-01-01 00:00:00')",
     "SELECT dev, count(*) AS n, max(v) AS top FROM tsfile('{loc}') WHERE time >= 2 GROUP BY dev",
     "SELECT a.time, b.v FROM tsfile.`{loc}` a JOIN tsfile('{loc}', version => 1) b "
     "ON a.time = b.time",
