@@ -113,6 +113,15 @@ def test_dataframe_writes(spark: SparkSession, ts: str, warehouse: Path, tmp_pat
         spark.sql(f"INSERT INTO {table} REPLACE WHERE upper(city) = 'BJ' SELECT * FROM {table}")
     _same(spark, table, copy)
     assert _version(warehouse, "framed") == 4
+    # overwritePartitions(): refused saying what replaces rows instead; nothing committed.
+    with pytest.raises(
+        Exception,
+        match=r"overwritePartitions\(\) is not supported .* "
+        r"writeTo\(t\)\.overwrite\(condition\)",
+    ):
+        fresh.writeTo(table).overwritePartitions()
+    _same(spark, table, copy)
+    assert _version(warehouse, "framed") == 4
 
 
 def test_save_as_table_creates_with_the_writes_options(

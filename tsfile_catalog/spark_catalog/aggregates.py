@@ -46,8 +46,6 @@ from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.exec.source import ResolvedScan
 from tsfile_catalog.exec.stamps import check_skipped_sources
 from tsfile_catalog.exec.stats_aggregates import read_device_stats
-from tsfile_catalog.metadata import expressions as ex
-from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.partial_aggregates import (
     PartialSpec,
     PartialState,
@@ -64,9 +62,8 @@ from tsfile_catalog.metadata.stats_aggregates import (
     of_boolean_cast,
     plan_aggregates,
 )
+from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.spark_catalog.scans import plan_scan
-from tsfile_catalog.storage_options import storage_options_from
-from tsfile_catalog.table.handle import open_table
 
 __all__ = ["push_aggregation"]
 
@@ -157,7 +154,7 @@ def _aggregates(
 
 
 def push_aggregation(
-    scan: Mapping[str, Any],
+    scan: ScanRequest,
     *,
     aggregates: Sequence[Mapping[str, Any]],
     group_by: Sequence[Mapping[str, Any]],
@@ -178,14 +175,9 @@ def push_aggregation(
     Values are Spark's internal ones where they differ from Python's: a timestamp is
     microseconds since the epoch.
     """
-    table = open_table(
-        scan["location"],
-        version=int(scan["version"]),
-        storage_options=storage_options_from(scan["options"]),
-    )
-    schema = table.schema
+    schema = scan.schema
     pushed = _aggregates(schema, aggregates)
-    grouping = _grouping(schema, group_by, scan["timestamp_as"])
+    grouping = _grouping(schema, group_by, scan.timestamp_as)
     if pushed is None or grouping is None:
         return None
     wanted = [aggregate for aggregate, _ in pushed]
@@ -207,27 +199,23 @@ def push_aggregation(
         )
     if bucket is not None:
         return None  # statistics answer no time bucket: the scan pre-aggregates it
-    return _from_statistics(scan, table, pushed, keys, where, time_zone)
+    return _from_statistics(scan, pushed, keys, where, time_zone)
 
 
 def _from_statistics(
-    scan: Mapping[str, Any],
-    table: Any,
+    scan: ScanRequest,
     pushed: Sequence[tuple[Aggregate, T.DataType | None]],
     groups: Sequence[str],
     where: str | None,
     time_zone: str,
 ) -> dict[str, Any] | None:
-    schema = table.schema
+    schema = scan.schema
     wanted = [aggregate for aggregate, _ in pushed]
     fields = _result_fields(scan, schema, pushed)
     if fields is None:
         return None
-    context = ex.BindContext(
-        unit=scan["unit"], timestamp_as=scan["timestamp_as"], time_zone=time_zone
-    )
-    bound = None if where is None else ex.bind(parse_predicate(where), schema, context)
-    resolved = ResolvedScan.of_table(table, unit=scan["unit"], timestamp_as=scan["timestamp_as"])
+    bound = None if where is None else scan.bind(where, time_zone)
+    resolved = ResolvedScan.of_table(scan.opened, unit=scan.unit, timestamp_as=scan.timestamp_as)
     plan = plan_bound(
         schema, resolved.parts, bound, key=resolved.key, candidates=resolved.candidates
     )
@@ -243,7 +231,7 @@ def _from_statistics(
     rows = finish_aggregates(schema, devices, wanted, groups)
     if rows is None:
         return None
-    scale = _MICROS[scan["unit"]] if scan["timestamp_as"] == "timestamp" else 1
+    scale = _MICROS[scan.unit] if scan.timestamp_as == "timestamp" else 1
     out: list[list[object]] = []
     for key, values in rows:
         row: list[object] = list(key)
@@ -260,7 +248,7 @@ def _from_statistics(
     return {
         "schema": T.StructType(group_fields + fields).json(),
         "rows": out,
-        "description": f"tsfile {scan['table']} version {scan['version']} statistics{filtered}",
+        "description": f"{scan.shown} statistics{filtered}",
     }
 
 
@@ -366,7 +354,7 @@ def _partial_spec(
 
 
 def _result_fields(
-    scan: Mapping[str, Any],
+    scan: ScanRequest,
     schema: Any,
     aggregates: Sequence[tuple[Aggregate, T.DataType | None]],
 ) -> list[T.StructField] | None:
@@ -384,8 +372,8 @@ def _result_fields(
             fields.append(T.StructField(name, by_function.get(aggregate.function, cast), True))
             continue
         if aggregate.column == TIME_COLUMN:
-            if scan["timestamp_as"] == "timestamp":
-                if _MICROS[scan["unit"]] is None:
+            if scan.timestamp_as == "timestamp":
+                if _MICROS[scan.unit] is None:
                     return None  # nanoseconds: the reader's rounding decides, not this
                 fields.append(T.StructField(name, T.TimestampType(), True))
             else:

@@ -31,8 +31,10 @@ from tsfile_catalog.spark_catalog import (
     routing,
     scans,
     statements,
+    url_tables,
 )
 from tsfile_catalog.spark_catalog.metadata_tables import load_metadata_table
+from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.spark_catalog.tables import NamespaceError, Warehouse, table_name
 
 if TYPE_CHECKING:
@@ -105,6 +107,15 @@ def _name(request: Mapping[str, Any]) -> Any:
 def _load(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     warehouse = delegate.warehouse(request)
     version, timestamp_us = request.get("version"), request.get("timestamp_us")
+    if not request["namespace"]:
+        # No registered table has no namespace: a URL reference's relation (url_tables.py).
+        return url_tables.load_url(
+            warehouse,
+            request["name"],
+            version=version,
+            timestamp_us=timestamp_us,
+            time_zone=request.get("time_zone"),
+        )
     metadata = load_metadata_table(
         warehouse, request["namespace"], request["name"], version=version, timestamp_us=timestamp_us
     )
@@ -170,7 +181,7 @@ def _user_options(delegate: CatalogDelegate, request: Mapping[str, Any]) -> dict
 
 def _plan(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     return scans.plan_scan(
-        request["scan"],
+        ScanRequest.parse(request["scan"]),
         columns=request["columns"],
         where=request.get("where"),
         time_zone=request["time_zone"],
@@ -187,7 +198,7 @@ def _time_top(given: Mapping[str, Any] | None) -> TimeTop | None:
 
 def _push_aggregation(delegate: CatalogDelegate, request: Mapping[str, Any]) -> Any:
     return aggregates.push_aggregation(
-        request["scan"],
+        ScanRequest.parse(request["scan"]),
         aggregates=request["aggregates"],
         group_by=request["group_by"],
         where=request.get("where"),
@@ -222,7 +233,7 @@ _OPERATIONS: dict[str, _Handler] = {
     "can_delete_where": lambda d, r: deletes.can_delete_where(r),
     "delete_where": lambda d, r: deletes.delete_where(d.warehouse(r), r),
     "push_predicates": lambda d, r: scans.push_predicates(
-        r["scan"], r["predicates"], r["time_zone"]
+        ScanRequest.parse(r["scan"]), r["predicates"], r["time_zone"]
     ),
     "plan_scan": _plan,
     "plan_changes": lambda d, r: changelog.plan_changes(d.warehouse(r), r),
@@ -232,11 +243,17 @@ _OPERATIONS: dict[str, _Handler] = {
     "describe_procedure": lambda d, r: procedures.describe(r["namespace"], r["name"]),
     # The session extensions' parser: is this text one of the catalog's own statements?
     "claim_statement": lambda d, r: statements.claim(r["sql"], r["catalogs"], r["current"]),
+    # The extensions' rule: is this table reference a URL reference, read through which catalog?
+    "url_reference": lambda d, r: url_tables.url_reference(
+        r["text"], r["catalogs"], r["current"], write=bool(r.get("write"))
+    ),
     "call_procedure": lambda d, r: procedures.call_procedure(
         d.warehouse(r), r["namespace"], r["name"], r["args"]
     ),
     "push_aggregation": _push_aggregation,
-    "set_refusal": lambda d, r: rewrites.key_set_refusal(r["scan"], r["columns"]),
+    "set_refusal": lambda d, r: rewrites.key_set_refusal(
+        ScanRequest.parse(r["scan"]), r["columns"]
+    ),
     "replace_job": lambda d, r: replace.new_job(),
     "prestage_replace": lambda d, r: replace.prestage(d.spark, r["options"], r["schema"]),
     "release_replace": lambda d, r: replace.release(r["options"]),
@@ -244,7 +261,7 @@ _OPERATIONS: dict[str, _Handler] = {
     "session_route": lambda d, r: routing.route(d.warehouse(r), r),
     "session_as_select_refusal": lambda d, r: routing.as_select_refusal(r),
     "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
-        r["scan"],
+        ScanRequest.parse(r["scan"]),
         command=r["command"],
         predicates=r["predicates"],
         time_zone=r["time_zone"],

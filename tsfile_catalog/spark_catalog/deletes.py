@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.spark_catalog.scans import predicate_sql, push_predicates
 from tsfile_catalog.spark_catalog.tables import Warehouse, table_name
 from tsfile_catalog.sql.statements import Delete
@@ -50,7 +51,7 @@ def _condition(request: Mapping[str, Any]) -> _Condition:
     Raises:
         SqlError: a conjunct the scan cannot evaluate exactly, named as Spark shows it.
     """
-    scan, predicates = request["scan"], request["predicates"]
+    predicates = request["predicates"]
     if any(_constant(node) is False for node in predicates):
         return _Condition(None, matches_nothing=True)
     pairs = zip(predicates, request["texts"], strict=True)
@@ -58,11 +59,12 @@ def _condition(request: Mapping[str, Any]) -> _Condition:
     if not kept:
         return _Condition(None)
     time_zone = request["time_zone"]
+    scan = ScanRequest.parse(request["scan"])
     taken = set(push_predicates(scan, [node for node, _ in kept], time_zone)["pushed"])
     refused = [text for index, (_, text) in enumerate(kept) if index not in taken]
     if refused:
         raise SqlError(
-            f"DELETE FROM {scan['table']}: the condition {' AND '.join(refused)} cannot be "
+            f"DELETE FROM {scan.table}: the condition {' AND '.join(refused)} cannot be "
             "evaluated exactly by the table's scan, so the rows it matches cannot be deleted "
             "in metadata (that takes comparisons of a column with a literal, IN, IS [NOT] "
             "NULL, combined with AND, OR, NOT; the same rules as CALL <catalog>.system.delete)"

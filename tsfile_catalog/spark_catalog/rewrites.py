@@ -35,10 +35,8 @@ from tsfile_catalog.metadata.key import close_over_key_overlap, key_mode
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
 from tsfile_catalog.metadata.table_time import spark_rewrite_refusal
+from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
-from tsfile_catalog.storage_options import storage_options_from
-from tsfile_catalog.table.handle import open_table
-from tsfile_catalog.table.optimize import bind_exact
 from tsfile_catalog.table.update import set_refusal
 
 __all__ = ["ONLY_PARTS_OPTION", "key_set_refusal", "plan_rewrite_scan", "runtime_filter_columns"]
@@ -47,7 +45,7 @@ ONLY_PARTS_OPTION = "onlyParts"
 
 
 def plan_rewrite_scan(
-    scan: Mapping[str, Any],
+    scan: ScanRequest,
     *,
     command: str,
     predicates: Sequence[Mapping[str, Any]],
@@ -75,9 +73,9 @@ def plan_rewrite_scan(
             TIMESTAMP (before anything is read or written).
     """
     refusal = spark_rewrite_refusal(
-        scan["unit"],
-        scan["timestamp_as"],
-        statement=f"spark.sql {command} on {scan['table']}",
+        scan.unit,
+        scan.timestamp_as,
+        statement=f"spark.sql {command} on {scan.table}",
         instead=(
             "use Catalog.sql DELETE, or tsfile_catalog.open_table(location).update(...) / "
             ".delete(...), which rewrite the stored times exactly"
@@ -85,11 +83,7 @@ def plan_rewrite_scan(
     )
     if refusal is not None:
         raise SqlError(refusal)
-    table = open_table(
-        scan["location"],
-        version=int(scan["version"]),
-        storage_options=storage_options_from(scan["options"]),
-    )
+    table = scan.opened
     parts = table.parts()
     last = key_mode(table.properties) == "last"
     # A last table's MERGE may insert a key its ON condition left: the commit checks it.
@@ -108,14 +102,8 @@ def plan_rewrite_scan(
     elif where is None:
         chosen = [i for i, p in enumerate(parts) if p.row_count > 0]
     else:
-        bound = bind_exact(
-            table,
-            where,
-            unit=scan["unit"],
-            timestamp_as=scan["timestamp_as"],
-            time_zone=time_zone,
-        )
-        assert bound is not None
+        # push_predicates took only predicates that need no time zone.
+        bound = scan.bind(where, time_zone)
         removal = plan_removal(parts, bound, table.schema)
         wanted = {p.path for p in (*removal.drop, *removal.rewrite)}
         chosen = [i for i, p in enumerate(parts) if p.path in wanted]
@@ -136,7 +124,7 @@ def plan_rewrite_scan(
     foreign = [f"'{p.path}' ({p.format})" for p in read if not is_own_tsfile(p)]
     if foreign and command != "DELETE":
         raise InvalidCommitError(
-            f"{command} on {scan['table']}: external part{'s' if len(foreign) > 1 else ''} "
+            f"{command} on {scan.table}: external part{'s' if len(foreign) > 1 else ''} "
             f"{', '.join(foreign)} may hold rows the statement changes, and the table never "
             "rewrites files it does not own: drop the part (ALTER TABLE ... DROP PART), or "
             "narrow the statement's condition to leave its rows"
@@ -156,13 +144,13 @@ def plan_rewrite_scan(
     shown = f"{len(paths)} of {len(parts)} parts, whole"
     if runtime is not None:
         shown += ", filtered at run time"
-    plan["description"] = f"tsfile {scan['table']} version {scan['version']} ({command}: {shown})"
+    plan["description"] = f"{scan.shown} ({command}: {shown})"
     plan["filter_columns"] = runtime_filter_columns(table.schema, parts)
     plan["rewrite"] = {
         "parts": paths,
         "write_options": {
             "rewriteParts": json.dumps(paths),
-            "rewriteVersion": str(scan["version"]),
+            "rewriteVersion": str(scan.version),
             "rewriteOperation": command,
             # An append-only table keeps rows sharing a key (in separate parts), so its
             # rewrite does too; a ``last`` table's rewritten rows hold each key once.
@@ -200,20 +188,16 @@ def _matches_nothing(node: Mapping[str, Any]) -> bool:
     return node.get("op") == "IN" and len(node.get("args") or []) == 1
 
 
-def key_set_refusal(scan: Mapping[str, Any], columns: Sequence[str]) -> str | None:
+def key_set_refusal(scan: ScanRequest, columns: Sequence[str]) -> str | None:
     """Why an UPDATE through ``spark.sql`` may not set ``columns`` (the ones Spark's plan
     gives a new value; ``__row_operation`` is Spark's own), as ``Catalog.sql``'s UPDATE
     says it; None when it may."""
-    schema = open_table(
-        scan["location"],
-        version=int(scan["version"]),
-        storage_options=storage_options_from(scan["options"]),
-    ).schema
+    schema = scan.schema
     for column in columns:
         name = column.lower()
         if name != TIME_COLUMN and schema.column(name) is None:
             continue  # a column of Spark's plan, not the table's
-        refusal = set_refusal(schema, name, f"UPDATE {scan['table']}")
+        refusal = set_refusal(schema, name, f"UPDATE {scan.table}")
         if refusal is not None:
             return refusal
     return None

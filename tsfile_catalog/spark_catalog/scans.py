@@ -22,13 +22,11 @@ from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.exceptions import OptionError, PredicateError
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata import expressions as ex
-from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec
-from tsfile_catalog.metadata.schema import TIME_COLUMN, TableSchema
+from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.spark.quoting import quote_identifier, quote_string
 from tsfile_catalog.metadata.time_top import TimeTop
-from tsfile_catalog.storage_options import storage_options_from
-from tsfile_catalog.table.handle import open_table
+from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 
 __all__ = ["predicate_sql", "push_predicates", "plan_scan"]
 
@@ -131,25 +129,11 @@ def predicate_sql(node: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _table_schema(scan: Mapping[str, Any]) -> TableSchema:
-    """The schema of the version Spark loaded (from the in-process metadata cache)."""
-    table = open_table(
-        scan["location"],
-        version=int(scan["version"]),
-        storage_options=storage_options_from(scan["options"]),
-    )
-    return table.schema
-
-
 def push_predicates(
-    scan: Mapping[str, Any], predicates: Sequence[Mapping[str, Any]], time_zone: str
+    scan: ScanRequest, predicates: Sequence[Mapping[str, Any]], time_zone: str
 ) -> dict[str, Any]:
     """The indexes of the predicates the scan evaluates exactly, and their conjunction as the
     ``where`` option's text (None when none is taken)."""
-    schema = _table_schema(scan)
-    context = ex.BindContext(
-        unit=scan["unit"], timestamp_as=scan["timestamp_as"], time_zone=time_zone
-    )
     pushed: list[int] = []
     texts: list[str] = []
     for index, node in enumerate(predicates):
@@ -157,7 +141,7 @@ def push_predicates(
         if text is None:
             continue
         try:
-            bound = ex.bind(parse_predicate(text), schema, context)
+            bound = scan.bind(text, time_zone)
         except PredicateError:
             continue  # not provably Spark's meaning: Spark evaluates it
         if ex.needs_time_zone(bound):
@@ -193,7 +177,7 @@ def _compared(node: Mapping[str, Any]) -> str | None:
 
 
 def plan_scan(
-    scan: Mapping[str, Any],
+    scan: ScanRequest,
     *,
     columns: Sequence[str],
     where: str | None,
@@ -215,12 +199,12 @@ def plan_scan(
     Raises:
         OptionError: a read option of the user's that the plan sets itself.
     """
-    schema = _table_schema(scan)
+    schema = scan.schema
     if any(key.lower() == "readchangefeed" for key in user_options):
         # The extensions' rule turns such a read into the table's changes before any scan is
         # planned; reaching here, they are not installed in this session.
         raise OptionError(
-            f"read option 'readChangeFeed' on catalog table {scan['table']!r} needs the "
+            f"read option 'readChangeFeed' on catalog table {scan.table!r} needs the "
             "plugin's session extensions (spark.sql.extensions = "
             'io.tsfilecatalog.spark.TsFileExtensions; docs/spark-catalog.md, "Change data '
             'feed")'
@@ -229,25 +213,25 @@ def plan_scan(
     for key in user_options:
         if key.lower() in planned:
             raise OptionError(
-                f"read option '{key}' cannot be set on catalog table {scan['table']!r}: the "
+                f"read option '{key}' cannot be set on catalog table {scan.table!r}: the "
                 "catalog sets it from the query (use WHERE, a column list, VERSION AS OF)"
             )
     # The scan's options win over the user's, whatever the case of the user's key (the
     # source reads options case-insensitively).
-    taken = {key.lower() for key in scan["options"]}
+    taken = {key.lower() for key in scan.options}
     options = {
         **{k: v for k, v in user_options.items() if k.lower() not in taken},
-        **scan["options"],
+        **scan.options,
     }
     if partial is None:
         names = resolve_columns(
             schema, [c.lower() for c in columns] or [TIME_COLUMN], what="the scan"
         )
         options["columns"] = ",".join(names)
-        read_schema = spark_schema(schema, names, scan["timestamp_as"])
+        read_schema = spark_schema(schema, names, scan.timestamp_as)
     else:
         options["partialAggregate"] = partial.to_json()
-        read_schema = partial_schema(partial, schema, scan["timestamp_as"])
+        read_schema = partial_schema(partial, schema, scan.timestamp_as)
     if limit is not None:
         options["limit"] = str(limit)
     if time_top is not None:
@@ -274,5 +258,5 @@ def plan_scan(
         "schema": read_schema.json(),
         "options": options,
         "stream_options": stream,
-        "description": f"tsfile {scan['table']} version {scan['version']}{shown}",
+        "description": f"{scan.shown}{shown}",
     }

@@ -20,18 +20,21 @@ from typing import Any
 from sqlglot.tokens import TokenType
 
 from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog.spark_catalog.url_tables import url_catalog
 from tsfile_catalog.sql.parse import parse_statement, tokenize
 from tsfile_catalog.sql.statements import (
     AlterTableAddPart,
     AlterTableDropPart,
     DescribeDetail,
     DescribeHistory,
+    DescribeTable,
     ExpireSnapshots,
     ExplainParts,
     Optimize,
     RestoreTable,
     ShowParts,
     Statement,
+    TableUrl,
     Vacuum,
 )
 
@@ -96,7 +99,7 @@ def claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:
         if not _starts_ours(tokens):
             return {"ours": False}
         raise
-    if not isinstance(statement, EXTENSION_STATEMENTS):
+    if not _ours(statement):
         return {"ours": False}
     if len(named) > 1:
         raise SqlError(
@@ -104,6 +107,9 @@ def claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:
             "one statement runs in one catalog"
         )
     catalog = next(iter(named)) if named else known.get(current.lower())
+    if catalog is None and isinstance(getattr(statement, "table", None), TableUrl):
+        # A URL names its table itself: any tsfile catalog of the session reads it.
+        catalog = url_catalog(catalogs, current)
     if catalog is None:
         raise SqlError(
             f"{_verb(sql)}: the current catalog {current!r} is not a tsfile catalog; name "
@@ -121,25 +127,37 @@ def claimed_statement(sql: str) -> Statement:
             has its own way in: Spark's syntax, or a procedure).
     """
     statement = parse_statement(sql)
-    if not isinstance(statement, EXTENSION_STATEMENTS):
+    if not _ours(statement):
         raise SqlError(
             "system.sql runs the catalog's own statements (DESCRIBE HISTORY, DESCRIBE DETAIL, "
             "SHOW PARTS, EXPLAIN PARTS, OPTIMIZE, VACUUM, RESTORE, EXPIRE SNAPSHOTS, ALTER "
-            "TABLE … ADD PART / DROP PART); run any other statement with spark.sql"
+            "TABLE … ADD PART / DROP PART, DESCRIBE of a URL reference); run any other "
+            "statement with spark.sql"
         )
     return statement
+
+
+def _ours(statement: Statement) -> bool:
+    """Whether the extensions run ``statement``: one of :data:`EXTENSION_STATEMENTS`, or a
+    DESCRIBE of a URL reference (Spark's grammar has no ``DESCRIBE tsfile('<url>')``)."""
+    return isinstance(statement, EXTENSION_STATEMENTS) or (
+        isinstance(statement, DescribeTable) and isinstance(statement.table, TableUrl)
+    )
 
 
 def _starts_ours(tokens: Sequence[Any]) -> bool:
     """Whether the text's first words are one of the statements' (a malformed one of ours
     gets the catalog's own error, not Spark's)."""
-    words = [t.text.upper() for t in tokens[:2]]
+    words = [t.text.upper() for t in tokens[:5]]
     first = words[0] if words else ""
     second = words[1] if len(words) > 1 else ""
+    # DESCRIBE [TABLE] [EXTENDED] tsfile(: a URL reference's (tsfile.x may be Spark's table).
+    described = [w for w in words[1:] if w not in ("TABLE", "EXTENDED")][:2]
     return (
         first in ("OPTIMIZE", "VACUUM", "RESTORE")
         or (first == "EXPIRE" and second == "SNAPSHOTS")
         or (first in ("DESC", "DESCRIBE") and second in ("HISTORY", "DETAIL"))
+        or (first in ("DESC", "DESCRIBE") and described == ["TSFILE", "("])
         or (first in ("SHOW", "EXPLAIN") and second == "PARTS")
     )
 

@@ -90,6 +90,8 @@ __all__ = [
     "tokenize",
     "time_travel_from_sqlglot",
     "table_url_from_sqlglot",
+    "parse_table_reference",
+    "url_reference_refused",
     "query_source",
     "source_text",
     "starts_a_query",
@@ -393,7 +395,7 @@ def _reject_clauses(node: exp.Expr, allowed: Sequence[str], statement: str) -> N
             raise SqlError(f"{statement} does not support {clause} here")
 
 
-def _url_reference_refused(statement: str, shown: str) -> str:
+def url_reference_refused(statement: str, shown: str) -> str:
     return (
         f"{statement} needs a registered table name, not the URL reference {shown!r}: URL "
         "references are for reading. Register the table (CREATE TABLE name USING tsfile "
@@ -417,7 +419,7 @@ def _table_name(node: exp.Expr, statement: str, allowed: Sequence[str] = ()) -> 
     if not isinstance(node, exp.Table):
         raise SqlError(f"{statement} expects a table name, got {_node_sql(node)!r}")
     if table_url_from_sqlglot(node) is not None:
-        raise SqlError(_url_reference_refused(statement, _node_sql(node)))
+        raise SqlError(url_reference_refused(statement, _node_sql(node)))
     shown = ".".join(part.name for part in node.parts)
     if node.args.get("catalog") or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"invalid table name {shown!r}: use name or database.name")
@@ -717,7 +719,7 @@ def _insert(node: exp.Insert) -> Insert:
     if isinstance(target, exp.Schema) and _is_url_call(target):
         # sqlglot reads ``tsfile('<url>')`` after INSERT INTO as a table with a column list.
         shown = ", ".join(_node_sql(e) for e in target.expressions)
-        raise SqlError(_url_reference_refused("INSERT", f"{URL_FUNCTION}({shown})"))
+        raise SqlError(url_reference_refused("INSERT", f"{URL_FUNCTION}({shown})"))
     if isinstance(target, exp.Schema):
         names = []
         for column in target.expressions:
@@ -962,6 +964,28 @@ def table_url_from_sqlglot(node: exp.Table) -> TableUrl | None:
         table_uuid=url.table_uuid,
         settings=url.settings,
     )
+
+
+def parse_table_reference(text: str) -> TableUrl | None:
+    """The URL reference one table reference's text is (``tsfile('<url>', version => 1)``,
+    ``tsfile.`<url>` ``), read by the same rules as in a query (:func:`table_url_from_sqlglot`);
+    None when it is not one (``tsfile.t`` is table ``t`` of database ``tsfile``).
+
+    Raises:
+        SqlError: a malformed reference (the messages of :func:`table_url_from_sqlglot`), a
+            credential in it, or text that is not one table reference.
+    """
+    sql = f"SELECT * FROM {text}"
+    tokens = _tokenize(sql)
+    _reject_credentials(sql, tokens)
+    try:
+        trees = _DIALECT.parser().parse(tokens, sql)
+    except ParseError as e:
+        raise SqlParseError(_parse_error_message(sql, tokens, e)) from e
+    tables = [t for tree in trees if tree is not None for t in tree.find_all(exp.Table)]
+    if len(tables) != 1:
+        raise SqlError(f"{text!r} is not one table reference")
+    return table_url_from_sqlglot(tables[0])
 
 
 def _is_identifier(name: str) -> bool:

@@ -31,6 +31,7 @@ final class StatementParser implements InvocationHandler {
       Pattern.compile(
           "(?:\\s|--[^\\n]*(?:\\n|$)|/\\*.*?\\*/)*"
               + "(?:(?:DESC|DESCRIBE)\\s+(?:HISTORY|DETAIL)\\s"
+              + "|(?:DESC|DESCRIBE)\\s+(?:TABLE\\s+)?(?:EXTENDED\\s+)?tsfile\\s*[(.]"
               + "|(?:SHOW|EXPLAIN)\\s+PARTS\\b"
               + "|OPTIMIZE\\b|VACUUM\\b|RESTORE\\b|EXPIRE\\s+SNAPSHOTS\\b"
               + "|ALTER\\s+TABLE\\b.*?\\b(?:ADD|DROP)\\s+PART\\b)",
@@ -80,7 +81,26 @@ final class StatementParser implements InvocationHandler {
     }
     ObjectNode request = Client.object();
     request.put("sql", sql);
-    ArrayNode catalogs = request.putArray("catalogs");
+    ArrayNode catalogs = catalogs(session);
+    request.set("catalogs", catalogs);
+    if (catalogs.isEmpty()) {
+      return null; // no catalog of the plugin in this session: Spark's own parser decides
+    }
+    request.put("current", session.sessionState().catalogManager().currentCatalog().name());
+    JsonNode claimed = Client.call("claim_statement", request);
+    if (!claimed.path("ours").asBoolean()) {
+      return null;
+    }
+    return "CALL "
+        + quote(claimed.get("catalog").asText())
+        + ".system.sql(statement => '"
+        + claimed.get("statement").asText().replace("\\", "\\\\").replace("'", "\\'")
+        + "')";
+  }
+
+  /** The names of {@code session}'s catalogs of this plugin. */
+  static ArrayNode catalogs(SparkSession session) {
+    ArrayNode catalogs = Client.JSON.createArrayNode();
     Map<String, String> settings =
         CollectionConverters.asJava(session.sessionState().conf().getAllConfs());
     settings.forEach(
@@ -95,19 +115,7 @@ final class StatementParser implements InvocationHandler {
             catalogs.add(catalog);
           }
         });
-    if (catalogs.isEmpty()) {
-      return null; // no catalog of the plugin in this session: Spark's own parser decides
-    }
-    request.put("current", session.sessionState().catalogManager().currentCatalog().name());
-    JsonNode claimed = Client.call("claim_statement", request);
-    if (!claimed.path("ours").asBoolean()) {
-      return null;
-    }
-    return "CALL "
-        + quote(claimed.get("catalog").asText())
-        + ".system.sql(statement => '"
-        + claimed.get("statement").asText().replace("\\", "\\\\").replace("'", "\\'")
-        + "')";
+    return catalogs;
   }
 
   private static String quote(String identifier) {

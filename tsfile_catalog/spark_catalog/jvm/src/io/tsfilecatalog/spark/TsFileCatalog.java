@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Map;
+import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
@@ -21,6 +22,7 @@ import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -112,20 +114,14 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
   }
 
   private Table load(Identifier ident, ObjectNode request) throws NoSuchTableException {
-    try {
-      JsonNode described = Client.callChecked("load_table", request, ident, null);
-      if (described.has("metadata_table")) {
-        return new TsFileMetadataTable(described.get("metadata_table"));
-      }
-      return new TsFileTable(config, ident, described);
-    } catch (NoSuchTableException e) {
-      throw e;
-    } catch (TableAlreadyExistsException
-        | NoSuchNamespaceException
-        | NamespaceAlreadyExistsException
-        | NonEmptyNamespaceException e) {
-      throw new IllegalStateException(e.getMessage(), e);
+    // A URL reference's time travel setting is a wall-clock time in the session's zone.
+    request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
+    JsonNode described =
+        call("load_table", request, ident, null, NoSuchTableException.class, null);
+    if (described.has("metadata_table")) {
+      return new TsFileMetadataTable(described.get("metadata_table"));
     }
+    return new TsFileTable(config, ident, described);
   }
 
   /** The request naming {@code ident} in this catalog (the change feed's, {@link ChangeFeeds}). */
@@ -179,11 +175,14 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
   public StagedTable stageCreate(
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws TableAlreadyExistsException, NoSuchNamespaceException {
-    try {
-      return stage(ident, structOf(columns), partitions, properties, "create");
-    } catch (NoSuchTableException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    return stage(
+        ident,
+        structOf(columns),
+        partitions,
+        properties,
+        "create",
+        TableAlreadyExistsException.class,
+        NoSuchNamespaceException.class);
   }
 
   @Override
@@ -191,11 +190,14 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
   public StagedTable stageReplace(
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException, NoSuchTableException {
-    try {
-      return stage(ident, structOf(columns), partitions, properties, "replace");
-    } catch (TableAlreadyExistsException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    return stage(
+        ident,
+        structOf(columns),
+        partitions,
+        properties,
+        "replace",
+        NoSuchNamespaceException.class,
+        NoSuchTableException.class);
   }
 
   @Override
@@ -203,31 +205,33 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
   public StagedTable stageCreateOrReplace(
       Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
       throws NoSuchNamespaceException {
-    try {
-      return stage(ident, structOf(columns), partitions, properties, "create_or_replace");
-    } catch (TableAlreadyExistsException | NoSuchTableException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    return stage(
+        ident,
+        structOf(columns),
+        partitions,
+        properties,
+        "create_or_replace",
+        NoSuchNamespaceException.class,
+        null);
   }
 
-  private StagedTable stage(
+  /** A staged create/replace; {@code first} and {@code second}: the failures its mode declares. */
+  private <A extends Exception, B extends Exception> StagedTable stage(
       Identifier ident,
       StructType schema,
       Transform[] partitions,
       Map<String, String> properties,
-      String mode)
-      throws TableAlreadyExistsException, NoSuchNamespaceException, NoSuchTableException {
+      String mode,
+      Class<A> first,
+      Class<B> second)
+      throws A, B {
     refusePartitions(partitions);
     ObjectNode request = request(ident);
     request.put("mode", mode);
     request.put("schema", schema.json());
     request.set("properties", Client.map(properties));
-    try {
-      JsonNode staged = Client.callChecked("stage", request, ident, null);
-      return new TsFileStagedTable(request, schema, staged);
-    } catch (NamespaceAlreadyExistsException | NonEmptyNamespaceException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    JsonNode staged = call("stage", request, ident, null, first, second);
+    return new TsFileStagedTable(request, schema, staged);
   }
 
   @Override
@@ -239,12 +243,15 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
     ObjectNode request = request(ident);
     request.put("schema", schema.json());
     request.set("properties", Client.map(properties));
-    try {
-      return new TsFileTable(
-          config, ident, Client.callChecked("create_table", request, ident, null));
-    } catch (NoSuchTableException | NamespaceAlreadyExistsException | NonEmptyNamespaceException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    JsonNode created =
+        call(
+            "create_table",
+            request,
+            ident,
+            null,
+            TableAlreadyExistsException.class,
+            NoSuchNamespaceException.class);
+    return new TsFileTable(config, ident, created);
   }
 
   @Override
@@ -254,17 +261,9 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
     for (TableChange change : changes) {
       list.add(Changes.toJson(change));
     }
-    try {
-      return new TsFileTable(
-          config, ident, Client.callChecked("alter_table", request, ident, null));
-    } catch (NoSuchTableException e) {
-      throw e;
-    } catch (TableAlreadyExistsException
-        | NoSuchNamespaceException
-        | NamespaceAlreadyExistsException
-        | NonEmptyNamespaceException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    JsonNode altered =
+        call("alter_table", request, ident, null, NoSuchTableException.class, null);
+    return new TsFileTable(config, ident, altered);
   }
 
   @Override
@@ -290,13 +289,15 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
     request.set("new_namespace", Client.strings(to.namespace()));
     request.put("new_name", to.name());
     try {
-      Client.callChecked("rename_table", request, from, null);
-    } catch (NoSuchNamespaceException
-        | NamespaceAlreadyExistsException
-        | NonEmptyNamespaceException e) {
-      throw new IllegalStateException(e.getMessage(), e);
+      call(
+          "rename_table",
+          request,
+          from,
+          null,
+          NoSuchTableException.class,
+          TableAlreadyExistsException.class);
     } catch (TableAlreadyExistsException e) {
-      throw new TableAlreadyExistsException(to);
+      throw new TableAlreadyExistsException(to); // the new name is the one that exists
     }
   }
 
@@ -351,14 +352,7 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
       throws NamespaceAlreadyExistsException {
     ObjectNode request = request(namespace);
     request.set("metadata", Client.map(metadata));
-    try {
-      Client.callChecked("create_namespace", request, null, namespace);
-    } catch (NoSuchTableException
-        | TableAlreadyExistsException
-        | NoSuchNamespaceException
-        | NonEmptyNamespaceException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    call("create_namespace", request, null, namespace, NamespaceAlreadyExistsException.class, null);
   }
 
   @Override
@@ -373,28 +367,46 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
       throws NoSuchNamespaceException, NonEmptyNamespaceException {
     ObjectNode request = request(namespace);
     request.put("cascade", cascade);
-    try {
-      return Client.callChecked("drop_namespace", request, null, namespace).asBoolean();
-    } catch (NoSuchTableException
-        | TableAlreadyExistsException
-        | NamespaceAlreadyExistsException e) {
-      throw new IllegalStateException(e.getMessage(), e);
-    }
+    return call(
+            "drop_namespace",
+            request,
+            null,
+            namespace,
+            NoSuchNamespaceException.class,
+            NonEmptyNamespaceException.class)
+        .asBoolean();
   }
 
   /** A call whose only checked failure is a missing namespace. */
   private static JsonNode call(
       String operation, ObjectNode request, Identifier ident, String[] namespace)
       throws NoSuchNamespaceException {
+    return call(operation, request, ident, namespace, NoSuchNamespaceException.class, null);
+  }
+
+  /**
+   * The one mapping of a call's failures: Spark's exception for the delegate's answer is thrown
+   * as is when it is one this call declares ({@code first}, {@code second}; either may be
+   * null); any other checked one cannot be this call's answer and is an internal error.
+   */
+  private static <A extends Exception, B extends Exception> JsonNode call(
+      String operation,
+      ObjectNode request,
+      Identifier ident,
+      String[] namespace,
+      Class<A> first,
+      Class<B> second)
+      throws A, B {
     try {
       return Client.callChecked(operation, request, ident, namespace);
-    } catch (NoSuchNamespaceException e) {
-      throw e;
-    } catch (NoSuchTableException
-        | TableAlreadyExistsException
-        | NamespaceAlreadyExistsException
-        | NonEmptyNamespaceException e) {
-      throw new IllegalStateException(e.getMessage(), e);
+    } catch (AnalysisException e) {
+      if (first != null && first.isInstance(e)) {
+        throw first.cast(e);
+      }
+      if (second != null && second.isInstance(e)) {
+        throw second.cast(e);
+      }
+      throw new IllegalStateException(operation + ": " + e.getMessage(), e);
     }
   }
 }

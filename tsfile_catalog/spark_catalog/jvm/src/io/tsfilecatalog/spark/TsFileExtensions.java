@@ -34,6 +34,14 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
             return StatementParser.wrap(session, parser);
           }
         });
+    // tsfile('<url>') and tsfile.`<url>`: the plugin's table of that location.
+    extensions.injectHintResolutionRule(
+        new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+          @Override
+          public Rule<LogicalPlan> apply(SparkSession session) {
+            return new UrlReferences(session);
+          }
+        });
     extensions.injectOptimizerRule(
         new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
           @Override

@@ -3,8 +3,11 @@ package io.tsfilecatalog.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -49,8 +52,19 @@ public class TsFileTable
 
   @Override
   public String name() {
-    String prefix = catalog.get("name").asText();
-    return prefix + "." + String.join(".", ident.namespace()) + "." + ident.name();
+    List<String> parts = new ArrayList<>();
+    parts.add(catalog.get("name").asText());
+    parts.addAll(Arrays.asList(ident.namespace()));
+    parts.add(ident.name());
+    return String.join(".", parts);
+  }
+
+  /** Refuses a write into a table that is only read (a URL reference's), with its message. */
+  private void refuseReadOnly() {
+    JsonNode refusal = description.get("read_only");
+    if (refusal != null && !refusal.isNull()) {
+      throw new UnsupportedOperationException(refusal.asText());
+    }
   }
 
   @Override
@@ -78,6 +92,9 @@ public class TsFileTable
             TableCapability.BATCH_WRITE,
             TableCapability.TRUNCATE,
             TableCapability.OVERWRITE_BY_FILTER,
+            // Declared so that overwritePartitions() reaches the write builder's refusal, which
+            // says what to use instead (Spark's own message names neither).
+            TableCapability.OVERWRITE_DYNAMIC,
             TableCapability.MICRO_BATCH_READ,
             TableCapability.STREAMING_WRITE);
     // INSERT WITH SCHEMA EVOLUTION and withSchemaEvolution() writes: Spark adds the source's
@@ -108,6 +125,7 @@ public class TsFileTable
    */
   @Override
   public boolean canDeleteWhere(Predicate[] predicates) {
+    refuseReadOnly();
     return Client.call("can_delete_where", deleteRequest(predicates)).asBoolean();
   }
 
@@ -134,6 +152,7 @@ public class TsFileTable
 
   @Override
   public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
+    refuseReadOnly();
     return () -> new TsFileRowLevelOperation(this, info.command());
   }
 
@@ -144,6 +163,7 @@ public class TsFileTable
 
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    refuseReadOnly();
     return new TsFileWriteBuilder(
         schema, Client.toMap(description.get("write_options")), info, scanDescription());
   }

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsDynamicOverwrite;
 import org.apache.spark.sql.connector.write.SupportsOverwriteV2;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
@@ -31,7 +32,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * delegate writes as the writer's {@code replaceWhere} when it can evaluate it exactly (else the
  * write is refused), its straddling parts rewritten as Spark tasks ({@link PrestagedWrite}).
  */
-class TsFileWriteBuilder implements SupportsOverwriteV2 {
+class TsFileWriteBuilder implements SupportsOverwriteV2, SupportsDynamicOverwrite {
   private final StructType tableSchema;
   private final Map<String, String> tableOptions;
   private final LogicalWriteInfo info;
@@ -53,6 +54,19 @@ class TsFileWriteBuilder implements SupportsOverwriteV2 {
     truncate = true;
     replaceWhere = null;
     return this;
+  }
+
+  /**
+   * {@code writeTo(t).overwritePartitions()}: refused, saying what replaces rows instead. A
+   * tsfile table has no partitions, and which devices the rows hold is known only once they
+   * are written, too late to rewrite the parts those devices share with others in the write.
+   */
+  @Override
+  public WriteBuilder overwriteDynamicPartitions() {
+    throw new UnsupportedOperationException(
+        "overwritePartitions() is not supported on tsfile tables (they have no partitions): "
+            + "replace rows by condition with writeTo(t).overwrite(condition), e.g. "
+            + "overwrite(col('device') == 'd1'), or INSERT INTO t REPLACE WHERE condition");
   }
 
   /**

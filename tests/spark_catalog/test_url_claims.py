@@ -1,0 +1,38 @@
+"""Which texts the session extensions take as URL references, and through which catalog
+(no Spark: the delegate's answers to the JVM's questions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tsfile_catalog.exceptions import SqlError
+from tsfile_catalog.spark_catalog.statements import claim
+from tsfile_catalog.spark_catalog.url_tables import url_catalog, url_reference
+
+
+def test_a_url_reference_is_named_by_its_canonical_text() -> None:
+    found = url_reference("tsfile('/d/w', `VERSION` => 3)", ["ts"], "spark_catalog")
+    assert found == {"catalog": "ts", "name": "tsfile('/d/w', version => 3)"}
+    assert url_reference("tsfile.`/d/w`", ["ts"], "ts")["name"] == "tsfile('/d/w')"  # type: ignore[index]
+    # A plain identifier is table ``weather`` of database ``tsfile``: Spark's.
+    assert url_reference("tsfile.`weather`", ["ts"], "ts") is None
+
+
+def test_the_current_tsfile_catalog_reads_it_else_the_first() -> None:
+    assert url_catalog(["b", "a"], "B") == "b"
+    assert url_catalog(["b", "a"], "spark_catalog") == "a"
+    with pytest.raises(SqlError, match="needs a tsfile catalog"):
+        url_catalog([], "spark_catalog")
+
+
+def test_a_write_into_a_url_reference_is_refused() -> None:
+    with pytest.raises(SqlError, match="INSERT needs a registered table name"):
+        url_reference("tsfile.`/d/w`", ["ts"], "ts", write=True)
+
+
+def test_describe_of_a_url_reference_is_the_catalogs_and_of_a_name_sparks() -> None:
+    assert claim("DESCRIBE tsfile('/d/w')", ["ts"], "spark_catalog")["catalog"] == "ts"
+    assert claim("DESC TABLE EXTENDED tsfile.`/d/w`", ["ts"], "spark_catalog")["ours"]
+    assert claim("DESCRIBE tsfile.weather", ["ts"], "spark_catalog") == {"ours": False}
+    with pytest.raises(SqlError, match="unknown setting 'versio'"):
+        claim("DESCRIBE tsfile('/d/w', versio => 1)", ["ts"], "spark_catalog")
