@@ -1,4 +1,4 @@
-"""``python -m bench.change_feed [--rows 2000000] [--parts 20] [--out bench/out]``: what the
+"""``python -m bench.change_feed [--rows 10000000] [--parts 50] [--out bench/out]``: what the
 change data feed costs (issue 39).
 
 A ``key.duplicates = last`` table of ``--rows`` rows (ten devices, one reading a second each,
@@ -152,8 +152,8 @@ devices reads only the parts it overlaps.
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.change_feed", description=__doc__)
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--parts", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--parts", type=int, default=50)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
     args = parser.parse_args(argv)
