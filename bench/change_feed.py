@@ -143,10 +143,10 @@ then its changes are read with `Table.changes(v, v)` (docs/sql.md, "Change data 
 | For scale: a full read of the table after it (merged by key) | {r["full_read_s"]:.2f} s |
 
 The changes are computed, not recorded: the commit costs what it cost before. Reading them
-compares the rows of every part that may share a key with the new one, before and after the
-commit; a correction spread over all of the table's time overlaps every part, so the read is
-of the order of two full reads plus a sort. A correction confined to a time range or a few
-devices reads only the parts it overlaps.
+reads every part that may share a key with the new one, before and after the commit, and
+compares only the keys the new part holds; a correction spread over all of the table's time
+overlaps every part, so the read is of the order of two full reads. A correction confined to
+a time range or a few devices reads only the parts it overlaps.
 """
 
 
