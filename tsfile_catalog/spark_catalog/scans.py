@@ -222,8 +222,8 @@ def plan_scan(
         raise OptionError(
             f"read option 'readChangeFeed' on catalog table {scan['table']!r} needs the "
             "plugin's session extensions (spark.sql.extensions = "
-            "io.tsfilecatalog.spark.TsFileExtensions; docs/spark-catalog.md, \"Change data "
-            "feed\")"
+            'io.tsfilecatalog.spark.TsFileExtensions; docs/spark-catalog.md, "Change data '
+            'feed")'
         )
     planned = {key.lower() for key in _PLANNED}
     for key in user_options:
