@@ -1,4 +1,4 @@
-"""``python -m bench.change_feed [--rows 2000000] [--parts 20] [--out bench/out]``: what the
+"""``python -m bench.change_feed [--rows 10000000] [--parts 50] [--out bench/out]``: what the
 change data feed costs (issue 39).
 
 A ``key.duplicates = last`` table of ``--rows`` rows (ten devices, one reading a second each,
@@ -6,8 +6,8 @@ A ``key.duplicates = last`` table of ``--rows`` rows (ten devices, one reading a
 hundredth second of every device, the shape of bench.key's 1% MERGE): the rows re-sent with
 new values, one append replacing their keys, the commit a MERGE ... WHEN MATCHED UPDATE makes
 on such a table (nothing is recorded for the change feed). Timed: that commit,
-then reading its changes (``Table.changes(v, v)``), which compares the parts that may share a
-key with the new part, before and after; and, for scale, a full read of the table. The
+then reading its changes (``Table.changes(v, v)``), which reads the parts that may share a key
+with the new part as they were before it; and, for scale, a full read of the table. The
 changes are checked: exactly one pre- and one post-image per corrected row. Spark-free, so it
 measures the table layer's own cost. Writes ``<out>/change_feed.json`` and
 ``docs/benchmarks-change-feed.md`` (numbers generated, never typed).
@@ -143,17 +143,18 @@ then its changes are read with `Table.changes(v, v)` (docs/sql.md, "Change data 
 | For scale: a full read of the table after it (merged by key) | {r["full_read_s"]:.2f} s |
 
 The changes are computed, not recorded: the commit costs what it cost before. Reading them
-compares the rows of every part that may share a key with the new one, before and after the
-commit; a correction spread over all of the table's time overlaps every part, so the read is
-of the order of two full reads plus a sort. A correction confined to a time range or a few
-devices reads only the parts it overlaps.
+reads the parts that may share a key with the new one as they were before the commit (after
+it, the new part's own rows are those keys' rows) and compares only the keys the new part
+holds; a correction spread over all of the table's time overlaps every part, so the read is
+of the order of one read of the table. A correction confined to a time range or a few devices
+reads only the parts it overlaps.
 """
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.change_feed", description=__doc__)
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--parts", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--parts", type=int, default=50)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
     args = parser.parse_args(argv)

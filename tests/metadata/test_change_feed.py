@@ -38,7 +38,15 @@ def _plan(before: list[PartFile], after: list[PartFile], key: str = "last", **kw
 
 def test_a_last_table_compares_the_parts_sharing_a_key_with_the_commits() -> None:
     planned = _plan([A, B, C], [A, B, C, NEW])
-    assert planned.before == (A,) and planned.after == (A, NEW)
+    # An append outranking what it may replace: its own rows are the keys' rows after it.
+    assert planned.before == (A,) and planned.after == (NEW,)
+    assert planned.touched == {"n.tsfile"}
+    restored = replace(NEW, sequence=0)  # RESTORE bringing back an older write's part
+    planned = _plan([A, B, C], [A, B, C, restored])
+    assert planned.before == (A,) and planned.after == (A, restored)
+    rewritten = _part("a2.tsfile", "bj", 0, 9, 1)  # a DELETE's rewrite of A
+    planned = _plan([A, B, C, NEW], [rewritten, B, C, NEW])
+    assert planned.before == (A, NEW) and planned.after == (rewritten, NEW)
 
 
 def test_a_keep_table_compares_the_removed_parts_with_the_added() -> None:

@@ -157,3 +157,28 @@ def test_a_stream_of_a_catalog_table_reads_its_changes(
     query.awaitTermination()
     expected = spark.sql(f"SELECT * FROM table_changes('{table}', 2, 5)")
     assert sorted(tuple(r)[:-1] for r in rows) == _rows(expected)
+
+
+def test_changes_from_a_timestamp_and_net_changes(spark: SparkSession, table: str) -> None:
+    history = {
+        r["version"]: r["timestamp"]
+        for r in spark.sql(f"SELECT version, timestamp FROM {table}.history").collect()
+    }
+    since = history[2].isoformat(sep=" ")
+    by_time = spark.sql(f"SELECT * FROM {table} CHANGES FROM TIMESTAMP '{since}'")
+    by_version = spark.sql(f"SELECT * FROM table_changes('{table}', 2)")
+    assert _rows(by_time) == _rows(by_version)
+    net = spark.sql(
+        f"SELECT * FROM {table} CHANGES FROM VERSION 1 TO VERSION 5 "
+        "WITH (deduplicationMode = 'netChanges')"
+    )
+    before = spark.sql(f"SELECT * FROM {table} VERSION AS OF 0")
+    after = spark.sql(f"SELECT * FROM {table} VERSION AS OF 5")
+    lost = ("delete", "update_preimage")
+    rows = net.collect()
+    assert sorted(tuple(r)[:3] for r in rows if r["_change_type"] in lost) == sorted(
+        tuple(r) for r in before.exceptAll(after).collect()
+    )
+    assert sorted(tuple(r)[:3] for r in rows if r["_change_type"] not in lost) == sorted(
+        tuple(r) for r in after.exceptAll(before).collect()
+    )

@@ -103,18 +103,34 @@ def _touched_keys_only(
 ) -> tuple[pa.Table, pa.Table]:
     """``before`` and ``after`` reduced to the keys the commit's own parts hold: no other key
     can have changed (:mod:`tsfile_catalog.metadata.change_feed`), and a small correction of
-    a large table then compares a few rows instead of sorting all of them. Left whole when a
-    touched key has a null TAG (a hash join matches no null)."""
+    a large table then compares a few rows instead of sorting all of them."""
     own = [p for p in (*changes.before, *changes.after) if p.path in changes.touched]
     unique = {p.path: p for p in own}
-    touched = read_rows(scan, list(unique.values()), "keep").select(list(keys))
-    if any(touched.column(k).null_count for k in keys):
-        return before, after
-    touched = touched.group_by(list(keys)).aggregate([])
-    return (
-        before.join(touched, list(keys), join_type="left semi"),
-        after.join(touched, list(keys), join_type="left semi"),
-    )
+    touched = _join_keys(read_rows(scan, list(unique.values()), "keep"), keys)
+    touched = touched.group_by(touched.column_names).aggregate([])
+    return _semi_join(before, touched, keys), _semi_join(after, touched, keys)
+
+
+def _join_keys(rows: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """``rows``' key columns as a hash join can match them: a join matches no null, so each
+    nullable key column is its value with nulls filled plus whether it was null."""
+    columns: dict[str, pa.Array | pa.ChunkedArray] = {}
+    for i, name in enumerate(keys):
+        column = rows.column(name)
+        if column.null_count:
+            columns[f"__k{i}"] = pc.fill_null(column, pa.scalar("", column.type))
+        else:
+            columns[f"__k{i}"] = column
+        columns[f"__n{i}"] = pc.is_null(column)
+    return pa.table(columns)
+
+
+def _semi_join(rows: pa.Table, touched: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """The rows of ``rows`` whose key is one of ``touched``'s (:func:`_join_keys` form)."""
+    index = pa.array(np.arange(rows.num_rows, dtype=np.int64))
+    joined = _join_keys(rows, keys).append_column("__row", index)
+    kept = joined.join(touched, touched.column_names, join_type="left semi")
+    return rows.take(pa.array(np.sort(kept.column("__row").to_numpy())))
 
 
 def net_changes(

@@ -113,11 +113,20 @@ def plan_commit(
             version, timestamp_ms, tuple(removed), tuple(added), before_key, after_key
         )
     touched = [*removed, *added]
+    scope_before = _key_scope(before, touched)
+    scope_after = _key_scope(after, touched)
+    if not removed and min(p.key_sequence for p in added) > max(
+        (p.key_sequence for p in scope_before), default=-1
+    ):
+        # An append that outranks every row it may replace (a correction, a MERGE's new
+        # rows): after it, each of its keys reads its own rows, so the other parts need
+        # reading only once, for the rows before.
+        scope_after = tuple(added)
     return CommitChanges(
         version,
         timestamp_ms,
-        _key_scope(before, touched),
-        _key_scope(after, touched),
+        scope_before,
+        scope_after,
         before_key,
         after_key,
         frozenset(p.path for p in touched),
