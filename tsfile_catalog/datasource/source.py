@@ -63,7 +63,8 @@ def resolve(options: ReadOptions) -> ResolvedScan:
         options.path,
         # A table that records its unit is read in it (a contradicting option is refused).
         unit=options.precision if options.precision_given else None,
-        timestamp_as=options.timestamp_as,
+        # A table that records its time type reads as it unless the option says otherwise.
+        timestamp_as=options.timestamp_as if options.timestamp_as_given else None,
         version=options.version_as_of,
         timestamp=options.timestamp_as_of,
         time_zone=options.time_zone,
@@ -137,11 +138,14 @@ class TsFileDataSource(DataSource):
 
     @cached_property
     def _read_options(self) -> ReadOptions:
-        """The options with ``timestampPrecision`` the unit the scan resolved: the table's
-        own when it records one, so every conversion of the read uses it."""
+        """The options with ``timestampPrecision`` and ``timestampAs`` as the scan resolved
+        them: the table's own unit when it records one, and its time type unless the
+        option gave another, so every conversion of the read uses them."""
         given = self._given_read_options
-        unit = self._scan.unit
-        return given if unit == given.precision else replace(given, precision=unit)
+        unit, timestamp_as = self._scan.unit, self._scan.timestamp_as
+        if unit == given.precision and timestamp_as == given.timestamp_as:
+            return given
+        return replace(given, precision=unit, timestamp_as=timestamp_as)
 
     @cached_property
     def _stream_options(self) -> StreamOptions:
