@@ -189,6 +189,16 @@ class TsFileDataSource(DataSource):
             return partial_schema(self._partial, self._scan.schema, self._read_options.timestamp_as)
         return spark_schema(self._scan.schema, self._columns, self._read_options.timestamp_as)
 
+    def resolved_read(self) -> tuple[ResolvedScan, ReadOptions]:
+        """What a batch read of these options reads, resolved as ``load()`` resolves it: the
+        pinned scan and the options as it reads them (the catalog plugin's path reads,
+        spark_catalog/paths.py, take the same table this source would read).
+
+        Raises:
+            TsFileCatalogError: as ``load()`` would for the same options.
+        """
+        return self._scan, self._read_options
+
     def schema(self) -> StructType:
         # Resolve everything that can fail now, at load(), so errors surface before any job.
         _ = self._where

@@ -3,9 +3,9 @@
 The JVM's ``TsFileCatalog`` calls ``call(operation, request)`` on a Py4J callback thread of
 this driver (as PySpark's ``foreachBatch`` and streaming listeners are called), with JSON in
 and out. Every answer comes from the package's own code: :mod:`.tables` for tables and
-namespaces, :mod:`.scans` for pushdown and scan options, :mod:`.deletes` for DELETE FROM,
-:mod:`.rewrites` for the scans of copy-on-write UPDATE, MERGE and DELETE, :mod:`.replace`
-for an overwrite by condition's pre-staged rewrites.
+namespaces, :mod:`.paths` for path reads, :mod:`.scans` for pushdown and scan options,
+:mod:`.deletes` for DELETE FROM, :mod:`.rewrites` for the scans of copy-on-write UPDATE,
+MERGE and DELETE, :mod:`.replace` for an overwrite by condition's pre-staged rewrites.
 Errors go back as data (a kind and a message) so the adapter raises Spark's own exceptions:
 ``NoSuchTableException`` for a missing table, an ``IllegalArgumentException`` carrying this
 package's message otherwise.
@@ -24,6 +24,7 @@ from tsfile_catalog.metadata.time_top import TimeTop
 from tsfile_catalog.spark_catalog import (
     aggregates,
     deletes,
+    paths,
     procedures,
     replace,
     rewrites,
@@ -223,6 +224,8 @@ _OPERATIONS: dict[str, _Handler] = {
         r["scan"], r["predicates"], r["time_zone"]
     ),
     "plan_scan": _plan,
+    # The session extensions' PathReads: load(path) as the plugin's table, or None.
+    "resolve_path": lambda d, r: paths.describe_path(r["options"], r["schema"]),
     "list_procedures": lambda d, r: (
         list(procedures.PROCEDURES) if r["namespace"] == [procedures.NAMESPACE] else []
     ),
