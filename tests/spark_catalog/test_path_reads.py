@@ -247,3 +247,16 @@ def test_random_aggregations_over_one_loaded_frame_match_parquet(
     assertDataFrameEqual(
         spark.sql(query.format(t="path_parts")), spark.sql(query.format(t="pq_path_parts"))
     )
+
+
+def test_a_write_into_a_view_over_a_path_read_appends_to_the_table(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A temporary view over ``load(path)`` takes writes as the source's relation did: the
+    read's options are the write's."""
+    path = str(tmp_path / "w")
+    first = pa.table({"time": pa.array([1, 2], pa.int64()), "dev": ["a", "b"], "v": [1.0, 2.0]})
+    write_table(path, first, table="w", tag_columns=["dev"])
+    spark.read.format("tsfile").load(path).createOrReplaceTempView("path_w")
+    spark.sql("INSERT INTO path_w VALUES (3, 'c', 3.0)")
+    assert sorted(open_table(path).scan().to_arrow().column("dev").to_pylist()) == ["a", "b", "c"]
