@@ -466,7 +466,7 @@ def check(
         finally:
             spark.conf.set(PATH_READS, "false")
         # The plugin's table is named by its path; the source's relation by "tsfile".
-        relation = str(df._jdf.queryExecution().analyzed().toString())
+        relation = str(df._jdf.queryExecution().analyzed().toString()).strip()
         assert relation.endswith(spec.path), relation
         return df.where(predicate)
 
