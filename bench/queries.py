@@ -2,9 +2,13 @@
 
 Every query ends in a small aggregate (Q7/Q8 grouped per device), or returns a few rows (Q9,
 the latest readings of a device), so the timing measures the scan and not ``collect()`` of
-millions of rows, and so the engines' answers can be compared exactly. Five engines: tsfile
-through the DataFrame API (filter, projection and top-N through the ``where`` / ``columns`` /
-``latest`` options, the only way a Python data source sees them), tsfile through
+millions of rows, and so the engines' answers can be compared exactly. Six engines: tsfile
+through the DataFrame API as a user writes it (``spark.read.format("tsfile").load(path)
+.where(...)``, then the projection, aggregate or top-N), with the catalog plugin's jar and
+extensions (``tsfile``: the plugin's scan of the path, docs/spark-catalog.md) and without them
+(``tsfile_nojar``: the same code on the Python source alone, which Spark hands no filter,
+column or aggregate; ``spark.tsfile.pathReads.enabled=false`` is what a session without the
+jar reads), tsfile through
 ``Catalog.sql`` (the same query as SQL text, which the catalog plans: pruning, small scans in
 the driver, and whatever aggregate pushdown it knows), the same SQL text through plain
 ``spark.sql`` on the table in the Spark catalog plugin (Spark plans it and hands the plugin's
@@ -40,8 +44,17 @@ __all__ = [
     "sql_text",
 ]
 
-Engine = Literal["tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"]
-ENGINES: tuple[Engine, ...] = ("tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd")
+Engine = Literal["tsfile", "tsfile_nojar", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"]
+ENGINES: tuple[Engine, ...] = (
+    "tsfile",
+    "tsfile_nojar",
+    "tsfile_sql",
+    "spark_sql",
+    "parquet",
+    "parquet_zstd",
+)
+# The session setting that keeps a path read on the Python source's own scan (no plugin).
+PATH_READS = "spark.tsfile.pathReads.enabled"
 SQL_TABLE = "sensors"  # the catalog name the tsfile_sql engine queries
 SPARK_CATALOG = "bench"  # the catalog plugin's name in a session bench.run starts
 HOUR_MS = 3_600_000
@@ -256,12 +269,12 @@ def frame(
     if engine == "spark_sql":
         assert spark_table is not None, "the spark_sql engine needs the plugin's table name"
         return spark.sql(sql_text(query, spark_table))
-    if engine == "tsfile":
-        df = spark.read.format("tsfile").options(**query.source_options()).load(path)
+    if engine in ("tsfile", "tsfile_nojar"):
+        df = spark.read.format("tsfile").load(path)
     else:
         df = spark.read.parquet(path)
-        if query.where:
-            df = df.where(query.where)
+    if query.where:
+        df = df.where(query.where)
     if query.latest is not None:
         return df.select(*query.columns).orderBy(F.desc("time")).limit(query.latest)
     return df.groupBy(*groups).agg(*aggregates) if groups else df.agg(*aggregates)
@@ -277,7 +290,17 @@ def run_query(
     spark_table: str | None = None,
 ) -> list[list[Any]]:
     """Execute and return the result rows as lists, sorted (grouped queries have several)."""
-    rows = frame(spark, engine, path, query, catalog, spark_table=spark_table).collect()
+    # Read when load() is analysed: with the plugin (its default), or the source's own scan.
+    previous = spark.conf.get(PATH_READS, None)
+    spark.conf.set(PATH_READS, "false" if engine == "tsfile_nojar" else "true")
+    try:
+        df = frame(spark, engine, path, query, catalog, spark_table=spark_table)
+    finally:
+        if previous is None:
+            spark.conf.unset(PATH_READS)
+        else:
+            spark.conf.set(PATH_READS, previous)
+    rows = df.collect()
     assert rows, f"{query.id} on {engine} returned no rows"
     return sorted((list(r) for r in rows), key=lambda r: [str(v) for v in r])
 

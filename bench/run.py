@@ -169,6 +169,7 @@ def _bench_writes(spark: SparkSession, scale: Scale, data_dir: str) -> dict[str,
     return {
         "paths": {
             "tsfile": tsfile_path,
+            "tsfile_nojar": tsfile_path,
             "tsfile_sql": tsfile_path,
             "spark_sql": tsfile_path,
             "parquet": parquet_path,
@@ -327,7 +328,7 @@ def _bench_queries(
         entry["ratio"] = medians["tsfile"] / medians["parquet"]
         entry["ratios"] = {
             f"{ours}/{peer}": medians[ours] / medians[peer]
-            for ours in ("tsfile", "tsfile_sql", "spark_sql")
+            for ours in ("tsfile", "tsfile_nojar", "tsfile_sql", "spark_sql")
             for peer in ("parquet", "parquet_zstd")
         }
         results.append(entry)
@@ -509,6 +510,7 @@ def run(
         results["load_average"]["end"] = os.getloadavg()
         results["elapsed_s"] = time.perf_counter() - started
         from bench.report import (
+            evaluate_path_targets,
             evaluate_scan_targets,
             evaluate_spark_sql_targets,
             evaluate_sql_targets,
@@ -519,6 +521,7 @@ def run(
         results["sql_targets"] = evaluate_sql_targets(results)
         results["spark_sql_targets"] = evaluate_spark_sql_targets(results)
         results["scan_targets"] = evaluate_scan_targets(results)
+        results["path_targets"] = evaluate_path_targets(results)
         (out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
         if docs_path is not None:
             from bench.report import write_report

@@ -306,7 +306,7 @@ def scan_location(
     url: str,
     *,
     unit: TimeUnit | None = None,
-    timestamp_as: TimestampAs = "long",
+    timestamp_as: TimestampAs | None = None,
     version: int | None = None,
     timestamp: str | int | None = None,
     time_zone: str | None = None,
@@ -321,7 +321,8 @@ def scan_location(
     callers that show a table's history or details need :func:`open_location` itself.
 
     ``unit`` is the unit of the raw times: a table's own when it records one (``unit``
-    naming another is refused), else ``unit``, else ``ms``.
+    naming another is refused), else ``unit``, else ``ms``. ``timestamp_as`` is how ``time``
+    reads: as given, else as the table records it (``time.type``), else ``long``.
 
     Raises:
         OptionError: also when ``unit`` contradicts the table's own.
@@ -337,8 +338,10 @@ def scan_location(
         use_cache=use_cache,
         merge_schema=merge_schema,
         unit=unit or "ms",
-        timestamp_as=timestamp_as,
+        timestamp_as=timestamp_as or "long",
     )
     if isinstance(found, ResolvedScan):
         return found
-    return ResolvedScan.of_table(found, unit=found.time_unit(unit), timestamp_as=timestamp_as)
+    return ResolvedScan.of_table(
+        found, unit=found.time_unit(unit), timestamp_as=found.time_read_as(timestamp_as)
+    )

@@ -275,6 +275,9 @@ class ReadOptions:
     path: str
     table: str | None = None
     timestamp_as: TimestampAs = "long"
+    # Whether ``timestampAs`` was given: a table that records its time type is read as it
+    # unless the option says otherwise (the option wins).
+    timestamp_as_given: bool = False
     precision: TimeUnit = "ms"
     # Whether ``timestampPrecision`` was given: a table that records its own unit
     # (metadata/table_time.py) is read in it, and a contradicting option is refused.
@@ -381,6 +384,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         path=_path(opts),
         table=opts.get("table") or None,
         timestamp_as=cast(TimestampAs, _choice(opts, "timestampAs", "long", ("long", "timestamp"))),
+        timestamp_as_given="timestampAs" in opts,
         precision=cast(TimeUnit, _choice(opts, "timestampPrecision", "ms", ("ms", "us", "ns"))),
         precision_given="timestampPrecision" in opts,
         merge_schema=_bool(opts, "mergeSchema", False),

@@ -51,7 +51,52 @@ def register(spark: SparkSession) -> None:
         # set first.
         spark.sparkContext.environment[DRIVER_CWD_ENV] = cwd
     spark.dataSource.register(TsFileDataSource)
+    _check_name_clash(spark)
     _redact_credentials(spark)
+
+
+# The provider Spark looks ``format("tsfile")`` up as when the Python source answers it.
+_PYTHON_PROVIDER = "org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2"
+
+
+def _check_name_clash(spark: SparkSession) -> None:
+    """Fail when a JVM data source on the classpath also registers the short name ``tsfile``
+    (apache/tsfile's Java connector does): Spark 4.3 then answers ``format("tsfile")`` with
+    that class, silently and ahead of this package's source (two such classes: Spark's own
+    ``foundMultipleDataSources`` error at every read). Spark Connect has no JVM here.
+
+    Raises:
+        TsFileCatalogError: naming the other class, its jar, and the way out.
+    """
+    from tsfile_catalog.datasource.source import SHORT_NAME, TsFileDataSource
+
+    try:
+        jvm = spark.sparkContext._jvm
+    except (AttributeError, NotImplementedError):
+        return
+    if jvm is None:
+        return
+    from py4j.protocol import Py4JJavaError  # PySpark's own dependency: here with it
+
+    conf = spark._jsparkSession.sessionState().conf()
+    try:
+        found = jvm.org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource(
+            SHORT_NAME, conf
+        )
+    except Py4JJavaError as e:
+        other = str(e.java_exception.getMessage()).splitlines()[0]
+    else:
+        if found.getName() == _PYTHON_PROVIDER:
+            return
+        code = found.getProtectionDomain().getCodeSource()
+        other = found.getName() + ("" if code is None else f" (in {code.getLocation()})")
+    raise TsFileCatalogError(
+        f"format('{SHORT_NAME}') is taken on this session's classpath by another data source, "
+        f"{other}, which Spark picks before tsfile_catalog's Python source "
+        f"({TsFileDataSource.__module__}.{TsFileDataSource.__name__}): a session has one "
+        f"'{SHORT_NAME}' format, so remove that jar from spark.jars/--jars/--packages (or "
+        "start another Spark application for it)"
+    )
 
 
 REDACTION_CONF = "spark.sql.redaction.options.regex"

@@ -33,7 +33,14 @@ def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     ids = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8", "Q9"]
     assert [q["id"] for q in results["queries"]] == ids
-    assert set(ENGINES) == {"tsfile", "tsfile_sql", "spark_sql", "parquet", "parquet_zstd"}
+    assert set(ENGINES) == {
+        "tsfile",
+        "tsfile_nojar",
+        "tsfile_sql",
+        "spark_sql",
+        "parquet",
+        "parquet_zstd",
+    }
     for query in results["queries"]:
         for engine in ENGINES:
             assert query["times"][engine], (query["id"], engine)

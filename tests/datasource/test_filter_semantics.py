@@ -198,6 +198,24 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> list[Spec]:
     return [_write_table(root, i, rng)[0] for i in range(3)]
 
 
+PATH_READS = "spark.tsfile.pathReads.enabled"
+
+
+@pytest.fixture(scope="module")
+def plugin(spark: SparkSession) -> bool:
+    """Whether the catalog plugin's jar is on the classpath (then its delegate is registered,
+    which the plugin's scan of a path read asks)."""
+    from py4j.java_gateway import JavaClass
+
+    from tsfile_catalog.spark_catalog.session import register
+
+    jvm = spark.sparkContext._jvm
+    found = jvm is not None and isinstance(jvm.io.tsfilecatalog.spark.Client, JavaClass)
+    if found:
+        register(spark)
+    return found
+
+
 @pytest.fixture(scope="module")
 def catalog(
     spark: SparkSession, tables: list[Spec], tmp_path_factory: pytest.TempPathFactory
@@ -421,7 +439,14 @@ def _is_predicate_error(outcome: object) -> bool:
 
 
 def check(
-    spark: SparkSession, catalog: Catalog, spec: Spec, predicate: str, lenient: bool, zone: str
+    spark: SparkSession,
+    catalog: Catalog,
+    spec: Spec,
+    predicate: str,
+    lenient: bool,
+    zone: str,
+    *,
+    plugin: bool = False,
 ) -> None:
     def load(**extra: str) -> DataFrame:
         return (
@@ -432,17 +457,33 @@ def check(
             .load(spec.path)
         )
 
+    def path_read() -> DataFrame:
+        """``load(path).where(predicate)`` with the catalog plugin's scan of the path (the
+        catalog adopted the files, so the path holds a table)."""
+        spark.conf.set(PATH_READS, "true")  # read when load() is analysed
+        try:
+            df = load()
+        finally:
+            spark.conf.set(PATH_READS, "false")
+        # The plugin's table is named by its path; the source's relation by "tsfile".
+        relation = str(df._jdf.queryExecution().analyzed().toString()).strip()
+        assert relation.endswith(spec.path), relation
+        return df.where(predicate)
+
     with session_zone(spark, zone):
         oracle = _outcome(lambda: _plain(spark, spec).where(predicate))
         pushed = _outcome(lambda: load(where=predicate))
+        through_plugin = _outcome(path_read) if plugin else oracle
         unpruned = _outcome(lambda: load(where=predicate, pushdown="false"))
         sql = _outcome(lambda: catalog.sql(f"SELECT * FROM {spec.name} WHERE {predicate}"))
     context = f"table {spec.name} ({spec.unit}, {spec.timestamp_as}) in {zone}: {predicate}"
     if isinstance(oracle, Exception):
         assert isinstance(sql, Exception), f"catalog.sql answered where Spark fails; {context}"
         assert isinstance(pushed, Exception), f"where answered where Spark fails; {context}"
+        assert isinstance(through_plugin, Exception), f"load(path) answered; {context}"
         return
     assert sql == oracle, f"catalog.sql differs from Spark; {context}"
+    assert through_plugin == oracle, f"load(path) with the plugin differs from Spark; {context}"
     if lenient and _is_predicate_error(pushed):
         return
     assert not isinstance(pushed, Exception), f"where failed ({pushed!r}); {context}"
@@ -500,10 +541,14 @@ def check(
     )
 )
 def test_pushed_filters_return_sparks_rows(
-    spark: SparkSession, catalog: Catalog, tables: list[Spec], case: tuple[int, str, bool, str]
+    spark: SparkSession,
+    catalog: Catalog,
+    plugin: bool,
+    tables: list[Spec],
+    case: tuple[int, str, bool, str],
 ) -> None:
     table, predicate, lenient, zone = case
-    check(spark, catalog, tables[table], predicate, lenient, zone)
+    check(spark, catalog, tables[table], predicate, lenient, zone, plugin=plugin)
 
 
 # Text the literal parsers accept must mean what Spark's casts make of it, in any zone.

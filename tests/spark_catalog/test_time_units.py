@@ -49,7 +49,7 @@ def create(spark: SparkSession, ts: str, warehouse: Path, name: str, unit: str, 
 
 
 def raw(location: str) -> list[tuple[int, str, int]]:
-    rows = open_table(location).scan().to_arrow().to_pylist()
+    rows = open_table(location).scan(timestamp_as="long").to_arrow().to_pylist()  # raw times
     return sorted((r["time"], r["dev"], r["v"]) for r in rows)
 
 

@@ -28,7 +28,9 @@ def rows(*values: tuple[int, str, float]) -> pa.Table:
 
 
 def read(url: Path) -> list[tuple[int, str, float]]:
-    table = open_table(str(url)).scan(columns=["time", "city", "temp"]).to_arrow()
+    table = (
+        open_table(str(url)).scan(columns=["time", "city", "temp"], timestamp_as="long").to_arrow()
+    )
     return sorted((r["time"], r["city"], r["temp"]) for r in table.to_pylist())
 
 

@@ -36,7 +36,7 @@ def rows(instants: list[int], devices: list[str], values: list[int]) -> pa.Table
 
 
 def raw(url: Path) -> list[tuple[int, str, int]]:
-    table = open_table(str(url)).scan().to_arrow()
+    table = open_table(str(url)).scan(timestamp_as="long").to_arrow()  # the raw stored times
     return sorted((r["time"], r["dev"], r["v"]) for r in table.to_pylist())
 
 

@@ -72,7 +72,8 @@ def resolve(options: ReadOptions) -> ResolvedScan:
         options.path,
         # A table that records its unit is read in it (a contradicting option is refused).
         unit=options.precision if options.precision_given else None,
-        timestamp_as=options.timestamp_as,
+        # A table that records its time type reads as it unless the option says otherwise.
+        timestamp_as=options.timestamp_as if options.timestamp_as_given else None,
         version=options.version_as_of,
         timestamp=options.timestamp_as_of,
         time_zone=options.time_zone,
@@ -155,11 +156,14 @@ class TsFileDataSource(DataSource):
 
     @cached_property
     def _read_options(self) -> ReadOptions:
-        """The options with ``timestampPrecision`` the unit the scan resolved: the table's
-        own when it records one, so every conversion of the read uses it."""
+        """The options with ``timestampPrecision`` and ``timestampAs`` as the scan resolved
+        them: the table's own unit when it records one, and its time type unless the
+        option gave another, so every conversion of the read uses them."""
         given = self._given_read_options
-        unit = self._scan.unit
-        return given if unit == given.precision else replace(given, precision=unit)
+        unit, timestamp_as = self._scan.unit, self._scan.timestamp_as
+        if unit == given.precision and timestamp_as == given.timestamp_as:
+            return given
+        return replace(given, precision=unit, timestamp_as=timestamp_as)
 
     @cached_property
     def _stream_options(self) -> StreamOptions:
@@ -202,6 +206,16 @@ class TsFileDataSource(DataSource):
         if self._partial is not None:
             return partial_schema(self._partial, self._scan.schema, self._read_options.timestamp_as)
         return spark_schema(self._scan.schema, self._columns, self._read_options.timestamp_as)
+
+    def resolved_read(self) -> tuple[ResolvedScan, ReadOptions]:
+        """What a batch read of these options reads, resolved as ``load()`` resolves it: the
+        pinned scan and the options as it reads them (the catalog plugin's path reads,
+        spark_catalog/paths.py, take the same table this source would read).
+
+        Raises:
+            TsFileCatalogError: as ``load()`` would for the same options.
+        """
+        return self._scan, self._read_options
 
     def schema(self) -> StructType:
         if self._reads_change_feed:

@@ -3,9 +3,10 @@
 The JVM's ``TsFileCatalog`` calls ``call(operation, request)`` on a Py4J callback thread of
 this driver (as PySpark's ``foreachBatch`` and streaming listeners are called), with JSON in
 and out. Every answer comes from the package's own code: :mod:`.tables` for tables and
-namespaces, :mod:`.scans` for pushdown and scan options, :mod:`.deletes` for DELETE FROM,
-:mod:`.rewrites` for the scans of copy-on-write UPDATE, MERGE and DELETE, :mod:`.replace`
-for an overwrite by condition's pre-staged rewrites, :mod:`.changelog` for change feeds.
+namespaces, :mod:`.paths` for path reads, :mod:`.scans` for pushdown and scan options,
+:mod:`.deletes` for DELETE FROM, :mod:`.rewrites` for the scans of copy-on-write UPDATE,
+MERGE and DELETE, :mod:`.replace` for an overwrite by condition's pre-staged rewrites,
+:mod:`.changelog` for change feeds.
 Errors go back as data (a kind and a message) so the adapter raises Spark's own exceptions:
 ``NoSuchTableException`` for a missing table, an ``IllegalArgumentException`` carrying this
 package's message otherwise.
@@ -25,6 +26,7 @@ from tsfile_catalog.spark_catalog import (
     aggregates,
     changelog,
     deletes,
+    paths,
     procedures,
     replace,
     rewrites,
@@ -237,6 +239,8 @@ _OPERATIONS: dict[str, _Handler] = {
     ),
     "plan_scan": _plan,
     "plan_changes": lambda d, r: changelog.plan_changes(d.warehouse(r), r),
+    # The session extensions' PathReads: load(path) as the plugin's table, or None.
+    "resolve_path": lambda d, r: paths.describe_path(r["options"], r["schema"]),
     "list_procedures": lambda d, r: (
         list(procedures.PROCEDURES) if r["namespace"] == [procedures.NAMESPACE] else []
     ),

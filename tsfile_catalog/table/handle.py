@@ -134,8 +134,10 @@ class Table:
         """
         return table_unit(self.properties, unit, table=self._location, option="unit")
 
-    def _timestamp_as(self, timestamp_as: TimestampAs | None) -> TimestampAs:
-        # How a predicate compares ``time`` unless told: as the table's time reads.
+    def time_read_as(self, timestamp_as: TimestampAs | None = None) -> TimestampAs:
+        """How ``time`` reads: ``timestamp_as`` when given (it wins), else as the table
+        records it (:attr:`time`), else ``long`` (a table created before it was recorded
+        reads as it always did)."""
         if timestamp_as is not None:
             return timestamp_as
         time = self.time
@@ -210,7 +212,7 @@ class Table:
         """
         context = BindContext(
             unit=self.time_unit(unit),
-            timestamp_as=self._timestamp_as(timestamp_as),
+            timestamp_as=self.time_read_as(timestamp_as),
             time_zone=time_zone,
         )
         return plan_scan(
@@ -246,7 +248,7 @@ class Table:
         columns: Sequence[str] | None = None,
         version: int | None = None,
         timestamp: str | int | None = None,
-        timestamp_as: TimestampAs = "long",
+        timestamp_as: TimestampAs | None = None,
         unit: TimeUnit | None = None,
         time_zone: str | None = None,
         max_workers: int | None = None,
@@ -264,7 +266,9 @@ class Table:
             timestamp: read the version current at this instant (epoch ms or ISO-8601).
             timestamp_as: ``'long'`` returns ``time`` and TIMESTAMP columns as raw int64,
                 ``'timestamp'`` as Arrow timestamps in ``unit`` (UTC); literals in ``where``
-                are read as Spark reads them for that choice.
+                are read as Spark reads them for that choice. Default: as the table records
+                its time (``time TIMESTAMP`` reads as timestamps), ``'long'`` for a table
+                that records none.
             unit: the table's time precision: its own (:attr:`time`), which another value
                 contradicts; for a table that records none, the ``timestampPrecision`` it was
                 written with (default ``ms``).
@@ -301,7 +305,7 @@ class Table:
             table,
             where=where,
             columns=columns,
-            timestamp_as=timestamp_as,
+            timestamp_as=table.time_read_as(timestamp_as),
             unit=table.time_unit(unit),
             time_zone=time_zone,
             max_workers=max_workers,
@@ -434,7 +438,7 @@ class Table:
             where,
             settings=settings,
             unit=self.time_unit(unit),
-            timestamp_as=self._timestamp_as(timestamp_as),
+            timestamp_as=self.time_read_as(timestamp_as),
             time_zone=time_zone,
             progress=progress,
             runner=runner,
@@ -472,7 +476,7 @@ class Table:
             where,
             settings=settings,
             unit=self.time_unit(unit),
-            timestamp_as=self._timestamp_as(timestamp_as),
+            timestamp_as=self.time_read_as(timestamp_as),
             time_zone=time_zone,
             runner=runner,
         )

@@ -42,6 +42,8 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
             return new UrlReferences(session);
           }
         });
+    // spark.read.format("tsfile").load(path): the plugin's scan of the table at the path.
+    PathReads.inject(extensions);
     extensions.injectOptimizerRule(
         new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
           @Override
