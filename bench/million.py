@@ -12,11 +12,12 @@ Measured, each in a fresh Python process (so peak RSS is the driver's whole foot
 interpreter and pyarrow included, and nothing is cached):
 
 * cold ``open_table(path).plan(where)`` of a one-device, one-day query: process CPU time
-  (judged) and wall clock, median of :data:`RUNS` processes;
+  (judged: the machine is shared, so the wall clock counts waiting for a core) and wall
+  clock, median of :data:`RUNS` processes;
 * driver memory: the peak RSS of that process;
 * a checkpoint write: ``write_checkpoint`` of the latest snapshot as a cold open gives it
-  (what the commit of the next multiple of 10 does), CPU and wall clock, and that process's
-  peak RSS.
+  (what the commit of the next multiple of 10 does), CPU (judged) and wall clock, and that
+  process's peak RSS.
 
 Results go to ``bench/out/million.json``, the generated "A million parts" section of
 ``docs/benchmarks.md`` and the numbers block of ``docs/architecture.md``'s plan.
@@ -53,11 +54,13 @@ ROWS_PER_DEVICE = HOUR_MS // (10 * STEP_MS)  # a row every 10 s
 CHECKPOINT_VERSION = 1_000
 COMMITS_AFTER = 5
 RUNS = 3
-# Issue 26's targets: seconds of CPU, bytes of peak RSS, seconds (wall) of a checkpoint write.
+# Issue 26's targets: seconds of CPU, bytes of peak RSS, seconds of a checkpoint write. Times
+# are judged on the process's CPU time: the machine is shared, and on a busy one the wall
+# clock also counts waiting for a core (issue 40).
 TARGETS: dict[str, float] = {
     "cold_cpu_s": 3.0,
     "peak_rss_bytes": float(2**30),
-    "checkpoint_write_s": 30.0,
+    "checkpoint_write_cpu_s": 30.0,
 }
 
 
@@ -302,8 +305,8 @@ def bench_million(work: str, *, parts: int = PARTS, runs: int = RUNS) -> dict[st
     writes = [_in_child("checkpoint", path, where) for _ in range(runs)]
     cold_cpu = statistics.median(p["cold_cpu_s"] for p in plans)
     peak = max(p["peak_rss_bytes"] for p in plans)
-    write = statistics.median(w["write_s"] for w in writes)
-    measured = {"cold_cpu_s": cold_cpu, "peak_rss_bytes": peak, "checkpoint_write_s": write}
+    write = statistics.median(w["write_cpu_s"] for w in writes)
+    measured = {"cold_cpu_s": cold_cpu, "peak_rss_bytes": peak, "checkpoint_write_cpu_s": write}
     return {
         "measured_at": measured_commit,
         "parts": parts + COMMITS_AFTER * GROUPS,

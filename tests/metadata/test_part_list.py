@@ -109,6 +109,35 @@ def test_selecting_and_indexing_build_only_the_parts_asked_for(
         lazy[len(eager)]
 
 
+@settings(max_examples=100, deadline=None)
+@given(commit_histories(), st.data())
+def test_excluding_keeps_the_rest_unbuilt_and_in_order(
+    history: tuple[list[PartFile], list[Commit]], data: st.DataObject
+) -> None:
+    base, commits = history
+    store = _Store(base)
+    lazy = replay(_snapshot(PartList.of(store)), commits).parts
+    eager = tuple(replay(_snapshot(tuple(base)), commits).parts)
+    assert isinstance(lazy, PartList)
+    dropped = sorted(data.draw(st.sets(st.integers(0, max(len(eager) - 1, 0)))))
+    dropped = [i for i in dropped if i < len(eager)]
+    rest = lazy.excluding(dropped)
+    expected = tuple(p for i, p in enumerate(eager) if i not in set(dropped))
+    assert store.built == set()
+    assert len(rest) == len(expected)
+    # Indexing (each end, negative too), slicing and iterating all see the same parts.
+    assert [rest[i].path for i in range(len(rest))] == [p.path for p in expected]
+    assert tuple(rest) == expected and rest[::3] == expected[::3]
+    if expected:
+        assert rest[-1] == expected[-1]
+    with pytest.raises(IndexError):
+        rest[len(expected)]
+    # What is left can be narrowed again (a plan's pruned parts, pruned once more).
+    again = [i for i in range(len(rest)) if i % 2 == 0]
+    assert tuple(rest.excluding(again)) == tuple(p for i, p in enumerate(expected) if i % 2)
+    assert part_paths(rest) == [p.path for p in expected]
+
+
 def test_replay_refuses_a_second_add_and_a_missing_remove_over_stored_parts() -> None:
     a, b = _stub("a.tsfile"), _stub("b.tsfile")
     start = _snapshot(PartList.of(_Store([a, b])))

@@ -238,6 +238,47 @@ def test_a_cold_plan_builds_only_the_parts_its_time_range_keeps(tmp_path: Path) 
     assert [p.path for p in plan.pruned][:2] == ["p0.tsfile", "p1.tsfile"]
 
 
+def test_a_cold_plan_reads_the_tag_statistics_of_the_row_groups_its_time_range_keeps() -> None:
+    # 40 parts in row groups of 4, each part one city: the TAG statistics (most of a big
+    # checkpoint) are read for the groups holding the parts the time range keeps, no other
+    # group is read; no list of every path is made to build the kept parts.
+    parts = tuple(
+        part(f"p{i:02d}.tsfile", city=("paris", "oslo")[i % 2], start=i * 100, rows=100)
+        for i in range(40)
+    )
+    snapshot = Snapshot(3, 1, SCHEMA, 0, parts, {}, "5f0c9a3e-8d1b-4c2e-9a57-2b6f1e0d4c3a")
+    with mock.patch("tsfile_catalog.table.checkpoint_parquet.ROW_GROUP_PARTS", 4):
+        data = encode_parquet_snapshot(snapshot)
+    decoded = decode_parquet_snapshot(data, source="cp")
+    stored = decoded.parts.stored
+    read: list[tuple[str, int]] = []
+    real = pq.ParquetFile.read_row_group
+
+    def counting(self: pq.ParquetFile, group: int, columns: list[str], **kw: object) -> pa.Table:
+        read.extend((c, group) for c in columns)
+        return real(self, group, columns=columns, **kw)
+
+    where = "city = 'oslo' AND time >= 1300 AND time < 1900"  # parts 13..18: groups 3 and 4
+    with mock.patch.object(pq.ParquetFile, "read_row_group", counting):
+        plan = plan_scan(
+            decoded.schema,
+            decoded.parts,
+            where,
+            candidates=PartIndex(decoded.parts).candidates,
+            key="keep",
+        )
+    assert [p.path for p in plan.parts] == ["p13.tsfile", "p15.tsfile", "p17.tsfile"]
+    # (The kept candidates' device lists are read too, from the same groups.)
+    assert {("tags", 3), ("tags", 4)} <= set(read) and {g for _, g in read} == {3, 4}
+    assert stored._paths is None  # type: ignore[union-attr]
+    # The pruned parts are all the others, in order, built only when read.
+    assert len(plan.pruned) == 37
+    assert [p.path for p in plan.pruned] == [
+        p.path for p in parts if p.path not in {"p13.tsfile", "p15.tsfile", "p17.tsfile"}
+    ]
+    assert plan.parts == tuple(plan_scan(snapshot.schema, snapshot.parts, where, key="keep").parts)
+
+
 def test_commits_write_parquet_checkpoints_and_a_hint_naming_the_form(tmp_path: Path) -> None:
     url = str(tmp_path)
     append_n(url, 11)

@@ -15,7 +15,7 @@ processes.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any, Protocol, overload
 
@@ -48,6 +48,12 @@ class StoredParts(Protocol):
     def values(self, name: str) -> Sequence[Any]:
         """Every row's value of the scalar column ``name`` (``path``, ``format``, ...), in row
         order, without building a part."""
+        ...
+
+    def tags_hold_one_of(self, column: str, values: frozenset[str], rows: Any) -> Any:
+        """Per row of the ascending ``rows`` (a NumPy array), False only when that part's
+        exact value set of TAG ``column`` misses all of ``values``, as the part built from it
+        answers (the part index's TAG pre-filter), reading only what those rows need."""
         ...
 
     def column(self, name: str) -> Any:
@@ -96,6 +102,17 @@ class PartList(Sequence[PartFile]):
         rows = [r for i, r in enumerate(self._rows) if i not in positions]
         tail = [p for i, p in enumerate(self._tail, head) if i not in positions]
         return PartList(self._stored, rows, (*tail, *added))
+
+    def excluding(self, positions: Sequence[int]) -> PartList:
+        """The parts not at ascending ``positions`` (indices into this list), still unbuilt:
+        a plan's pruned parts, nearly all of a big table's, without a list of their rows (a
+        million of them cost 40 MiB and 80 ms of a cold plan)."""
+        head = len(self._rows)
+        cut = bisect_left(positions, head)
+        rows = _Without(self._rows, positions[:cut])
+        dropped = set(positions[cut:])
+        tail = [p for i, p in enumerate(self._tail, head) if i not in dropped]
+        return PartList(self._stored, rows, tail)
 
     def select(self, positions: Sequence[int]) -> PartList:
         """The parts at ascending ``positions`` (indices into this list), still unbuilt."""
@@ -154,6 +171,54 @@ class PartList(Sequence[PartFile]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (tuple, (tuple(self),))
+
+
+class _Without(Sequence[int]):
+    """The rows ``rows`` without those at the ascending positions ``dropped``: held as the two,
+    not as the (long) list of what is left."""
+
+    __slots__ = ("_dropped", "_rows")
+
+    def __init__(self, rows: Sequence[int], dropped: Sequence[int]) -> None:
+        self._rows = rows
+        self._dropped = dropped
+
+    def __len__(self) -> int:
+        return len(self._rows) - len(self._dropped)
+
+    def _position(self, index: int) -> int:
+        """The position in ``rows`` of the ``index``-th row kept."""
+        dropped = self._dropped
+        # The smallest p with p - (drops at or before p) == index: step up by the drops
+        # passed until none is left below.
+        skipped = bisect_right(dropped, index)
+        while True:
+            more = bisect_right(dropped, index + skipped)
+            if more == skipped:
+                return index + skipped
+            skipped = more
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | list[int]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("row index out of range")
+        return self._rows[self._position(index)]
+
+    def __iter__(self) -> Iterator[int]:
+        rows, dropped = self._rows, self._dropped
+        start = 0
+        for stop in (*dropped, len(rows)):
+            yield from rows[start:stop]
+            start = stop + 1
 
 
 def part_paths(parts: Sequence[PartFile]) -> list[str]:

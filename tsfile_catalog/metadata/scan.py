@@ -167,13 +167,13 @@ def _plan_bound(
     evaluator = PartEvaluator(bound, schema)
     candidate = ((i, listed[i]) for i in candidates(window))
     survivors = [(i, part) for i, part in candidate if evaluator.might_match(part)]
-    keep = {i for i, _ in survivors}
-    pruned_at = [i for i in range(len(listed)) if i not in keep]
-    skipped = (
-        listed.select(pruned_at)
-        if isinstance(listed, PartList)
-        else tuple(listed[i] for i in pruned_at)
-    )
+    kept_at = [i for i, _ in survivors]  # ascending, as candidates gives them
+    skipped: Sequence[PartFile]
+    if isinstance(listed, PartList):
+        skipped = listed.excluding(sorted(kept_at))
+    else:
+        keep = set(kept_at)
+        skipped = tuple(p for i, p in enumerate(listed) if i not in keep)
     return ScanPlan(tuple(part for _, part in survivors), skipped, pushdown, schema, bound)
 
 

@@ -104,10 +104,12 @@ SCHEMA = pa.schema(
 _COMPRESSION = {
     name: "zstd" if name in ("devices", "fields", "extra") else "lz4" for name in SCHEMA.names
 }
-# Read by row group when first needed, not on open: the device lists, and the FIELD
-# statistics (a quarter of a million-part checkpoint's columns in memory, read only to build
-# the parts a plan keeps).
-_LAZY = ("devices", "fields")
+# Read by row group when first needed, not on open: the device lists, the FIELD statistics
+# (a quarter of a million-part checkpoint's columns in memory, read only to build the parts a
+# plan keeps), and the TAG statistics: at a million parts x 10 devices they were 165 MiB of
+# Arrow and nine tenths of reading the checkpoint, while a plan bounded in time tests the
+# TAG value sets of the few row groups its time range keeps (table/part_index.py).
+_LAZY = ("devices", "fields", "tags")
 _EAGER = [name for name in SCHEMA.names if name not in _LAZY]
 _EAGER_SCHEMA = pa.schema([SCHEMA.field(name) for name in _EAGER])
 _SCALARS = (
@@ -263,7 +265,7 @@ def decode_parquet_snapshot(
 
 
 class _LazyColumn:
-    """The string column ``name`` (``devices``, ``fields``) of one checkpoint, read from its
+    """The column ``name`` (``devices``, ``fields``, ``tags``) of one checkpoint, read from its
     bytes when a plan first asks for a part's value (most plans ask for few parts, many for
     none), one row group at a time: a time range keeps neighbouring parts, so it reads a
     group or two of :data:`ROW_GROUP_PARTS` parts, not every part's value (a checkpoint
@@ -277,6 +279,7 @@ class _LazyColumn:
         self._what = what
         self._source = source
         self._rows = rows
+        self._type = SCHEMA.field(name).type
         self._starts: list[int] | None = None
         self._groups: dict[int, pa.ChunkedArray] = {}
 
@@ -292,25 +295,26 @@ class _LazyColumn:
         return starts
 
     def _group_of(self, row: int) -> tuple[int, pa.ChunkedArray]:
-        """(first row, devices column) of the row group holding ``row``."""
-        file = self._file
-        starts = self._row_starts()
-        group = bisect_right(starts, row) - 1
+        """(first row, column) of the row group holding ``row``."""
+        return self.group(bisect_right(self._row_starts(), row) - 1)
+
+    def group(self, group: int) -> tuple[int, pa.ChunkedArray]:
+        """(first row, column) of row group ``group``, read once and kept."""
         column = self._groups.get(group)
         if column is None:
-            read = file.read_row_group(group, columns=[self._name], use_threads=False)
+            read = self._file.read_row_group(group, columns=[self._name], use_threads=False)
             column = read.column(self._name)
-            if column.type != pa.string():
+            if column.type != self._type:
                 raise ValueError(f"the {self._name} column does not match the parts")
             self._groups[group] = column
-        return starts[group], column
+        return self._row_starts()[group], column
 
     def take(self, rows: Sequence[int]) -> pa.Array:
         """The values of ascending ``rows`` (what copying rows into a new checkpoint needs),
         reading their row groups only and keeping none: a checkpoint write copies every row
         once, and keeping every group would hold the whole column at once."""
         if not rows:
-            return pa.array([], pa.string())
+            return pa.array([], self._type)
         try:
             starts = self._row_starts()
             first = bisect_right(starts, rows[0]) - 1
@@ -319,7 +323,7 @@ class _LazyColumn:
                 list(range(first, last + 1)), columns=[self._name], use_threads=False
             )
             column = read.column(self._name)
-            if column.type != pa.string():
+            if column.type != self._type:
                 raise ValueError(f"the {self._name} column does not match the parts")
             return column.take(pa.array([r - starts[first] for r in rows], pa.int64()))
         except _DECODE_ERRORS as e:
@@ -367,13 +371,17 @@ class _CheckpointParts:
         rows = table.num_rows
         self._devices = _LazyColumn(file, "devices", "device list", source, rows)
         self._fields = _LazyColumn(file, "fields", "FIELD statistics", source, rows)
+        self._tags = _LazyColumn(file, "tags", "TAG statistics", source, rows)
+        # Per row group (by its first row): the TAG statistics of its parts, and the value
+        # sets the part index tests, each made from the group's column when first needed.
+        self._tag_rows: dict[int, _TagColumn] = {}
+        self._tag_sets: dict[int, _StoredTagSets] = {}
         self._source = source
         self._size = table.num_rows
         self._built: dict[int, PartFile] = {}
         self._cells: dict[str, _Cells] = {}
         self._cell_getters: tuple[Callable[[int], Any], ...] | None = None
         self._paths: list[str] | None = None
-        self._tags: _TagColumn | None = None
         paths = table.column("path")
         # Paths validate_relative_path is sure to accept, found in one vectorised pass; only
         # the others (rare: a segment starting with a dot, unusual characters) and external
@@ -410,6 +418,7 @@ class _CheckpointParts:
         columns = {name: taken.column(name) for name in _EAGER}
         columns["devices"] = self._devices.take(rows)
         columns["fields"] = self._fields.take(rows)
+        columns["tags"] = self._tags.take(rows)
         return pa.table([columns[name] for name in SCHEMA.names], schema=SCHEMA)
 
     def _cell(self, name: str) -> _Cells:
@@ -418,6 +427,43 @@ class _CheckpointParts:
             column = _whole(self._table.column(name))
             cells = self._cells[name] = _Cells(column, repeats=name in _REPEATING)
         return cells
+
+    def tags_hold_one_of(self, column: str, values: frozenset[str], rows: np.ndarray) -> np.ndarray:
+        """Per row of ascending ``rows``, False only when that part's exact value set of TAG
+        ``column`` misses all of ``values`` (as the part built from the row answers): only
+        the row groups holding ``rows`` are read.
+
+        Raises:
+            CorruptManifestError: a row group's TAG statistics cannot be read.
+        """
+        out = np.ones(len(rows), dtype=bool)
+        if not len(rows):
+            return out
+        try:
+            starts = self._tags._row_starts()
+            groups = np.searchsorted(np.asarray(starts), rows, side="right") - 1
+            # rows ascend, so each group's rows are one run of them.
+            found, firsts = np.unique(groups, return_index=True)
+            ends = [*firsts[1:].tolist(), len(rows)]
+            for group, first, end in zip(found.tolist(), firsts.tolist(), ends, strict=True):
+                start, tags = self._tags.group(group)
+                sets = self._tag_sets.get(start)
+                if sets is None:
+                    sets = self._tag_sets[start] = _StoredTagSets(_whole(tags))
+                out[first:end] = sets.holds_one_of(column, values)[rows[first:end] - start]
+        except _DECODE_ERRORS as e:
+            raise CorruptManifestError(
+                f"checkpoint file {self._source} is corrupt or truncated: {e}"
+            ) from e
+        return out
+
+    def _tag_stats(self, row: int) -> list[tuple[str, TagStats]]:
+        """The (TAG name, statistics) pairs of the part at ``row``."""
+        start, tags = self._tags._group_of(row)
+        reader = self._tag_rows.get(start)
+        if reader is None:
+            reader = self._tag_rows[start] = _TagColumn(_whole(tags))
+        return reader.row(row - start)
 
     def rows_of(self, paths: Collection[str]) -> dict[str, int]:
         column = self._table.column("path")
@@ -469,15 +515,16 @@ class _CheckpointParts:
             if has_devices
             else None
         )
-        if self._tags is None:
-            self._tags = _TagColumn(_whole(self._table.column("tags")))
-        tags = self._tags.row(row)
+        tags = self._tag_stats(row)
         if extra is not None:
             obj = json.loads(extra)
             fields = self._fields.text(row)
             return _part_from_json(cell, row, tags, fields, obj, part_devices, types)
+        # One path, not the list of every path (a million strings, 80 MiB) that replaying
+        # commits may have made already.
+        paths = self._paths
         return PartFile(
-            path=self.values("path")[row],
+            path=paths[row] if paths is not None else self._cell("path").get(row),
             format=str(format),
             external=bool(external),
             size_bytes=int(size_bytes),
@@ -608,6 +655,43 @@ class _TagColumn:
                 bool(has_null),
             )
         return found
+
+
+class _StoredTagSets:
+    """A checkpoint's ``tags`` column (per row a list of {name, min, max, has_null,
+    values}; one row group's) answering "does the row's value set of TAG c miss all of S?"
+    for every row at once (the part index's TAG pre-filter)."""
+
+    def __init__(self, column: pa.Array) -> None:
+        # Offset-aware compute functions throughout (a column may be a slice).
+        entries = pc.list_flatten(column)
+        self._rows = len(column)
+        self._row_of_entry = pc.list_parent_indices(column).to_numpy()
+        self._names = pc.struct_field(entries, "name")
+        sets = pc.struct_field(entries, "values")
+        self._has_set = sets.is_valid().to_numpy(zero_copy_only=False)
+        self._entry_of_value = pc.list_parent_indices(sets).to_numpy()
+        self._values = pc.list_flatten(sets)
+
+    def holds_one_of(self, column: str, values: frozenset[str]) -> np.ndarray:
+        named = pc.fill_null(pc.equal(self._names, column), False).to_numpy(zero_copy_only=False)
+        # A row listing the TAG twice (no writer does; a hand-made file might) counts its last
+        # entry, as the part built from it does (a dict keeps the last).
+        entries = np.flatnonzero(named)
+        rows = self._row_of_entry[entries]
+        last = np.ones(len(rows), dtype=bool)
+        last[:-1] = rows[1:] != rows[:-1]
+        entries = entries[last]
+        wanted = pa.array(sorted(values), pa.string())
+        found = pc.is_in(self._values, value_set=wanted)
+        found = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
+        meets = np.zeros(len(named), dtype=bool)
+        meets[self._entry_of_value[found]] = True
+        # The row's entry of this TAG has an exact set that meets none of the values.
+        misses = entries[self._has_set[entries] & ~meets[entries]]
+        out = np.ones(self._rows, dtype=bool)
+        out[self._row_of_entry[misses]] = False
+        return out
 
 
 def _part_from_json(

@@ -29,12 +29,11 @@ _INT64_MIN = -(2**63)
 class PartIndex:
     """Row counts and time ranges of ``parts`` (in their order) as Arrow columns."""
 
-    __slots__ = ("_has_rows", "_max_time", "_min_time", "_parts", "_size", "_tag_sets")
+    __slots__ = ("_has_rows", "_max_time", "_min_time", "_parts", "_size")
 
     def __init__(self, parts: Sequence[PartFile]) -> None:
         self._size = len(parts)
         self._parts = parts
-        self._tag_sets: _StoredTagSets | None = None
         self._has_rows = pc.greater(_column(parts, "row_count"), 0)
         # A part with no time range (None) passes every window, as the visitor answers.
         self._min_time = _column(parts, "min_time")
@@ -44,7 +43,9 @@ class PartIndex:
         return self._size
 
     def candidates(self, window: PartWindow) -> list[int]:
-        """Ascending indices of the parts holding rows whose time range meets ``window``."""
+        """Ascending indices of the parts holding rows whose time range meets ``window``,
+        and whose TAG value sets meet its TAG conditions (tested on the parts the time range
+        keeps only: a checkpoint reads those parts' TAG statistics only)."""
         keep = self._has_rows
         # Bounds beyond int64 (a literal past the range, plus one) are clamped: weaker, so safe.
         if window.lo is not None:
@@ -55,24 +56,30 @@ class PartIndex:
             hi = max(window.hi, _INT64_MIN)
             meets = pc.fill_null(pc.less_equal(self._min_time, hi), True)
             keep = pc.and_(keep, meets)
-        mask = keep.to_numpy(zero_copy_only=False)
+        positions = np.flatnonzero(keep.to_numpy(zero_copy_only=False))
         for column, values in window.tags:
-            mask = mask & self._holds_one_of(column, values)
-        indices: list[int] = np.flatnonzero(mask).tolist()
+            positions = positions[self._holds_one_of(column, values, positions)]
+        indices: list[int] = positions.tolist()
         return indices
 
-    def _holds_one_of(self, column: str, values: frozenset[str]) -> np.ndarray:
-        """Per part, False only when its exact value set of TAG ``column`` misses all of
-        ``values`` (as the visitor's part-level check finds it)."""
+    def _holds_one_of(
+        self, column: str, values: frozenset[str], positions: np.ndarray
+    ) -> np.ndarray:
+        """Per part at ascending ``positions``, False only when its exact value set of TAG
+        ``column`` misses all of ``values`` (as the visitor's part-level check finds it)."""
         parts = self._parts
         if isinstance(parts, PartList) and parts.stored is not None:
-            if self._tag_sets is None:
-                self._tag_sets = _StoredTagSets(parts.stored.column("tags"))
-            stored = self._tag_sets.holds_one_of(column, values)
-            head = stored if _all_rows(parts) else stored[np.asarray(parts.rows, np.int64)]
-            tail = np.array([_holds(built_part(p), column, values) for p in parts.tail], bool)
-            return np.concatenate([head, tail])
-        return np.array([_holds(p, column, values) for p in parts], dtype=bool)
+            head = len(parts.rows)
+            cut = int(np.searchsorted(positions, head))
+            own = positions[:cut]
+            rows = own if _all_rows(parts) else np.asarray(parts.rows, np.int64)[own]
+            stored = parts.stored.tags_hold_one_of(column, values, rows)
+            tail = [
+                _holds(built_part(parts.tail[i - head]), column, values)
+                for i in positions[cut:].tolist()
+            ]
+            return np.concatenate([stored, np.array(tail, dtype=bool)])
+        return np.array([_holds(parts[i], column, values) for i in positions.tolist()], dtype=bool)
 
 
 def _all_rows(parts: PartList) -> bool:
@@ -83,43 +90,6 @@ def _all_rows(parts: PartList) -> bool:
 def _holds(part: PartFile, column: str, values: frozenset[str]) -> bool:
     stats = part.tags.get(column)
     return stats is None or stats.values is None or not stats.values.isdisjoint(values)
-
-
-class _StoredTagSets:
-    """A checkpoint's ``tags`` column (per row a list of {name, min, max, has_null,
-    values}) answering "does the row's value set of TAG c miss all of S?" for every row at
-    once."""
-
-    def __init__(self, column: pa.Array) -> None:
-        # Offset-aware compute functions throughout (a column may be a slice).
-        entries = pc.list_flatten(column)
-        self._rows = len(column)
-        self._row_of_entry = pc.list_parent_indices(column).to_numpy()
-        self._names = pc.struct_field(entries, "name")
-        sets = pc.struct_field(entries, "values")
-        self._has_set = sets.is_valid().to_numpy(zero_copy_only=False)
-        self._entry_of_value = pc.list_parent_indices(sets).to_numpy()
-        self._values = pc.list_flatten(sets)
-
-    def holds_one_of(self, column: str, values: frozenset[str]) -> np.ndarray:
-        named = pc.fill_null(pc.equal(self._names, column), False).to_numpy(zero_copy_only=False)
-        # A row listing the TAG twice (no writer does; a hand-made file might) counts its last
-        # entry, as the part built from it does (a dict keeps the last).
-        entries = np.flatnonzero(named)
-        rows = self._row_of_entry[entries]
-        last = np.ones(len(rows), dtype=bool)
-        last[:-1] = rows[1:] != rows[:-1]
-        entries = entries[last]
-        wanted = pa.array(sorted(values), pa.string())
-        found = pc.is_in(self._values, value_set=wanted)
-        found = pc.fill_null(found, False).to_numpy(zero_copy_only=False)
-        meets = np.zeros(len(named), dtype=bool)
-        meets[self._entry_of_value[found]] = True
-        # The row's entry of this TAG has an exact set that meets none of the values.
-        misses = entries[self._has_set[entries] & ~meets[entries]]
-        out = np.ones(self._rows, dtype=bool)
-        out[self._row_of_entry[misses]] = False
-        return out
 
 
 def _column(parts: Sequence[PartFile], name: str) -> pa.Array:
