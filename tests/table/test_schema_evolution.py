@@ -196,3 +196,22 @@ def test_a_release_reading_up_to_format_2_refuses_a_mapped_table_never_misreads(
     monkeypatch.setattr(model, "FORMAT_VERSION", 2)
     with pytest.raises(CorruptManifestError, match="format_version 3.*upgrade"):
         open_table(url, use_cache=False)
+
+
+def test_a_last_table_merges_rows_of_parts_written_before_and_after_a_rename(
+    tmp_path: Path,
+) -> None:
+    from tsfile_catalog.metadata.key import KEY_DUPLICATES
+
+    url = str(tmp_path / "t")
+    write_table(url, pa.table(FIRST), table="t", tag_columns=["dev"])
+    open_table(url).alter.set_properties({KEY_DUPLICATES: "last"})
+    open_table(url).alter.rename_column("temp", "temperature")
+    replacing = {"time": [1, 5], "dev": ["a", "a"], "temperature": [-1.0, 5.5], "rain": [None, 50]}
+    open_table(url).append(pa.table(replacing))
+    rows = {(r["time"], r["dev"]): r for r in _rows(url)}
+    assert rows[(1, "a")] == {"time": 1, "dev": "a", "temperature": -1.0, "rain": None}
+    assert rows[(5, "a")]["temperature"] == 5.5 and rows[(2, "b")]["temperature"] == 2.5
+    assert len(rows) == 5
+    assert [r["time"] for r in _rows(url, where="temperature < 0")] == [1]
+    assert [r["time"] for r in _rows(url, where="temperature = 1.5")] == [], "replaced"
