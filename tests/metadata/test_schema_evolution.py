@@ -204,3 +204,12 @@ def test_a_write_staged_for_a_column_replaced_meanwhile_is_refused() -> None:
         merge=False,
     )
     assert widened.physical_names() == {"t2": "temp"}
+
+
+def test_a_write_staged_for_a_column_renamed_meanwhile_is_refused() -> None:
+    schema = _committed()
+    staged = TableSchema("weather", (*schema.tags, schema.columns[1]))  # temp, id 2
+    renamed = rename_column(schema, "temp", "temperature")
+    for merge in (False, True):
+        with pytest.raises(SchemaMismatchError, match="'temp' .*renamed while this write ran"):
+            merge_schema(renamed, staged, merge=merge)

@@ -170,3 +170,48 @@ def test_a_merge_schema_append_adds_a_dropped_name_back_as_a_new_column(tmp_path
     assert [r["rain"] for r in rows] == [None, None, None, None, 99]
     assert [r["wind"] for r in rows] == [None, None, None, None, 1.0]
     assert _rows(url, where="rain > 5") == [rows[-1]]
+
+
+def test_a_release_reading_up_to_format_2_refuses_a_mapped_table_never_misreads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tsfile_catalog.exceptions import CorruptManifestError
+    from tsfile_catalog.io import FileIO
+    from tsfile_catalog.metadata.manifest import model
+    from tsfile_catalog.table.log import write_checkpoint
+
+    url = _evolved(tmp_path)
+    monkeypatch.setattr(model, "FORMAT_VERSION", 2)
+    # Versions before the first rename read as before; the rename's commit stops it.
+    before = open_table(url, version=0, use_cache=False).scan().to_arrow()
+    assert sorted(before.to_pylist(), key=lambda r: (r["time"], r["dev"])) == sorted(
+        pa.table(FIRST).to_pylist(), key=lambda r: (r["time"], r["dev"])
+    )
+    with pytest.raises(CorruptManifestError, match="format_version 3.*upgrade"):
+        open_table(url, use_cache=False)
+    # And so does a checkpoint of a mapped schema.
+    monkeypatch.setattr(model, "FORMAT_VERSION", 3)
+    latest = open_table(url, use_cache=False)
+    write_checkpoint(FileIO(url), latest.location, latest.snapshot)
+    monkeypatch.setattr(model, "FORMAT_VERSION", 2)
+    with pytest.raises(CorruptManifestError, match="format_version 3.*upgrade"):
+        open_table(url, use_cache=False)
+
+
+def test_a_last_table_merges_rows_of_parts_written_before_and_after_a_rename(
+    tmp_path: Path,
+) -> None:
+    from tsfile_catalog.metadata.key import KEY_DUPLICATES
+
+    url = str(tmp_path / "t")
+    write_table(url, pa.table(FIRST), table="t", tag_columns=["dev"])
+    open_table(url).alter.set_properties({KEY_DUPLICATES: "last"})
+    open_table(url).alter.rename_column("temp", "temperature")
+    replacing = {"time": [1, 5], "dev": ["a", "a"], "temperature": [-1.0, 5.5], "rain": [None, 50]}
+    open_table(url).append(pa.table(replacing))
+    rows = {(r["time"], r["dev"]): r for r in _rows(url)}
+    assert rows[(1, "a")] == {"time": 1, "dev": "a", "temperature": -1.0, "rain": None}
+    assert rows[(5, "a")]["temperature"] == 5.5 and rows[(2, "b")]["temperature"] == 2.5
+    assert len(rows) == 5
+    assert [r["time"] for r in _rows(url, where="temperature < 0")] == [1]
+    assert [r["time"] for r in _rows(url, where="temperature = 1.5")] == [], "replaced"

@@ -55,6 +55,11 @@ def merge_schema(old: TableSchema | None, incoming: TableSchema, *, merge: bool)
             continue
         current = old.column(col.name)
         if current is None:
+            if col.id is not None and any(c.id == col.id for c in old.columns):
+                raise SchemaMismatchError(
+                    f"column '{col.name}' of table '{old.table}' was renamed while this write "
+                    "ran; nothing was committed: retry the write"
+                )
             if not merge:
                 raise SchemaMismatchError(
                     f"column '{col.name}' ({col.type.value}) is not in table '{old.table}'; "
