@@ -26,9 +26,9 @@ from typing import Any
 from pyspark.sql.datasource import CaseInsensitiveDict
 from pyspark.sql.types import StructType
 
-from tsfile_catalog.datasource.options import relation_write_options, split_stream_options
 from tsfile_catalog.datasource.source import TsFileDataSource
 from tsfile_catalog.exceptions import TsFileCatalogError
+from tsfile_catalog.options import relation_write_options, split_stream_options
 from tsfile_catalog.spark_catalog.tables import PROVIDER, PROVIDER_PROPERTY, VERSION_PROPERTY
 
 __all__ = ["KEEPS_SOURCE_SCAN", "describe_path"]
