@@ -5,6 +5,7 @@ PySpark's over the same warehouse and over a Parquet copy."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,3 +148,46 @@ def test_a_catalog_process_that_cannot_start_fails_in_one_line(
     assert "Traceback" not in done.stderr
     log = lines[0].rsplit("(log: ", 1)[1].rstrip(")")
     assert "no tsfile_catalog here" in Path(log).read_text()
+
+
+_REFUSED = """
+CREATE NAMESPACE IF NOT EXISTS ts.refused;
+CREATE TABLE ts.refused.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile
+  TBLPROPERTIES ('tagColumns' = 'city');
+ALTER TABLE ts.refused.t RENAME COLUMN temp TO celsius;
+CREATE TABLE ts.refused.bad (time TIMESTAMP, city STRING) USING tsfile
+  TBLPROPERTIES ('tagColumns' = 'nope');
+SELECT * FROM ts.refused.t VERSION AS OF 99;
+UPDATE ts.refused.t SET city = 'x' WHERE temp > 1;
+SELECT 'reached';
+"""
+
+
+def test_refused_statements_are_one_line_each_without_a_stack_trace(
+    pyspark_warehouse: dict[str, Any],
+) -> None:
+    # Not silent (-S hides stack traces): spark-sql prints a Java stack trace after an error
+    # unless it is one of Spark's with a SQLSTATE that is not internal. hive.cli.errors.ignore
+    # goes on after each error. PYSPARK_PYTHON as docs/spark-catalog.md advises (else Spark's
+    # own lookup of Python data sources logs a warning with its stack trace).
+    warehouse = pyspark_warehouse["warehouse"]
+    command = [
+        str(pyspark_home() / "bin" / "spark-sql"),
+        *spark_sql_arguments(warehouse),
+        "--hiveconf",
+        "hive.cli.errors.ignore=true",
+        "-e",
+        _REFUSED,
+    ]
+    done = run(command, cwd=warehouse.parent, PYSPARK_PYTHON=sys.executable)
+    assert "reached" in done.stdout.splitlines(), done.stderr[-3000:]
+    stderr = done.stderr.splitlines()
+    assert not [line for line in stderr if line.startswith("\tat ")], done.stderr[-3000:]
+    for names in (
+        "RenameColumn of column 'temp'",
+        "option 'tagColumns' names 'nope'",
+        "has no version 99",
+        "cannot set 'city'",
+    ):
+        assert len([line for line in stderr if names in line]) == 1, (names, done.stderr[-3000:])
+    assert "Traceback" not in done.stderr
