@@ -28,11 +28,19 @@ __all__ = [
 
 
 class TsFileCatalogError(Exception):
-    """Base class of every error raised by tsfile-catalog."""
+    """Base class of every error raised by tsfile-catalog.
+
+    ``sql_state`` is the SQLSTATE (the SQL standard's five-character error code, as Spark's
+    error states list them) that SQL clients get with the message through the Spark catalog
+    plugin: JDBC/ODBC clients of the Thrift server, Spark Connect clients, ``spark-sql``."""
+
+    sql_state = "42000"
 
 
 class OptionError(TsFileCatalogError, ValueError):
     """A read/write option is unknown, missing or has an invalid value."""
+
+    sql_state = "42616"
 
 
 class SchemaError(TsFileCatalogError):
@@ -42,30 +50,44 @@ class SchemaError(TsFileCatalogError):
 class SchemaMismatchError(SchemaError):
     """Two schemas that must agree do not (files of one scan, an append vs the table)."""
 
+    sql_state = "42K09"
+
 
 class UnsupportedTypeError(SchemaError):
     """A column has a type or category that tsfile-catalog cannot map."""
 
+    sql_state = "0A000"
+
 
 class PredicateError(TsFileCatalogError, ValueError):
     """A filter predicate (the ``where`` option, a plan request) cannot be understood."""
+
+    sql_state = "42601"
 
 
 class DataError(TsFileCatalogError, ValueError):
     """Rows that cannot be written (null or non-string TAG, null time, duplicates) or read as
     asked (a raw time that is no Spark timestamp)."""
 
+    sql_state = "22000"
+
 
 class TableNotFoundError(TsFileCatalogError):
     """No table (or no TsFile data) at the given location or name."""
+
+    sql_state = "42P01"
 
 
 class TableExistsError(TsFileCatalogError):
     """A table already exists where a new one was to be created."""
 
+    sql_state = "42P07"
+
 
 class CommitConflictError(TsFileCatalogError):
     """A concurrent commit changed the table in a way this commit cannot be rebased on."""
+
+    sql_state = "40001"
 
 
 class AlreadyCommittedError(CommitConflictError):
@@ -76,13 +98,19 @@ class AlreadyCommittedError(CommitConflictError):
 class InvalidCommitError(TsFileCatalogError, ValueError):
     """A commit's actions do not fit the table: a part added twice, removing a missing part."""
 
+    sql_state = "55000"
+
 
 class CorruptManifestError(TsFileCatalogError):
     """A manifest file is truncated, unreadable or violates the format."""
 
+    sql_state = "XX001"
+
 
 class VersionNotFoundError(TsFileCatalogError):
     """Time travel asked for a version or timestamp the table does not have."""
+
+    sql_state = "22003"
 
 
 class SqlError(TsFileCatalogError):
@@ -91,6 +119,8 @@ class SqlError(TsFileCatalogError):
 
 class SqlParseError(SqlError):
     """A SQL statement cannot be parsed."""
+
+    sql_state = "42601"
 
 
 class LocationError(TsFileCatalogError, ValueError):
@@ -111,7 +141,11 @@ class StorageError(TsFileCatalogError, OSError):
     own error is the ``__cause__``. An :class:`OSError`, so code that tolerates storage
     failures (a checkpoint that could not be written) still does."""
 
+    sql_state = "58030"
+
 
 class ChangeCommitError(TsFileCatalogError):
     """A stream reached a commit that removed data (overwrite, DELETE, DROP PART, ...), which
     an append-only stream cannot express; ``skipChangeCommits=true`` skips such commits."""
+
+    sql_state = "55000"

@@ -50,10 +50,18 @@ def child_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run(command: Sequence[str], *, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run ``command`` to its end (bounded), its output captured as text."""
+def run(
+    command: Sequence[str], *, cwd: Path, timeout: float = 600, **env: str
+) -> subprocess.CompletedProcess:
+    """Run ``command`` to its end (bounded), its output captured as text; ``env`` adds
+    variables to :func:`child_env`'s."""
     return subprocess.run(
-        list(command), capture_output=True, text=True, env=child_env(), cwd=cwd, timeout=timeout
+        list(command),
+        capture_output=True,
+        text=True,
+        env=child_env(**env),
+        cwd=cwd,
+        timeout=timeout,
     )
 
 

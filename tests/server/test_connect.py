@@ -1,8 +1,9 @@
 """A Spark Connect server (``SparkConnectServer``, in PySpark's jars) started with the catalog's
 settings alone, and a ``SparkSession.builder.remote`` client: DDL, INSERT and ``writeTo``,
-reads with pushdown and statistics answers, UPDATE, MERGE, DELETE, time travel and CALL,
-against a warehouse PySpark wrote; answers compared with PySpark's over the same warehouse and
-a Parquet copy. The server runs on 127.0.0.1 on a free port and is stopped by its pid."""
+reads with pushdown and statistics answers, UPDATE, MERGE, DELETE, time travel and CALL, a
+stream from one catalog table into another, against a warehouse PySpark wrote; answers
+compared with PySpark's over the same warehouse and a Parquet copy. The server runs on
+127.0.0.1 on a free port and is stopped by its pid."""
 
 from __future__ import annotations
 
@@ -155,6 +156,18 @@ def test_errors_reach_the_client_in_one_line(client: Any) -> None:
         client.sql("UPDATE ts.remote.e SET city = 'x' WHERE temp > 1").collect()
     message = str(caught.value).strip().splitlines()[0]
     assert "city" in message and "Traceback" not in str(caught.value)
+    # A refused option: Spark's AnalysisException, as Spark's own refusals are, with the
+    # catalog error's SQLSTATE (a JDBC/ODBC client's too).
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException) as refused:
+        client.sql(
+            "CREATE TABLE ts.remote.bad (time TIMESTAMP, city STRING) USING tsfile "
+            "TBLPROPERTIES ('tagColumns' = 'nope')"
+        ).collect()
+    message = str(refused.value).strip().splitlines()[0]
+    assert "option 'tagColumns' names 'nope'" in message
+    assert refused.value.getSqlState() == "42616"
 
 
 def test_register_on_a_connect_session_says_the_catalog_needs_no_call(
@@ -164,5 +177,48 @@ def test_register_on_a_connect_session_says_the_catalog_needs_no_call(
 
     with caplog.at_level("INFO", logger="tsfile_catalog.spark_catalog.session"):
         tsfile_catalog.register(client)
-    assert "needs no register() call" in caplog.text
+    assert "needs no register() call" in caplog.text and "nothing registered" in caplog.text
     assert [r[1] for r in client.sql("SHOW TABLES IN ts.db").collect()] == ["weather"]
+
+
+def test_a_stream_from_one_catalog_table_into_another(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any], tmp_path: Any
+) -> None:
+    import tsfile_catalog
+
+    name, view = pyspark_warehouse["catalog"], pyspark_warehouse["view"]
+    # As a PySpark habit would: a source registered from the client once replaced the
+    # server's, to run with the server's default Python (here: one without this package).
+    tsfile_catalog.register(client)
+    client.sql("CREATE NAMESPACE IF NOT EXISTS ts.streams")
+    client.sql(
+        "CREATE TABLE ts.streams.bj (time TIMESTAMP, city STRING, device STRING, temp DOUBLE, "
+        "rain INT) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def run() -> None:
+        query = (
+            client.readStream.table("ts.db.weather")
+            .where("city = 'bj'")
+            .writeStream.option("checkpointLocation", checkpoint)
+            .trigger(availableNow=True)
+            .toTable("ts.streams.bj")
+        )
+        query.awaitTermination()
+
+    rows = "SELECT CAST(time AS STRING), city, device, temp, rain FROM {t} ORDER BY time, device"
+    run()
+    expected = rows_text(spark, rows.format(t=f"{view} WHERE city = 'bj'"))
+    assert len(expected) == 20
+    assert _rows(client, rows.format(t="ts.streams.bj")) == expected
+    # A restarted stream reads only the commit written since: no row twice.
+    client.sql(
+        "INSERT INTO ts.db.weather VALUES (TIMESTAMP '2030-01-01 00:00:00', 'bj', 'd9', 1.5, 1), "
+        "(TIMESTAMP '2030-01-01 00:00:00', 'sh', 'd9', 2.5, 2)"
+    )
+    run()
+    got = _rows(client, rows.format(t="ts.streams.bj"))
+    assert got == [*expected, "2030-01-01 00:00:00\tbj\td9\t1.5\t1"]
+    # PySpark reads what the Connect client's stream wrote.
+    assert rows_text(spark, rows.format(t=f"{name}.streams.bj")) == got

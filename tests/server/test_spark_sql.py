@@ -5,6 +5,7 @@ PySpark's over the same warehouse and over a Parquet copy."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -190,8 +191,50 @@ CREATE TABLE weather (x INT) USING parquet;
     assert sorted(out[2:4]) == ["cities", "weather"]
     assert out[4:] == ["weather"]
     assert done.returncode != 0
-    # spark-sql prints the error with its Java stack trace (docs/spark-catalog.md, Clients):
-    # the catalog's one line, and that line again where the trace names the exception.
+    # the catalog's one line (spark-sql may print it twice: its message and its summary)
     refusals = [line for line in done.stderr.splitlines() if "is a tsfile table" in line]
     assert refusals, done.stderr[-3000:]
     assert all("CREATE TABLE default.weather USING parquet: " in line for line in refusals)
+
+
+_REFUSED = """
+CREATE NAMESPACE IF NOT EXISTS ts.refused;
+CREATE TABLE ts.refused.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile
+  TBLPROPERTIES ('tagColumns' = 'city');
+ALTER TABLE ts.refused.t RENAME COLUMN city TO town;
+CREATE TABLE ts.refused.bad (time TIMESTAMP, city STRING) USING tsfile
+  TBLPROPERTIES ('tagColumns' = 'nope');
+SELECT * FROM ts.refused.t VERSION AS OF 99;
+UPDATE ts.refused.t SET city = 'x' WHERE temp > 1;
+SELECT 'reached';
+"""
+
+
+def test_refused_statements_are_one_line_each_without_a_stack_trace(
+    pyspark_warehouse: dict[str, Any],
+) -> None:
+    # Not silent (-S hides stack traces): spark-sql prints a Java stack trace after an error
+    # unless it is one of Spark's with a SQLSTATE that is not internal. hive.cli.errors.ignore
+    # goes on after each error. PYSPARK_PYTHON as docs/spark-catalog.md advises (else Spark's
+    # own lookup of Python data sources logs a warning with its stack trace).
+    warehouse = pyspark_warehouse["warehouse"]
+    command = [
+        str(pyspark_home() / "bin" / "spark-sql"),
+        *spark_sql_arguments(warehouse),
+        "--hiveconf",
+        "hive.cli.errors.ignore=true",
+        "-e",
+        _REFUSED,
+    ]
+    done = run(command, cwd=warehouse.parent, PYSPARK_PYTHON=sys.executable)
+    assert "reached" in done.stdout.splitlines(), done.stderr[-3000:]
+    stderr = done.stderr.splitlines()
+    assert not [line for line in stderr if line.startswith("\tat ")], done.stderr[-3000:]
+    for names in (
+        "cannot rename TAG column 'city'",
+        "option 'tagColumns' names 'nope'",
+        "has no version 99",
+        "cannot set 'city'",
+    ):
+        assert len([line for line in stderr if names in line]) == 1, (names, done.stderr[-3000:])
+    assert "Traceback" not in done.stderr

@@ -1,11 +1,13 @@
 """The Thrift JDBC/ODBC server (``HiveThriftServer2``, in PySpark's jars) started with the
-catalog's settings alone, queried with ``beeline`` (PySpark's ``bin/``): SELECT with pushdown,
-INSERT, UPDATE, MERGE, CALL and a refused ALTER, against a warehouse PySpark wrote; answers
-compared with PySpark's. Each JDBC connection is a session of its own, which the catalog
-process serves as well. On 127.0.0.1, a free port, stopped by its pid."""
+catalog's settings alone, queried with ``beeline`` (PySpark's ``bin/``) and with a Python
+DB-API client (PyHive, from PyPI): SELECT with pushdown, INSERT, UPDATE, MERGE, CALL and
+refused statements, against a warehouse PySpark wrote; answers compared with PySpark's over
+the same warehouse and a Parquet copy. Each JDBC connection is a session of its own, which the
+catalog process serves as well. On 127.0.0.1, a free port, stopped by its pid."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 from collections.abc import Iterator
@@ -123,3 +125,110 @@ def test_a_refused_statement_is_one_line_naming_the_column(jdbc_url: str, tmp_pa
     assert len(errors) == 1, done.stderr[-3000:]
     assert "RenameColumn of column 'temp'" in errors[0]
     assert "Traceback" not in done.stderr
+
+
+# PyHive: the Hive DB-API client, with pure-sasl (no system SASL library) for the server's
+# default PLAIN authentication.
+_DBAPI_ROWS = "SELECT CAST(time AS STRING), city, temp FROM {t} ORDER BY time, city"
+
+
+def _dbapi(jdbc_url: str) -> Any:
+    hive = pytest.importorskip("pyhive.hive", reason="the test extra's PyHive is not installed")
+    port = int(jdbc_url.rsplit(":", 1)[1])
+    return contextlib.closing(hive.connect(host="127.0.0.1", port=port, username="tests"))
+
+
+def _fetch(cursor: Any, statement: str) -> list[tuple[Any, ...]]:
+    cursor.execute(statement)
+    return [tuple(row) for row in cursor.fetchall()]
+
+
+def _rows(spark: SparkSession, query: str) -> list[tuple[Any, ...]]:
+    return [tuple(row) for row in spark.sql(query).collect()]
+
+
+def test_a_dbapi_client_reads_writes_and_calls(
+    spark: SparkSession, jdbc_url: str, pyspark_warehouse: dict[str, Any]
+) -> None:
+    name, view = pyspark_warehouse["catalog"], pyspark_warehouse["view"]
+    # A first connection reads what PySpark wrote, and closes: the server then closes the
+    # class loader of spark.jars (Hive's session close), which once left the plugin's
+    # UPDATE/MERGE/CALL classes unloadable for every later connection.
+    with _dbapi(jdbc_url) as first:
+        cursor = first.cursor()
+        pushdown = _PUSHDOWN.format(t="ts.db.weather")
+        assert _fetch(cursor, pushdown) == _rows(spark, _PUSHDOWN.format(t=view))
+        assert _fetch(cursor, "SELECT count(*), max(temp) FROM ts.db.weather") == _rows(
+            spark, f"SELECT count(*), max(temp) FROM {view}"
+        )
+    with _dbapi(jdbc_url) as second:
+        cursor = second.cursor()
+        cursor.execute("CREATE NAMESPACE IF NOT EXISTS ts.dbapi")
+        cursor.execute(
+            "CREATE TABLE ts.dbapi.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+            "TBLPROPERTIES ('tagColumns' = 'city')"
+        )
+        cursor.execute(
+            "INSERT INTO ts.dbapi.t SELECT time, city, temp FROM ts.db.weather "
+            "WHERE temp IS NOT NULL"
+        )
+        cursor.execute("UPDATE ts.dbapi.t SET temp = temp + 10 WHERE city = 'bj'")
+        cursor.execute(
+            "MERGE INTO ts.dbapi.t AS t USING (SELECT TIMESTAMP '2024-01-01 01:00:00' AS time, "
+            "'bj' AS city, 99.0D AS temp UNION ALL SELECT TIMESTAMP '2030-01-01 00:00:00', "
+            "'wh', 7.0D) AS s ON t.time = s.time AND t.city = s.city "
+            "WHEN MATCHED THEN UPDATE SET temp = s.temp WHEN NOT MATCHED THEN INSERT *"
+        )
+        assert len(_fetch(cursor, "CALL ts.system.optimize(table => 'dbapi.t')")) == 1
+        written = _fetch(cursor, _DBAPI_ROWS.format(t="ts.dbapi.t"))
+    # The same statements' effect, computed by PySpark over the Parquet copy.
+    expected = _rows(
+        spark,
+        "SELECT CAST(time AS STRING), city, CASE WHEN time = TIMESTAMP '2024-01-01 01:00:00' "
+        "AND city = 'bj' THEN 99.0D WHEN city = 'bj' THEN temp + 10 ELSE temp END "
+        f"FROM {view} WHERE temp IS NOT NULL "
+        "UNION ALL SELECT '2030-01-01 00:00:00', 'wh', 7.0D ORDER BY 1, 2",
+    )
+    assert written == expected
+    assert ("2024-01-01 01:00:00", "bj", 99.0) in written
+    # PySpark reads what the DB-API client wrote.
+    assert _rows(spark, _DBAPI_ROWS.format(t=f"{name}.dbapi.t")) == expected
+
+
+@pytest.mark.parametrize(
+    ("statement", "names", "sql_state"),
+    [
+        (
+            "ALTER TABLE ts.dbapi.e RENAME COLUMN temp TO celsius",
+            "RenameColumn of column 'temp'",
+            "42000",
+        ),
+        (
+            "CREATE TABLE ts.dbapi.bad (time TIMESTAMP, city STRING) USING tsfile "
+            "TBLPROPERTIES ('tagColumns' = 'nope')",
+            "option 'tagColumns' names 'nope'",
+            "42616",
+        ),
+        ("SELECT * FROM ts.dbapi.e VERSION AS OF 99", "has no version 99", "22003"),
+        ("UPDATE ts.dbapi.e SET city = 'x' WHERE temp > 1", "cannot set 'city'", "42000"),
+    ],
+)
+def test_a_dbapi_client_gets_a_refusal_as_one_line_with_its_sqlstate(
+    jdbc_url: str, statement: str, names: str, sql_state: str
+) -> None:
+    from pyhive import exc
+
+    with _dbapi(jdbc_url) as connection:
+        cursor = connection.cursor()
+        cursor.execute("CREATE NAMESPACE IF NOT EXISTS ts.dbapi")
+        cursor.execute(
+            "CREATE TABLE IF NOT EXISTS ts.dbapi.e (time TIMESTAMP, city STRING, temp DOUBLE) "
+            "USING tsfile TBLPROPERTIES ('tagColumns' = 'city')"
+        )
+        with pytest.raises(exc.OperationalError) as caught:
+            cursor.execute(statement)
+    # The DB-API error carries the server's status: its message and its SQLSTATE.
+    status = caught.value.args[0].status
+    assert names in status.errorMessage and "\n" not in status.errorMessage.strip()
+    assert "Traceback" not in status.errorMessage
+    assert status.sqlState == sql_state

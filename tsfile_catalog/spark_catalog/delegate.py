@@ -66,15 +66,19 @@ class CatalogDelegate:
                 raise TsFileCatalogError(f"unknown catalog operation {operation!r}")
             return json.dumps({"result": handler(self, json.loads(request))})
         except NamespaceError as e:
-            return _error(e.kind, str(e), namespace=e.namespace)
+            return _error(e.kind, str(e), namespace=e.namespace, sql_state=e.sql_state)
         except TableNotFoundError as e:
-            return _error("no_such_table", str(e))
+            return _error("no_such_table", str(e), sql_state=e.sql_state)
         except TableExistsError as e:
-            return _error("table_exists", str(e))
+            return _error("table_exists", str(e), sql_state=e.sql_state)
         except TsFileCatalogError as e:
             # Module-qualified, as a Python traceback ends: tsfile_catalog.errors.unwrap finds
             # the class in the message Spark raises to the user.
-            return _error("invalid", f"{type(e).__module__}.{type(e).__name__}: {e}")
+            return _error(
+                "invalid",
+                f"{type(e).__module__}.{type(e).__name__}: {e}",
+                sql_state=e.sql_state,
+            )
         except Exception as e:  # noqa: BLE001 - the JVM must get an answer, not a hang
             _log.exception("tsfile catalog operation %s failed", operation)
             return _error("internal", f"{type(e).__name__}: {e}")

@@ -97,23 +97,25 @@ def register(spark: SparkSession) -> None:
     driver (idempotent).
 
     Optional: without it, the session's first catalog statement starts the catalog's own
-    Python process (:mod:`.process`). A Spark Connect session has no JVM here: the server's
-    catalog process answers, so this registers the data source only, and logs so.
+    Python process (:mod:`.process`). On a Spark Connect session it does nothing but log so:
+    the server's catalog process answers the catalog and registers the data source in each
+    session it serves, with the catalog's Python (a source registered from a Connect client
+    would run with the server's default Python, and the process keeps a session's own).
 
     Raises:
         TsFileCatalogError: the PySpark is too old; or a catalog is configured with the
             plugin's class but its jar is not on the classpath (the session was started
             before :func:`configure`).
     """
-    _session.register(spark)
-    try:
-        jvm = spark.sparkContext._jvm
-    except (AttributeError, NotImplementedError):  # Spark Connect: no JVM in this process
+    if type(spark).__module__.startswith("pyspark.sql.connect"):  # no JVM in this process
         _log.info(
             "Spark Connect session: the tsfile catalog needs no register() call (the server's "
-            "catalog process answers it); registered the tsfile data source only"
+            "catalog process answers it and registers the tsfile data source in each session "
+            "it serves); nothing registered"
         )
         return
+    _session.register(spark)
+    jvm = spark.sparkContext._jvm
     if jvm is None:
         return
     from py4j.java_gateway import JavaClass  # PySpark's own dependency: here with it

@@ -9,6 +9,9 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.apache.spark.QueryContext;
+import org.apache.spark.SparkException;
+import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
@@ -16,6 +19,7 @@ import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import py4j.Py4JException;
+import scala.Option;
 
 /**
  * Calls the Python {@link Delegate} with JSON and maps its errors onto Spark's exceptions.
@@ -29,6 +33,8 @@ public final class Client {
   static final ObjectMapper JSON =
       JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
   private static volatile Delegate delegate;
+  /** SQLSTATE "syntax error or access rule violation": a refusal without a finer one. */
+  static final String REFUSED_STATE = "42000";
 
   private Client() {}
 
@@ -81,7 +87,7 @@ public final class Client {
         | NoSuchNamespaceException
         | NamespaceAlreadyExistsException
         | NonEmptyNamespaceException e) {
-      throw new IllegalArgumentException(e.getMessage(), e);
+      throw unchecked(e); // Spark's own, as it is (never raised without an identifier)
     }
   }
 
@@ -144,13 +150,55 @@ public final class Client {
           throw new NonEmptyNamespaceException(space);
         }
         break;
-      case "unsupported":
-        throw new UnsupportedOperationException(message);
+      case "internal":
+        // A Python error that is no refusal of the catalog's (a defect): Spark's own kind for
+        // one; the Python side logged its traceback.
+        throw unchecked(SparkException.internalError("tsfile catalog: " + message));
       default:
         break;
     }
-    // The Python message names the table, column or option at fault (as Catalog.sql's do).
-    throw new IllegalArgumentException(message);
+    // The Python message names the table, column or option at fault (as Catalog.sql's do);
+    // its SQLSTATE is the Python error class's.
+    throw refused(message, reply.path("sql_state").asText(REFUSED_STATE));
+  }
+
+  /**
+   * The catalog's refusal of a statement ({@code message} names the table, column, option or
+   * value at fault) as Spark's {@code AnalysisException} with SQLSTATE {@code sqlState}, no
+   * error class and no cause: the kind of error that {@code spark-sql} (silent or not), {@code
+   * beeline} and other JDBC/ODBC clients of the Thrift server, Spark Connect clients and
+   * PySpark all print as its message alone, as they print Spark's own analysis errors ({@code
+   * spark-sql} adds the Java stack trace to an error without a SQLSTATE or with an internal
+   * one, {@code XX...}). Thrown as {@code throw Client.refused(...)}.
+   */
+  static RuntimeException refused(String message, String sqlState) {
+    // The Scala constructor's defaults, spelled out: no line or position, no cause, no error
+    // class, no parameters, no query context, no message template.
+    throw unchecked(
+        new AnalysisException(
+            message,
+            Option.empty(),
+            Option.empty(),
+            Option.empty(),
+            Option.empty(),
+            scala.collection.immutable.Map$.MODULE$.empty(),
+            new QueryContext[0],
+            Option.apply(sqlState),
+            Option.empty()));
+  }
+
+  static RuntimeException refused(String message) {
+    throw refused(message, REFUSED_STATE);
+  }
+
+  /**
+   * Throws {@code error} from a method that cannot declare it. Spark's exceptions are Scala's
+   * and so checked only in Java's eyes: Spark's own catalogs and rules throw them from any
+   * method, as the plugin's must from the interfaces' methods that declare none.
+   */
+  @SuppressWarnings("unchecked")
+  static <E extends Throwable> RuntimeException unchecked(Throwable error) throws E {
+    throw (E) error;
   }
 
   static String[] toStrings(JsonNode array) {

@@ -86,7 +86,7 @@ public final class KeyAssignments extends Rule<LogicalPlan> {
     request.set("columns", set);
     JsonNode refusal = Client.call("set_refusal", request);
     if (refusal != null && !refusal.isNull()) {
-      throw new IllegalArgumentException(refusal.asText());
+      throw Client.refused(refusal.asText());
     }
   }
 }

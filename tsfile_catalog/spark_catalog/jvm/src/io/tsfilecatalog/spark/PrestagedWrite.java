@@ -89,7 +89,7 @@ final class PrestagedWrite extends ForwardingWrite {
     private void release() {
       try {
         Client.call("release_replace", request);
-      } catch (RuntimeException e) {
+      } catch (Exception e) { // a refusal is Spark's AnalysisException, a checked one
         // The folder is a job's staging: VACUUM removes what is left of it.
       }
     }

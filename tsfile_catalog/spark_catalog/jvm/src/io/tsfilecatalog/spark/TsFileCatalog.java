@@ -40,6 +40,7 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
 
   @Override
   public void initialize(String name, CaseInsensitiveStringMap options) {
+    PluginClasses.load();
     this.name = name;
     this.config = Client.object();
     config.put("name", name);

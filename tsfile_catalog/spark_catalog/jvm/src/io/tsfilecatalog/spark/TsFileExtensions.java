@@ -26,6 +26,7 @@ import scala.runtime.BoxedUnit;
 public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
+    PluginClasses.load();
     // The statements Spark's parser lacks (DESCRIBE HISTORY, SHOW PARTS, OPTIMIZE, ...).
     extensions.injectParser(
         new AbstractFunction2<SparkSession, ParserInterface, ParserInterface>() {

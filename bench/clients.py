@@ -1,0 +1,343 @@
+"""``python -m bench.clients [--smoke]``: the catalog through Spark's servers, next to in-process.
+
+Issue 37 asks that a query through a Spark client cost about what it costs in-process. One
+run, one warehouse (the benchmark table of :mod:`bench.datagen`, written by the ``tsfile``
+source and registered as ``default.sensors``), the same SQL text of Q1, Q2, Q8 and Q9
+(:func:`bench.queries.sql_text`) on ``<catalog>.default.sensors`` through three paths:
+
+* **in-process**: plain ``spark.sql(...).collect()`` in a PySpark driver that holds the
+  catalog's delegate (``tsfile_catalog.configure`` + ``register``): the plugin path the other
+  two are judged against;
+* **Spark Connect**: a Connect server (``SparkConnectServer``) started with the catalog's
+  settings alone (``tsfile-catalog spark-conf``), queried by a
+  ``SparkSession.builder.remote(...)`` client in this process, ``collect()``;
+* **JDBC**: the Thrift JDBC/ODBC server (``HiveThriftServer2``) started the same way, queried
+  by a Python DB-API client (PyHive: ``cursor.execute`` + ``fetchall``).
+
+Every JVM runs ``local[2]`` with the same settings; the servers answer from their own catalog
+process. Only one path runs at a time (the order alternates per repetition); each query runs
+once untimed per path first; each path's time is the fastest of the repetitions (as
+``timeit`` reports: on a shared, busy machine the other runs measure the neighbours), the
+medians are kept too. Answers are compared with the in-process ones. The target: each client
+within 1.3x of in-process. A statement without a table or a Spark job (``SET``) measures what
+each client protocol adds to any statement.
+
+Results go to ``bench/out/clients.json`` and the generated "Spark clients" section of
+``docs/benchmarks.md``. Needs the ``test`` extra (the Connect client's gRPC, PyHive).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.datagen import Scale, build_frame, write_tsfile
+from bench.queries import SQL_TABLE, build_queries, same_rows, sql_text
+
+__all__ = ["CLIENTS", "QUERIES", "TARGET", "bench_clients", "main", "render_section"]
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DOCS = REPO / "docs" / "benchmarks.md"
+CATALOG = "bench"
+QUERIES = ("Q1", "Q2", "Q8", "Q9")
+CLIENTS = ("connect", "jdbc")
+PATHS = ("inprocess", *CLIENTS)
+TARGET = 1.3  # client time / in-process time, per query
+FLOOR = "floor"
+# No table and no Spark job (a SELECT runs one): what a client adds to any statement.
+FLOOR_SQL = "SET spark.sql.session.timeZone"
+_MASTER = "local[2]"
+_COMMON = ("spark.ui.enabled=false", "spark.sql.session.timeZone=UTC")
+_CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
+_THRIFT_SERVER = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
+
+
+def _scale(smoke: bool) -> Scale:
+    """A few minutes on a busy 2-core machine: 20 devices; 40k timestamps (800k rows)."""
+    smallest = Scale.smoke()
+    if smoke:
+        return smallest
+    return Scale(
+        name="clients",
+        regions=smallest.regions,
+        devices_per_region=smallest.devices_per_region,
+        timestamps=40_000,
+        parts=8,
+        repetitions=9,
+        planning_parts=smallest.planning_parts,
+        planning_devices_per_part=smallest.planning_devices_per_part,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _server(
+    main_class: str, warehouse: str, port: int, extra: Sequence[str], folder: Path
+) -> Iterator[None]:
+    """A Spark server (``spark-submit --class main_class``) with the catalog's settings, up
+    until it listens on 127.0.0.1:``port`` (at most 300 s); stopped by its pid on leaving."""
+    import pyspark
+
+    from tsfile_catalog import catalog_config
+    from tsfile_catalog.spark_catalog.settings import as_arguments
+
+    home = Path(pyspark.__file__).parent
+    command = [
+        str(home / "bin" / "spark-submit"),
+        "--class",
+        main_class,
+        "--master",
+        _MASTER,
+        *shlex.split(as_arguments(catalog_config(warehouse, name=CATALOG))),
+        *(arg for setting in _COMMON for arg in ("--conf", setting)),
+        *extra,
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env["SPARK_HOME"] = str(home)
+    env["PYSPARK_PYTHON"] = sys.executable
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "server.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"{main_class} exited: {log.read_text()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{main_class} did not listen within 300 s") from None
+                time.sleep(0.5)
+        yield
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
+
+
+def _rows(rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    return sorted((list(r) for r in rows), key=lambda r: [str(v) for v in r])
+
+
+def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
+    """Time Q1/Q2/Q8/Q9 on the three paths over one warehouse in ``work``."""
+    from pyhive import hive
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+    import tsfile_catalog
+    from tsfile_catalog import Catalog
+
+    started = time.monotonic()
+    # Spark's Python data sources plan in the Python of PYSPARK_PYTHON: this one's.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    warehouse = str(Path(work) / "warehouse")
+    builder = SparkSession.builder.master(_MASTER).appName("bench.clients")
+    for setting in _COMMON:
+        builder = builder.config(*setting.split("=", 1))
+    spark = tsfile_catalog.configure(builder, warehouse=warehouse, name=CATALOG).getOrCreate()
+    tsfile_catalog.register(spark)
+    # The benchmark table, written by the tsfile source and registered in the warehouse.
+    data = str(Path(work) / "sensors")
+    write_tsfile(build_frame(spark, scale), data)
+    Catalog(spark, warehouse, register_views=False).sql(
+        f"CREATE TABLE {SQL_TABLE} USING tsfile LOCATION '{data}'"
+    )
+    table = f"{CATALOG}.default.{SQL_TABLE}"
+    queries = [q for q in build_queries(scale) if q.id in QUERIES]
+    connect_port, thrift_port = _free_port(), _free_port()
+    connect_extra = [
+        "--conf",
+        "spark.connect.grpc.binding.address=127.0.0.1",
+        "--conf",
+        f"spark.connect.grpc.binding.port={connect_port}",
+    ]
+    thrift_extra = [
+        "--hiveconf",
+        f"hive.server2.thrift.port={thrift_port}",
+        "--hiveconf",
+        "hive.server2.thrift.bind.host=127.0.0.1",
+    ]
+    folder = Path(work)
+    with (
+        _server(_CONNECT_SERVER, warehouse, connect_port, connect_extra, folder / "connect"),
+        _server(_THRIFT_SERVER, warehouse, thrift_port, thrift_extra, folder / "thrift"),
+        contextlib.closing(hive.connect(host="127.0.0.1", port=thrift_port)) as jdbc,
+    ):
+        remote = RemoteSparkSession.builder.remote(f"sc://127.0.0.1:{connect_port}").getOrCreate()
+        remote.conf.set("spark.sql.session.timeZone", "UTC")
+        cursor = jdbc.cursor()
+
+        def fetch(statement: str) -> list[list[Any]]:
+            cursor.execute(statement)
+            return _rows(cursor.fetchall())
+
+        runners: dict[str, Callable[[str], list[list[Any]]]] = {
+            "inprocess": lambda text: _rows(spark.sql(text).collect()),
+            "connect": lambda text: _rows(remote.sql(text).collect()),
+            "jdbc": fetch,
+        }
+        # The floor first: a statement with no table, the client protocol's own cost.
+        statements = {FLOOR: FLOOR_SQL, **{q.id: sql_text(q, table) for q in queries}}
+        times: dict[str, dict[str, list[float]]] = {k: {p: [] for p in PATHS} for k in statements}
+        answers: dict[str, dict[str, list[list[Any]]]] = {k: {} for k in statements}
+        for key, text in statements.items():  # untimed: each path's first run (plans, workers)
+            for path in PATHS:
+                answers[key][path] = runners[path](text)
+        for rep in range(scale.repetitions):
+            for key, text in statements.items():
+                for path in PATHS if rep % 2 == 0 else PATHS[::-1]:
+                    began = time.perf_counter()
+                    runners[path](text)
+                    times[key][path].append(time.perf_counter() - began)
+        remote.stop()
+    spark.stop()
+    results: dict[str, Any] = {
+        "scale": scale.to_json(),
+        "master": _MASTER,
+        "cpu_count": os.cpu_count(),
+        "load_average": list(os.getloadavg()),
+        "floor": {
+            "sql": FLOOR_SQL,
+            "times_s": times[FLOOR],
+            "best_s": {p: min(times[FLOOR][p]) for p in PATHS},
+            "median_s": {p: statistics.median(times[FLOOR][p]) for p in PATHS},
+        },
+        "queries": [],
+    }
+    floor = results["floor"]["best_s"]
+    for query in queries:
+        best = {p: min(times[query.id][p]) for p in PATHS}
+        got = answers[query.id]
+        results["queries"].append(
+            {
+                "id": query.id,
+                "title": query.title,
+                "sql": sql_text(query, table),
+                "times_s": times[query.id],
+                "best_s": best,
+                "median_s": {p: statistics.median(times[query.id][p]) for p in PATHS},
+                "ratios": {c: best[c] / best["inprocess"] for c in CLIENTS},
+                # The client's time less its protocol's own extra cost (the floor's).
+                "net_ratios": {
+                    c: (best[c] - (floor[c] - floor["inprocess"])) / best["inprocess"]
+                    for c in CLIENTS
+                },
+                "result_rows": len(got["inprocess"]),
+                "same_answer": {c: same_rows(got[c], got["inprocess"]) for c in CLIENTS},
+            }
+        )
+    results["elapsed_s"] = time.monotonic() - started
+    return results
+
+
+def _fmt_s(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def render_section(results: dict[str, Any]) -> str:
+    """The generated "Spark clients" section of docs/benchmarks.md."""
+    scale = results["scale"]
+    worst = {c: max(q["ratios"][c] for q in results["queries"]) for c in CLIENTS}
+    lines = [
+        "## Spark clients: Spark Connect and JDBC against in-process (issue 37)",
+        "",
+        "Generated by `python -m bench.clients` (bench/clients.py) in "
+        f"{results['elapsed_s']:.0f} s: {scale['rows']:,} rows ({scale['devices']} devices x "
+        f"{scale['timestamps']:,} timestamps, {scale['parts']} parts) in one warehouse; the "
+        "same SQL text on `bench.default.sensors` through plain `spark.sql` in a PySpark "
+        "driver holding the catalog (in-process), a Spark Connect server and the Thrift JDBC "
+        "server (PyHive), each server started with `tsfile-catalog spark-conf`'s settings "
+        f"alone, every JVM `{results['master']}`; one path at a time, order alternating, "
+        f"one untimed run first, the fastest of {scale['repetitions']} (medians in "
+        "bench/out/clients.json). "
+        f"{results['cpu_count']} cores, load average "
+        f"{'/'.join(f'{v:.1f}' for v in results['load_average'])} at the end.",
+        "",
+        "| Target | Limit | Measured (worst query) | Met |",
+        "|---|---|---|---|",
+    ]
+    for client, label in (("connect", "Spark Connect"), ("jdbc", "JDBC (Thrift server)")):
+        met = "**met**" if worst[client] <= TARGET else "**not met**"
+        lines.append(f"| {label} / in-process time | <= {TARGET}x | {worst[client]:.2f}x | {met} |")
+    lines += [
+        "",
+        "| Query | in-process | Spark Connect | JDBC | Connect / in-process | "
+        "JDBC / in-process | Result rows | Same answer |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for q in results["queries"]:
+        m, r = q["best_s"], q["ratios"]
+        same = "yes" if all(q["same_answer"].values()) else "**NO**"
+        lines.append(
+            f"| {q['id']} ({q['title']}) | {_fmt_s(m['inprocess'])} | {_fmt_s(m['connect'])} | "
+            f"{_fmt_s(m['jdbc'])} | **{r['connect']:.2f}x** | **{r['jdbc']:.2f}x** | "
+            f"{q['result_rows']} | {same} |"
+        )
+    floor = results.get("floor")
+    if floor:
+        f = floor["best_s"]
+        lines.append(
+            f"| floor: `{floor['sql']}` | {_fmt_s(f['inprocess'])} | "
+            f"{_fmt_s(f['connect'])} | {_fmt_s(f['jdbc'])} | "
+            f"{f['connect'] / f['inprocess']:.2f}x | {f['jdbc'] / f['inprocess']:.2f}x | 1 | |"
+        )
+        net = {c: max(q["net_ratios"][c] for q in results["queries"]) for c in CLIENTS}
+        lines += [
+            "",
+            "The floor row is a statement without a table or a Spark job: what each client "
+            "protocol adds to any statement (a Connect plan's round trip and Arrow batches, a "
+            "Thrift operation's open, fetch and close). Less that cost, the worst query is "
+            f"{net['connect']:.2f}x in-process through Spark Connect and {net['jdbc']:.2f}x "
+            "through JDBC.",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from bench.report import splice_section
+
+    parser = argparse.ArgumentParser(prog="python -m bench.clients", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="the smallest scale; no docs")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "out")
+    parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as work:
+        results = bench_clients(work, _scale(args.smoke))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "clients.json").write_text(json.dumps(results, indent=2))
+    section = render_section(results)
+    print(section)
+    if not args.smoke:
+        splice_section(args.docs, "clients", section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
