@@ -116,20 +116,23 @@ def test_read_change_feed_without_the_extensions_is_refused_by_name(tmp_path: Pa
 
     from tsfile_catalog import write_table
     from tsfile_catalog.exceptions import OptionError
+    from tsfile_catalog.spark_catalog.scan_request import ScanRequest
     from tsfile_catalog.spark_catalog.scans import plan_scan
 
     url = str(tmp_path / "t")
     write_table(
         url, pa.table({"time": [1], "dev": ["a"], "v": [1.0]}), table="t", tag_columns=["dev"]
     )
-    scan = {
-        "table": "db.t",
-        "location": url,
-        "version": 0,
-        "unit": "ms",
-        "timestamp_as": "long",
-        "options": {"path": url, "versionAsOf": "0"},
-    }
+    scan = ScanRequest.parse(
+        {
+            "table": "db.t",
+            "location": url,
+            "version": 0,
+            "unit": "ms",
+            "timestamp_as": "long",
+            "options": {"path": url, "versionAsOf": "0"},
+        }
+    )
     with pytest.raises(OptionError, match="'readChangeFeed' on catalog table 'db.t' needs"):
         plan_scan(
             scan,
