@@ -163,6 +163,8 @@ def test_unset_tblproperties_as_spark_and_the_catalog_do(
         spark.sql(f"ALTER TABLE {ts}.db.unset UNSET TBLPROPERTIES ('tagColumns')")
     with pytest.raises(SqlError, match="'tagColumns' is a table option.*cannot be unset"):
         catalog.sql("ALTER TABLE db.unset UNSET TBLPROPERTIES ('tagColumns')")
+    with pytest.raises(Exception, match="'tagColumns' is a table option.*cannot be changed"):
+        spark.sql(f"ALTER TABLE {ts}.db.unset SET TBLPROPERTIES ('tagColumns' = 'temp')")
     with pytest.raises(Exception, match="'tsfile.version' is shown by the catalog"):
         spark.sql(f"ALTER TABLE {ts}.db.unset UNSET TBLPROPERTIES ('tsfile.version')")
     assert catalog.sql("DESCRIBE DETAIL db.unset").collect()[0].properties == detail

@@ -440,6 +440,10 @@ def test_create_insert_overwrite_alter_drop(catalog: Catalog, warehouse: Path) -
     assert properties.get("owner") == "ops" and "retention" not in properties
     with pytest.raises(SqlError, match="'compression' is a table option.*cannot be unset"):
         catalog.sql("ALTER TABLE m UNSET TBLPROPERTIES ('owner', 'compression')")
+    # SET of a table option would store a property that changes nothing: refused, nothing
+    # committed
+    with pytest.raises(SqlError, match="'tagColumns' is a table option.*cannot be changed"):
+        catalog.sql("ALTER TABLE m SET TBLPROPERTIES ('owner' = 'x', 'tagColumns' = 'temp')")
     assert catalog.sql("DESCRIBE DETAIL m").collect()[0].properties == properties
 
     location = warehouse / "m"

@@ -311,8 +311,19 @@ def set_table_properties(tables: Tables, statement: AlterTableSetProperties) -> 
 
     Raises:
         OptionError: ``time.unit`` names another unit than the entry's ``timestampPrecision``.
+        SqlError: a key is one of the table's options (``tagColumns``, ``compression``, …),
+            fixed when the table was created: stored as a property it would change nothing.
     """
     entry = tables.registry.require(statement.table)
+    options = {key.lower() for key in entry.options}
+    for key in statement.properties:
+        if key.lower() in options:
+            raise SqlError(
+                f"ALTER TABLE {entry.display_name} SET TBLPROPERTIES: {key!r} is a table "
+                "option, stored with the catalog entry when the table was created, not a table "
+                "property; table options cannot be changed (a property of that name would "
+                "change nothing)"
+            )
     declared = statement.properties.get(TIME_UNIT_PROPERTY)
     if declared is not None and declared != table_options.precision(entry):
         raise OptionError(
