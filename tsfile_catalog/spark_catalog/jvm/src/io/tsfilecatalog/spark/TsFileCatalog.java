@@ -387,8 +387,8 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
 
   /**
    * The one mapping of a call's failures: Spark's exception for the delegate's answer is thrown
-   * as is when it is one this call declares ({@code first}, {@code second}; either may be
-   * null); any other checked one cannot be this call's answer and is an internal error.
+   * as this call declares it ({@code first}, {@code second}; either may be null), and any
+   * other (a refusal, which Java sees as checked) as it is, undeclared.
    */
   private static <A extends Exception, B extends Exception> JsonNode call(
       String operation,
@@ -407,7 +407,10 @@ public class TsFileCatalog implements StagingTableCatalog, SupportsNamespaces, P
       if (second != null && second.isInstance(e)) {
         throw second.cast(e);
       }
-      throw new IllegalStateException(operation + ": " + e.getMessage(), e);
+      // A refusal (Client.refused) or another of Spark's own exceptions: as it is, so that
+      // every client prints its one line with its SQLSTATE (an internal error would get a
+      // stack trace in spark-sql and beeline).
+      throw Client.unchecked(e);
     }
   }
 }
