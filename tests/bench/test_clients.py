@@ -8,7 +8,16 @@ from typing import Any
 
 import pytest
 
-from bench.clients import CLIENTS, QUERIES, TARGET, bench_clients, render_section
+from bench.clients import (
+    CLIENTS,
+    EAGER,
+    PATHS,
+    PREPARED,
+    QUERIES,
+    TARGET,
+    bench_clients,
+    render_section,
+)
 from bench.datagen import Scale
 
 
@@ -50,6 +59,19 @@ def test_the_worst_query_decides_each_clients_target() -> None:
     assert rows == ["Query", *QUERIES]
 
 
+def test_the_breakdown_times_connects_eager_sql_and_its_collect_apart() -> None:
+    results = _results({"connect": [3.0, 2.0, 3.0, 1.5], "jdbc": [1.0] * 4})
+    for i, query in enumerate(results["queries"]):
+        inprocess = query["best_s"]["inprocess"]  # 200, 300, 400, 500 ms
+        query["best_s"][EAGER] = 0.030 + i / 1000
+        query["best_s"][PREPARED] = inprocess * (1.1 + i / 10)
+    text = render_section(results)
+    q1 = next(line for line in text.splitlines() if line.startswith("| Q1 | "))
+    assert q1.split(" | ")[1:5] == ["200 ms", "30 ms", "220 ms", "1.10x |"]
+    assert "The eager `spark.sql` costs 30 to 33 ms a query" in text
+    assert "alone is at worst 1.40x in-process (beyond the 1.3x target)" in text
+
+
 @pytest.mark.server
 def test_the_smallest_run_times_every_path_with_the_same_answers(tmp_path: Path) -> None:
     pytest.importorskip("pyhive.hive", reason="the test extra's PyHive is not installed")
@@ -59,5 +81,5 @@ def test_the_smallest_run_times_every_path_with_the_same_answers(tmp_path: Path)
         assert all(query["same_answer"].values()), query["id"]
         assert query["result_rows"] > 0
         assert all(len(times) == Scale.smoke().repetitions for times in query["times_s"].values())
-    assert set(results["floor"]["median_s"]) == {"inprocess", *CLIENTS}
+    assert set(results["floor"]["median_s"]) == set(PATHS)
     assert "| Q9 (" in render_section(results)

@@ -141,6 +141,21 @@ def test_writes_time_travel_and_call(
     assert _rows(client, rows.format(t="ts.remote.t")) == expected
 
 
+def test_a_kept_dataframe_sees_the_tables_next_commit(client: Any) -> None:
+    # docs/benchmarks.md advises keeping a Connect DataFrame to collect() it again (the eager
+    # spark.sql's round trip is spent once): each collect() must still read the latest version.
+    client.sql("CREATE NAMESPACE IF NOT EXISTS ts.kept")
+    client.sql(
+        "CREATE TABLE ts.kept.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    client.sql("INSERT INTO ts.kept.t VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.5)")
+    kept = client.sql("SELECT count(*), sum(temp) FROM ts.kept.t")
+    assert [tuple(r) for r in kept.collect()] == [(1, 1.5)]
+    client.sql("INSERT INTO ts.kept.t VALUES (TIMESTAMP '2024-01-01 01:00:00', 'sh', 2.0)")
+    assert [tuple(r) for r in kept.collect()] == [(2, 3.5)]
+
+
 def test_errors_reach_the_client_in_one_line(client: Any) -> None:
     client.sql(
         "CREATE TABLE IF NOT EXISTS ts.remote.e (time TIMESTAMP, city STRING, temp DOUBLE) "
