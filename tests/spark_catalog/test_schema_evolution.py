@@ -4,6 +4,7 @@ the same change applied, no part is rewritten, and each version keeps its own sc
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -290,8 +291,9 @@ def test_a_merge_schema_write_to_refuses_narrowing_and_new_tags_committing_nothi
     # INT -> DOUBLE is no widening the merge makes (Spark alone would cast the doubles to int).
     doubled = more.withColumn("rain", F.col("rain").cast("double")).withColumn("wind", F.lit(1.0))
     refusal = r"column 'rain' .* is INT32 but the incoming data has DOUBLE"
-    with pytest.raises(Exception, match=refusal):
+    with pytest.raises(Exception, match=refusal) as refused:
         doubled.writeTo(table).option("mergeSchema", "true").append()
+    assert re.search(refusal, str(refused.value).splitlines()[0]), "the first line says it all"
     text = more.withColumn("temp", F.col("temp").cast("string"))
     with pytest.raises(Exception, match=r"column 'temp' .* is DOUBLE but the incoming data has "):
         text.write.option("mergeSchema", "true").mode("append").saveAsTable(table)
