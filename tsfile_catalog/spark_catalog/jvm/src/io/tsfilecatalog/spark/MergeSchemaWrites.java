@@ -152,6 +152,9 @@ final class MergeSchemaWrites {
       return null;
     }
     UnresolvedRelation unresolved = (UnresolvedRelation) relation;
+    if (session.sessionState().catalog().isTempView(unresolved.multipartIdentifier())) {
+      return null; // a temporary view of the name comes first, as in Spark's resolution
+    }
     List<String> parts = CollectionConverters.asJava(unresolved.multipartIdentifier());
     CatalogManager manager = session.sessionState().catalogManager();
     List<String> rest = new ArrayList<>(parts);
