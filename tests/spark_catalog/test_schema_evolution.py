@@ -4,6 +4,7 @@ the same change applied, no part is rewritten, and each version keeps its own sc
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -229,3 +230,77 @@ def test_a_merge_schema_append_through_the_data_source_follows_the_mapping(
         )
     ).unionByName(more)
     assertDataFrameEqual(spark.table(table), expected)
+
+
+def test_a_merge_schema_write_to_adds_the_new_fields_and_widens_in_one_commit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table = f"{ts}.db.merge_write_to"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=8)
+    rows.writeTo(table).append()
+    # By name, in another order, rain widened INT -> BIGINT, a new FIELD wind.
+    more = weather_rows(spark, start=8, count=4).select(
+        "device",
+        "time",
+        F.col("rain").cast("bigint").alias("rain"),
+        "city",
+        "temp",
+        (F.col("temp") * 2).alias("wind"),
+    )
+    with pytest.raises(Exception, match="wind"):
+        more.writeTo(table).append()  # without mergeSchema: refused as today
+    more.writeTo(table).option("mergeSchema", "true").append()
+    history = spark.sql(f"DESCRIBE HISTORY {table}").orderBy("version").collect()
+    # Creation, the first append, and one commit for the new columns and the rows.
+    assert len(history) == 3 and history[-1].operation == "WRITE"
+    assert spark.table(table).schema["rain"].dataType.simpleString() == "bigint"
+    expected = (
+        rows.withColumn("rain", F.col("rain").cast("bigint"))
+        .withColumn("wind", F.lit(None).cast("double"))
+        .unionByName(more)
+    )
+    assertDataFrameEqual(spark.table(table), expected)
+
+    # saveAsTable in append mode: another new field, the same way.
+    last = weather_rows(spark, start=12, count=4).withColumn("gust", F.lit(7))
+    last.write.option("mergeSchema", "true").mode("append").saveAsTable(table)
+    assert len(spark.sql(f"DESCRIBE HISTORY {table}").collect()) == len(history) + 1
+    assertDataFrameEqual(
+        spark.table(table),
+        expected.withColumn("gust", F.lit(None).cast("int")).unionByName(
+            last.withColumn("wind", F.lit(None).cast("double")), allowMissingColumns=False
+        ),
+    )
+
+
+def test_a_merge_schema_write_to_refuses_narrowing_and_new_tags_committing_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    from pyspark.sql import functions as F
+
+    table = f"{ts}.db.merge_refused"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).writeTo(table).append()
+    location = str(warehouse / "db.db" / "merge_refused")
+    version = open_table(location).version
+    more = weather_rows(spark, start=8, count=4)
+    # INT -> DOUBLE is no widening the merge makes (Spark alone would cast the doubles to int).
+    doubled = more.withColumn("rain", F.col("rain").cast("double")).withColumn("wind", F.lit(1.0))
+    refusal = r"column 'rain' .* is INT32 but the incoming data has DOUBLE"
+    with pytest.raises(Exception, match=refusal) as refused:
+        doubled.writeTo(table).option("mergeSchema", "true").append()
+    assert re.search(refusal, str(refused.value).splitlines()[0]), "the first line says it all"
+    text = more.withColumn("temp", F.col("temp").cast("string"))
+    with pytest.raises(Exception, match=r"column 'temp' .* is DOUBLE but the incoming data has "):
+        text.write.option("mergeSchema", "true").mode("append").saveAsTable(table)
+    tagged = more.withColumn("region", F.lit("north"))
+    with pytest.raises(Exception, match="column 'region'.*TAG"):
+        tagged.writeTo(table).option("mergeSchema", "true").option(
+            "tagColumns", "city,device,region"
+        ).append()
+    assert open_table(location).version == version
+    assert spark.table(table).columns == ["time", "city", "device", "temp", "rain"]

@@ -26,6 +26,7 @@ from tsfile_catalog.spark_catalog import (
     aggregates,
     changelog,
     deletes,
+    merge_writes,
     paths,
     procedures,
     replace,
@@ -263,6 +264,8 @@ _OPERATIONS: dict[str, _Handler] = {
         ScanRequest.parse(r["scan"]), r["columns"]
     ),
     "replace_job": lambda d, r: replace.new_job(),
+    # The extensions' MergeSchemaWrites: the table a mergeSchema append leaves, or None.
+    "merged_schema": lambda d, r: merge_writes.merged_schema(r),
     "prestage_replace": lambda d, r: replace.prestage(d.spark, r["options"], r["schema"]),
     "release_replace": lambda d, r: replace.release(r["options"]),
     # The session catalog (TsFileSessionCatalog): which catalog serves a name.

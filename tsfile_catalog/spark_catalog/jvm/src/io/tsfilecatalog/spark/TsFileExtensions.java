@@ -43,6 +43,14 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
             return new UrlReferences(session);
           }
         });
+    // writeTo(t).option("mergeSchema", "true").append(): the table as the write leaves it.
+    extensions.injectHintResolutionRule(
+        new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+          @Override
+          public Rule<LogicalPlan> apply(SparkSession session) {
+            return new MergeSchemaWrites.Mark(session);
+          }
+        });
     // spark.read.format("tsfile").load(path): the plugin's scan of the table at the path.
     PathReads.inject(extensions);
     extensions.injectOptimizerRule(
@@ -60,6 +68,13 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
           @Override
           public Rule<LogicalPlan> apply(SparkSession session) {
             return new ChangeFeeds.Resolve();
+          }
+        });
+    extensions.injectResolutionRule(
+        new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+          @Override
+          public Rule<LogicalPlan> apply(SparkSession session) {
+            return new MergeSchemaWrites.Resolve();
           }
         });
     extensions.injectTableFunction(ChangeFeeds.tableFunction());

@@ -41,6 +41,7 @@ public class TsFileTable
   private final Identifier ident;
   private final JsonNode description;
   private final StructType schema;
+  private boolean pendingMerge;
 
   /** {@code catalog} is the catalog's {@code {name, options}}, which the delegate needs back. */
   TsFileTable(ObjectNode catalog, Identifier ident, JsonNode description) {
@@ -80,6 +81,11 @@ public class TsFileTable
 
   @Override
   public Set<TableCapability> capabilities() {
+    if (pendingMerge) {
+      Set<TableCapability> pending = EnumSet.copyOf(CAPABILITIES);
+      pending.add(TableCapability.ACCEPT_ANY_SCHEMA);
+      return pending;
+    }
     return CAPABILITIES;
   }
 
@@ -106,6 +112,30 @@ public class TsFileTable
       // an older Spark: such writes are refused by Spark itself
     }
     return Collections.unmodifiableSet(out);
+  }
+
+  /**
+   * This version as a mergeSchema append's target until its query is resolved ({@link
+   * MergeSchemaWrites}): it accepts any columns, so Spark's output check waits.
+   */
+  TsFileTable pendingMerge() {
+    TsFileTable pending = new TsFileTable(catalog, ident, description);
+    pending.pendingMerge = true;
+    return pending;
+  }
+
+  boolean isPendingMerge() {
+    return pendingMerge;
+  }
+
+  /** This version with the schema {@code json} (a mergeSchema append's), or as it is (null). */
+  TsFileTable withSchema(String json) {
+    if (json == null) {
+      return new TsFileTable(catalog, ident, description);
+    }
+    ObjectNode changed = (ObjectNode) description.deepCopy();
+    changed.put("schema", json);
+    return new TsFileTable(catalog, ident, changed);
   }
 
   /** What the delegate needs back to plan a scan of this version (opaque here). */

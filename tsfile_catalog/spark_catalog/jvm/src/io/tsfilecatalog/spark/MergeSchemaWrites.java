@@ -1,0 +1,191 @@
+package io.tsfilecatalog.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.analysis.NamedRelation;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.plans.logical.AppendData;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.connector.catalog.CatalogManager;
+import org.apache.spark.sql.connector.catalog.CatalogPlugin;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * {@code writeTo(t).option("mergeSchema", "true").append()} and {@code
+ * df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)} into a plugin table:
+ * the append writes into the table as the write will leave it (its new FIELD columns added,
+ * its columns widened), which Python decides ({@code merged_schema}, the {@code tsfile}
+ * writer's own rules, refusing with its message). Spark then matches and casts the columns by
+ * name as for any write, and the writer, given {@code mergeSchema}, commits the new schema with
+ * the rows in one commit.
+ *
+ * <p>Spark's output check of a write runs in the batch that resolves relations, before any
+ * injected resolution rule, and refuses the new columns; and the query is not always resolved
+ * yet when the hint rules run. So {@link Mark} (a hint rule) marks the target as accepting any
+ * columns, which makes the check wait, and {@link Resolve} (a resolution rule) replaces it by
+ * the merged table once the query is resolved; the check then runs as for any write. By-position
+ * writes are left to Spark.
+ */
+final class MergeSchemaWrites {
+  private MergeSchemaWrites() {}
+
+  /**
+   * The hint rule: a by-name {@code mergeSchema} append into a plugin table writes into the
+   * table marked as accepting any columns ({@link TsFileTable#pendingMerge}), so that Spark's
+   * output check waits for {@link Resolve}, which needs the query resolved.
+   */
+  static final class Mark extends Rule<LogicalPlan> {
+    private final SparkSession session;
+
+    Mark(SparkSession session) {
+      this.session = session;
+    }
+
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      if (!(plan instanceof AppendData)) {
+        return plan;
+      }
+      AppendData append = (AppendData) plan;
+      if (!append.isByName() || !merging(append)) {
+        return plan;
+      }
+      Target target = target(session, append.table());
+      if (target == null || target.table.isPendingMerge()) {
+        return plan;
+      }
+      return append.withNewTable(relation(target, target.table.pendingMerge()));
+    }
+  }
+
+  /**
+   * The resolution rule: once the query is resolved, the marked table becomes the table as the
+   * append leaves it (Python's {@code merged_schema}; the table as it is when the append
+   * changes nothing), which Spark's output check then matches the query against by name.
+   */
+  static final class Resolve extends Rule<LogicalPlan> {
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      if (!(plan instanceof AppendData)) {
+        return plan;
+      }
+      AppendData append = (AppendData) plan;
+      if (!(append.table() instanceof DataSourceV2Relation) || !append.query().resolved()) {
+        return plan;
+      }
+      DataSourceV2Relation current = (DataSourceV2Relation) append.table();
+      if (!(current.table() instanceof TsFileTable)
+          || !((TsFileTable) current.table()).isPendingMerge()) {
+        return plan;
+      }
+      TsFileTable table = (TsFileTable) current.table();
+      ObjectNode request = Client.object();
+      request.set("write_options", Client.map(table.writeOptions()));
+      request.set("options", Client.map(CollectionConverters.asJava(append.writeOptions())));
+      request.put("schema", append.query().schema().json());
+      request.put("timestamp_as", table.scanDescription().path("timestamp_as").asText());
+      JsonNode merged = Client.call("merged_schema", request);
+      TsFileTable settled = table.withSchema(merged == null || merged.isNull() ? null : merged.asText());
+      Target target =
+          new Target(current.catalog().get(), current.identifier().get(), settled, current.options());
+      return append.withNewTable(relation(target, settled));
+    }
+  }
+
+  private static DataSourceV2Relation relation(Target target, TsFileTable table) {
+    return DataSourceV2Relation.create(
+        table, Option.apply(target.catalog), Option.apply(target.ident), target.options, Option.empty());
+  }
+
+  private static boolean merging(AppendData append) {
+    for (Map.Entry<String, String> option :
+        CollectionConverters.asJava(append.writeOptions()).entrySet()) {
+      if ("mergeSchema".equalsIgnoreCase(option.getKey())
+          && "true".equalsIgnoreCase(option.getValue().trim())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The plugin table an append writes into. */
+  private static final class Target {
+    final CatalogPlugin catalog;
+    final Identifier ident;
+    final TsFileTable table;
+    final CaseInsensitiveStringMap options;
+
+    Target(CatalogPlugin catalog, Identifier ident, TsFileTable table, CaseInsensitiveStringMap options) {
+      this.catalog = catalog;
+      this.ident = ident;
+      this.table = table;
+      this.options = options;
+    }
+  }
+
+  /** The plugin table {@code relation} names, or null (another catalog's, or not found). */
+  private static Target target(SparkSession session, NamedRelation relation) {
+    if (relation instanceof DataSourceV2Relation) {
+      DataSourceV2Relation resolved = (DataSourceV2Relation) relation;
+      if (resolved.table() instanceof TsFileTable
+          && resolved.catalog().isDefined()
+          && resolved.identifier().isDefined()) {
+        return new Target(
+            resolved.catalog().get(),
+            resolved.identifier().get(),
+            (TsFileTable) resolved.table(),
+            resolved.options());
+      }
+      return null;
+    }
+    if (!(relation instanceof UnresolvedRelation)) {
+      return null;
+    }
+    UnresolvedRelation unresolved = (UnresolvedRelation) relation;
+    if (session.sessionState().catalog().isTempView(unresolved.multipartIdentifier())) {
+      return null; // a temporary view of the name comes first, as in Spark's resolution
+    }
+    List<String> parts = CollectionConverters.asJava(unresolved.multipartIdentifier());
+    CatalogManager manager = session.sessionState().catalogManager();
+    List<String> rest = new ArrayList<>(parts);
+    String catalogName;
+    if (parts.size() > 1 && manager.isCatalogRegistered(parts.get(0))) {
+      catalogName = rest.remove(0);
+    } else {
+      catalogName = manager.currentCatalog().name();
+      if (rest.size() == 1) {
+        List<String> namespace = new ArrayList<>(List.of(manager.currentNamespace()));
+        namespace.addAll(rest);
+        rest = namespace;
+      }
+    }
+    CatalogPlugin catalog = manager.catalog(catalogName);
+    if (!(catalog instanceof TsFileCatalog) || rest.size() < 2) {
+      return null;
+    }
+    Identifier ident =
+        Identifier.of(rest.subList(0, rest.size() - 1).toArray(new String[0]), rest.get(rest.size() - 1));
+    Table table;
+    try {
+      table = ((TsFileCatalog) catalog).loadTable(ident);
+    } catch (Exception notFound) {
+      return null; // Spark's own resolution reports it
+    }
+    if (!(table instanceof TsFileTable)) {
+      return null;
+    }
+    // The relation's options as Spark's own resolution leaves them (without the write
+    // privileges it asked the catalog for), or Spark's planning of the write refuses them.
+    return new Target(catalog, ident, (TsFileTable) table, unresolved.clearWritePrivileges().options());
+  }
+}

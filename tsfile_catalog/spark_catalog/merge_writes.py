@@ -1,0 +1,83 @@
+"""The catalog plugin's ``mergeSchema`` appends (``writeTo(t).option("mergeSchema", "true")
+.append()``, ``df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)``).
+
+Spark checks a write's columns against the table's before the write reaches the catalog, so
+a new FIELD column of the data would be refused there. The extensions' rule
+(``io.tsfilecatalog.spark.MergeSchemaWrites``) asks :func:`merged_schema` for the table as the
+write will leave it, and writes into that: Spark matches and casts the existing columns by
+name as for any write, and the ``tsfile`` writer, given ``mergeSchema``, commits the new schema
+with the rows (one commit). The rules are the writer's own
+(:func:`~tsfile_catalog.metadata.schema_merge.merge_schema`), so a refusal happens here, before
+any row is written, with the writer's message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from tsfile_catalog.datasource.types import spark_schema
+from tsfile_catalog.datasource.writer import plan_write
+from tsfile_catalog.exceptions import SchemaMismatchError
+from tsfile_catalog.exec.table_scan import resolve_columns
+from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.schema_merge import merge_schema
+from tsfile_catalog.options import parse_write_options
+from tsfile_catalog.write.api import existing_table
+
+__all__ = ["merged_schema"]
+
+
+def merged_schema(request: Mapping[str, Any]) -> str | None:
+    """The Spark schema (JSON) of the table after a ``mergeSchema`` append of rows of
+    ``request["schema"]``, or None when the append leaves the table's schema as it is.
+
+    ``request``: ``write_options`` (the table's), ``options`` (the write's), ``schema`` (the
+    written rows' Spark schema, JSON) and ``timestamp_as`` (how the table reads its times).
+
+    Raises:
+        SchemaMismatchError: a new TAG column, or a type the merge does not widen to, naming
+            the column.
+    """
+    from pyspark.sql.types import StructType  # the driver's PySpark: always there here
+
+    table_options: Mapping[str, str] = request["write_options"]
+    given = {k.lower(): v for k, v in request["options"].items()}
+    # As the write builder merges them: the table's options win over the write's.
+    options = {
+        k: v for k, v in request["options"].items() if k.lower() not in _lowered(table_options)
+    }
+    options.update(table_options)
+    options["mergeSchema"] = "true"
+    write = parse_write_options(options)
+    table = existing_table(write)
+    if table is None:
+        return None
+    _check_tags(table.schema, given.get("tagcolumns"))
+    plan = plan_write(StructType.fromJson(json.loads(request["schema"])), write)
+    merged = merge_schema(
+        table.schema, TableSchema(table.schema.table, plan.schema.columns), merge=True
+    )
+    if merged is table.schema:
+        return None
+    columns = resolve_columns(merged, None, what="the table")
+    return str(spark_schema(merged, columns, request["timestamp_as"]).json())
+
+
+def _lowered(options: Mapping[str, str]) -> set[str]:
+    return {k.lower() for k in options}
+
+
+def _check_tags(schema: TableSchema, given: str | None) -> None:
+    """A write naming TAG columns the table lacks is refused: the TAGs are every part's device
+    identity (the table's own ``tagColumns`` would silently make the column a FIELD)."""
+    if given is None:
+        return
+    for name in (n.strip() for n in given.split(",")):
+        if name and name.lower() not in schema.tag_names:
+            raise SchemaMismatchError(
+                f"column '{name}' is not a TAG column of table '{schema.table}' (its TAGs are "
+                f"{', '.join(schema.tag_names)}); TAG columns are the device identity and can "
+                "never be added, even with mergeSchema"
+            )
