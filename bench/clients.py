@@ -41,7 +41,6 @@ import os
 import shlex
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,6 +50,7 @@ from typing import Any
 
 from bench.datagen import Scale, build_frame, write_tsfile
 from bench.queries import SQL_TABLE, build_queries, same_rows, sql_text
+from bench.servers import serving
 
 __all__ = ["CLIENTS", "QUERIES", "TARGET", "bench_clients", "main", "render_section"]
 
@@ -125,32 +125,8 @@ def _server(
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
     env["SPARK_HOME"] = str(home)
     env["PYSPARK_PYTHON"] = sys.executable
-    folder.mkdir(parents=True, exist_ok=True)
-    log = folder / "server.log"
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=folder
-        )
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if server.poll() is not None:
-                raise RuntimeError(f"{main_class} exited: {log.read_text()[-2000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{main_class} did not listen within 300 s") from None
-                time.sleep(0.5)
+    with serving(command, port, folder, env):
         yield
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=30)
 
 
 def _rows(rows: Sequence[Sequence[Any]]) -> list[list[Any]]:

@@ -13,7 +13,6 @@ import contextlib
 import os
 import socket
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench import servers
 from tests.spark_catalog.conftest import weather_rows
 
 if TYPE_CHECKING:
@@ -75,31 +75,8 @@ def free_port() -> int:
 def serving(command: Sequence[str], port: int, folder: Path) -> Iterator[Path]:
     """Run the server ``command`` in ``folder`` (its log: ``server.log`` there) until it
     listens on 127.0.0.1:``port`` (bounded); stop it by its pid on leaving."""
-    log = folder / "server.log"
-    with log.open("w") as out:
-        server = subprocess.Popen(
-            list(command), stdout=out, stderr=subprocess.STDOUT, env=child_env(), cwd=folder
-        )
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if server.poll() is not None:
-                raise AssertionError(f"the server exited: {log.read_text()[-3000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise AssertionError("the server did not listen within 300 s") from None
-                time.sleep(0.5)
+    with servers.serving(command, port, folder, child_env()) as log:
         yield log
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=30)
 
 
 def rows_text(spark: SparkSession, query: str) -> list[str]:

@@ -47,8 +47,9 @@ from tsfile_catalog.table.commits import (
     drop_parts,
     set_properties,
 )
+from tsfile_catalog.table.create import create_table
 from tsfile_catalog.table.expire import expire_snapshots
-from tsfile_catalog.table.handle import Table, create_table, open_table
+from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
 from tsfile_catalog.table.optimize import DeleteResult, OptimizeResult, delete, optimize
 from tsfile_catalog.table.purge import purge

@@ -13,38 +13,28 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.exceptions import (
-    CommitConflictError,
-    OptionError,
-    TableExistsError,
     TableNotFoundError,
 )
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.completeness import check_table_properties, completeness
+from tsfile_catalog.metadata.completeness import completeness
 from tsfile_catalog.metadata.expressions import BindContext, Expr, TimestampAs, TimeUnit
-from tsfile_catalog.metadata.key import key_mode, new_table_properties
+from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import (
-    Action,
     CommitInfo,
-    Operation,
-    SetProperties,
-    SetSchema,
     Snapshot,
 )
 from tsfile_catalog.metadata.parts import PartFile
 from tsfile_catalog.metadata.scan import PartWindow, ScanPlan, plan_scan
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.table_time import (
-    TIME_PROPERTIES,
     TableTime,
     table_time,
     table_unit,
-    time_properties,
 )
 from tsfile_catalog.progress import Progress
 from tsfile_catalog.table import ownership
 from tsfile_catalog.table.alter import Alter
 from tsfile_catalog.table.cache import CACHE, identify
-from tsfile_catalog.table.commits import commit
 from tsfile_catalog.table.log import list_log
 from tsfile_catalog.table.maintenance import Maintenance
 from tsfile_catalog.table.optimize import DeleteResult, delete
@@ -60,7 +50,7 @@ if TYPE_CHECKING:
     from tsfile_catalog.table.update import UpdateResult
     from tsfile_catalog.write.rows import WriteData
 
-__all__ = ["Table", "create_table", "open_table"]
+__all__ = ["Table", "open_table"]
 
 
 class Table:
@@ -530,72 +520,3 @@ def open_table(
         io, location, version=version, timestamp=timestamp, time_zone=time_zone, use_cache=use_cache
     )
     return Table(io, location, snapshot, use_cache=use_cache)
-
-
-def create_table(
-    url: str,
-    schema: TableSchema,
-    *,
-    properties: Mapping[str, str] | None = None,
-    unit: TimeUnit | None = None,
-    timestamp_as: TimestampAs | None = None,
-    exist_ok: bool = False,
-    storage_options: Mapping[str, Any] | None = None,
-) -> Table:
-    """Create an empty table (SQL ``CREATE TABLE``).
-
-    The folder must be missing or empty: files already there would not be the table's, yet
-    would sit among its own (to make a table of existing TsFiles, use ``adopt_table``).
-
-    Args:
-        unit: the unit of the table's raw times (``ms``, ``us``, ``ns``; default ``ms``),
-            recorded in its properties (``time.unit``): every later reader and writer uses
-            it, and refuses an option naming another.
-        timestamp_as: how ``time`` reads, ``"timestamp"`` or ``"long"`` (default), recorded
-            as ``time.type`` (``TIMESTAMP``/``BIGINT``): what ``Table.update``/``delete``/
-            ``plan`` compare ``time`` in the predicate as.
-
-    Raises:
-        TableExistsError: a table is already at ``url`` (unless ``exist_ok``, which returns
-            it unchanged, whatever its schema).
-        LocationError: ``url`` is a file-system root, inside another table, or not empty.
-        OptionError: ``unit``/``timestamp_as`` contradict ``time.*`` among ``properties``.
-    """
-    properties = _with_time(properties or {}, unit, timestamp_as)
-    check_table_properties(properties)
-    io = FileIO(url, storage_options)
-    location = io.normalize(url)
-    if list_log(io, location).commits:
-        if exist_ok:
-            return open_table(location, storage_options=storage_options)
-        raise TableExistsError(f"a table already exists at {location}")
-    ownership.check_location(io, location)
-    ownership.check_empty(io, location)
-    actions: list[Action] = [SetSchema(schema, 0), SetProperties(new_table_properties(properties))]
-    try:
-        snapshot = commit(io, location, actions, read=None, operation=Operation.CREATE)
-    except CommitConflictError as e:
-        if exist_ok:
-            return open_table(location, storage_options=storage_options)
-        raise TableExistsError(f"a table was created concurrently at {location}") from e
-    return Table(io, location, snapshot, use_cache=True)
-
-
-def _with_time(
-    properties: Mapping[str, str], unit: TimeUnit | None, timestamp_as: TimestampAs | None
-) -> dict[str, str]:
-    """``properties`` with the new table's time recorded (``time.*`` given there must agree
-    with ``unit`` and ``timestamp_as``)."""
-    given = table_time(properties)
-    if given is None:
-        return {**properties, **time_properties(unit or "ms", timestamp_as or "long")}
-    if (unit is not None and unit != given.unit) or (
-        timestamp_as is not None and timestamp_as != given.timestamp_as
-    ):
-        recorded = ", ".join(f"'{k}' = {properties[k]!r}" for k in TIME_PROPERTIES)
-        raise OptionError(
-            f"table properties {recorded} contradict "
-            f"the table's time unit {unit or given.unit!r} read as "
-            f"{timestamp_as or given.timestamp_as!r}: give the time once"
-        )
-    return dict(properties)
