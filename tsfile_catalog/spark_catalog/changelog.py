@@ -96,11 +96,15 @@ def plan_changes(warehouse: Warehouse, request: Mapping[str, Any]) -> dict[str, 
     user = {k: v for k, v in given.items() if k.lower() != "readchangefeed"}
     if request.get("changelog") is not None:
         ranged = range_options(request["changelog"])
-        both = sorted(k for k in user if k.lower() in {r.lower() for r in ranged})
+        by_key = {r.lower(): v for r, v in ranged.items()}
+        # Spark 4.2 also hands CHANGES FROM's WITH (...) options over as the relation's: the
+        # same value said once is no repetition, another value is.
+        both = sorted(k for k in user if k.lower() in by_key and user[k] != by_key[k.lower()])
         if both:
             raise OptionError(
                 f"option '{both[0]}' repeats what CHANGES FROM says; give the range once"
             )
+        user = {k: v for k, v in user.items() if k.lower() not in by_key}
         user.update(ranged)
     timestamp_as = table_options.timestamp_as(entry)
     unit = table.time_unit(table_options.given_precision(entry))
