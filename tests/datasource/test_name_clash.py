@@ -6,13 +6,13 @@ jars."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.children import run_child
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,18 +66,7 @@ def test_another_tsfile_format_on_the_classpath_fails_register_in_one_line(
     tmp_path: Path,
 ) -> None:
     jar = _stand_in_jar(tmp_path)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-        "PYSPARK_PYTHON": sys.executable,
-    }
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tests/datasource/name_clash_child.py"), str(jar)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    done = run_child("tests/datasource/name_clash_child.py", str(jar))
     assert done.returncode == 0, done.stderr[-3000:]
     said = next(line for line in done.stdout.splitlines() if line.startswith("REGISTER "))
     assert said == (

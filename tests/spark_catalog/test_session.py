@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.children import run_child
 from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,18 +21,7 @@ def test_configure_then_register(tmp_path: Path) -> None:
 
     if shutil.which("javac") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("no JDK to build the plugin with")
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-        "PYSPARK_PYTHON": sys.executable,
-    }
-    done = subprocess.run(
-        [sys.executable, str(REPO / "tests/spark_catalog/session_child.py"), str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    done = run_child("tests/spark_catalog/session_child.py", str(tmp_path))
     facts = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
     assert done.returncode == 0, done.stderr[-3000:]
     # Without register(), the JVM's catalog process answers (an empty warehouse).
