@@ -17,7 +17,8 @@ of them); each number is the median:
 
 Then the levers on the floor and on the tsfile write, one round each: larger Arrow batches
 (``spark.sql.execution.arrow.maxRecordsPerBatch``, Spark's default 10,000) and fewer, larger
-tasks (the frame in one partition; the plugin's shuffle into fewer partitions).
+tasks (the frame in one partition; the plugin's shuffle into fewer partitions), and the
+plugin's write without its clustering by device (``spark.tsfile.write.clustered=false``).
 
 The frame has about :data:`ROWS_PER_PARTITION` rows per partition, as one read from files
 would (``createDataFrame`` alone makes one per 10,000 rows, and Spark's fixed cost per task
@@ -266,6 +267,17 @@ def bench_writes(
             spark,
             SHUFFLE_CONF,
             partitions,
+            lambda: _timed(lambda: writers.write("tsfile_catalog")),
+        )
+        _clean(work)
+    # What the plugin's clustering by device (a shuffle Parquet does not pay) costs a write.
+    if levers:
+        from tsfile_catalog.sql.write_distribution import CLUSTERED_WRITES
+
+        lever_runs[f"tsfile_catalog, {CLUSTERED_WRITES}=false"] = _with_conf(
+            spark,
+            CLUSTERED_WRITES,
+            "false",
             lambda: _timed(lambda: writers.write("tsfile_catalog")),
         )
         _clean(work)
