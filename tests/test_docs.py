@@ -176,3 +176,59 @@ def test_cross_links_resolve(doc: Path) -> None:
         elif anchor and anchor not in anchors(target.read_text(encoding="utf-8")):
             broken.append(f"{page}#{anchor} (no such heading)")
     assert broken == [], f"{doc.name} links to"
+
+
+def sections(text: str, level: int) -> list[tuple[str, str]]:
+    """(heading, body) of each heading of ``level`` (3 for ``###``) outside fenced blocks; a
+    body runs to the next heading of that level or above, so it holds its subsections."""
+    out: list[tuple[str, list[str]]] = []
+    fenced = False
+    current: list[str] | None = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        hashes = len(line) - len(line.lstrip("#"))
+        if not fenced and 0 < hashes <= level and line[hashes : hashes + 1] == " ":
+            current = None
+            if hashes == level:
+                current = []
+                out.append((line[hashes:].strip(), current))
+            continue
+        if current is not None:
+            current.append(line)
+    return [(heading, "".join(body)) for heading, body in out]
+
+
+def test_sections_hold_their_subsections_and_no_fenced_comment_splits_them() -> None:
+    text = "## S\n### A\nx\n```python\n# comment\n```\n#### A1\ny\n### B\nz\n## T\nw\n"
+    assert sections(text, 3) == [("A", "x\n```python\n# comment\n```\n#### A1\ny\n"), ("B", "z\n")]
+
+
+def _spark_first(language: str, code: str) -> bool:
+    """Whether a block of docs/sql.md shows ``spark.sql`` first: a sql block (this page runs
+    them through ``spark.sql``), or Python calling Spark before any ``catalog.sql``."""
+    if language == "sql":
+        return True
+    spark = re.search(r"\bspark\.(sql|table|read)\b", code)
+    catalog = code.find("catalog.sql(")
+    return spark is not None and (catalog < 0 or spark.start() < catalog)
+
+
+def test_sql_md_shows_each_statement_through_spark_sql_first() -> None:
+    """Each statement's section of docs/sql.md opens its tested examples with the
+    ``spark.sql`` form (a sql block, which this page runs through ``spark.sql``, or Python
+    calling it), before any ``catalog.sql``: ``Catalog.sql`` is the Python front end of the
+    same statements, shown where it differs."""
+    text = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
+    assert SPARK_SQL_BLOCKS in text.splitlines()
+    statements = text.split("\n## Statements\n", 1)[1].split("\n## ", 1)[0]
+    found = sections("## Statements\n" + statements, 3)
+    assert len(found) > 20
+    wrong = []
+    for heading, body in found:
+        if heading == "Everything else":  # the Catalog's parser; Spark's statements are Spark's
+            continue
+        tested = blocks(body)
+        if not tested or not _spark_first(*tested[0][:2]):
+            wrong.append(heading)
+    assert wrong == [], "sections of docs/sql.md whose first tested example is not spark.sql"
