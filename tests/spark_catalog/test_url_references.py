@@ -79,6 +79,7 @@ def test_it_is_read_through_the_plugins_scan(spark: SparkSession, ts: str, locat
         "DESCRIBE HISTORY tsfile('{loc}')",
         "SHOW PARTS tsfile.`{loc}`",
         "SHOW PARTS tsfile('{loc}') VERSION AS OF 1",
+        "EXPLAIN PARTS SELECT v FROM tsfile('{loc}') WHERE dev = 'a'",
     ],
 )
 def test_describe_and_show_parts_answer_as_catalog_sql(

@@ -21,6 +21,7 @@ from sqlglot.tokens import TokenType
 
 from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.spark_catalog.url_tables import url_catalog
+from tsfile_catalog.sql.analysis import table_refs
 from tsfile_catalog.sql.parse import parse_statement, tokenize
 from tsfile_catalog.sql.statements import (
     AlterTableAddPart,
@@ -107,7 +108,7 @@ def claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:
             "one statement runs in one catalog"
         )
     catalog = next(iter(named)) if named else known.get(current.lower())
-    if catalog is None and isinstance(getattr(statement, "table", None), TableUrl):
+    if catalog is None and _names_urls_only(statement):
         # A URL names its table itself: any tsfile catalog of the session reads it.
         catalog = url_catalog(catalogs, current)
     if catalog is None:
@@ -143,6 +144,15 @@ def _ours(statement: Statement) -> bool:
     return isinstance(statement, EXTENSION_STATEMENTS) or (
         isinstance(statement, DescribeTable) and isinstance(statement.table, TableUrl)
     )
+
+
+def _names_urls_only(statement: Statement) -> bool:
+    """Whether every table ``statement`` names is a URL reference (its table, or each table
+    of an ``EXPLAIN PARTS`` query), so that no catalog has to resolve a name."""
+    if isinstance(statement, ExplainParts):
+        refs = table_refs(statement.query)
+        return bool(refs) and all(isinstance(ref.table, TableUrl) for ref in refs)
+    return isinstance(getattr(statement, "table", None), TableUrl)
 
 
 def _starts_ours(tokens: Sequence[Any]) -> bool:
