@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from tsfile_catalog import Catalog, open_table
+from tsfile_catalog.spark_catalog.session import CATALOG_CLASS
 
 pytestmark = pytest.mark.spark
 
@@ -102,10 +104,23 @@ def test_errors_are_the_catalogs_own(
     with pytest.raises(Exception) as theirs:
         catalog.sql("DESCRIBE HISTORY db.nope")
     assert str(theirs.value) in str(ours.value)
-    with pytest.raises(Exception, match=r"syntax error"):
+    # Refused as it is parsed: still Spark's AnalysisException, its message one line (the
+    # parser is a Java proxy, which wraps a checked exception it does not declare).
+    with pytest.raises(AnalysisException, match=r"syntax error") as malformed:
         spark.sql(f"OPTIMIZE {table} WHERE").collect()
-    with pytest.raises(Exception, match=r"current catalog 'spark_catalog' is not a tsfile"):
+    with pytest.raises(
+        AnalysisException, match=r"current catalog 'spark_catalog' is not a tsfile"
+    ) as uncatalogued:
         spark.sql("SHOW PARTS db.stmts").collect()
+    other = f"{ts}_other"  # a second catalog of the plugin, known to the parser by its conf
+    spark.conf.set(f"spark.sql.catalog.{other}", CATALOG_CLASS)
+    try:
+        with pytest.raises(AnalysisException, match=r"names tables of several catalogs") as two:
+            spark.sql(f"EXPLAIN PARTS SELECT * FROM {table} JOIN {other}.db.t USING (time)")
+    finally:
+        spark.conf.unset(f"spark.sql.catalog.{other}")
+    for refused in (malformed, uncatalogued, two):
+        assert len(str(refused.value).strip().splitlines()) == 1, refused.value
 
 
 def test_sparks_own_statements_are_untouched(spark: SparkSession, ts: str, table: str) -> None:

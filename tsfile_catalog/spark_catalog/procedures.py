@@ -150,7 +150,9 @@ STATEMENT_PROCEDURE = "sql"
 _STATEMENT = Procedure(
     "Run one of the catalog's own statements (DESCRIBE HISTORY, SHOW PARTS, OPTIMIZE, ...), "
     "as the session extensions' parser hands them over",
-    (Parameter("statement", "string"),),
+    # refusal: the extensions' parser refused the statement (``statements.claim``), and the
+    # call raises it when it runs, as Spark's AnalysisException in every client.
+    (Parameter("statement", "string"), Parameter("refusal", "string", "NULL")),
     lambda _table, a: claimed_statement(str(a.get("statement") or "")),  # names no table
 )
 
@@ -185,6 +187,8 @@ def call_procedure(
     as microseconds since the epoch, as Spark holds them)."""
     procedure = _procedure(namespace, name)
     if procedure is _STATEMENT:
+        if args.get("refusal"):
+            raise SqlError(str(args["refusal"]))
         statement = claimed_statement(str(args.get("statement") or ""))
     else:
         table = args.get("table")

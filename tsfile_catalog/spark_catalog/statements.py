@@ -60,19 +60,30 @@ _NAME_PARTS = (TokenType.VAR, TokenType.IDENTIFIER)
 def claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:
     """Whether ``sql`` is one of the catalog's own statements, and which catalog runs it.
 
-    ``catalogs`` are the session's catalogs of this plugin, ``current`` its current catalog.
-    A table named ``<catalog>.db.t`` is run by that catalog (every name the statement holds
-    must name the same one); an unqualified ``db.t`` by the current catalog, which must be
-    one of ``catalogs``.
+    ``catalogs`` are the session's catalogs of this plugin (at least one), ``current`` its
+    current catalog. A table named ``<catalog>.db.t`` is run by that catalog (every name the
+    statement holds must name the same one); an unqualified ``db.t`` by the current catalog,
+    which must be one of ``catalogs``.
 
     Returns:
         ``{"ours": False}``, or ``{"ours": True, "catalog": name, "statement": text}`` where
-        ``text`` is ``sql`` with the catalog prefixes removed.
-
-    Raises:
-        SqlError: the statement is ours but names no catalog of this plugin it can run in,
-            or two of them; or it is malformed (the catalog's own parse error).
+        ``text`` is ``sql`` with the catalog prefixes removed; or, for a statement of ours
+        that is refused (malformed, or naming no catalog of this plugin it can run in, or two
+        of them), ``{"ours": True, "catalog": name, "statement": sql, "refusal": message}``.
+        The refusal is raised when the statement runs, not here: Spark's parser is a Java
+        proxy in the extensions, which can throw only Spark's ``ParseException`` (whose
+        error classes carry no message of ours), so a refusal thrown while parsing reached
+        every client as an ``UndeclaredThrowableException`` with a Java stack trace.
     """
+    try:
+        return _claim(sql, catalogs, current)
+    except SqlError as e:
+        known = {c.lower(): c for c in catalogs}
+        runner = known.get(current.lower()) or sorted(catalogs)[0]
+        return {"ours": True, "catalog": runner, "statement": sql, "refusal": str(e)}
+
+
+def _claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:
     known = {c.lower(): c for c in catalogs}
     named: set[str] = set()
     cuts: list[tuple[int, int]] = []

@@ -91,11 +91,19 @@ final class StatementParser implements InvocationHandler {
     if (!claimed.path("ours").asBoolean()) {
       return null;
     }
+    // A refused statement (malformed, or in no catalog it can run in) is refused when the
+    // CALL runs: this proxy can throw no AnalysisException (see claim_statement).
+    JsonNode refusal = claimed.get("refusal");
     return "CALL "
         + quote(claimed.get("catalog").asText())
-        + ".system.sql(statement => '"
-        + claimed.get("statement").asText().replace("\\", "\\\\").replace("'", "\\'")
-        + "')";
+        + ".system.sql(statement => "
+        + literal(claimed.get("statement").asText())
+        + (refusal == null || refusal.isNull() ? "" : ", refusal => " + literal(refusal.asText()))
+        + ")";
+  }
+
+  private static String literal(String text) {
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'";
   }
 
   /** The names of {@code session}'s catalogs of this plugin. */
