@@ -304,3 +304,95 @@ def test_a_merge_schema_write_to_refuses_narrowing_and_new_tags_committing_nothi
         ).append()
     assert open_table(location).version == version
     assert spark.table(table).columns == ["time", "city", "device", "temp", "rain"]
+
+
+def test_added_columns_take_their_place_on_every_read_path(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table = f"{ts}.db.placed_columns"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=12)
+    rows.writeTo(table).append()  # version 1
+    parquet = _parquet(spark, rows, tmp_path / "v1")
+    location = warehouse / "db.db" / "placed_columns"
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (wind DOUBLE AFTER device, gust INT AFTER wind)")
+    # By position, in the new order.
+    spark.sql(
+        f"INSERT INTO {table} VALUES (TIMESTAMP '2024-03-01 00:00:00', 'bj', 'd9', 4.5, 6, 20.5, 1)"
+    )  # 3
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    catalog.sql("ALTER TABLE db.placed_columns ADD COLUMNS (snow INT AFTER temp)")  # 4
+    inserted = spark.sql(
+        "SELECT TIMESTAMP '2024-03-01 00:00:00' AS time, 'bj' AS city, 'd9' AS device, "
+        "4.5D AS wind, 6 AS gust, 20.5D AS temp, CAST(NULL AS INT) AS snow, 1 AS rain"
+    )
+    expected = parquet.select(
+        "time",
+        "city",
+        "device",
+        F.lit(None).cast("double").alias("wind"),
+        F.lit(None).cast("int").alias("gust"),
+        "temp",
+        F.lit(None).cast("int").alias("snow"),
+        "rain",
+    ).unionByName(inserted)
+    assert spark.table(table).columns == expected.columns
+    expected.createOrReplaceTempView("pq_placed")
+    for query in (
+        "SELECT * FROM {t}",
+        "SELECT city, wind, gust, temp FROM {t} WHERE gust IS NOT NULL OR temp > 20",
+        "SELECT city, count(*), count(wind), max(gust), sum(rain) FROM {t} GROUP BY city",
+    ):
+        assertDataFrameEqual(
+            spark.sql(query.format(t=table)), spark.sql(query.format(t="pq_placed"))
+        )
+    assertDataFrameEqual(catalog.sql("SELECT * FROM db.placed_columns"), expected)
+    assert catalog.sql("SELECT * FROM db.placed_columns").columns == expected.columns
+    scanned = open_table(str(location)).scan().to_arrow()
+    assert scanned.column_names == expected.columns
+    assert scanned.num_rows == 13
+    # Older versions keep their own order; the change feed reads the range's last schema.
+    assert spark.sql(f"SELECT * FROM {table} VERSION AS OF 1").columns == parquet.columns
+    assertDataFrameEqual(spark.sql(f"SELECT * FROM {table} VERSION AS OF 1"), parquet)
+    assert spark.sql(f"SELECT * FROM {table} VERSION AS OF 2").columns == [
+        "time",
+        "city",
+        "device",
+        "wind",
+        "gust",
+        "temp",
+        "rain",
+    ]
+    changes = spark.sql(f"SELECT * FROM table_changes('{table}', 3, 4)")
+    assert changes.columns[:8] == expected.columns
+    assertDataFrameEqual(changes.select(*expected.columns), inserted)
+    # Spark-free, times raw (the table's milliseconds), as the Spark-free scan reads them.
+    raw = inserted.withColumn("time", F.unix_millis("time"))
+    spark_free = open_table(str(location)).changes(3, 4).to_pylist()
+    assert [tuple(r.values())[:8] for r in spark_free] == [tuple(r) for r in raw.collect()]
+
+
+def test_a_place_before_the_last_tag_is_refused_on_add_committing_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.placed_refused"
+    create_weather(spark, table)
+    weather_rows(spark, count=4).writeTo(table).append()
+    location = str(warehouse / "db.db" / "placed_refused")
+    version = open_table(location).version
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    first = (
+        "cannot add column 'wind' to table placed_refused FIRST: time and the TAG columns "
+        "come first in every row; a FIELD goes after 'device' at the earliest"
+    )
+    for run, name in ((spark.sql, table), (catalog.sql, "db.placed_refused")):
+        with pytest.raises(Exception, match=first) as refused:
+            run(f"ALTER TABLE {name} ADD COLUMNS (wind DOUBLE FIRST)")
+        assert first in str(refused.value).splitlines()[0]
+        with pytest.raises(Exception, match="'wind' .*AFTER city: time and the TAG"):
+            run(f"ALTER TABLE {name} ADD COLUMNS (gust INT, wind DOUBLE AFTER city)")
+    assert open_table(location).version == version
+    assert spark.table(table).columns == ["time", "city", "device", "temp", "rain"]
