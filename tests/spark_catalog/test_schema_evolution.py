@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyspark
 import pytest
 
 from tests.spark_catalog.conftest import create_weather, weather_rows
@@ -182,23 +183,49 @@ def test_catalog_sql_and_url_references_follow_the_same_evolution(
         assertDataFrameEqual(read, answer)
 
 
-def test_insert_with_schema_evolution_adds_the_new_fields(
+@pytest.mark.skipif(
+    pyspark.__version__.startswith("4.2."),
+    reason="INSERT WITH SCHEMA EVOLUTION is Spark 4.3 syntax; Spark 4.2 cannot parse it",
+)
+def test_insert_with_schema_evolution_adds_and_widens_in_one_commit(
     spark: SparkSession, ts: str, warehouse: Path
 ) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
     table = f"{ts}.db.evolving_insert"
     create_weather(spark, table)
-    weather_rows(spark, count=8).writeTo(table).append()
+    rows = weather_rows(spark, count=8)
+    rows.writeTo(table).append()
+    # rain given as BIGINT: widened; wind new.
     row = (
         "SELECT TIMESTAMP '2024-02-01 00:00:00' AS time, 'bj' AS city, 'd1' AS device, "
-        "1.5D AS temp, 2 AS rain, 3.5D AS wind"
+        "1.5D AS temp, 2L AS rain, 3.5D AS wind"
     )
     with pytest.raises(Exception, match="wind"):
         spark.sql(f"INSERT INTO {table} BY NAME {row}")
+    location = str(warehouse / "db.db" / "evolving_insert")
+    version = open_table(location).version
     spark.sql(f"INSERT WITH SCHEMA EVOLUTION INTO {table} BY NAME {row}")
+    # One commit: the schema with the rows (Spark alone would ALTER, then append).
+    assert open_table(location).version == version + 1
+    assert open_table(location).history(limit=1)[0].operation == "WRITE"
     assert spark.table(table).columns == ["time", "city", "device", "temp", "rain", "wind"]
-    winds = [r.wind for r in spark.table(table).select("wind").collect()]
-    assert sorted(w for w in winds if w is not None) == [3.5] and winds.count(None) == 8
-    assert open_table(str(warehouse / "db.db" / "evolving_insert")).schema.column("wind")
+    assert spark.table(table).schema["rain"].dataType.simpleString() == "bigint"
+    expected = (
+        rows.withColumn("rain", F.col("rain").cast("bigint"))
+        .withColumn("wind", F.lit(None).cast("double"))
+        .unionByName(spark.sql(row))
+    )
+    assertDataFrameEqual(spark.table(table), expected)
+    # A type the merge does not widen to: one line naming the column, nothing committed.
+    narrowing = f"{row.replace('2L AS rain', '2.5D AS rain')}, 1 AS gust"
+    refusal = r"column 'rain' .* is INT64 but the incoming data has DOUBLE"
+    with pytest.raises(Exception, match=refusal) as refused:
+        spark.sql(f"INSERT WITH SCHEMA EVOLUTION INTO {table} BY NAME {narrowing}")
+    assert re.search(refusal, str(refused.value).splitlines()[0])
+    assert open_table(location).version == version + 1
+    assert "gust" not in spark.table(table).columns
 
 
 def test_a_merge_schema_append_through_the_data_source_follows_the_mapping(
@@ -218,7 +245,9 @@ def test_a_merge_schema_append_through_the_data_source_follows_the_mapping(
         "time", "city", "device", F.col("temp").alias("temperature"), "rain"
     )
     # One commit: the rows, and 'rain' back as a new column (the dropped one's data stays out).
+    version = open_table(location).version
     more.write.format("tsfile").mode("append").option("mergeSchema", "true").save(location)
+    assert open_table(location).version == version + 1
     assert open_table(location).history(limit=1)[0].operation == "WRITE"
     expected = (
         rows.select(

@@ -1,5 +1,6 @@
 """The catalog plugin's ``mergeSchema`` appends (``writeTo(t).option("mergeSchema", "true")
-.append()``, ``df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)``).
+.append()``, ``df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)``, and
+Spark 4.3's ``INSERT WITH SCHEMA EVOLUTION INTO t BY NAME …``, which the extensions make one).
 
 Spark checks a write's columns against the table's before the write reaches the catalog, so
 a new FIELD column of the data would be refused there. The extensions' rule

@@ -9,6 +9,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.NamedRelation;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.plans.logical.AppendData;
+import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
@@ -27,7 +28,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * its columns widened), which Python decides ({@code merged_schema}, the {@code tsfile}
  * writer's own rules, refusing with its message). Spark then matches and casts the columns by
  * name as for any write, and the writer, given {@code mergeSchema}, commits the new schema with
- * the rows in one commit.
+ * the rows in one commit. A by-name {@code INSERT WITH SCHEMA EVOLUTION INTO t BY NAME …}
+ * (Spark 4.3) is the same append: its target reports no {@code AUTOMATIC_SCHEMA_EVOLUTION}, so
+ * Spark's {@code ResolveSchemaEvolution} does not {@code alterTable} first (a commit of its
+ * own), and the writer merges the schema with the rows as for {@code mergeSchema}.
  *
  * <p>Spark's output check of a write runs in the batch that resolves relations, before any
  * injected resolution rule, and refuses the new columns; and the query is not always resolved
@@ -53,11 +57,14 @@ final class MergeSchemaWrites {
 
     @Override
     public LogicalPlan apply(LogicalPlan plan) {
+      if (plan instanceof InsertIntoStatement) {
+        return markInsert((InsertIntoStatement) plan);
+      }
       if (!(plan instanceof AppendData)) {
         return plan;
       }
       AppendData append = (AppendData) plan;
-      if (!append.isByName() || !merging(append)) {
+      if (!append.isByName() || !(merging(append) || evolving(append))) {
         return plan;
       }
       Target target = target(session, append.table());
@@ -65,6 +72,34 @@ final class MergeSchemaWrites {
         return plan;
       }
       return append.withNewTable(relation(target, target.table.pendingMerge()));
+    }
+
+    /**
+     * {@code INSERT WITH SCHEMA EVOLUTION INTO t BY NAME <query>}, an append: it inserts into
+     * the marked table, which Spark's resolution of the INSERT keeps, and becomes the marked
+     * append {@link Resolve} settles. Other INSERTs (by position, with a column list, an
+     * overwrite) are left to Spark.
+     */
+    private LogicalPlan markInsert(InsertIntoStatement insert) {
+      if (!insert.byName()
+          || insert.overwrite()
+          || !insert.partitionSpec().isEmpty()
+          || !insert.userSpecifiedCols().isEmpty()
+          || !evolving(insert)
+          || replacing(insert)
+          || !(insert.table() instanceof UnresolvedRelation)) {
+        return insert;
+      }
+      Target target = target(session, (UnresolvedRelation) insert.table());
+      if (target == null) {
+        return insert;
+      }
+      // The statement's fields differ between Spark versions; its table is the first.
+      List<Object> fields = new ArrayList<>();
+      CollectionConverters.asJava(insert.productIterator()).forEachRemaining(fields::add);
+      // makeCopy is TreeNode's: the same constructor, this one field replaced.
+      fields.set(0, relation(target, target.table.pendingMerge()));
+      return insert.makeCopy(fields.toArray());
     }
   }
 
@@ -95,10 +130,33 @@ final class MergeSchemaWrites {
       request.put("schema", append.query().schema().json());
       request.put("timestamp_as", table.scanDescription().path("timestamp_as").asText());
       JsonNode merged = Client.call("merged_schema", request);
-      TsFileTable settled = table.withSchema(merged == null || merged.isNull() ? null : merged.asText());
+      TsFileTable settled =
+          table.mergingWrite(merged == null || merged.isNull() ? null : merged.asText());
       Target target =
           new Target(current.catalog().get(), current.identifier().get(), settled, current.options());
       return append.withNewTable(relation(target, settled));
+    }
+  }
+
+  /**
+   * Whether {@code append} is an {@code INSERT WITH SCHEMA EVOLUTION} (Spark 4.3's flag, read by
+   * name: older Sparks have neither the flag nor the syntax).
+   */
+  private static boolean evolving(LogicalPlan write) {
+    try {
+      return Boolean.TRUE.equals(write.getClass().getMethod("withSchemaEvolution").invoke(write));
+    } catch (ReflectiveOperationException notInThisSpark) {
+      return false;
+    }
+  }
+
+  /** Whether {@code insert} replaces rows (Spark 4.3's {@code INSERT … REPLACE …}). */
+  private static boolean replacing(InsertIntoStatement insert) {
+    try {
+      Object criteria = insert.getClass().getMethod("replaceCriteriaOpt").invoke(insert);
+      return criteria instanceof Option && ((Option<?>) criteria).isDefined();
+    } catch (ReflectiveOperationException notInThisSpark) {
+      return false;
     }
   }
 
