@@ -4,11 +4,11 @@ the same change applied, no part is rewritten, and each version keeps its own sc
 
 from __future__ import annotations
 
+import datetime
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyspark
 import pytest
 
 from tests.spark_catalog.conftest import create_weather, weather_rows
@@ -183,10 +183,6 @@ def test_catalog_sql_and_url_references_follow_the_same_evolution(
         assertDataFrameEqual(read, answer)
 
 
-@pytest.mark.skipif(
-    pyspark.__version__.startswith("4.2."),
-    reason="INSERT WITH SCHEMA EVOLUTION is Spark 4.3 syntax; Spark 4.2 cannot parse it",
-)
 def test_insert_with_schema_evolution_adds_and_widens_in_one_commit(
     spark: SparkSession, ts: str, warehouse: Path
 ) -> None:
@@ -425,3 +421,54 @@ def test_a_place_before_the_last_tag_is_refused_on_add_committing_nothing(
             run(f"ALTER TABLE {name} ADD COLUMNS (gust INT, wind DOUBLE AFTER city)")
     assert open_table(location).version == version
     assert spark.table(table).columns == ["time", "city", "device", "temp", "rain"]
+
+
+def test_a_by_position_merge_schema_insert_adds_trailing_columns_in_one_commit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table = f"{ts}.db.evolving_by_position"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=8)
+    rows.writeTo(table).append()
+    location = str(warehouse / "db.db" / "evolving_by_position")
+    # By position, as Delta matches df.insertInto: the first columns are the table's (whatever
+    # their names), the trailing ones new FIELDs under their own names.
+    more = (
+        weather_rows(spark, start=8, count=4)
+        .withColumn("wind", F.col("temp") * 2)
+        .toDF("t", "c", "d", "x", "y", "wind")
+    )
+    with pytest.raises(Exception, match="TOO_MANY_DATA_COLUMNS"):
+        more.write.insertInto(table)  # without mergeSchema: Spark's own check, as before
+    version = open_table(location).version
+    more.write.option("mergeSchema", "true").insertInto(table)
+    assert open_table(location).version == version + 1
+    assert open_table(location).history(limit=1)[0].operation == "WRITE"
+    expected = rows.withColumn("wind", F.lit(None).cast("double")).union(more)
+    assert spark.table(table).columns == expected.columns
+    assertDataFrameEqual(spark.table(table), expected)
+    with pytest.raises(Exception, match="NOT_ENOUGH_DATA_COLUMNS"):
+        more.select("t", "c", "d").write.option("mergeSchema", "true").insertInto(table)
+    assert open_table(location).version == version + 1
+
+
+def test_a_by_position_insert_with_schema_evolution_is_one_commit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.evolving_insert_by_position"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).writeTo(table).append()
+    location = str(warehouse / "db.db" / "evolving_insert_by_position")
+    version = open_table(location).version
+    spark.sql(
+        f"INSERT WITH SCHEMA EVOLUTION INTO {table} SELECT TIMESTAMP '2024-02-01 00:00:00', "
+        "'bj', 'd1', 1.5D, 2, 7 AS gust"
+    )
+    assert open_table(location).version == version + 1
+    assert spark.table(table).columns == ["time", "city", "device", "temp", "rain", "gust"]
+    assert [tuple(r) for r in spark.table(table).where("gust IS NOT NULL").collect()] == [
+        (datetime.datetime(2024, 2, 1), "bj", "d1", 1.5, 2, 7)
+    ]
