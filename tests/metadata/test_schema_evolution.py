@@ -26,6 +26,8 @@ from tsfile_catalog.metadata.manifest import (
 from tsfile_catalog.metadata.manifest import model as manifest_model
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema, evolve
 from tsfile_catalog.metadata.schema_evolution import (
+    NewColumn,
+    add_columns,
     check_drop_not_null,
     drop_columns,
     move_column,
@@ -143,6 +145,44 @@ def test_a_field_moves_among_the_fields_only() -> None:
     check_drop_not_null(schema, "temp")
     with pytest.raises(SchemaError, match="'time' .*every row has a time"):
         check_drop_not_null(schema, "time")
+
+
+def test_added_columns_go_last_or_after_the_last_tag_or_a_field_first_is_refused() -> None:
+    schema = drop_columns(_committed(), ["temp"])  # 'temp' back is a new column
+    added = add_columns(
+        schema,
+        [
+            NewColumn("wind", DataType.DOUBLE, after="city"),
+            NewColumn("gust", DataType.INT32, after="wind"),  # one added before it
+            NewColumn("temp", DataType.FLOAT),
+            NewColumn("rain", DataType.INT64, after="DAY"),
+        ],
+    )
+    assert [c.name for c in added.columns] == ["city", "wind", "gust", "day", "rain", "temp"]
+    assert [c.id for c in added.columns] == [1, 4, 5, 3, 7, 6]
+    assert added.column("temp").physical == "temp_6", "never reads the dropped column's data"
+    refusals = {
+        NewColumn("wind", DataType.DOUBLE, first=True): (
+            "cannot add column 'wind' to table weather FIRST: time and the TAG columns come "
+            "first in every row; a FIELD goes after 'city' at the earliest"
+        ),
+        NewColumn("wind", DataType.DOUBLE, after="time"): "'wind' .*AFTER time: time and",
+        NewColumn("wind", DataType.DOUBLE, after="snow"): "AFTER snow: .*no column 'snow'",
+        NewColumn("day", DataType.DOUBLE, after="city"): "'day' .*exists already",
+    }
+    for column, message in refusals.items():
+        with pytest.raises(SchemaError, match=message):
+            add_columns(schema, [column])
+    with pytest.raises(SchemaError, match="AFTER city"):  # a TAG before the last
+        two_tags = TableSchema.from_json(
+            {**LEGACY, "columns": [*LEGACY["columns"][:1], {**LEGACY["columns"][0], "name": "dev"}]}
+        )
+        add_columns(two_tags, [NewColumn("wind", DataType.DOUBLE, after="city")])
+    no_tags = TableSchema.from_json({**LEGACY, "columns": LEGACY["columns"][1:]})
+    assert [
+        c.name
+        for c in add_columns(no_tags, [NewColumn("wind", DataType.DOUBLE, after="time")]).columns
+    ] == ["wind", "temp", "day"]
 
 
 def test_a_mapped_schema_is_written_as_format_3_and_refused_by_a_format_2_reader(

@@ -4,6 +4,7 @@ the same change applied, no part is rewritten, and each version keeps its own sc
 
 from __future__ import annotations
 
+import datetime
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -182,23 +183,45 @@ def test_catalog_sql_and_url_references_follow_the_same_evolution(
         assertDataFrameEqual(read, answer)
 
 
-def test_insert_with_schema_evolution_adds_the_new_fields(
+def test_insert_with_schema_evolution_adds_and_widens_in_one_commit(
     spark: SparkSession, ts: str, warehouse: Path
 ) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
     table = f"{ts}.db.evolving_insert"
     create_weather(spark, table)
-    weather_rows(spark, count=8).writeTo(table).append()
+    rows = weather_rows(spark, count=8)
+    rows.writeTo(table).append()
+    # rain given as BIGINT: widened; wind new.
     row = (
         "SELECT TIMESTAMP '2024-02-01 00:00:00' AS time, 'bj' AS city, 'd1' AS device, "
-        "1.5D AS temp, 2 AS rain, 3.5D AS wind"
+        "1.5D AS temp, 2L AS rain, 3.5D AS wind"
     )
     with pytest.raises(Exception, match="wind"):
         spark.sql(f"INSERT INTO {table} BY NAME {row}")
+    location = str(warehouse / "db.db" / "evolving_insert")
+    version = open_table(location).version
     spark.sql(f"INSERT WITH SCHEMA EVOLUTION INTO {table} BY NAME {row}")
+    # One commit: the schema with the rows (Spark alone would ALTER, then append).
+    assert open_table(location).version == version + 1
+    assert open_table(location).history(limit=1)[0].operation == "WRITE"
     assert spark.table(table).columns == ["time", "city", "device", "temp", "rain", "wind"]
-    winds = [r.wind for r in spark.table(table).select("wind").collect()]
-    assert sorted(w for w in winds if w is not None) == [3.5] and winds.count(None) == 8
-    assert open_table(str(warehouse / "db.db" / "evolving_insert")).schema.column("wind")
+    assert spark.table(table).schema["rain"].dataType.simpleString() == "bigint"
+    expected = (
+        rows.withColumn("rain", F.col("rain").cast("bigint"))
+        .withColumn("wind", F.lit(None).cast("double"))
+        .unionByName(spark.sql(row))
+    )
+    assertDataFrameEqual(spark.table(table), expected)
+    # A type the merge does not widen to: one line naming the column, nothing committed.
+    narrowing = f"{row.replace('2L AS rain', '2.5D AS rain')}, 1 AS gust"
+    refusal = r"column 'rain' .* is INT64 but the incoming data has DOUBLE"
+    with pytest.raises(Exception, match=refusal) as refused:
+        spark.sql(f"INSERT WITH SCHEMA EVOLUTION INTO {table} BY NAME {narrowing}")
+    assert re.search(refusal, str(refused.value).splitlines()[0])
+    assert open_table(location).version == version + 1
+    assert "gust" not in spark.table(table).columns
 
 
 def test_a_merge_schema_append_through_the_data_source_follows_the_mapping(
@@ -218,7 +241,9 @@ def test_a_merge_schema_append_through_the_data_source_follows_the_mapping(
         "time", "city", "device", F.col("temp").alias("temperature"), "rain"
     )
     # One commit: the rows, and 'rain' back as a new column (the dropped one's data stays out).
+    version = open_table(location).version
     more.write.format("tsfile").mode("append").option("mergeSchema", "true").save(location)
+    assert open_table(location).version == version + 1
     assert open_table(location).history(limit=1)[0].operation == "WRITE"
     expected = (
         rows.select(
@@ -304,3 +329,146 @@ def test_a_merge_schema_write_to_refuses_narrowing_and_new_tags_committing_nothi
         ).append()
     assert open_table(location).version == version
     assert spark.table(table).columns == ["time", "city", "device", "temp", "rain"]
+
+
+def test_added_columns_take_their_place_on_every_read_path(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table = f"{ts}.db.placed_columns"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=12)
+    rows.writeTo(table).append()  # version 1
+    parquet = _parquet(spark, rows, tmp_path / "v1")
+    location = warehouse / "db.db" / "placed_columns"
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (wind DOUBLE AFTER device, gust INT AFTER wind)")
+    # By position, in the new order.
+    spark.sql(
+        f"INSERT INTO {table} VALUES (TIMESTAMP '2024-03-01 00:00:00', 'bj', 'd9', 4.5, 6, 20.5, 1)"
+    )  # 3
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    catalog.sql("ALTER TABLE db.placed_columns ADD COLUMNS (snow INT AFTER temp)")  # 4
+    inserted = spark.sql(
+        "SELECT TIMESTAMP '2024-03-01 00:00:00' AS time, 'bj' AS city, 'd9' AS device, "
+        "4.5D AS wind, 6 AS gust, 20.5D AS temp, CAST(NULL AS INT) AS snow, 1 AS rain"
+    )
+    expected = parquet.select(
+        "time",
+        "city",
+        "device",
+        F.lit(None).cast("double").alias("wind"),
+        F.lit(None).cast("int").alias("gust"),
+        "temp",
+        F.lit(None).cast("int").alias("snow"),
+        "rain",
+    ).unionByName(inserted)
+    assert spark.table(table).columns == expected.columns
+    expected.createOrReplaceTempView("pq_placed")
+    for query in (
+        "SELECT * FROM {t}",
+        "SELECT city, wind, gust, temp FROM {t} WHERE gust IS NOT NULL OR temp > 20",
+        "SELECT city, count(*), count(wind), max(gust), sum(rain) FROM {t} GROUP BY city",
+    ):
+        assertDataFrameEqual(
+            spark.sql(query.format(t=table)), spark.sql(query.format(t="pq_placed"))
+        )
+    assertDataFrameEqual(catalog.sql("SELECT * FROM db.placed_columns"), expected)
+    assert catalog.sql("SELECT * FROM db.placed_columns").columns == expected.columns
+    scanned = open_table(str(location)).scan().to_arrow()
+    assert scanned.column_names == expected.columns
+    assert scanned.num_rows == 13
+    # Older versions keep their own order; the change feed reads the range's last schema.
+    assert spark.sql(f"SELECT * FROM {table} VERSION AS OF 1").columns == parquet.columns
+    assertDataFrameEqual(spark.sql(f"SELECT * FROM {table} VERSION AS OF 1"), parquet)
+    assert spark.sql(f"SELECT * FROM {table} VERSION AS OF 2").columns == [
+        "time",
+        "city",
+        "device",
+        "wind",
+        "gust",
+        "temp",
+        "rain",
+    ]
+    changes = spark.sql(f"SELECT * FROM table_changes('{table}', 3, 4)")
+    assert changes.columns[:8] == expected.columns
+    assertDataFrameEqual(changes.select(*expected.columns), inserted)
+    # Spark-free, times raw (the table's milliseconds), as the Spark-free scan reads them.
+    raw = inserted.withColumn("time", F.unix_millis("time"))
+    spark_free = open_table(str(location)).changes(3, 4).to_pylist()
+    assert [tuple(r.values())[:8] for r in spark_free] == [tuple(r) for r in raw.collect()]
+
+
+def test_a_place_before_the_last_tag_is_refused_on_add_committing_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.placed_refused"
+    create_weather(spark, table)
+    weather_rows(spark, count=4).writeTo(table).append()
+    location = str(warehouse / "db.db" / "placed_refused")
+    version = open_table(location).version
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    first = (
+        "cannot add column 'wind' to table placed_refused FIRST: time and the TAG columns "
+        "come first in every row; a FIELD goes after 'device' at the earliest"
+    )
+    for run, name in ((spark.sql, table), (catalog.sql, "db.placed_refused")):
+        with pytest.raises(Exception, match=first) as refused:
+            run(f"ALTER TABLE {name} ADD COLUMNS (wind DOUBLE FIRST)")
+        assert first in str(refused.value).splitlines()[0]
+        with pytest.raises(Exception, match="'wind' .*AFTER city: time and the TAG"):
+            run(f"ALTER TABLE {name} ADD COLUMNS (gust INT, wind DOUBLE AFTER city)")
+    assert open_table(location).version == version
+    assert spark.table(table).columns == ["time", "city", "device", "temp", "rain"]
+
+
+def test_a_by_position_merge_schema_insert_adds_trailing_columns_in_one_commit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table = f"{ts}.db.evolving_by_position"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=8)
+    rows.writeTo(table).append()
+    location = str(warehouse / "db.db" / "evolving_by_position")
+    # By position, as Delta matches df.insertInto: the first columns are the table's (whatever
+    # their names), the trailing ones new FIELDs under their own names.
+    more = (
+        weather_rows(spark, start=8, count=4)
+        .withColumn("wind", F.col("temp") * 2)
+        .toDF("t", "c", "d", "x", "y", "wind")
+    )
+    with pytest.raises(Exception, match="TOO_MANY_DATA_COLUMNS"):
+        more.write.insertInto(table)  # without mergeSchema: Spark's own check, as before
+    version = open_table(location).version
+    more.write.option("mergeSchema", "true").insertInto(table)
+    assert open_table(location).version == version + 1
+    assert open_table(location).history(limit=1)[0].operation == "WRITE"
+    expected = rows.withColumn("wind", F.lit(None).cast("double")).union(more)
+    assert spark.table(table).columns == expected.columns
+    assertDataFrameEqual(spark.table(table), expected)
+    with pytest.raises(Exception, match="NOT_ENOUGH_DATA_COLUMNS"):
+        more.select("t", "c", "d").write.option("mergeSchema", "true").insertInto(table)
+    assert open_table(location).version == version + 1
+
+
+def test_a_by_position_insert_with_schema_evolution_is_one_commit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table = f"{ts}.db.evolving_insert_by_position"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).writeTo(table).append()
+    location = str(warehouse / "db.db" / "evolving_insert_by_position")
+    version = open_table(location).version
+    spark.sql(
+        f"INSERT WITH SCHEMA EVOLUTION INTO {table} SELECT TIMESTAMP '2024-02-01 00:00:00', "
+        "'bj', 'd1', 1.5D, 2, 7 AS gust"
+    )
+    assert open_table(location).version == version + 1
+    assert spark.table(table).columns == ["time", "city", "device", "temp", "rain", "gust"]
+    assert [tuple(r) for r in spark.table(table).where("gust IS NOT NULL").collect()] == [
+        (datetime.datetime(2024, 2, 1), "bj", "d1", 1.5, 2, 7)
+    ]

@@ -21,6 +21,7 @@ from tsfile_catalog.sql import (
     AlterTableSetProperties,
     AlterTableUnsetProperties,
     AlterTableUnsupported,
+    ColumnPosition,
     ColumnSpec,
     CreateTable,
     DescribeDetail,
@@ -368,6 +369,23 @@ def test_alter_table_column_evolution_forms_round_trip() -> None:
     )
     with pytest.raises(SqlError, match="'a.b' is not a column name"):
         parse_statement("ALTER TABLE t RENAME COLUMN a.b TO c")
+
+
+def test_add_columns_keeps_each_columns_place() -> None:
+    t = TableName("t")
+    placed = AlterTableAddColumns(
+        table=t,
+        columns=(ColumnSpec("c", "INT"), ColumnSpec("d", "DOUBLE"), ColumnSpec("e", "STRING")),
+        positions=(ColumnPosition(after="b"), None, ColumnPosition()),
+    )
+    assert _round_trip("ALTER TABLE t ADD COLUMNS (c INT AFTER B, d DOUBLE, e STRING FIRST)") == (
+        placed
+    )
+    assert placed.placed()[1] == (ColumnSpec("d", "DOUBLE"), None)
+    assert _round_trip("ALTER TABLE t ADD COLUMN c INT AFTER `b c`").positions == (
+        ColumnPosition(after="b c"),
+    )
+    assert _round_trip("ALTER TABLE t ADD COLUMNS (c INT)").positions == ()
 
 
 @pytest.mark.parametrize(

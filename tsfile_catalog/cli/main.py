@@ -9,7 +9,8 @@ pyspark: metadata commands read the manifest directly and answer without a JVM.
 The options every command shares are parsed once, by the root callback, into a
 :class:`~tsfile_catalog.cli.context.CliContext` in ``ctx.obj``. Adding a command costs one
 function in the module of its family (:mod:`~tsfile_catalog.cli.read`,
-:mod:`~tsfile_catalog.cli.maintenance`, :mod:`~tsfile_catalog.cli.parts`), decorated with
+:mod:`~tsfile_catalog.cli.maintenance`, :mod:`~tsfile_catalog.cli.parts`,
+:mod:`~tsfile_catalog.cli.alter`), decorated with
 :func:`~tsfile_catalog.cli.context.command` and the shared option groups it takes, and one
 line in :data:`_COMMANDS`: the function resolves its table through the context, calls the
 table-level operation (passing ``progress=`` from :func:`output.progress_bar` when it works
@@ -26,7 +27,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from tsfile_catalog.cli import maintenance, output, parts, read, spark
+from tsfile_catalog.cli import alter, maintenance, output, parts, read, spark
 from tsfile_catalog.cli.context import (
     JsonOpt,
     OptionOpt,
@@ -107,6 +108,11 @@ _COMMANDS: dict[str, Callable[..., None]] = {
     "add-part": parts.add_part,
     "drop-part": parts.drop_part,
     "adopt": parts.adopt,
+    "add-column": alter.add_column,
+    "rename-column": alter.rename_column,
+    "drop-column": alter.drop_column,
+    "move-column": alter.move_column,
+    "alter-column-type": alter.alter_column_type,
     "spark-conf": spark.spark_conf,
 }
 for _name, _function in _COMMANDS.items():

@@ -1,4 +1,4 @@
-"""ALTER TABLE's column changes as pure functions of the schema: rename, drop, move.
+"""ALTER TABLE's column changes as pure functions of the schema: add, rename, drop, move.
 
 None rewrites a part: columns keep their ids and physical names
 (:mod:`tsfile_catalog.metadata.schema`), so a rename changes the name a reader shows, a drop
@@ -6,17 +6,79 @@ forgets the column (its physical name stays taken: a column added back under tha
 new, empty column), and a move changes the order a reader shows. TAG columns are the device
 identity every part file records (names and order), so they are neither renamed, dropped nor
 moved: each such change is refused naming the column.
+
+Column order: every row is ``time``, then the TAG columns (in device identity order), then the
+FIELD columns, and only the FIELDs' order is free. ``FIRST`` (Spark's, Delta's and Iceberg's
+"before every column") is therefore refused rather than read as "first FIELD": a user who
+moved a column FIRST would write ``INSERT … VALUES`` by position with its value first, and
+Spark would cast it to ``time``. A FIELD goes ``AFTER`` the last TAG (``time`` when there is
+none) at the earliest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from tsfile_catalog.exceptions import SchemaError
-from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, TableSchema, evolve
+from tsfile_catalog.metadata.schema import (
+    TIME_COLUMN,
+    Category,
+    Column,
+    DataType,
+    TableSchema,
+    evolve,
+)
 
-__all__ = ["rename_column", "drop_columns", "move_column", "check_drop_not_null"]
+__all__ = [
+    "NewColumn",
+    "add_columns",
+    "rename_column",
+    "drop_columns",
+    "move_column",
+    "check_drop_not_null",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NewColumn:
+    """A FIELD column ``ALTER TABLE … ADD COLUMNS`` adds: last, or right ``after`` a column
+    (``first``: FIRST, which is refused, see the module docstring)."""
+
+    name: str
+    type: DataType
+    after: str | None = None
+    first: bool = False
+
+
+def add_columns(schema: TableSchema, columns: Sequence[NewColumn]) -> TableSchema:
+    """``schema`` with the FIELD ``columns`` added in order, each last or where it says
+    (``AFTER`` may name a column added before it in the same list, as in Spark). A name a
+    dropped column had is a new column under a fresh physical name: it never reads the
+    dropped column's data.
+
+    Raises:
+        SchemaError: none given, a name that exists already, is repeated or is ``time``, or a
+            place a FIELD cannot take (FIRST, AFTER a TAG but the last, an unknown column).
+    """
+    if not columns:
+        raise SchemaError(f"ALTER TABLE {schema.table} ADD COLUMNS: no columns given")
+    out = schema
+    for new in columns:
+        name = new.name.lower()
+        if name == TIME_COLUMN or out.column(name) is not None:
+            raise SchemaError(
+                f"cannot add column {name!r} to table {schema.table}: a column of that name "
+                "exists already"
+            )
+        column = Column(name, new.type, Category.FIELD)
+        if new.first or new.after is not None:
+            where = None if new.first else new.after
+            at = _place(out, name, where, verb="add")
+        else:
+            at = len(out.columns)
+        out = _with(out, (*out.columns[:at], column, *out.columns[at:]))
+    return out
 
 
 def rename_column(schema: TableSchema, column: str, new_name: str) -> TableSchema:
@@ -68,25 +130,34 @@ def move_column(schema: TableSchema, column: str, *, after: str | None) -> Table
         SchemaError: no such column, a TAG column, or a place before the last TAG.
     """
     current = _field(schema, column, "move")
-    last_key = schema.tag_names[-1] if schema.tags else TIME_COLUMN
-    if after is None or (after.lower() != last_key and after.lower() not in _field_names(schema)):
-        where = "FIRST" if after is None else f"AFTER {after.lower()}"
-        if after is not None and after.lower() != TIME_COLUMN and schema.column(after) is None:
-            raise SchemaError(
-                f"cannot move column '{current.name}' of table {schema.table} {where}: the "
-                f"table has no column '{after.lower()}'"
-            )
-        raise SchemaError(
-            f"cannot move column '{current.name}' of table {schema.table} {where}: time and "
-            f"the TAG columns come first in every row; a FIELD goes after '{last_key}' at the "
-            "earliest"
-        )
-    anchor = after.lower()
-    if anchor == current.name:
+    if after is not None and after.lower() == current.name:
         return schema
-    rest = [c for c in schema.columns if c is not current]
-    at = 0 if anchor == TIME_COLUMN else next(i for i, c in enumerate(rest) if c.name == anchor) + 1
-    return _with(schema, (*rest[:at], current, *rest[at:]))
+    rest = replace(schema, columns=tuple(c for c in schema.columns if c is not current))
+    at = _place(rest, current.name, after, verb="move")
+    return _with(schema, (*rest.columns[:at], current, *rest.columns[at:]))
+
+
+def _place(schema: TableSchema, column: str, after: str | None, *, verb: str) -> int:
+    """Where in ``schema.columns`` FIELD ``column`` goes to sit right after ``after``
+    (``None``: FIRST, refused).
+
+    Raises:
+        SchemaError: FIRST, AFTER a TAG but the last, or no column ``after``.
+    """
+    last_key = schema.tag_names[-1] if schema.tags else TIME_COLUMN
+    anchor = None if after is None else after.lower()
+    if anchor == TIME_COLUMN and last_key == TIME_COLUMN:
+        return 0
+    if anchor is not None and (anchor == last_key or anchor in _field_names(schema)):
+        return next(i for i, c in enumerate(schema.columns) if c.name == anchor) + 1
+    where = "FIRST" if anchor is None else f"AFTER {anchor}"
+    what = f"cannot {verb} column '{column}' {_PREPOSITION[verb]} table {schema.table} {where}"
+    if anchor is not None and anchor != TIME_COLUMN and schema.column(anchor) is None:
+        raise SchemaError(f"{what}: the table has no column '{anchor}'")
+    raise SchemaError(
+        f"{what}: time and the TAG columns come first in every row; a FIELD goes after "
+        f"'{last_key}' at the earliest"
+    )
 
 
 def check_drop_not_null(schema: TableSchema, column: str) -> None:
@@ -103,6 +174,9 @@ def check_drop_not_null(schema: TableSchema, column: str) -> None:
         )
     if schema.column(name) is None:
         raise SchemaError(_missing(schema, name))
+
+
+_PREPOSITION = {"add": "to", "move": "of"}
 
 
 def _field(schema: TableSchema, column: str, verb: str) -> Column:

@@ -18,6 +18,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableRenameColumn,
     AlterTableSetProperties,
     AlterTableUnsetProperties,
+    ColumnPosition,
     ColumnSpec,
     SparkType,
     Statement,
@@ -55,6 +56,7 @@ def alter_statements(name: TableName, changes: Sequence[Mapping[str, Any]]) -> l
     properties: dict[str, str] = {}
     unset: list[str] = []
     added: list[ColumnSpec] = []
+    positions: list[ColumnPosition | None] = []
     dropped: list[str] = []
     drop_if_exists = False
     out: list[Statement] = []
@@ -68,6 +70,14 @@ def alter_statements(name: TableName, changes: Sequence[Mapping[str, Any]]) -> l
         elif kind == "AddColumn" and single:
             _check_added(name, change)
             added.append(column_spec(name, change["column"][0], change["type"]))
+            after = change.get("after")
+            positions.append(
+                ColumnPosition(after=str(after))
+                if after is not None
+                else ColumnPosition()
+                if change.get("first")
+                else None
+            )
         elif kind == "UpdateColumnType" and single:
             column = column_spec(name, change["column"][0], change["type"])
             out.append(AlterTableAlterColumn(table=name, column=column))
@@ -100,7 +110,9 @@ def alter_statements(name: TableName, changes: Sequence[Mapping[str, Any]]) -> l
                 "TBLPROPERTIES, RENAME TO)"
             )
     if added:
-        out.append(AlterTableAddColumns(table=name, columns=tuple(added)))
+        out.append(
+            AlterTableAddColumns(table=name, columns=tuple(added), positions=tuple(positions))
+        )
     if dropped:
         out.append(
             AlterTableDropColumns(table=name, columns=tuple(dropped), if_exists=drop_if_exists)
@@ -151,22 +163,22 @@ def _removable(name: TableName, key: str) -> str:
 
 
 def _check_added(table: TableName, change: Mapping[str, Any]) -> None:
-    """Refuse what ADD COLUMNS would otherwise drop: NOT NULL, a DEFAULT, FIRST/AFTER."""
+    """Refuse what ADD COLUMNS would otherwise drop: NOT NULL, a DEFAULT (FIRST/AFTER are
+    the schema's to place or refuse)."""
     column = change["column"][0]
     refused = [
         clause
         for clause, given in (
             ("NOT NULL", not change.get("nullable", True)),
             ("DEFAULT", change.get("has_default", False)),
-            ("FIRST/AFTER", change.get("positioned", False)),
         )
         if given
     ]
     if refused:
         raise SqlError(
             f"ALTER TABLE {table} ADD COLUMNS: column {column!r} has {' and '.join(refused)}, "
-            "which tsfile tables do not support (a new column is a nullable FIELD, added "
-            "last, NULL in the rows written before it)"
+            "which tsfile tables do not support (a new column is a nullable FIELD, NULL in "
+            "the rows written before it)"
         )
 
 

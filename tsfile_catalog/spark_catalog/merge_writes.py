@@ -1,5 +1,7 @@
 """The catalog plugin's ``mergeSchema`` appends (``writeTo(t).option("mergeSchema", "true")
-.append()``, ``df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)``).
+.append()``, ``df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)`` or
+``.insertInto(t)``, and ``INSERT WITH SCHEMA EVOLUTION INTO t …``, which the extensions make
+one). A by-position write's schema arrives with the table's names on its first columns.
 
 Spark checks a write's columns against the table's before the write reaches the catalog, so
 a new FIELD column of the data would be refused there. The extensions' rule

@@ -56,6 +56,7 @@ from tsfile_catalog.sql.statements import (
 )
 from tsfile_catalog.sql.write_distribution import cluster_for_write
 from tsfile_catalog.table import (
+    NewColumn,
     Table,
     add_columns,
     add_files,
@@ -408,7 +409,15 @@ def alter_table(
             Result("table string, location string", [(renamed.display_name, entry.location)])
         )
     if isinstance(statement, AlterTableAddColumns):
-        columns = [(c.name, tsfile_type_of_sql(c.data_type)) for c in statement.columns]
+        columns = [
+            NewColumn(
+                c.name,
+                tsfile_type_of_sql(c.data_type),
+                after=None if place is None else place.after,
+                first=place is not None and place.after is None,
+            )
+            for c, place in statement.placed()
+        ]
         version = add_columns(entry.location, columns, storage_options=storage)
     elif isinstance(statement, AlterTableRenameColumn):
         version = rename_column(

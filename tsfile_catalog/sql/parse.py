@@ -49,6 +49,7 @@ from tsfile_catalog.sql.statements import (
     AlterTableSetProperties,
     AlterTableUnsetProperties,
     AlterTableUnsupported,
+    ColumnPosition,
     ColumnSpec,
     CreateTable,
     Delete,
@@ -479,10 +480,17 @@ def _create(node: exp.Create, text: str) -> Statement:
     )
 
 
-def _column_spec(node: exp.Expr, statement: str) -> ColumnSpec:
+def _column_spec(node: exp.Expr, statement: str, *, positioned: bool = False) -> ColumnSpec:
+    """A column definition; its FIRST/AFTER clause is refused unless ``positioned`` (the
+    caller reads it with :func:`_column_position`)."""
     if not isinstance(node, exp.ColumnDef) or not isinstance(node.this, exp.Identifier):
         raise SqlError(f"{statement}: expected a column definition, got {_node_sql(node)!r}")
     name = node.name
+    if not positioned and node.args.get("position") is not None:
+        raise SqlError(
+            f"{statement}: column {name!r} has a FIRST/AFTER clause, which only ALTER TABLE "
+            "… ADD COLUMNS takes"
+        )
     if node.args.get("constraints"):
         raise SqlError(
             f"{statement}: column {name!r} has constraints or a comment "
@@ -498,6 +506,19 @@ def _column_spec(node: exp.Expr, statement: str) -> ColumnSpec:
             f"(supported: {', '.join(sorted(_SPARK_TYPES))})"
         )
     return ColumnSpec(name, cast(SparkType, data_type))
+
+
+def _column_position(node: exp.Expr, statement: str) -> ColumnPosition | None:
+    """The FIRST / AFTER clause of an added column, or None."""
+    position = node.args.get("position") if isinstance(node, exp.ColumnDef) else None
+    if position is None:
+        return None
+    if position.args.get("position") == "FIRST":
+        return ColumnPosition()
+    after = position.this
+    if position.args.get("position") != "AFTER" or not isinstance(after, exp.Column):
+        raise SqlError(f"{statement}: unexpected column position {_node_sql(position)!r}")
+    return ColumnPosition(after=_column_name(after, statement))
 
 
 def _string_literal(node: exp.Expr, clause: str) -> str:
@@ -792,9 +813,12 @@ def _alter_columns(node: exp.Alter, text: str) -> Statement | None:
     statement = f"ALTER TABLE {table}"
     if isinstance(action, (exp.Schema, exp.ColumnDef)):
         defs = action.expressions if isinstance(action, exp.Schema) else [action]
+        clause = f"{statement} ADD COLUMNS"
+        positions = tuple(_column_position(d, clause) for d in defs)
         return AlterTableAddColumns(
             table=table,
-            columns=tuple(_column_spec(d, f"{statement} ADD COLUMNS") for d in defs),
+            columns=tuple(_column_spec(d, clause, positioned=True) for d in defs),
+            positions=positions,
         )
     if isinstance(action, exp.AlterRename):
         return AlterTableRename(table=table, new_name=_table_name(action.this, "RENAME TO"))

@@ -65,6 +65,7 @@ __all__ = [
     "ExpireSnapshots",
     "RestoreTable",
     "AlterTableAddColumns",
+    "ColumnPosition",
     "AlterTableAlterColumn",
     "AlterTableRename",
     "AlterTableRenameColumn",
@@ -611,12 +612,24 @@ class RestoreTable:
         return f"RESTORE TABLE {self.table.to_sql()} TO {self.time_travel.to_sql()}"
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnPosition:
+    """Where ``ADD COLUMNS`` puts a column: ``AFTER after``, or FIRST (``after`` None)."""
+
+    after: str | None = None
+
+    def to_sql(self) -> str:
+        return "FIRST" if self.after is None else f"AFTER {quote_identifier(self.after)}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AlterTableAddColumns:
-    """``ALTER TABLE name ADD COLUMNS (c TYPE, ...)``: new FIELD columns."""
+    """``ALTER TABLE name ADD COLUMNS (c TYPE [FIRST | AFTER other], ...)``: new FIELD
+    columns; ``positions`` holds each column's place (None: last; empty: all last)."""
 
     table: TableName
     columns: tuple[ColumnSpec, ...]
+    positions: tuple[ColumnPosition | None, ...] = ()
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.columns]
@@ -625,9 +638,24 @@ class AlterTableAddColumns:
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise SqlError(f"ALTER TABLE {self.table} ADD COLUMNS: {repeated[0]!r} given twice")
+        if not any(self.positions):
+            object.__setattr__(self, "positions", ())
+        elif len(self.positions) != len(self.columns):
+            raise SqlError(
+                f"ALTER TABLE {self.table} ADD COLUMNS: {len(self.positions)} positions for "
+                f"{len(self.columns)} columns"
+            )
+
+    def placed(self) -> tuple[tuple[ColumnSpec, ColumnPosition | None], ...]:
+        """Each column with its place (None: last)."""
+        positions = self.positions or (None,) * len(self.columns)
+        return tuple(zip(self.columns, positions, strict=True))
 
     def to_sql(self) -> str:
-        columns = ", ".join(column.to_sql() for column in self.columns)
+        columns = ", ".join(
+            column.to_sql() + ("" if place is None else f" {place.to_sql()}")
+            for column, place in self.placed()
+        )
         return f"ALTER TABLE {self.table.to_sql()} ADD COLUMNS ({columns})"
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from tsfile_catalog.metadata.ownership import MANIFEST_DIR, STAGING_DIR
 from tsfile_catalog.table.alter import (
+    NewColumn,
     add_columns,
     alter_column_type,
     drop_columns,
@@ -75,6 +76,7 @@ __all__ = [
     "vacuum_table",
     "expire_snapshots",
     "restore",
+    "NewColumn",
     "add_columns",
     "alter_column_type",
     "rename_column",

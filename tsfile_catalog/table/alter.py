@@ -18,15 +18,9 @@ from typing import TYPE_CHECKING, Any
 from tsfile_catalog.exceptions import SchemaError, SchemaMismatchError
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.manifest import Operation, RemoveProperties, SetSchema, Snapshot
-from tsfile_catalog.metadata.schema import (
-    TIME_COLUMN,
-    Category,
-    Column,
-    DataType,
-    TableSchema,
-    evolve,
-)
-from tsfile_catalog.metadata.schema_evolution import check_drop_not_null
+from tsfile_catalog.metadata.schema import Category, DataType, TableSchema
+from tsfile_catalog.metadata.schema_evolution import NewColumn, check_drop_not_null
+from tsfile_catalog.metadata.schema_evolution import add_columns as add_columns_to
 from tsfile_catalog.metadata.schema_evolution import drop_columns as drop_columns_of
 from tsfile_catalog.metadata.schema_evolution import move_column as move_column_of
 from tsfile_catalog.metadata.schema_evolution import rename_column as rename_column_of
@@ -40,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Alter",
+    "NewColumn",
     "add_columns",
     "alter_column_type",
     "rename_column",
@@ -55,39 +50,33 @@ _NO_REWRITE = "parts are never rewritten by ALTER TABLE, and their values cannot
 
 def add_columns(
     url: str,
-    columns: Sequence[tuple[str, DataType]],
+    columns: Sequence[tuple[str, DataType] | NewColumn],
     *,
     storage_options: Mapping[str, Any] | None = None,
 ) -> int:
-    """Add FIELD columns at the end of the schema (``ALTER TABLE … ADD COLUMNS``); parts
-    written before read them as null. One commit, operation ``ADD COLUMNS``.
+    """Add FIELD columns (``ALTER TABLE … ADD COLUMNS``): a ``(name, type)`` goes last, a
+    :class:`NewColumn` last or right after the column it names; parts written before read
+    them as null. One commit, operation ``ADD COLUMNS``.
 
     Returns:
         The new version.
 
     Raises:
-        SchemaError: a name that exists already, is repeated, or is ``time``.
+        SchemaError: a name that exists already, is repeated, or is ``time``; a place a FIELD
+            cannot take (FIRST: ``time`` and the TAG columns come first).
     """
     io, location, latest = _latest(url, storage_options)
-    schema = latest.schema
-    seen: set[str] = set()
-    added: list[Column] = []
-    for name, data_type in columns:
-        name = name.lower()
-        if name == TIME_COLUMN or schema.column(name) is not None or name in seen:
-            raise SchemaError(
-                f"cannot add column {name!r} to table {schema.table}: a column of that name "
-                "exists already"
-            )
-        seen.add(name)
-        added.append(Column(name, data_type, Category.FIELD))
-    if not added:
-        raise SchemaError(f"ALTER TABLE {schema.table} ADD COLUMNS: no columns given")
-    # A name a dropped column had is a new column under a fresh physical name: it never
-    # reads the dropped column's data.
-    new = evolve(replace(schema, columns=(*schema.columns, *added)), schema)
-    parameters = {"columns": json.dumps([[c.name, c.type.value] for c in added])}
+    added = [c if isinstance(c, NewColumn) else NewColumn(c[0], c[1]) for c in columns]
+    new = add_columns_to(latest.schema, added)
+    parameters = {"columns": json.dumps([[c.name.lower(), c.type.value] for c in added])}
+    placed = {c.name.lower(): _position(c) for c in added if c.first or c.after is not None}
+    if placed:
+        parameters["positions"] = json.dumps(placed)
     return _change_schema(io, location, latest, new, Operation.ADD_COLUMNS, parameters)
+
+
+def _position(column: NewColumn) -> str:
+    return "FIRST" if column.after is None else f"AFTER {column.after.lower()}"
 
 
 def alter_column_type(
@@ -297,7 +286,7 @@ class Alter:
     def __init__(self, table: Table) -> None:
         self._table = table
 
-    def add_columns(self, columns: Sequence[tuple[str, DataType]]) -> int:
+    def add_columns(self, columns: Sequence[tuple[str, DataType] | NewColumn]) -> int:
         """See :func:`add_columns`."""
         return add_columns(self._table.location, columns, storage_options=self._storage())
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Column, DataType, TableSchema
 
-__all__ = ["spark_type", "spark_type_of", "tsfile_type_of_sql"]
+__all__ = ["SQL_TYPE_NAMES", "spark_type", "spark_type_of", "tsfile_type_of_sql"]
 
 _SPARK_TYPE_NAMES: Mapping[DataType, str] = {
     DataType.BOOLEAN: "boolean",
@@ -51,6 +51,10 @@ _TSFILE_TYPE_OF_SQL: Mapping[str, DataType] = {
     "TIMESTAMP": DataType.TIMESTAMP,
     "BINARY": DataType.BLOB,
 }
+
+
+# The column types a CREATE TABLE or ALTER TABLE may declare, as the parser spells them.
+SQL_TYPE_NAMES: tuple[str, ...] = tuple(_TSFILE_TYPE_OF_SQL)
 
 
 def tsfile_type_of_sql(sql_type: str) -> DataType:

@@ -21,7 +21,11 @@ final class Changes {
       out.set("column", Client.strings(add.fieldNames()));
       out.put("type", add.dataType().simpleString());
       out.put("nullable", add.isNullable());
-      out.put("positioned", add.position() != null);
+      if (add.position() instanceof TableChange.After) {
+        out.put("after", ((TableChange.After) add.position()).column());
+      } else if (add.position() != null) {
+        out.put("first", true);
+      }
       out.put("has_default", add.defaultValue() != null);
     } else if (change instanceof TableChange.UpdateColumnType) {
       TableChange.UpdateColumnType update = (TableChange.UpdateColumnType) change;

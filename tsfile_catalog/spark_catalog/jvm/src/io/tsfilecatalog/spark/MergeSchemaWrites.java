@@ -9,6 +9,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.NamedRelation;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.plans.logical.AppendData;
+import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
@@ -16,31 +17,37 @@ import org.apache.spark.sql.connector.catalog.CatalogPlugin;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * {@code writeTo(t).option("mergeSchema", "true").append()} and {@code
- * df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)} into a plugin table:
+ * {@code writeTo(t).option("mergeSchema", "true").append()}, {@code
+ * df.write.option("mergeSchema", "true").mode("append").saveAsTable(t)} and {@code
+ * .insertInto(t)} into a plugin table:
  * the append writes into the table as the write will leave it (its new FIELD columns added,
  * its columns widened), which Python decides ({@code merged_schema}, the {@code tsfile}
- * writer's own rules, refusing with its message). Spark then matches and casts the columns by
- * name as for any write, and the writer, given {@code mergeSchema}, commits the new schema with
- * the rows in one commit.
+ * writer's own rules, refusing with its message). Spark then matches and casts the columns (by
+ * name, or by position: the data's first columns are the table's, its trailing ones the new
+ * columns, as Delta's insertInto) as for any write, and the writer, given {@code mergeSchema},
+ * commits the new schema with the rows in one commit. An {@code INSERT WITH SCHEMA EVOLUTION
+ * INTO t …} (Spark 4.2.1 and 4.3) is the same append: its target reports no {@code AUTOMATIC_SCHEMA_EVOLUTION}, so
+ * Spark's {@code ResolveSchemaEvolution} does not {@code alterTable} first (a commit of its
+ * own), and the writer merges the schema with the rows as for {@code mergeSchema}.
  *
  * <p>Spark's output check of a write runs in the batch that resolves relations, before any
  * injected resolution rule, and refuses the new columns; and the query is not always resolved
  * yet when the hint rules run. So {@link Mark} (a hint rule) marks the target as accepting any
  * columns, which makes the check wait, and {@link Resolve} (a resolution rule) replaces it by
- * the merged table once the query is resolved; the check then runs as for any write. By-position
- * writes are left to Spark.
+ * the merged table once the query is resolved; the check then runs as for any write.
  */
 final class MergeSchemaWrites {
   private MergeSchemaWrites() {}
 
   /**
-   * The hint rule: a by-name {@code mergeSchema} append into a plugin table writes into the
+   * The hint rule: a {@code mergeSchema} append into a plugin table writes into the
    * table marked as accepting any columns ({@link TsFileTable#pendingMerge}), so that Spark's
    * output check waits for {@link Resolve}, which needs the query resolved.
    */
@@ -53,11 +60,14 @@ final class MergeSchemaWrites {
 
     @Override
     public LogicalPlan apply(LogicalPlan plan) {
+      if (plan instanceof InsertIntoStatement) {
+        return markInsert((InsertIntoStatement) plan);
+      }
       if (!(plan instanceof AppendData)) {
         return plan;
       }
       AppendData append = (AppendData) plan;
-      if (!append.isByName() || !merging(append)) {
+      if (!merging(append) && !evolving(append)) {
         return plan;
       }
       Target target = target(session, append.table());
@@ -65,6 +75,33 @@ final class MergeSchemaWrites {
         return plan;
       }
       return append.withNewTable(relation(target, target.table.pendingMerge()));
+    }
+
+    /**
+     * {@code INSERT WITH SCHEMA EVOLUTION INTO t [BY NAME] <query>}, an append: it inserts
+     * into the marked table, which Spark's resolution of the INSERT keeps, and becomes the
+     * marked append {@link Resolve} settles. Other INSERTs (with a column list, a partition,
+     * an overwrite or a replace) are left to Spark.
+     */
+    private LogicalPlan markInsert(InsertIntoStatement insert) {
+      if (insert.overwrite()
+          || !insert.partitionSpec().isEmpty()
+          || !insert.userSpecifiedCols().isEmpty()
+          || !evolving(insert)
+          || replacing(insert)
+          || !(insert.table() instanceof UnresolvedRelation)) {
+        return insert;
+      }
+      Target target = target(session, (UnresolvedRelation) insert.table());
+      if (target == null) {
+        return insert;
+      }
+      // The statement's fields differ between Spark versions; its table is the first.
+      List<Object> fields = new ArrayList<>();
+      CollectionConverters.asJava(insert.productIterator()).forEachRemaining(fields::add);
+      // makeCopy is TreeNode's: the same constructor, this one field replaced.
+      fields.set(0, relation(target, target.table.pendingMerge()));
+      return insert.makeCopy(fields.toArray());
     }
   }
 
@@ -92,13 +129,66 @@ final class MergeSchemaWrites {
       ObjectNode request = Client.object();
       request.set("write_options", Client.map(table.writeOptions()));
       request.set("options", Client.map(CollectionConverters.asJava(append.writeOptions())));
-      request.put("schema", append.query().schema().json());
+      StructType written = append.query().schema();
+      if (!append.isByName()) {
+        if (written.fields().length < table.schema().fields().length) {
+          // Too few columns: Spark's own check refuses it, against the table as it is.
+          return append.withNewTable(relation(targetOf(current), table.mergingWrite(null)));
+        }
+        written = byPosition(table.schema(), written);
+      }
+      request.put("schema", written.json());
       request.put("timestamp_as", table.scanDescription().path("timestamp_as").asText());
       JsonNode merged = Client.call("merged_schema", request);
-      TsFileTable settled = table.withSchema(merged == null || merged.isNull() ? null : merged.asText());
-      Target target =
-          new Target(current.catalog().get(), current.identifier().get(), settled, current.options());
-      return append.withNewTable(relation(target, settled));
+      TsFileTable settled =
+          table.mergingWrite(merged == null || merged.isNull() ? null : merged.asText());
+      return append.withNewTable(relation(targetOf(current), settled));
+    }
+
+    private static Target targetOf(DataSourceV2Relation current) {
+      return new Target(
+          current.catalog().get(),
+          current.identifier().get(),
+          (TsFileTable) current.table(),
+          current.options());
+    }
+
+    /**
+     * The columns a by-position append writes, as Spark and Delta match them: the first ones
+     * are the table's columns in order (named as the table names them), the rest new columns
+     * under the query's names.
+     */
+    private static StructType byPosition(StructType table, StructType written) {
+      StructField[] fields = written.fields().clone();
+      StructField[] existing = table.fields();
+      for (int i = 0; i < existing.length; i++) {
+        fields[i] =
+            new StructField(
+                existing[i].name(), fields[i].dataType(), fields[i].nullable(), fields[i].metadata());
+      }
+      return new StructType(fields);
+    }
+  }
+
+  /**
+   * Whether {@code write} is an {@code INSERT WITH SCHEMA EVOLUTION} (the flag read by name:
+   * older Sparks have neither the flag nor the syntax).
+   */
+  private static boolean evolving(LogicalPlan write) {
+    try {
+      return Boolean.TRUE.equals(write.getClass().getMethod("withSchemaEvolution").invoke(write));
+    } catch (ReflectiveOperationException notInThisSpark) {
+      return false;
+    }
+  }
+
+  /** Whether {@code insert} replaces rows ({@code INSERT … REPLACE …}, where Spark has it). */
+  private static boolean replacing(InsertIntoStatement insert) {
+    try {
+      Object criteria = insert.getClass().getMethod("replaceCriteriaOpt").invoke(insert);
+      return criteria instanceof Option && ((Option<?>) criteria).isDefined();
+    } catch (ReflectiveOperationException notInThisSpark) {
+      return false;
     }
   }
 

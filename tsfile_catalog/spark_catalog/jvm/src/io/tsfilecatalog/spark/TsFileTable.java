@@ -42,6 +42,9 @@ public class TsFileTable
   private final JsonNode description;
   private final StructType schema;
   private boolean pendingMerge;
+  // A write's own target (MergeSchemaWrites): it evolves its schema with its rows, so Spark's
+  // ResolveSchemaEvolution must not alter the table first (a commit of its own).
+  private boolean mergingWrite;
 
   /** {@code catalog} is the catalog's {@code {name, options}}, which the delegate needs back. */
   TsFileTable(ObjectNode catalog, Identifier ident, JsonNode description) {
@@ -81,10 +84,13 @@ public class TsFileTable
 
   @Override
   public Set<TableCapability> capabilities() {
-    if (pendingMerge) {
-      Set<TableCapability> pending = EnumSet.copyOf(CAPABILITIES);
-      pending.add(TableCapability.ACCEPT_ANY_SCHEMA);
-      return pending;
+    if (pendingMerge || mergingWrite) {
+      Set<TableCapability> target = EnumSet.copyOf(CAPABILITIES);
+      target.removeIf(c -> c.name().equals("AUTOMATIC_SCHEMA_EVOLUTION"));
+      if (pendingMerge) {
+        target.add(TableCapability.ACCEPT_ANY_SCHEMA);
+      }
+      return target;
     }
     return CAPABILITIES;
   }
@@ -104,8 +110,9 @@ public class TsFileTable
             TableCapability.MICRO_BATCH_READ,
             TableCapability.STREAMING_WRITE);
     // INSERT WITH SCHEMA EVOLUTION and withSchemaEvolution() writes: Spark adds the source's
-    // new columns through alterTable (the catalog's ADD COLUMNS) before it writes. By name,
-    // since a Spark without the capability must still load the class.
+    // new columns through alterTable (the catalog's ADD COLUMNS) before it writes, unless the
+    // extensions make a by-name append one commit (MergeSchemaWrites). By name, since a Spark
+    // without the capability must still load the class.
     try {
       out.add(TableCapability.valueOf("AUTOMATIC_SCHEMA_EVOLUTION"));
     } catch (IllegalArgumentException notInThisSpark) {
@@ -128,14 +135,22 @@ public class TsFileTable
     return pendingMerge;
   }
 
-  /** This version with the schema {@code json} (a mergeSchema append's), or as it is (null). */
-  TsFileTable withSchema(String json) {
-    if (json == null) {
-      return new TsFileTable(catalog, ident, description);
-    }
+  /**
+   * This version as the target of a mergeSchema append (or an {@code INSERT WITH SCHEMA
+   * EVOLUTION}, which becomes one): with the schema {@code json} the append leaves (as it is:
+   * null), its writes merging their schema in the same commit as their rows.
+   */
+  TsFileTable mergingWrite(String json) {
     ObjectNode changed = (ObjectNode) description.deepCopy();
-    changed.put("schema", json);
-    return new TsFileTable(catalog, ident, changed);
+    if (json != null) {
+      changed.put("schema", json);
+    }
+    JsonNode options = changed.get("write_options");
+    ObjectNode writeOptions = options instanceof ObjectNode ? (ObjectNode) options : changed.putObject("write_options");
+    writeOptions.put("mergeSchema", "true");
+    TsFileTable target = new TsFileTable(catalog, ident, changed);
+    target.mergingWrite = true;
+    return target;
   }
 
   /** What the delegate needs back to plan a scan of this version (opaque here). */
