@@ -94,7 +94,8 @@ class TsFileRowLevelOperation implements RowLevelOperation {
     return new WriteBuilder() {
       @Override
       public Write build() {
-        return new RowFedWrite(write(info, planned), () -> write(info, read()));
+        return new RowFedWrite(
+            write(info, planned), () -> write(info, read()), command.name(), info.queryId());
       }
     };
   }
