@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
@@ -41,6 +42,7 @@ final class RowFedWrite extends ForwardingWrite {
   private final Supplier<Write> atRun;
   private final String operation;
   private final String writeId;
+  private final Map<String, String> options;
   /** Spark's counts as forwarded at commit; null before, or when Spark gave none. */
   private volatile ObjectNode counted;
 
@@ -48,13 +50,20 @@ final class RowFedWrite extends ForwardingWrite {
    * {@code planned} describes the write while Spark plans it; {@code atRun} makes the one
    * that runs, when its tasks are about to start: a copy-on-write learns the parts it
    * replaces only as its scan is filtered at run time, after Spark planned the write.
-   * {@code operation}: UPDATE, MERGE or DELETE; {@code writeId}: Spark's id of the write.
+   * {@code operation}: UPDATE, MERGE or DELETE; {@code writeId}: Spark's id of the write;
+   * {@code options}: the write's, as planned (the table, the version the scan read).
    */
-  RowFedWrite(Write planned, Supplier<Write> atRun, String operation, String writeId) {
+  RowFedWrite(
+      Write planned,
+      Supplier<Write> atRun,
+      String operation,
+      String writeId,
+      Map<String, String> options) {
     super(planned);
     this.atRun = atRun;
     this.operation = operation;
     this.writeId = writeId;
+    this.options = options;
   }
 
   @Override
@@ -68,6 +77,10 @@ final class RowFedWrite extends ForwardingWrite {
 
   String writeId() {
     return writeId;
+  }
+
+  Map<String, String> options() {
+    return options;
   }
 
   /** What {@link #counted} forwarded at commit (Spark's getters by name), or null. */

@@ -42,6 +42,8 @@ public class TsFileTable
   private final JsonNode description;
   private final StructType schema;
   private boolean pendingMerge;
+  /** The result row of the delegate's DELETE, once {@link #deleteWhere} ran it. */
+  private volatile JsonNode deleted;
 
   /** {@code catalog} is the catalog's {@code {name, options}}, which the delegate needs back. */
   TsFileTable(ObjectNode catalog, Identifier ident, JsonNode description) {
@@ -161,7 +163,12 @@ public class TsFileTable
 
   @Override
   public void deleteWhere(Predicate[] predicates) {
-    Client.call("delete_where", deleteRequest(predicates));
+    deleted = Client.call("delete_where", deleteRequest(predicates));
+  }
+
+  /** The result row of the delegate's last {@link #deleteWhere} ({@link RowCounts}). */
+  JsonNode deleted() {
+    return deleted;
   }
 
   private ObjectNode deleteRequest(Predicate[] predicates) {
