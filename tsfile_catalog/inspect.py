@@ -64,6 +64,8 @@ __all__ = [
     "optimize_result",
     "delete_result",
     "DELETE_SCHEMA",
+    "MERGE_SCHEMA",
+    "UPDATE_SCHEMA",
 ]
 
 
@@ -475,21 +477,29 @@ def show_create_table(statement: str) -> Result:
     return Result("createtab_stmt string", [(statement,)])
 
 
+# The one row UPDATE, MERGE INTO and DELETE return, whichever engine ran them (Catalog.sql,
+# spark.sql through the plugin): Delta's columns, num_affected_rows first; DELETE's further
+# columns say how it did the work.
+UPDATE_SCHEMA = "num_affected_rows bigint"
+MERGE_SCHEMA = (
+    "num_affected_rows bigint, num_updated_rows bigint, num_deleted_rows bigint, "
+    "num_inserted_rows bigint"
+)
 DELETE_SCHEMA = (
-    "version bigint, num_deleted_rows bigint, num_files_removed bigint, "
+    "num_affected_rows bigint, version bigint, num_files_removed bigint, "
     "num_files_added bigint, num_files_dropped bigint, num_files_rewritten bigint"
 )
 
 
 def delete_result(result: DeleteResult) -> Result:
-    """DELETE's one row (:data:`DELETE_SCHEMA`): the version it committed (null when no row
-    matched), the rows deleted, and the parts removed in metadata only or rewritten."""
+    """DELETE's one row (:data:`DELETE_SCHEMA`): the rows deleted, the version it committed
+    (null when no row matched), and the parts removed in metadata only or rewritten."""
     return Result(
         DELETE_SCHEMA,
         [
             (
-                result.version,
                 result.num_deleted_rows,
+                result.version,
                 result.files_removed,
                 result.files_added,
                 result.files_dropped,

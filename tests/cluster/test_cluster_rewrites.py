@@ -144,7 +144,7 @@ def test_catalog_delete_on_executors(
     row = catalog.sql(f"DELETE FROM t WHERE {where}").collect()[0]
     same = open_table(local, storage_options=options).delete(where)
 
-    assert row.num_deleted_rows == same.num_deleted_rows > 0
+    assert row.num_affected_rows == same.num_deleted_rows > 0
     assert row.num_files_rewritten == same.files_rewritten > 0
     assert key_view(url, storage_options=options) == key_view(local, storage_options=options)
     assert _layout(url, options) == _layout(local, options)

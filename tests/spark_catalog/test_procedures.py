@@ -72,7 +72,7 @@ def test_delete_runs_once_and_removes_what_spark_would(
     assert open_table(location).version == 2
     # DELETE removes the rows where the predicate is TRUE: NULL temperatures stay.
     expected = spark.read.parquet(str(tmp_path / "pq")).where(f"NOT coalesce({condition}, false)")
-    assert done[0].num_deleted_rows == rows.count() - expected.count() > 0
+    assert done[0].num_affected_rows == rows.count() - expected.count() > 0
     assertDataFrameEqual(spark.table(table), expected)
     with pytest.raises(Exception, match="REQUIRED_PARAMETER_NOT_FOUND|where"):
         spark.sql(f"CALL {ts}.system.delete(table => 'db.pruned')").collect()

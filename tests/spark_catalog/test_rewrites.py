@@ -571,7 +571,7 @@ def test_delete_replaces_an_external_part_and_leaves_its_file(
     add_files(location, str(external), format="parquet")
     catalog = Catalog(spark, str(warehouse), register_views=False)
     deleted = catalog.sql("DELETE FROM db.ext_delete WHERE temp > 100").collect()[0]
-    assert deleted.num_deleted_rows == 2
+    assert deleted.num_affected_rows == 2
     assert all(not p.external for p in open_table(location).parts())
     assert spark.table(table).where("temp > 100").count() == 0
     assert spark.table(table).where("temp = 20").count() == 1

@@ -166,7 +166,7 @@ def test_delete_matches_spark_on_metadata_only_and_rewritten_parts(
         catalog, f"SELECT * FROM del VERSION AS OF {v0} WHERE NOT coalesce({day1}, false)"
     )
     assert _rows(catalog, "SELECT * FROM del") == expected
-    assert row.num_deleted_rows == len(everything) - len(expected) == 6
+    assert row.num_affected_rows == len(everything) - len(expected) == 6
 
     # temp > 3 straddles every remaining part, and is NULL for id = 3 (those rows stay).
     v1 = row.version

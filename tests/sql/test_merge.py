@@ -500,12 +500,12 @@ def test_delete_by_a_predicate_only_spark_evaluates(
     version = open_table(str(warehouse / name)).version
     answer = catalog.sql(f"DELETE FROM {name} WHERE time % 2 = 0 AND value <> 7").first()
     expected = [r for r in rows if not (r[0] % 2 == 0 and r[2] != 7)]
-    assert answer["num_deleted_rows"] == len(rows) - len(expected)
+    assert answer["num_affected_rows"] == len(rows) - len(expected)
     assert answer["version"] == version + 1
     assert sorted(catalog.sql(f"SELECT time, k, value FROM {name}").collect()) == sorted(expected)
     history = open_table(str(warehouse / name)).history(limit=1)[0]
     assert history.operation == Operation.DELETE
     assert history.operation_parameters["predicate"] == "time % 2 = 0 AND value <> 7"
     none = catalog.sql(f"DELETE FROM {name} WHERE time % 2 = 1 AND value < 0").first()
-    assert (none["version"], none["num_deleted_rows"]) == (None, 0)
+    assert (none["version"], none["num_affected_rows"]) == (None, 0)
     assert open_table(str(warehouse / name)).version == version + 1

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import WriterCommitMessage
 
+from tsfile_catalog.metadata.row_counts import RowCounts
 from tsfile_catalog.write.staging import StagedPart
 
-__all__ = ["TsFileCommitMessage", "staged_parts"]
+__all__ = ["RowCountsMessage", "TsFileCommitMessage", "row_counts", "staged_parts"]
 
 
 @dataclass(frozen=True)
@@ -34,3 +35,18 @@ class TsFileCommitMessage(WriterCommitMessage):
 
 def staged_parts(messages: Iterable[WriterCommitMessage | None]) -> list[StagedPart]:
     return [s for m in messages if isinstance(m, TsFileCommitMessage) for s in m.parts]
+
+
+@dataclass(frozen=True)
+class RowCountsMessage(WriterCommitMessage):
+    """The rows a copy-on-write's statement changed, as Spark counted them: the catalog
+    plugin adds this message to its tasks' when Spark commits the write with a summary (the
+    Python data source's commit is not given the summary itself). ``write_id`` is Spark's id
+    of the write, which the commit records so the statement's result finds its commit."""
+
+    counts: RowCounts
+    write_id: str
+
+
+def row_counts(messages: Iterable[WriterCommitMessage | None]) -> RowCountsMessage | None:
+    return next((m for m in messages if isinstance(m, RowCountsMessage)), None)

@@ -18,7 +18,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from tsfile_catalog.datasource.reader import _session_time_zone
-from tsfile_catalog.datasource.staging import TsFileCommitMessage, staged_parts
+from tsfile_catalog.datasource.staging import TsFileCommitMessage, row_counts, staged_parts
 from tsfile_catalog.datasource.types import spark_columns
 from tsfile_catalog.exceptions import DataError
 from tsfile_catalog.io import FileIO
@@ -95,6 +95,7 @@ class TsFileBatchWriter(DataSourceArrowWriter):
     def _commit(self, messages: list[WriterCommitMessage | None]) -> None:
         zones = [m.time_zone for m in messages if isinstance(m, TsFileCommitMessage)]
         options = self._options
+        counted = row_counts(messages)
         commit_write(
             self._plan,
             self._options,
@@ -105,6 +106,8 @@ class TsFileBatchWriter(DataSourceArrowWriter):
             staged=staged_parts(messages),
             overwrite=self._overwrite,
             time_zone=self._options.time_zone or next((z for z in zones if z), None),
+            counts=None if counted is None else counted.counts,
+            write_id=None if counted is None else counted.write_id,
         )
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:

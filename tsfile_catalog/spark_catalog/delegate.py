@@ -32,6 +32,7 @@ from tsfile_catalog.spark_catalog import (
     replace,
     rewrites,
     routing,
+    row_counts,
     scans,
     statements,
     url_tables,
@@ -271,6 +272,10 @@ _OPERATIONS: dict[str, _Handler] = {
     # The session catalog (TsFileSessionCatalog): which catalog serves a name.
     "session_route": lambda d, r: routing.route(d.warehouse(r), r),
     "session_as_select_refusal": lambda d, r: routing.as_select_refusal(r),
+    # UPDATE, MERGE, DELETE through spark.sql: Spark's counts into the commit.
+    "row_counts_message": lambda d, r: row_counts.counts_message(r),
+    "row_counts_schema": lambda d, r: row_counts.result_schema(r["operation"]),
+    "row_counts": lambda d, r: row_counts.result_row(r),
     "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
         ScanRequest.parse(r["scan"]),
         command=r["command"],

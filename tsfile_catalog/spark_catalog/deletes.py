@@ -16,11 +16,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tsfile_catalog import inspect
 from tsfile_catalog.exceptions import SqlError
 from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.spark_catalog.scans import predicate_sql, push_predicates
 from tsfile_catalog.spark_catalog.tables import Warehouse, table_name
 from tsfile_catalog.sql.statements import Delete
+from tsfile_catalog.table.optimize import DeleteResult
 
 __all__ = ["can_delete_where", "delete_where"]
 
@@ -84,10 +86,14 @@ def can_delete_where(request: Mapping[str, Any]) -> bool:
     return True
 
 
-def delete_where(warehouse: Warehouse, request: Mapping[str, Any]) -> None:
-    """Delete the rows ``request``'s predicates match: ``Catalog.sql``'s DELETE, once."""
+def delete_where(warehouse: Warehouse, request: Mapping[str, Any]) -> list[Any]:
+    """Delete the rows ``request``'s predicates match: ``Catalog.sql``'s DELETE, once. Its
+    result row (:data:`~tsfile_catalog.inspect.DELETE_SCHEMA`), which ``spark.sql``'s DELETE
+    returns too."""
     condition = _condition(request)
     if condition.matches_nothing:
-        return
+        return list(inspect.delete_result(DeleteResult(None, 0, 0, 0, 0, 0)).rows[0])
     name = table_name(request["namespace"], request["name"])
-    warehouse.execute(Delete(table=name, where=condition.where))
+    row = warehouse.catalog.execute(Delete(table=name, where=condition.where)).first()
+    assert row is not None  # a DELETE answers one row
+    return list(row)

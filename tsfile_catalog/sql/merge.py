@@ -143,7 +143,7 @@ def _open(tables: Tables, entry: TableEntry, statement: str) -> tuple[Table, Dat
 
 
 def delete(tables: Tables, statement: Delete) -> DataFrame:
-    """``DELETE FROM`` a catalog table: ``num_deleted_rows``.
+    """``DELETE FROM`` a catalog table: ``num_affected_rows``, ... (``inspect.DELETE_SCHEMA``).
 
     A predicate the scan takes (``where`` binds it) deletes by statistics and copy-on-write
     (:func:`~tsfile_catalog.sql.maintenance.delete_rows`). Any other (``i % 2 = 0``, a
@@ -190,8 +190,8 @@ def delete(tables: Tables, statement: Delete) -> DataFrame:
     # DELETE's columns (inspect.delete_result); which removed parts were dropped whole and
     # which rewritten, this path does not tell apart: null.
     row = (
-        None if change is None else change.version,
         deleted,
+        None if change is None else change.version,
         0 if change is None else change.files_removed,
         0 if change is None else change.files_added,
         None,
@@ -256,7 +256,7 @@ def update(tables: Tables, statement: Update) -> DataFrame:
                 runner=rewrite_runner(tables),
             )
     tables.refresh_view(entry)
-    return tables.result(Result("num_affected_rows bigint", [(updated,)]))
+    return tables.result(Result(inspect.UPDATE_SCHEMA, [(updated,)]))
 
 
 # -- MERGE --------------------------------------------------------------------------------------
@@ -405,8 +405,7 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
     affected = outcome.updated + outcome.deleted + outcome.inserted
     return tables.result(
         Result(
-            "num_affected_rows bigint, num_updated_rows bigint, num_deleted_rows bigint, "
-            "num_inserted_rows bigint",
+            inspect.MERGE_SCHEMA,
             [(affected, outcome.updated, outcome.deleted, outcome.inserted)],
         )
     )

@@ -31,6 +31,7 @@ from tsfile_catalog.metadata.completeness import (
 )
 from tsfile_catalog.metadata.manifest import Action, AddPart, Operation, RemovePart, SetSchema
 from tsfile_catalog.metadata.parts import PartFile
+from tsfile_catalog.metadata.row_counts import RowCounts
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.options import WriteOptions
@@ -64,6 +65,8 @@ def commit_write(
     overwrite: bool,
     time_zone: str | None,
     runner: TaskRunner | None = None,
+    counts: RowCounts | None = None,
+    write_id: str | None = None,
 ) -> None:
     """Publish ``staged`` and make the write's one commit; remove the job's staging always.
 
@@ -73,6 +76,8 @@ def commit_write(
     read in (the ``timeZone`` option, else the Spark session's; None: none known).
     ``runner`` rewrites a ``replaceWhere``'s straddling parts (None: in this process; a
     Spark data source's commit runs in a Python worker, which cannot start Spark jobs).
+    ``counts``: the rows a copy-on-write's statement changed, as Spark counted them, and
+    ``write_id`` Spark's id of its write (None: not known); see :func:`_commit_rewrite`.
 
     Raises:
         CommitConflictError: the table was dropped and recreated, or a concurrent commit
@@ -81,6 +86,10 @@ def commit_write(
     """
     io = FileIO(options.path, options.storage_options)
     try:
+        if options.rewrite_parts is not None and counts is not None and counts.affected == 0:
+            # A copy-on-write that changed no row: its parts would hold the rows they
+            # replace. Nothing is published or committed, as for Catalog.sql's statements.
+            return
         publish_and_commit(
             io,
             schema=plan.schema,
@@ -88,7 +97,7 @@ def commit_write(
             job=job,
             staged=staged,
             commit=lambda parts: _commit_parts(
-                plan, options, current(), job, parts, overwrite, time_zone, runner
+                plan, options, current(), job, parts, overwrite, time_zone, runner, counts, write_id
             ),
         )
     finally:
@@ -104,9 +113,11 @@ def _commit_parts(
     overwrite: bool,
     time_zone: str | None,
     runner: TaskRunner | None,
+    counts: RowCounts | None,
+    write_id: str | None,
 ) -> None:
     if options.rewrite_parts is not None:
-        _commit_rewrite(plan, options, job, parts)
+        _commit_rewrite(plan, options, job, parts, counts, write_id)
         return
     if options.replace_where is not None and plan.table_uuid is not None:
         _commit_replace(plan, options, table, job, parts, time_zone, runner)
@@ -285,7 +296,12 @@ def _times_meet(a: PartFile, b: PartFile) -> bool:
 
 
 def _commit_rewrite(
-    plan: WritePlan, options: WriteOptions, job: str, parts: list[PartFile]
+    plan: WritePlan,
+    options: WriteOptions,
+    job: str,
+    parts: list[PartFile],
+    counts: RowCounts | None,
+    write_id: str | None,
 ) -> None:
     """One commit that replaces the parts a copy-on-write read (``rewriteParts`` of version
     ``rewriteVersion``) with ``parts``, its rows as Spark computed them.
@@ -295,6 +311,11 @@ def _commit_rewrite(
     sequence of the parts they replace (as OPTIMIZE's and DELETE's rewrites do), so in a
     ``key.duplicates = last`` table a row a concurrent commit wrote after that version still
     replaces the rewritten one.
+
+    ``counts`` (Spark's, when it gave them) go into the history as ``Catalog.sql``'s
+    statements record theirs (one that changed no row never gets here: :func:`commit_write`
+    commits nothing for it). ``write_id`` is recorded as
+    ``writeId``: the plugin's statement result finds its commit by it.
 
     Raises:
         CommitConflictError: the table was dropped and recreated, or a concurrent commit
@@ -337,6 +358,8 @@ def _commit_rewrite(
             "numRemovedFiles": str(len(removed)),
             "numAddedFiles": str(len(added)),
             "numCopiedOrUpdatedRows": str(sum(p.row_count for p in added)),
+            **({} if counts is None else counts.parameters()),
+            **({} if write_id is None else {"writeId": write_id}),
         },
         data_change=True,
     )

@@ -1,18 +1,26 @@
 package io.tsfilecatalog.spark;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.DeleteSummary;
+import org.apache.spark.sql.connector.write.MergeSummary;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.UpdateSummary;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteSummary;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMessage;
 
 /**
  * Spark's Python-source write, fed row by row: what {@code ReplaceData} (the copy-on-write of
@@ -24,23 +32,98 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage;
  * a time. Each task's writer here keeps the rows it is given (copied: Spark reuses the row
  * object) and hands them to the Python writer as one iterator when the task commits. A task
  * holds its share of the rewritten rows in memory until then.
+ *
+ * <p>Spark commits the write with the statement's row counts (its {@link WriteSummary}), which
+ * Spark's Python write drops: they are forwarded to the delegate, whose commit message carrying
+ * them joins the tasks' ({@code tsfile_catalog/spark_catalog/row_counts.py}), and kept here for
+ * the statement's result ({@link RowCounts}).
  */
 final class RowFedWrite extends ForwardingWrite {
   private final Supplier<Write> atRun;
+  private final String operation;
+  private final String writeId;
+  private final Map<String, String> options;
+  /** Spark's counts as forwarded at commit; null before, or when Spark gave none. */
+  private volatile ObjectNode counted;
 
   /**
    * {@code planned} describes the write while Spark plans it; {@code atRun} makes the one
    * that runs, when its tasks are about to start: a copy-on-write learns the parts it
    * replaces only as its scan is filtered at run time, after Spark planned the write.
+   * {@code operation}: UPDATE, MERGE or DELETE; {@code writeId}: Spark's id of the write;
+   * {@code options}: the write's, as planned (the table, the version the scan read).
    */
-  RowFedWrite(Write planned, Supplier<Write> atRun) {
+  RowFedWrite(
+      Write planned,
+      Supplier<Write> atRun,
+      String operation,
+      String writeId,
+      Map<String, String> options) {
     super(planned);
     this.atRun = atRun;
+    this.operation = operation;
+    this.writeId = writeId;
+    this.options = options;
   }
 
   @Override
   public BatchWrite toBatch() {
-    return new Batch(atRun);
+    return new Batch(atRun, this);
+  }
+
+  String operation() {
+    return operation;
+  }
+
+  String writeId() {
+    return writeId;
+  }
+
+  Map<String, String> options() {
+    return options;
+  }
+
+  /** What {@link #counted} forwarded at commit (Spark's getters by name), or null. */
+  ObjectNode counts() {
+    return counted;
+  }
+
+  /**
+   * {@code messages} with the delegate's message carrying {@code summary}'s counts, which
+   * are kept for the statement's result; as they are when Spark gave no counts.
+   */
+  private WriterCommitMessage[] counted(WriterCommitMessage[] messages, WriteSummary summary) {
+    ObjectNode counts = Client.object();
+    if (summary instanceof UpdateSummary) {
+      counts.put("numUpdatedRows", ((UpdateSummary) summary).numUpdatedRows());
+      counts.put("numCopiedRows", ((UpdateSummary) summary).numCopiedRows());
+    } else if (summary instanceof DeleteSummary) {
+      counts.put("numDeletedRows", ((DeleteSummary) summary).numDeletedRows());
+      counts.put("numCopiedRows", ((DeleteSummary) summary).numCopiedRows());
+    } else if (summary instanceof MergeSummary) {
+      MergeSummary merge = (MergeSummary) summary;
+      counts.put("numTargetRowsCopied", merge.numTargetRowsCopied());
+      counts.put("numTargetRowsDeleted", merge.numTargetRowsDeleted());
+      counts.put("numTargetRowsUpdated", merge.numTargetRowsUpdated());
+      counts.put("numTargetRowsInserted", merge.numTargetRowsInserted());
+      counts.put("numTargetRowsMatchedUpdated", merge.numTargetRowsMatchedUpdated());
+      counts.put("numTargetRowsMatchedDeleted", merge.numTargetRowsMatchedDeleted());
+      counts.put(
+          "numTargetRowsNotMatchedBySourceUpdated", merge.numTargetRowsNotMatchedBySourceUpdated());
+      counts.put(
+          "numTargetRowsNotMatchedBySourceDeleted", merge.numTargetRowsNotMatchedBySourceDeleted());
+    } else {
+      return messages;
+    }
+    ObjectNode request = Client.object();
+    request.put("operation", operation);
+    request.put("write_id", writeId);
+    request.set("summary", counts);
+    byte[] pickled = Base64.getDecoder().decode(Client.call("row_counts_message", request).asText());
+    WriterCommitMessage[] out = Arrays.copyOf(messages, messages.length + 1);
+    out[messages.length] = new PythonWriterCommitMessage(pickled);
+    counted = counts;
+    return out;
   }
 
   /**
@@ -49,10 +132,12 @@ final class RowFedWrite extends ForwardingWrite {
    */
   private static final class Batch implements BatchWrite {
     private final Supplier<Write> atRun;
+    private final RowFedWrite write;
     private BatchWrite inner;
 
-    Batch(Supplier<Write> atRun) {
+    Batch(Supplier<Write> atRun, RowFedWrite write) {
       this.atRun = atRun;
+      this.write = write;
     }
 
     private synchronized BatchWrite inner() {
@@ -84,7 +169,7 @@ final class RowFedWrite extends ForwardingWrite {
 
     @Override
     public void commit(WriterCommitMessage[] messages, WriteSummary summary) {
-      inner().commit(messages, summary);
+      inner().commit(write.counted(messages, summary), summary);
     }
 
     @Override

@@ -53,6 +53,8 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
         });
     // spark.read.format("tsfile").load(path): the plugin's scan of the table at the path.
     PathReads.inject(extensions);
+    // UPDATE, MERGE, DELETE through spark.sql: their row counts as the result.
+    RowCounts.inject(extensions);
     extensions.injectOptimizerRule(
         new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
           @Override

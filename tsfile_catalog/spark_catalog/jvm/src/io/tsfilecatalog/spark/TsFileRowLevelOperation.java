@@ -94,7 +94,12 @@ class TsFileRowLevelOperation implements RowLevelOperation {
     return new WriteBuilder() {
       @Override
       public Write build() {
-        return new RowFedWrite(write(info, planned), () -> write(info, read()));
+        return new RowFedWrite(
+            write(info, planned),
+            () -> write(info, read()),
+            command.name(),
+            info.queryId(),
+            options(planned));
       }
     };
   }
@@ -105,9 +110,13 @@ class TsFileRowLevelOperation implements RowLevelOperation {
   }
 
   private Write write(LogicalWriteInfo info, JsonNode rewrite) {
+    return new TsFileWriteBuilder(table.schema(), options(rewrite), info, null).build();
+  }
+
+  private Map<String, String> options(JsonNode rewrite) {
     Map<String, String> options = new HashMap<>(table.writeOptions());
     // The delegate's copy-on-write options: which parts of which version the rows replace.
     options.putAll(Client.toMap(rewrite.get("write_options")));
-    return new TsFileWriteBuilder(table.schema(), options, info, null).build();
+    return options;
   }
 }

@@ -45,6 +45,8 @@ public class TsFileTable
   // A write's own target (MergeSchemaWrites): it evolves its schema with its rows, so Spark's
   // ResolveSchemaEvolution must not alter the table first (a commit of its own).
   private boolean mergingWrite;
+  /** The result row of the delegate's DELETE, once {@link #deleteWhere} ran it. */
+  private volatile JsonNode deleted;
 
   /** {@code catalog} is the catalog's {@code {name, options}}, which the delegate needs back. */
   TsFileTable(ObjectNode catalog, Identifier ident, JsonNode description) {
@@ -176,7 +178,12 @@ public class TsFileTable
 
   @Override
   public void deleteWhere(Predicate[] predicates) {
-    Client.call("delete_where", deleteRequest(predicates));
+    deleted = Client.call("delete_where", deleteRequest(predicates));
+  }
+
+  /** The result row of the delegate's last {@link #deleteWhere} ({@link RowCounts}). */
+  JsonNode deleted() {
+    return deleted;
   }
 
   private ObjectNode deleteRequest(Predicate[] predicates) {

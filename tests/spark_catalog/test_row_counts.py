@@ -1,0 +1,179 @@
+"""The row counts of ``UPDATE``, ``MERGE INTO`` and ``DELETE FROM`` through plain ``spark.sql``
+on catalog tables: recorded in the history as ``Catalog.sql`` records its own (Spark's write
+summaries), each compared with the same statement through ``Catalog.sql`` on an identical
+copy of the table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.spark_catalog.conftest import weather_rows
+from tests.spark_catalog.test_rewrites import MODES, _Pair
+from tsfile_catalog import open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+_COUNTED = ("numUpdatedRows", "numDeletedRows", "numInsertedRows")
+_RUNTIME_FILTER = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
+
+
+def _counts(location: str) -> dict[str, str]:
+    info = open_table(location).history(limit=1)[0]
+    return {k: v for k, v in info.operation_parameters.items() if k in _COUNTED}
+
+
+def _merge_source(pair: _Pair, view: str) -> str:
+    """A MERGE whose source updates, deletes (``rain = 0``) and inserts rows."""
+    source = weather_rows(pair.spark, start=10, count=20).union(weather_rows(pair.spark, 40, 6))
+    source.selectExpr("time", "city", "device", "temp * 3 AS temp", "rain").createOrReplaceTempView(
+        view
+    )
+    return (
+        f"MERGE INTO {{t}} t USING {view} s "
+        "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+        "WHEN MATCHED AND s.rain = 0 THEN DELETE "
+        "WHEN MATCHED THEN UPDATE SET temp = s.temp, rain = s.rain + 10 "
+        "WHEN NOT MATCHED THEN INSERT (time, city, device, temp, rain) "
+        "VALUES (s.time, s.city, s.device, s.temp, s.rain)"
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_history_records_the_rows_each_statement_changed(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Spark's counts, as ``Catalog.sql`` records its own: the rows changed, not those of the
+    rewritten parts (which ``rows_added`` / ``rows_removed`` count)."""
+    pair = _Pair(spark, ts, warehouse, f"counted_{mode}", mode)
+    copy = str(warehouse / "db.db" / f"counted_{mode}_copy")
+    for statement, counted in (
+        ("UPDATE {t} SET temp = temp + 100 WHERE device = 'd1'", {"numUpdatedRows"}),
+        (_merge_source(pair, "counted_src"), set(_COUNTED)),
+        # A condition the scan cannot take: Spark's copy-on-write.
+        ("DELETE FROM {t} WHERE rain > hour(time) % 2", {"numDeletedRows"}),
+    ):
+        pair.run(statement)
+        ours, theirs = _counts(pair.location), _counts(copy)
+        assert set(ours) == counted and ours == theirs, statement
+        assert all(int(v) > 0 for v in ours.values()), statement
+        info = open_table(pair.location).history(limit=1)[0]
+        # Rows of the parts read that the statement left as they were.
+        copied = int(info.operation_parameters["numCopiedRows"])
+        assert 0 < copied <= info.rows_added
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_rewrite_that_changes_no_row_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Without Spark's run-time filter the parts a statement may match are read whole; when
+    it matches no row of them, Spark's counts say so and nothing is committed (the parts
+    would be written back as they were), as ``Catalog.sql`` commits nothing."""
+    pair = _Pair(spark, ts, warehouse, f"unchanged_{mode}", mode)
+    parts = pair.parts()
+    spark.conf.set(_RUNTIME_FILTER, "false")
+    try:
+        for statement in (
+            "UPDATE {t} SET temp = 0 WHERE temp + 1 > 1000",
+            "DELETE FROM {t} WHERE rain > hour(time) + 100",
+        ):
+            pair.run(statement, commits=0)
+    finally:
+        spark.conf.unset(_RUNTIME_FILTER)
+    assert pair.parts() == parts
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_spark_sql_returns_the_counts_catalog_sql_returns(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """With the plugin's extensions each statement returns one row with ``Catalog.sql``'s
+    columns (Delta's) and values. A DELETE's file counts say how it did the work: equal for
+    the metadata delete on tables of the same parts (the first statement), since it is
+    ``Catalog.sql``'s DELETE; the parts differ once the statements rewrote them differently."""
+    pair = _Pair(spark, ts, warehouse, f"answered_{mode}", mode)
+    merge = _merge_source(pair, "answered_src")
+    for statement, same_files in (
+        ("DELETE FROM {t} WHERE device = 'd4'", True),  # in metadata: Catalog.sql's DELETE
+        ("UPDATE {t} SET temp = temp + 100 WHERE device = 'd1'", True),
+        ("UPDATE {t} SET temp = 0 WHERE temp + 1 > 1000", True),  # no row
+        (merge, True),
+        ("DELETE FROM {t} WHERE rain > hour(time) % 2", False),  # Spark's copy-on-write
+        ("DELETE FROM {t} WHERE rain > hour(time) + 100", True),  # no row
+    ):
+        ours = spark.sql(statement.format(t=pair.table))
+        theirs = pair.catalog.sql(statement.format(t=pair.copy))
+        assert ours.schema == theirs.schema, statement
+        mine, expected = ours.collect(), theirs.collect()
+        assert len(mine) == len(expected) == 1, statement
+        if same_files:
+            assert mine == expected, statement
+        else:
+            assert mine[0][:2] == expected[0][:2], statement  # num_affected_rows, version
+        assert mine[0][0] > 0 or "1000" in statement or "100" in statement
+        pair.check()
+    assert ours.columns[:2] == ["num_affected_rows", "version"]
+    assert mine[0].num_affected_rows == 0 and mine[0].version is None
+    assert pair.history()[:5] == ["DELETE", "MERGE", "UPDATE", "DELETE", "WRITE"]
+
+
+def test_the_counts_are_the_statements_own(spark: SparkSession, ts: str, warehouse: Path) -> None:
+    """The result is that statement's counts: an UPDATE's are the rows it changed, a MERGE
+    with a source row of each kind answers one of each; DESCRIBE HISTORY shows the same."""
+    pair = _Pair(spark, ts, warehouse, "own_counts", "last")
+    (row,) = spark.sql(
+        f"UPDATE {pair.table} SET rain = 99 WHERE device = 'd2' AND time < '2024-01-01 09:00:00'"
+    ).collect()
+    assert row.asDict() == {"num_affected_rows": 2}  # d2 at hours 1 and 5
+    spark.createDataFrame(
+        [
+            ("2024-01-01 01:00:00", "bj", "d2", 1.0, 0),
+            ("2024-01-01 02:00:00", "sh", "d3", 2.0, 1),
+            ("2030-01-01 00:00:00", "sh", "d3", 3.0, 1),
+        ],
+        "time string, city string, device string, temp double, rain int",
+    ).selectExpr(
+        "CAST(time AS TIMESTAMP) AS time", "city", "device", "temp", "rain"
+    ).createOrReplaceTempView("own_src")
+    (row,) = spark.sql(
+        f"MERGE INTO {pair.table} t USING own_src s "
+        "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+        "WHEN MATCHED AND s.rain = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET temp = s.temp "
+        "WHEN NOT MATCHED THEN INSERT *"
+    ).collect()
+    assert row.asDict() == {
+        "num_affected_rows": 3,
+        "num_updated_rows": 1,
+        "num_deleted_rows": 1,
+        "num_inserted_rows": 1,
+    }
+    history = spark.sql(f"DESCRIBE HISTORY {pair.table}").first()
+    assert history is not None
+    assert {k: history.operation_parameters[k] for k in _COUNTED} == {
+        "numUpdatedRows": "1",
+        "numDeletedRows": "1",
+        "numInsertedRows": "1",
+    }
+
+
+def test_other_statements_and_tables_keep_spark_s_results(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """An INSERT into a catalog table returns no rows, as Spark's; an UPDATE of a Spark
+    table is Spark's own refusal."""
+    pair = _Pair(spark, ts, warehouse, "untouched", "keep")
+    inserted = spark.sql(f"INSERT INTO {pair.table} SELECT * FROM {pair.table} LIMIT 1")
+    assert inserted.columns == [] and inserted.collect() == []
+    spark.range(3).write.parquet(str(tmp_path / "pq"))
+    spark.sql(f"CREATE TABLE untouched_pq USING parquet LOCATION '{tmp_path / 'pq'}'")
+    try:
+        with pytest.raises(Exception, match="UPDATE TABLE is not supported|UNSUPPORTED"):
+            spark.sql("UPDATE untouched_pq SET id = 0")
+    finally:
+        spark.sql("DROP TABLE untouched_pq")
