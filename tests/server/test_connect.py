@@ -265,3 +265,13 @@ def test_url_references_read_as_in_pyspark(
     assert "unknown setting 'versio'" in message
     assert str(theirs.value).strip().splitlines()[0].split("SqlError: ", 1)[-1] in message
     assert "Traceback" not in str(ours.value)
+
+
+def test_describe_marks_the_tag_columns(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any]
+) -> None:
+    name = pyspark_warehouse["catalog"]
+    ours = [tuple(r) for r in client.sql("DESCRIBE ts.db.weather").collect()]
+    assert ours == [tuple(r) for r in spark.sql(f"DESCRIBE {name}.db.weather").collect()]
+    assert [r[2] for r in ours] == [None, "TAG", "TAG", None, None]
+    assert [f.metadata for f in client.table("ts.db.weather").schema.fields] == [{}] * 5

@@ -251,15 +251,29 @@ _URL_QUERIES = (
 _URL_REFUSED = "SELECT * FROM tsfile('{loc}', versio => 1)"
 
 
-def test_spark_sql_e_reads_url_references_as_pyspark_does(
+def test_spark_sql_e_reads_url_references_and_describes_as_pyspark_does(
     spark: SparkSession, pyspark_warehouse: dict[str, Any]
 ) -> None:
-    warehouse = pyspark_warehouse["warehouse"]
+    warehouse, name = pyspark_warehouse["warehouse"], pyspark_warehouse["catalog"]
     location = str(warehouse / "db.db" / "weather")
     queries = [q.format(loc=location) for q in _URL_QUERIES]
-    done = _spark_sql(warehouse, "-e", "; ".join([*queries, _URL_REFUSED.format(loc=location)]))
+    done = _spark_sql(
+        warehouse,
+        "-e",
+        "; ".join(["DESCRIBE ts.db.weather", *queries, _URL_REFUSED.format(loc=location)]),
+    )
+    out = done.stdout.splitlines()
+    # DESCRIBE marks the TAG columns, as in PySpark (spark-sql pads the columns, NULL as '').
+    described = [
+        (r.col_name, r.data_type, r.comment or "")
+        for r in spark.sql(f"DESCRIBE {name}.db.weather").collect()
+    ]
+    assert [r[2] for r in described] == ["", "TAG", "TAG", "", ""]
+    assert [tuple(c.strip() for c in line.split("\t")) for line in out[:5]] == described, (
+        done.stderr[-3000:]
+    )
     expected = [line for query in queries for line in rows_text(spark, query)]
-    assert done.stdout.splitlines() == expected, done.stderr[-3000:]
+    assert out[5:] == expected, done.stderr[-3000:]
     # The refusal ends the statements: its one line, as PySpark's spark.sql words it.
     assert done.returncode != 0
     with pytest.raises(Exception) as theirs:
