@@ -184,3 +184,30 @@ def test_a_timestamp_tables_url_is_described_with_its_time_type(
     for reader in (spark.sql, catalog.sql, unserved.sql):
         assert reader(f"DESCRIBE tsfile('{timestamps}')").collect() == expected
         assert reader(f"DESCRIBE DETAIL tsfile.`{timestamps}`").first().schema == detail
+
+
+def test_a_timestamp_table_registered_at_its_location_reads_time_as_a_timestamp(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """``CREATE TABLE … LOCATION`` of a table created with ``time TIMESTAMP`` registers it as
+    it is: its time reads as the table records it, as its URL reference reads it."""
+    spark.sql(
+        f"CREATE TABLE {ts}.db.dropped_times (time TIMESTAMP, dev STRING, v DOUBLE) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'dev')"
+    )
+    spark.sql(
+        f"INSERT INTO {ts}.db.dropped_times VALUES (TIMESTAMP '2024-01-01 00:00:00', 'a', 1.5)"
+    )
+    expected = spark.table(f"{ts}.db.dropped_times")
+    schema, rows = expected.schema, expected.collect()
+    spark.sql(f"DROP TABLE {ts}.db.dropped_times")  # the files stay
+    location = str(warehouse / "db.db" / "dropped_times")
+    spark.sql(f"CREATE TABLE {ts}.db.adopted_times USING tsfile LOCATION '{location}'")
+    assert spark.table(f"{ts}.db.adopted_times").schema == schema
+    assert spark.table(f"{ts}.db.adopted_times").collect() == rows
+    spark.sql(f"DROP TABLE {ts}.db.adopted_times")
+    unserved = Catalog(spark, str(tmp_path / "elsewhere"), register_views=False)
+    unserved.sql(f"CREATE TABLE adopted USING tsfile LOCATION '{location}'")
+    assert unserved.sql("SELECT * FROM adopted").schema == schema
+    assert unserved.sql("SELECT * FROM adopted").collect() == rows
+    assert unserved.sql("DESCRIBE adopted").first().data_type == "timestamp"
