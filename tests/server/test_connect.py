@@ -237,3 +237,41 @@ def test_a_stream_from_one_catalog_table_into_another(
     assert got == [*expected, "2030-01-01 00:00:00\tbj\td9\t1.5\t1"]
     # PySpark reads what the Connect client's stream wrote.
     assert rows_text(spark, rows.format(t=f"{name}.streams.bj")) == got
+
+
+def test_url_references_read_as_in_pyspark(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any]
+) -> None:
+    """``tsfile('<url>', version => n)`` and ``tsfile.`<url>` `` from a Connect client (the
+    server's extensions resolve them), with PySpark's rows and its one-line refusal."""
+    location = str(pyspark_warehouse["warehouse"] / "db.db" / "weather")
+    for query in (
+        "SELECT count(*), CAST(max(time) AS STRING) FROM tsfile('{loc}', version => 1)",
+        _PUSHDOWN.replace("{t}", "tsfile.`{loc}`"),
+        "SELECT CAST(time AS STRING), device FROM tsfile.`{loc}` VERSION AS OF 1 "
+        "ORDER BY time LIMIT 3",
+    ):
+        text = query.format(loc=location)
+        assert _rows(client, text) == rows_text(spark, text)
+    # The time type is the table's (time TIMESTAMP), as PySpark reads it.
+    text = f"SELECT * FROM tsfile('{location}')"
+    assert client.sql(text).schema == spark.sql(text).schema
+    refused = f"SELECT * FROM tsfile('{location}', versio => 1)"
+    with pytest.raises(Exception) as theirs:
+        spark.sql(refused).collect()
+    with pytest.raises(Exception) as ours:
+        client.sql(refused).collect()
+    message = str(ours.value).strip().splitlines()[0]
+    assert "unknown setting 'versio'" in message
+    assert str(theirs.value).strip().splitlines()[0].split("SqlError: ", 1)[-1] in message
+    assert "Traceback" not in str(ours.value)
+
+
+def test_describe_marks_the_tag_columns(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any]
+) -> None:
+    name = pyspark_warehouse["catalog"]
+    ours = [tuple(r) for r in client.sql("DESCRIBE ts.db.weather").collect()]
+    assert ours == [tuple(r) for r in spark.sql(f"DESCRIBE {name}.db.weather").collect()]
+    assert [r[2] for r in ours] == [None, "TAG", "TAG", None, None]
+    assert [f.metadata for f in client.table("ts.db.weather").schema.fields] == [{}] * 5

@@ -242,3 +242,49 @@ def test_refused_statements_are_one_line_each_without_a_stack_trace(
     ):
         assert len([line for line in stderr if names in line]) == 1, (names, done.stderr[-3000:])
     assert "Traceback" not in done.stderr
+
+
+# URL references (the extensions' UrlReferences), compared with PySpark's spark.sql.
+_URL_QUERIES = (
+    "SELECT count(*), CAST(max(time) AS STRING) FROM tsfile('{loc}', version => 1)",
+    "SELECT city, device, count(*), CAST(round(sum(temp), 3) AS STRING) FROM tsfile.`{loc}` "
+    "WHERE city = 'bj' AND time >= TIMESTAMP '2024-01-01 05:00:00' GROUP BY city, device "
+    "ORDER BY city, device",
+    "SELECT CAST(time AS STRING), device FROM tsfile.`{loc}` VERSION AS OF 1 ORDER BY time LIMIT 3",
+)
+_URL_REFUSED = "SELECT * FROM tsfile('{loc}', versio => 1)"
+
+
+def test_spark_sql_e_reads_url_references_and_describes_as_pyspark_does(
+    spark: SparkSession, pyspark_warehouse: dict[str, Any]
+) -> None:
+    warehouse, name = pyspark_warehouse["warehouse"], pyspark_warehouse["catalog"]
+    location = str(warehouse / "db.db" / "weather")
+    queries = [q.format(loc=location) for q in _URL_QUERIES]
+    done = _spark_sql(
+        warehouse,
+        "-e",
+        "; ".join(["DESCRIBE ts.db.weather", *queries, _URL_REFUSED.format(loc=location)]),
+    )
+    out = done.stdout.splitlines()
+    # DESCRIBE marks the TAG columns, as in PySpark (spark-sql pads the columns, NULL as '').
+    described = [
+        (r.col_name, r.data_type, r.comment or "")
+        for r in spark.sql(f"DESCRIBE {name}.db.weather").collect()
+    ]
+    assert [r[2] for r in described] == ["", "TAG", "TAG", "", ""]
+    assert [tuple(c.strip() for c in line.split("\t")) for line in out[:5]] == described, (
+        done.stderr[-3000:]
+    )
+    expected = [line for query in queries for line in rows_text(spark, query)]
+    assert out[5:] == expected, done.stderr[-3000:]
+    # The refusal ends the statements: its one line, as PySpark's spark.sql words it.
+    assert done.returncode != 0
+    with pytest.raises(Exception) as theirs:
+        spark.sql(_URL_REFUSED.format(loc=location)).collect()
+    message = str(theirs.value).strip().splitlines()[0]
+    assert "unknown setting 'versio'" in message
+    refusals = [line for line in done.stderr.splitlines() if "unknown setting 'versio'" in line]
+    assert refusals, done.stderr[-3000:]
+    assert all(message.split("SqlError: ", 1)[-1] in line for line in refusals)
+    assert "Traceback" not in done.stderr

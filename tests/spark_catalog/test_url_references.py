@@ -128,3 +128,87 @@ def test_a_plain_name_under_tsfile_stays_sparks(spark: SparkSession, ts: str) ->
         assert spark.sql("SELECT x FROM tsfile.answer").first()[0] == 42
     finally:
         spark.sql("DROP DATABASE spark_catalog.tsfile CASCADE")
+
+
+@pytest.fixture(scope="module")
+def timestamps(spark: SparkSession, ts: str, warehouse: Path) -> str:
+    """A table created with ``time TIMESTAMP`` (its manifest records the time type)."""
+    spark.sql(
+        f"CREATE TABLE {ts}.db.url_times (time TIMESTAMP, dev STRING, v DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'dev')"
+    )
+    spark.sql(
+        f"INSERT INTO {ts}.db.url_times VALUES (TIMESTAMP '2024-01-01 00:00:00', 'a', 1.5), "
+        "(TIMESTAMP '2024-01-02 00:00:00', 'b', 2.5)"
+    )
+    return str(warehouse / "db.db" / "url_times")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT * FROM {ref}",
+        "SELECT dev, v FROM {ref} WHERE time >= TIMESTAMP '2024-01-02 00:00:00'",
+        "SELECT max(time) AS t, count(*) AS n FROM {ref}",
+    ],
+)
+def test_a_timestamp_tables_time_reads_as_a_timestamp_through_its_url(
+    spark: SparkSession,
+    catalog: Catalog,
+    ts: str,
+    timestamps: str,
+    tmp_path: Path,
+    query: str,
+) -> None:
+    """As the table's own name, ``load(path)`` and ``open_table(...).scan()`` read it: through
+    ``spark.sql``, ``Catalog.sql`` handing it to ``spark.sql``, and ``Catalog.sql``'s own
+    path (a catalog over another warehouse, which no plugin catalog serves)."""
+    from pyspark.sql.types import TimestampType
+
+    expected = spark.sql(query.format(ref=f"{ts}.db.url_times"))
+    unserved = Catalog(spark, str(tmp_path / "elsewhere"), register_views=False)
+    for ref in (f"tsfile('{timestamps}')", f"tsfile.`{timestamps}`"):
+        for reader in (spark.sql, catalog.sql, unserved.sql):
+            got = reader(query.format(ref=ref))
+            assert got.schema == expected.schema, (reader, ref)
+            assert sorted(got.collect()) == sorted(expected.collect()), (reader, ref)
+    assert spark.read.format("tsfile").load(timestamps).schema["time"].dataType == TimestampType()
+
+
+def test_a_timestamp_tables_url_is_described_with_its_time_type(
+    spark: SparkSession, catalog: Catalog, timestamps: str, tmp_path: Path
+) -> None:
+    unserved = Catalog(spark, str(tmp_path / "elsewhere"), register_views=False)
+    expected = catalog.sql("DESCRIBE db.url_times").collect()
+    assert expected[0].data_type == "timestamp"
+    detail = catalog.sql("DESCRIBE DETAIL db.url_times").first().schema
+    for reader in (spark.sql, catalog.sql, unserved.sql):
+        assert reader(f"DESCRIBE tsfile('{timestamps}')").collect() == expected
+        assert reader(f"DESCRIBE DETAIL tsfile.`{timestamps}`").first().schema == detail
+
+
+def test_a_timestamp_table_registered_at_its_location_reads_time_as_a_timestamp(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """``CREATE TABLE … LOCATION`` of a table created with ``time TIMESTAMP`` registers it as
+    it is: its time reads as the table records it, as its URL reference reads it."""
+    spark.sql(
+        f"CREATE TABLE {ts}.db.dropped_times (time TIMESTAMP, dev STRING, v DOUBLE) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'dev')"
+    )
+    spark.sql(
+        f"INSERT INTO {ts}.db.dropped_times VALUES (TIMESTAMP '2024-01-01 00:00:00', 'a', 1.5)"
+    )
+    expected = spark.table(f"{ts}.db.dropped_times")
+    schema, rows = expected.schema, expected.collect()
+    spark.sql(f"DROP TABLE {ts}.db.dropped_times")  # the files stay
+    location = str(warehouse / "db.db" / "dropped_times")
+    spark.sql(f"CREATE TABLE {ts}.db.adopted_times USING tsfile LOCATION '{location}'")
+    assert spark.table(f"{ts}.db.adopted_times").schema == schema
+    assert spark.table(f"{ts}.db.adopted_times").collect() == rows
+    spark.sql(f"DROP TABLE {ts}.db.adopted_times")
+    unserved = Catalog(spark, str(tmp_path / "elsewhere"), register_views=False)
+    unserved.sql(f"CREATE TABLE adopted USING tsfile LOCATION '{location}'")
+    assert unserved.sql("SELECT * FROM adopted").schema == schema
+    assert unserved.sql("SELECT * FROM adopted").collect() == rows
+    assert unserved.sql("DESCRIBE adopted").first().data_type == "timestamp"

@@ -6,7 +6,7 @@ and out. Every answer comes from the package's own code: :mod:`.tables` for tabl
 namespaces, :mod:`.paths` for path reads, :mod:`.scans` for pushdown and scan options,
 :mod:`.deletes` for DELETE FROM, :mod:`.rewrites` for the scans of copy-on-write UPDATE,
 MERGE and DELETE, :mod:`.replace` for an overwrite by condition's pre-staged rewrites,
-:mod:`.changelog` for change feeds.
+:mod:`.changelog` for change feeds, :mod:`.describe` for Spark's DESCRIBE.
 Errors go back as data (a kind and a message) so the adapter raises Spark's own exceptions:
 ``NoSuchTableException`` for a missing table, an ``IllegalArgumentException`` carrying this
 package's message otherwise.
@@ -26,6 +26,7 @@ from tsfile_catalog.spark_catalog import (
     aggregates,
     changelog,
     deletes,
+    describe,
     merge_writes,
     paths,
     procedures,
@@ -265,6 +266,8 @@ _OPERATIONS: dict[str, _Handler] = {
         ScanRequest.parse(r["scan"]), r["columns"]
     ),
     "replace_job": lambda d, r: replace.new_job(),
+    # The extensions' DescribeTables: the schema Spark's DESCRIBE shows (TAG columns marked).
+    "describe_columns": lambda d, r: describe.described_schema(r["scan"], r["schema"]),
     # The extensions' MergeSchemaWrites: the table a mergeSchema append leaves, or None.
     "merged_schema": lambda d, r: merge_writes.merged_schema(r),
     "prestage_replace": lambda d, r: replace.prestage(d.spark, r["options"], r["schema"]),

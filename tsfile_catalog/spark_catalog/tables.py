@@ -414,7 +414,7 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
     """What Spark's table object holds: the schema scans give (``time`` a TIMESTAMP when the
     table is read so), its properties, the pinned version a scan plans from, and the options
     of a write into it."""
-    timestamp_as = table_options.timestamp_as(entry)
+    timestamp_as = table_options.time_read_as(entry, table)
     columns = resolve_columns(table.schema, None, what="the table")
     schema = spark_schema(table.schema, columns, timestamp_as)
     # The table's own unit when it records one (a stored option naming another is refused).

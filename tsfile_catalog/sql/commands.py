@@ -163,7 +163,9 @@ def _create_empty(
 def _options_of_table_time(statement: CreateTable, options: dict[str, str], table: Table) -> None:
     """Complete the entry's ``options`` with the unit the table records (a table registered
     at its LOCATION is read in the unit it was written in), refusing a ``timestampPrecision``
-    naming another unit. How ``time`` reads stays the entry's choice (``timestampAs``).
+    naming another unit. How ``time`` reads stays the entry's choice (``timestampAs``); a
+    table registered as it is (no columns, no query) without one reads it as the table
+    records it, as ``load(url)`` and its URL reference read it.
 
     Raises:
         OptionError: naming the option, the table and both units.
@@ -180,6 +182,9 @@ def _options_of_table_time(statement: CreateTable, options: dict[str, str], tabl
     )
     if given is None and time.unit != "ms":  # no option stored means ms
         options["timestampPrecision"] = time.unit
+    adopted = statement.columns is None and statement.query is None
+    if adopted and "timestampAs" not in options and time.timestamp_as == "timestamp":
+        options["timestampAs"] = time.timestamp_as  # none stored means long
 
 
 def _register_existing(

@@ -139,15 +139,23 @@ def describe_url(
             "it has no versions, history or table details; DESCRIBE and SHOW PARTS show "
             "its columns and files (adopt it with CREATE TABLE ... LOCATION for the rest)"
         )
+    # The table's own time type, as a query of the reference reads it (Tables.resolve).
+    timestamp_as = table_options.time_read_as(entry, found)
     match statement:
         case DescribeTable(extended=extended):
             answer = inspect.describe(
-                found, extended=extended, name=entry.display_name, options=entry.options
+                found,
+                extended=extended,
+                name=entry.display_name,
+                timestamp_as=timestamp_as,
+                options=entry.options,
             )
         case DescribeHistory():
             answer = inspect.describe_history(found)
         case DescribeDetail():
-            answer = inspect.describe_detail(found, name=entry.display_name, options=entry.options)
+            answer = inspect.describe_detail(
+                found, name=entry.display_name, timestamp_as=timestamp_as, options=entry.options
+            )
         case _:
             answer = inspect.show_parts(found)
     return tables.result(answer)

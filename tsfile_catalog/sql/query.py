@@ -187,18 +187,19 @@ class Tables:
         """What a reference reads: a registered table (:meth:`open`), or whatever a URL
         holds, resolved exactly as the ``tsfile`` source resolves it for the scan; read
         with the entry's ``timestampAs`` and ``timestampPrecision`` (the table's own unit
-        when it records one and the entry stores none)."""
-        unit, timestamp_as = table_options.given_precision(entry), table_options.timestamp_as(entry)
+        when it records one and the entry stores none; a URL's table's own time type, as
+        ``load(url)`` reads it, since a URL reference stores no ``timestampAs``)."""
+        unit = table_options.given_precision(entry)
         if not isinstance(entry, UrlEntry):
             table = self.open(entry, travel)
             return ResolvedScan.of_table(
-                table, unit=table.time_unit(unit), timestamp_as=timestamp_as
+                table, unit=table.time_unit(unit), timestamp_as=table_options.timestamp_as(entry)
             )
         version, timestamp = self.travel(travel)
         return scan_location(
             entry.location,
             unit=unit,
-            timestamp_as=timestamp_as,
+            timestamp_as=table_options.given_timestamp_as(entry),
             version=version,
             timestamp=timestamp,
             table=entry.url.table,

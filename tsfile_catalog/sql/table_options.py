@@ -8,7 +8,7 @@ holding options that every later scan or write would refuse. Nothing here import
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from tsfile_catalog.exceptions import OptionError
 from tsfile_catalog.formats.tsfile import WriteSettings, validate_encoding
@@ -20,7 +20,11 @@ from tsfile_catalog.options import (
     parse_write_options,
 )
 from tsfile_catalog.sql.registry import TableEntry, refuse_credential
+from tsfile_catalog.sql.urls import UrlEntry
 from tsfile_catalog.storage_options import STORAGE_PREFIX, storage_options_from
+
+if TYPE_CHECKING:
+    from tsfile_catalog.table.handle import Table
 
 __all__ = [
     "TABLE_OPTIONS",
@@ -31,6 +35,8 @@ __all__ = [
     "write_settings",
     "storage_options",
     "timestamp_as",
+    "given_timestamp_as",
+    "time_read_as",
     "precision",
     "given_precision",
 ]
@@ -150,7 +156,24 @@ def storage_options(entry: TableEntry) -> dict[str, Any]:
 
 
 def timestamp_as(entry: TableEntry) -> TimestampAs:
-    return cast(TimestampAs, entry.options.get("timestampAs", "long").strip().lower())
+    return given_timestamp_as(entry) or "long"
+
+
+def given_timestamp_as(entry: TableEntry) -> TimestampAs | None:
+    """The stored ``timestampAs``, None when none is stored. A URL reference's entry stores
+    none (only its ``fs.*`` settings): its table decides, as ``load(url)`` reads it
+    (``Table.time_read_as``: ``time TIMESTAMP`` reads as a timestamp)."""
+    value = entry.options.get("timestampAs")
+    return None if value is None else cast(TimestampAs, value.strip().lower())
+
+
+def time_read_as(entry: TableEntry, table: Table) -> TimestampAs:
+    """How ``time`` of ``entry``'s opened ``table`` reads: the stored ``timestampAs``; none
+    stored, ``long`` for a registered table (CREATE TABLE stores it) and the table's own
+    time type for a URL reference's (:func:`given_timestamp_as`)."""
+    if isinstance(entry, UrlEntry):
+        return table.time_read_as(given_timestamp_as(entry))
+    return timestamp_as(entry)
 
 
 def precision(entry: TableEntry) -> TimeUnit:

@@ -15,6 +15,9 @@ import scala.runtime.BoxedUnit;
  * LocalAnswers}, {@link KeyAssignments}) in every session of the application, including the ones Spark Connect and the Thrift server create per client, which
  * {@code tsfile_catalog.register} never sees.
  *
+ * <p>Spark's DESCRIBE of a tsfile table is planned by {@link DescribeTables}, which marks its
+ * TAG columns.
+ *
  * <p>With the plugin as {@code spark_catalog}, its analysis check ({@link
  * SessionCatalogCheck}) refuses what Spark would create over a tsfile table's name without
  * asking the catalog.
@@ -55,6 +58,8 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
     PathReads.inject(extensions);
     // UPDATE, MERGE, DELETE through spark.sql: their row counts as the result.
     RowCounts.inject(extensions);
+    // DESCRIBE [EXTENDED] of a tsfile table: Spark's rows, its TAG columns marked.
+    DescribeTables.inject(extensions);
     extensions.injectOptimizerRule(
         new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
           @Override
