@@ -137,6 +137,13 @@ public class TsFileTable
     return pendingMerge;
   }
 
+  /** This version shown with the schema {@code json} (DESCRIBE's: its TAG columns marked). */
+  TsFileTable withSchema(String json) {
+    ObjectNode changed = (ObjectNode) description.deepCopy();
+    changed.put("schema", json);
+    return new TsFileTable(catalog, ident, changed);
+  }
+
   /**
    * This version as the target of a mergeSchema append (or an {@code INSERT WITH SCHEMA
    * EVOLUTION}, which becomes one): with the schema {@code json} the append leaves (as it is:
