@@ -144,22 +144,21 @@ def plugin_jar_config() -> dict[str, str]:
     """The catalog plugin's jar on the shared session's classpath, where it must be when the
     JVM starts (tests/spark_catalog configure catalogs at run time), and its session
     extensions (the statements Spark cannot parse, the optimizer rules in every session), as
-    ``configure`` sets them; none without a JDK, and those tests skip saying so. Path reads
+    ``configure`` sets them; none without a JDK, and those tests skip saying so (a jar that
+    does not compile where a JDK is fails the session: it must never pass as skips). Path reads
     keep the source's own scan here (``spark.tsfile.pathReads.enabled=false``, as in a
     session without the jar), so the source's tests test it; tests/spark_catalog/
     test_path_reads.py turns the plugin's scan of them on."""
-    from tsfile_catalog.exceptions import TsFileCatalogError
-    from tsfile_catalog.spark_catalog.build import build_jar
+    from tsfile_catalog.spark_catalog.build import build_jar, jdk_available
     from tsfile_catalog.spark_catalog.settings import EXTENSIONS_CLASS
 
-    try:
-        return {
-            "spark.jars": str(build_jar()),
-            "spark.sql.extensions": EXTENSIONS_CLASS,
-            "spark.tsfile.pathReads.enabled": "false",
-        }
-    except TsFileCatalogError:
+    if not jdk_available():
         return {}
+    return {
+        "spark.jars": str(build_jar()),
+        "spark.sql.extensions": EXTENSIONS_CLASS,
+        "spark.tsfile.pathReads.enabled": "false",
+    }
 
 
 @pytest.fixture(scope="session")

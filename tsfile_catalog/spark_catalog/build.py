@@ -31,6 +31,7 @@ __all__ = [
     "SOURCES",
     "build_jar",
     "jar_path",
+    "jdk_available",
     "jar_problem",
     "pyspark_jars_dir",
 ]
@@ -100,6 +101,15 @@ def _jdk_tool(name: str) -> str:
     if found is None:
         raise TsFileCatalogError(_JDK_HINT)
     return found
+
+
+def jdk_available() -> bool:
+    """Whether a JDK's ``javac`` is here to build the jar (``JAVA_HOME`` or the ``PATH``)."""
+    try:
+        _jdk_tool("javac")
+    except TsFileCatalogError:
+        return False
+    return True
 
 
 def _cache_root() -> Path:
