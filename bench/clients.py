@@ -25,8 +25,9 @@ each client protocol adds to any statement.
 Where Connect's time goes is measured too, not judged: Connect's ``collect()`` alone on the
 DataFrame its ``spark.sql`` made beforehand (PySpark's Connect ``spark.sql`` is eager: one
 ExecutePlan that analyses the query, then ``collect()``'s own, which analyses it again), and
-the same SQL text on a Parquet copy of the rows read by path (no catalog of ours in the
-query) through every path: the extra time Spark Connect adds to any source's query.
+the same SQL text on a Parquet copy of the rows read by path (``parquet.`<path>```: no
+catalog of ours in the query) in-process, through Connect and through JDBC: what each client
+adds to any source's query.
 
 Results go to ``bench/out/clients.json`` and the generated "Spark clients" section of
 ``docs/benchmarks.md``. Needs the ``test`` extra (the Connect client's gRPC, PyHive).
@@ -69,6 +70,9 @@ EAGER = "connect_sql"
 PATHS = ("inprocess", *CLIENTS, PREPARED, EAGER)
 TARGET = 1.3  # client time / in-process time, per query
 FLOOR = "floor"
+# The same queries on a Parquet copy read by path: no catalog of ours in the query.
+PARQUET = "parquet"
+PARQUET_PATHS = ("inprocess", *CLIENTS)
 # No table and no Spark job (a SELECT runs one): what a client adds to any statement.
 FLOOR_SQL = "SET spark.sql.session.timeZone"
 _MASTER = "local[2]"
@@ -154,7 +158,10 @@ def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
     tsfile_catalog.register(spark)
     # The benchmark table, written by the tsfile source and registered in the warehouse.
     data = str(Path(work) / "sensors")
-    write_tsfile(build_frame(spark, scale), data)
+    frame = build_frame(spark, scale)
+    write_tsfile(frame, data)
+    parquet = str(Path(work) / "sensors.parquet")
+    frame.write.parquet(parquet)
     Catalog(spark, warehouse, register_views=False).sql(
         f"CREATE TABLE {SQL_TABLE} USING tsfile LOCATION '{data}'"
     )
@@ -203,14 +210,22 @@ def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
         }
         # The floor first: a statement with no table, the client protocol's own cost.
         statements = {FLOOR: FLOOR_SQL, **{q.id: sql_text(q, table) for q in queries}}
-        times: dict[str, dict[str, list[float]]] = {k: {p: [] for p in PATHS} for k in statements}
+        by_path = f"parquet.`{parquet}`"
+        statements.update({f"{q.id}/{PARQUET}": sql_text(q, by_path) for q in queries})
+
+        def paths(key: str) -> tuple[str, ...]:
+            return PARQUET_PATHS if key.endswith(f"/{PARQUET}") else PATHS
+
+        times: dict[str, dict[str, list[float]]] = {
+            k: {p: [] for p in paths(k)} for k in statements
+        }
         answers: dict[str, dict[str, list[list[Any]]]] = {k: {} for k in statements}
         for key, text in statements.items():  # untimed: each path's first run (plans, workers)
-            for path in PATHS:
+            for path in paths(key):
                 answers[key][path] = runners[path](text)
         for rep in range(scale.repetitions):
             for key, text in statements.items():
-                for path in PATHS if rep % 2 == 0 else PATHS[::-1]:
+                for path in paths(key) if rep % 2 == 0 else paths(key)[::-1]:
                     began = time.perf_counter()
                     runners[path](text)
                     times[key][path].append(time.perf_counter() - began)
@@ -228,6 +243,7 @@ def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
             "median_s": {p: statistics.median(times[FLOOR][p]) for p in PATHS},
         },
         "queries": [],
+        "parquet": [],
     }
     floor = results["floor"]["best_s"]
     for query in queries:
@@ -249,6 +265,19 @@ def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
                 },
                 "result_rows": len(got["inprocess"]),
                 "same_answer": {c: same_rows(got[c], got["inprocess"]) for c in CLIENTS},
+            }
+        )
+        key = f"{query.id}/{PARQUET}"
+        best = {p: min(times[key][p]) for p in PARQUET_PATHS}
+        results["parquet"].append(
+            {
+                "id": query.id,
+                "sql": statements[key],
+                "times_s": times[key],
+                "best_s": best,
+                "median_s": {p: statistics.median(times[key][p]) for p in PARQUET_PATHS},
+                "ratios": {c: best[c] / best["inprocess"] for c in CLIENTS},
+                "same_answer": {c: same_rows(answers[key][c], got["inprocess"]) for c in CLIENTS},
             }
         )
     results["elapsed_s"] = time.monotonic() - started
@@ -320,7 +349,42 @@ def render_section(results: dict[str, Any]) -> str:
         ]
     if all(PREPARED in q["best_s"] for q in results["queries"]):
         lines += _connect_breakdown(results["queries"])
+    if results.get("parquet"):
+        lines += _parquet_baseline(results["queries"], results["parquet"])
     return "\n".join(lines)
+
+
+def _parquet_baseline(
+    queries: Sequence[dict[str, Any]], parquet: Sequence[dict[str, Any]]
+) -> list[str]:
+    """The same queries on the Parquet copy read by path, next to the catalog table's ratios:
+    what each client adds when no catalog of ours is in the query."""
+    ours = {q["id"]: q["ratios"] for q in queries}
+    lines = [
+        "",
+        "The same SQL text on a Parquet copy of the rows read by path (`parquet.`<path>``: "
+        "Spark's own source, no catalog of ours in the query), on the same three paths:",
+        "",
+        "| Query | in-process | Spark Connect | JDBC | Connect / in-process | JDBC / in-process "
+        "| catalog table's Connect / JDBC ratios | Same answer as the catalog's |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for q in parquet:
+        m, r, mine = q["best_s"], q["ratios"], ours[q["id"]]
+        same = "yes" if all(q["same_answer"].values()) else "**NO**"
+        lines.append(
+            f"| {q['id']} | {_fmt_s(m['inprocess'])} | {_fmt_s(m['connect'])} | "
+            f"{_fmt_s(m['jdbc'])} | {r['connect']:.2f}x | {r['jdbc']:.2f}x | "
+            f"{mine['connect']:.2f}x / {mine['jdbc']:.2f}x | {same} |"
+        )
+    worst = {c: max(q["ratios"][c] for q in parquet) for c in CLIENTS}
+    lines += [
+        "",
+        f"On Spark's own Parquet source the worst query is {worst['connect']:.2f}x in-process "
+        f"through Spark Connect and {worst['jdbc']:.2f}x through JDBC: what the client "
+        "path costs with no catalog of ours in the query.",
+    ]
+    return lines
 
 
 def _connect_breakdown(queries: Sequence[dict[str, Any]]) -> list[str]:

@@ -72,6 +72,23 @@ def test_the_breakdown_times_connects_eager_sql_and_its_collect_apart() -> None:
     assert "alone is at worst 1.40x in-process (beyond the 1.3x target)" in text
 
 
+def test_the_parquet_baseline_shows_each_clients_ratio_next_to_the_catalogs() -> None:
+    results = _results({"connect": [1.5] * 4, "jdbc": [1.0] * 4})
+    results["parquet"] = [
+        {
+            "id": q["id"],
+            "best_s": {"inprocess": 0.100, "connect": 0.120 + i / 100, "jdbc": 0.090},
+            "ratios": {"connect": 1.2 + i / 10, "jdbc": 0.9},
+            "same_answer": dict.fromkeys(CLIENTS, True),
+        }
+        for i, q in enumerate(results["queries"])
+    ]
+    text = render_section(results)
+    q2 = next(line for line in text.splitlines() if line.startswith("| Q2 | 100 ms"))
+    assert q2.split(" | ")[1:7] == ["100 ms", "130 ms", "90 ms", "1.30x", "0.90x", "1.50x / 1.00x"]
+    assert "worst query is 1.50x in-process through Spark Connect and 0.90x through JDBC" in text
+
+
 @pytest.mark.server
 def test_the_smallest_run_times_every_path_with_the_same_answers(tmp_path: Path) -> None:
     pytest.importorskip("pyhive.hive", reason="the test extra's PyHive is not installed")
@@ -82,4 +99,6 @@ def test_the_smallest_run_times_every_path_with_the_same_answers(tmp_path: Path)
         assert query["result_rows"] > 0
         assert all(len(times) == Scale.smoke().repetitions for times in query["times_s"].values())
     assert set(results["floor"]["median_s"]) == set(PATHS)
+    assert [q["id"] for q in results["parquet"]] == list(QUERIES)
+    assert all(all(q["same_answer"].values()) for q in results["parquet"])
     assert "| Q9 (" in render_section(results)

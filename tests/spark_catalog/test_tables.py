@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.children import run_child
 from tsfile_catalog import Catalog, open_table
 from tsfile_catalog.exceptions import SqlError
 
@@ -265,3 +266,33 @@ def test_what_the_catalog_shows_is_not_stored(
     assert (again.version, again.properties) == (before.version, before.properties)
     assert "tsfile.version" not in again.properties
     spark.sql(f"DROP TABLE {ts}.db.shown PURGE")
+
+
+def test_each_query_sees_what_another_process_committed(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    # A query's analysis reuses the description of a version it described before (Spark
+    # Connect analyses each query twice): another process's commits, and a table dropped and
+    # recreated at the location with the same version number, show in the next query.
+    spark.sql(
+        f"CREATE TABLE {ts}.db.fresh (time BIGINT, city STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    spark.sql(f"INSERT INTO {ts}.db.fresh VALUES (1, 'bj', 1.5)")
+    query = f"SELECT * FROM {ts}.db.fresh ORDER BY time"
+    for _ in range(2):
+        assert spark.sql(query).collect() == [(1, "bj", 1.5)]
+    location = str(warehouse / "db.db" / "fresh")
+    version = open_table(location).version
+    done = run_child("tests/spark_catalog/other_writer_child.py", "append", location)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert spark.sql(query).collect() == [(1, "bj", 1.5, None), (2, "sh", 2.5, None)]
+    assert spark.sql(f"SELECT rain FROM {ts}.db.fresh").count() == 2
+    assert spark.sql(f"SELECT count(*) FROM {ts}.db.fresh VERSION AS OF {version}").first()[0] == 1
+    versions = open_table(location).version
+    done = run_child("tests/spark_catalog/other_writer_child.py", "recreate", location)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) == versions  # the same version number, another table
+    assert spark.sql(query).columns == ["time", "city", "hum"]
+    assert spark.sql(query).collect() == []
+    spark.sql(f"DROP TABLE {ts}.db.fresh PURGE")

@@ -13,6 +13,7 @@ closes: when the JVM ends.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -54,8 +55,8 @@ def serve(spark: SparkSession, delegate: CatalogDelegate | None = None) -> Catal
     return delegate
 
 
-# The calls that open a table for a scan or a write that follows in the same session.
-_OPENING = frozenset({"load_table", "create_table", "stage"})
+# The JVM's call on a session's first catalog call (CatalogProcess.serveSession), once a session.
+SERVE_SESSION = "serve_session"
 
 
 def _process_delegate(spark: SparkSession) -> CatalogDelegate:
@@ -63,8 +64,10 @@ def _process_delegate(spark: SparkSession) -> CatalogDelegate:
     serves. Spark's own discovery of ``pyspark_tsfile`` runs the interpreter of
     ``PYSPARK_PYTHON`` (the environment, not ``spark.pyspark.python``): a server started with
     settings alone may have found none, and a session per client (Connect, Thrift) holds only
-    what it found. So the first call opening a table in a session registers the source
-    there, pickled by this process for the workers' Python, unless the session has one."""
+    what it found. So a session's first catalog call registers the source there, pickled by
+    this process for the workers' Python, unless the session has one: the JVM calls
+    ``serve_session`` once per session, before that call (not on every call: each check is
+    four calls back into the JVM, as many milliseconds as a ``load_table`` on a busy host)."""
     from py4j.protocol import Py4JError
     from pyspark.sql.udf import _wrap_function
 
@@ -94,13 +97,14 @@ def _process_delegate(spark: SparkSession) -> CatalogDelegate:
 
     class ProcessDelegate(CatalogDelegate):
         def call(self, operation: str, request: str) -> str:
-            if operation in _OPENING:
-                try:
-                    # The calling thread's session: Py4J runs this on it (pinned threads).
-                    ensure(sessions.active())
-                except Py4JError:
-                    _log.exception("registering the %s source in the calling session", name)
-            return super().call(operation, request)
+            if operation != SERVE_SESSION:
+                return super().call(operation, request)
+            try:
+                # The calling thread's session: Py4J runs this on it (pinned threads).
+                ensure(sessions.active())
+            except Py4JError:
+                _log.exception("registering the %s source in the calling session", name)
+            return json.dumps({"result": None})
 
     return ProcessDelegate(spark)
 

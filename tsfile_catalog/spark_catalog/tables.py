@@ -4,13 +4,17 @@ Spark's ``ts.db.t`` is the registry's ``db.t`` (the one ``Catalog(spark, warehou
 and the Catalog's unqualified ``t`` is ``ts.default.t``. Creating, dropping, renaming and
 altering a table run the Catalog's own statements (:meth:`Catalog.execute` with the statement
 Spark's call amounts to), so both front ends make the same checks with the same messages.
-Loading a table resolves its latest version (or the one time travel names) every time:
-nothing is cached between queries.
+Loading a table resolves its registry entry and its latest version (or the one time travel
+names) every time, so a commit or a rename by any process shows in the next query. What is
+reused is only what those determine: the description of a table version already described
+(:meth:`Warehouse.load`), which a Spark Connect query asks for twice, once per analysis.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -68,7 +72,8 @@ PROVIDER = "tsfile"
 # Table properties Spark sets itself on CREATE TABLE; none is a tsfile table option.
 _SPARK_RESERVED = frozenset({"provider", "location", "owner", "external", "is_managed_location"})
 _OPTION_PREFIX = "option."
-# Spark's simpleString of each type a tsfile column may have.
+# Descriptions kept per warehouse (Warehouse.load): a few per table a session queries.
+_DESCRIBED = 64
 
 
 class NamespaceError(SqlError):
@@ -103,6 +108,11 @@ class Warehouse:
     name: str
     options: Mapping[str, str]
     _catalog: Catalog | None = field(default=None, init=False, repr=False)
+    # (entry, table UUID, version) -> describe_table's answer, least recently used first.
+    _described: OrderedDict[tuple[Any, ...], dict[str, Any]] = field(
+        default_factory=OrderedDict, init=False, repr=False
+    )
+    _described_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @cached_property
     def storage_options(self) -> dict[str, Any]:
@@ -215,9 +225,34 @@ class Warehouse:
     def load(
         self, name: TableName, *, version: str | None = None, timestamp_us: int | None = None
     ) -> dict[str, Any]:
-        """The table's description for Spark (see :func:`describe_table`)."""
+        """The table's description for Spark (see :func:`describe_table`).
+
+        The entry and the version are read anew on every call; the description of a version
+        already described under the same entry is reused. It is a function of the entry, the
+        table's identity and its version alone (a table dropped and recreated at the location
+        is another table, whose versions restart), so it cannot be stale.
+        """
         entry = self.registry.require(name)
-        return describe_table(self, entry, self.open_as_of(entry, version, timestamp_us))
+        table = self.open_as_of(entry, version, timestamp_us)
+        key = (
+            entry.database,
+            entry.name,
+            entry.location,
+            tuple(sorted(entry.options.items())),
+            table.table_uuid,
+            table.version,
+        )
+        with self._described_lock:
+            found = self._described.get(key)
+            if found is not None:
+                self._described.move_to_end(key)
+                return found
+        described = describe_table(self, entry, table)
+        with self._described_lock:
+            self._described[key] = described
+            while len(self._described) > _DESCRIBED:
+                self._described.popitem(last=False)
+        return described
 
     def open_as_of(self, entry: TableEntry, version: str | None, timestamp_us: int | None) -> Table:
         """``entry``'s table at Spark's ``VERSION AS OF`` text or ``TIMESTAMP AS OF``

@@ -7,9 +7,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
@@ -51,6 +54,9 @@ public final class CatalogProcess {
   private final SparkSession session;
   private final CountDownLatch ready = new CountDownLatch(1);
   private volatile Delegate delegate;
+  /** The sessions this process was told of, held weakly (a JDBC connection's ends with it). */
+  private final Set<SparkSession> served =
+      Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
   private CatalogProcess(
       String token, ClientServer server, Process process, Path log, SparkSession session) {
@@ -61,16 +67,25 @@ public final class CatalogProcess {
     this.session = session;
   }
 
-  /** The running process's delegate, starting the process first when none runs. */
+  /**
+   * The running process's delegate, starting the process first when none runs; the calling
+   * session is announced to it first if it is new to this process ({@link #serveSession}).
+   */
   static Delegate delegate() {
+    CatalogProcess running = running();
+    running.serveSession();
+    return running.delegate;
+  }
+
+  private static CatalogProcess running() {
     CatalogProcess running = current;
     if (running != null && running.process.isAlive()) {
-      return running.delegate;
+      return running;
     }
     synchronized (LOCK) {
       running = current;
       if (running != null && running.process.isAlive()) {
-        return running.delegate;
+        return running;
       }
       if (running != null) {
         running.stop();
@@ -81,7 +96,32 @@ public final class CatalogProcess {
         hooked = true;
       }
       current = start();
-      return current.delegate;
+      return current;
+    }
+  }
+
+  /**
+   * Calls the process's {@code serve_session} once per session (a Connect client's, a JDBC
+   * connection's) on its first catalog call: the Python side prepares the session there (it
+   * registers the tsfile source when the session lacks it). Once, not on every call: each
+   * check is Python's calls back into this JVM, which cost as much as the load itself. A
+   * broken-off call leaves the session to be announced again; the catalog call that follows
+   * reports the failure.
+   */
+  private void serveSession() {
+    SparkSession calling;
+    try {
+      calling = SparkSession.active(); // the thread's session, else the JVM's default one
+    } catch (IllegalStateException e) {
+      return;
+    }
+    if (!served.add(calling)) {
+      return;
+    }
+    try {
+      delegate.call("serve_session", "{}");
+    } catch (Py4JException e) {
+      served.remove(calling);
     }
   }
 

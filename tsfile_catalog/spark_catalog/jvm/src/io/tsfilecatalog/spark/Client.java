@@ -43,6 +43,22 @@ public final class Client {
     delegate = value;
   }
 
+  /**
+   * Has the catalog process prepare the calling session now (its {@code tsfile} source, see
+   * {@link CatalogProcess#delegate}), for what Spark looks up in the session without calling
+   * the catalog; nothing when a driver's delegate answers. A process that cannot start is
+   * reported by the catalog call that follows.
+   */
+  static void serveSession() {
+    if (delegate == null) {
+      try {
+        CatalogProcess.delegate();
+      } catch (RuntimeException e) {
+        // The next catalog call starts the process again and fails with its error.
+      }
+    }
+  }
+
   static ObjectNode object() {
     return JSON.createObjectNode();
   }

@@ -51,6 +51,9 @@ public class TsFileSessionCatalog extends TsFileCatalog implements CatalogExtens
               + " is not a table, namespace and function catalog");
     }
     this.builtIn = delegate;
+    // Spark loads the session catalog at a session's first statement, and a CREATE TABLE
+    // USING tsfile then looks the provider up in the session before it calls the catalog.
+    Client.serveSession();
   }
 
   private TableCatalog tables() {
