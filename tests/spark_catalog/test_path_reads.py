@@ -135,6 +135,58 @@ def test_a_metadata_answer_runs_no_spark_job(spark: SparkSession, parts: str) ->
     assert _without_rule(spark, lambda: spark_jobs(spark, query())) > 0
 
 
+@pytest.fixture
+def schema_refused(spark: SparkSession) -> Iterator[None]:
+    """The session's ``tsfile`` source replaced by one whose ``schema()`` fails when Spark
+    asks it (and reads as the source does otherwise, its reader checking the schema it is
+    given against its own): a query that succeeds never asked a Python worker for it."""
+    from pyspark.sql.datasource import DataSourceReader
+    from pyspark.sql.types import StructType
+
+    from tsfile_catalog.datasource.source import TsFileDataSource
+
+    class NoSchema(TsFileDataSource):  # pickled by value: a class local to the fixture
+        reading = False
+
+        def reader(self, schema: StructType) -> DataSourceReader:
+            self.reading = True
+            return super().reader(schema)
+
+        def schema(self) -> StructType:
+            if not self.reading:
+                raise RuntimeError("the source was asked for its schema")
+            return super().schema()
+
+    spark.dataSource.register(NoSchema)
+    try:
+        yield
+    finally:
+        spark.dataSource.register(TsFileDataSource)
+
+
+def test_load_asks_no_python_worker_for_the_schema(
+    spark: SparkSession, parts: str, schema_refused: None
+) -> None:
+    """Spark asks a Python source for its schema at ``load()`` in a Python worker it starts
+    (a fifth of a selective query's time); the plugin's table has the schema already."""
+    from pyspark.sql.datasource import CaseInsensitiveDict
+    from pyspark.testing import assertDataFrameEqual
+
+    from tsfile_catalog.datasource.source import TsFileDataSource
+
+    df = spark.read.format("tsfile").load(parts)
+    assert df.schema == TsFileDataSource(CaseInsensitiveDict({"path": parts})).schema()
+    query = df.where("city = 'bj' AND temp > 12").select("time", "temp", "device")
+    assertDataFrameEqual(
+        query,
+        spark.sql("SELECT time, temp, device FROM pq_path_parts WHERE city = 'bj' AND temp > 12"),
+    )
+    assert spark.read.format("tsfile").option("path", parts).load().count() == _count(spark, "")
+    # The oracle: the source's own relation asks the registered source.
+    with pytest.raises(Exception, match="asked for its schema"):
+        _without_rule(spark, lambda: spark.read.format("tsfile").load(parts))
+
+
 def test_limit_and_top_n_are_pushed(spark: SparkSession, parts: str) -> None:
     df = spark.read.format("tsfile").load(parts)
     assert "limit 3" in _plan(df.where("city = 'bj'").limit(3))
@@ -195,6 +247,23 @@ def test_a_reused_dataframe_stays_exact_under_different_filters(
             0
         ][0]
     )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"timestampAs": "long"}, {"columns": "temp,time,city"}, {"versionAsOf": "1"}],
+)
+def test_the_schema_is_the_sources(
+    spark: SparkSession, parts: str, options: dict[str, str]
+) -> None:
+    """The plugin's table, described before Spark asks the source, has the schema the
+    source's own relation has (names, order, types, nullability, metadata)."""
+    got = spark.read.format("tsfile").options(**options).load(parts)
+    assert "version" in _plan(got)  # the plugin's scan
+    source = _without_rule(
+        spark, lambda: spark.read.format("tsfile").options(**options).load(parts)
+    )
+    assert got.schema.jsonValue() == source.schema.jsonValue()
 
 
 def test_options_keep_their_meaning(spark: SparkSession, parts: str) -> None:
