@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -196,6 +196,106 @@ def test_limit_and_top_n_are_pushed(spark: SparkSession, parts: str) -> None:
         "SELECT * FROM pq_path_parts WHERE device = 'd3' ORDER BY time DESC LIMIT 4"
     ).collect()
     assert latest.collect() == expected
+
+
+@pytest.fixture(scope="module")
+def raw(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, str]:
+    """A table whose ``time`` is a BIGINT of milliseconds (as the benchmark's), written in
+    three commits whose devices overlap in time, and its Parquet copy ``pq_path_raw``: the
+    table's catalog name and its path."""
+    name = f"{ts}.db.path_raw"
+    columns = "time BIGINT, city STRING, device STRING, temp DOUBLE"
+    spark.sql(
+        f"CREATE TABLE {name} ({columns}) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    for commit, start in enumerate((0, 40, 90)):
+        rows = [
+            (
+                i * 600_000 + commit,
+                ["bj", "sh"][i % 4 // 2],
+                f"d{i % 4}",
+                None if i % 7 == 3 else i / 4,
+            )
+            for i in range(start, start + 70)
+        ]
+        spark.createDataFrame(rows, columns).writeTo(name).append()
+    parquet = str(tmp_path_factory.mktemp("parquet") / "path_raw")
+    spark.table(name).write.parquet(parquet)
+    spark.read.parquet(parquet).createOrReplaceTempView("pq_path_raw")
+    return name, str(warehouse / "db.db" / "path_raw")
+
+
+# What the plugin's plan of each makes of it: answered from statistics, or the scan's part.
+_LOCAL = "LocalTableScan"
+_SHAPE_PLANS = {
+    "Q7 hourly per device": "pre-aggregated by device, floor(time / 3600000) * 3600000",
+    "Q9 latest of a device": "latest 10 by time, where: (`device` = 'd3')",
+}
+
+
+def _bench_shapes() -> dict[str, Callable[[DataFrame], DataFrame]]:
+    """The benchmark's queries (bench/queries.py) as a user writes them on a DataFrame."""
+    from pyspark.sql import functions as F
+
+    def agg(where: str | None, *aggregates: str) -> Callable[[DataFrame], DataFrame]:
+        return lambda df: (df.where(where) if where else df).agg(*map(F.expr, aggregates))
+
+    hour = "floor(time / 3600000) * 3600000"
+    window = "time >= 3600000 AND time < 50400000"
+    return {
+        "Q1 count": agg(None, "count(*) AS n"),
+        "Q2 full scan": agg(None, "count(temp) AS n", "avg(temp) AS avg"),
+        "Q3 one device, a time range": agg(
+            f"device = 'd2' AND {window}", "count(*) AS n", "avg(temp) AS a", "max(time) AS t"
+        ),
+        "Q5 a time range": agg(window, "count(*) AS n", "avg(temp) AS a", "count(city) AS c"),
+        "time range": agg(None, "min(time) AS lo", "max(time) AS hi"),
+        "Q7 hourly per device": lambda df: (
+            df.where(window)
+            .groupBy(F.col("device"), F.expr(hour).alias("hour"))
+            .agg(F.expr("avg(temp) AS a"), F.expr("count(*) AS n"))
+        ),
+        "Q8 last per device": lambda df: df.groupBy("device").agg(
+            F.expr("max_by(temp, time) AS last"), F.expr("max(time) AS at")
+        ),
+        "Q9 latest of a device": lambda df: (
+            df.where("device = 'd3'")
+            .select("time", "device", "temp")
+            .orderBy(F.desc("time"))
+            .limit(10)
+        ),
+    }
+
+
+def _normalized(plan: str) -> str:
+    """``plan`` without what differs between two analyses of one query: expression ids and the
+    scanned table's name."""
+    plan = re.sub(r"#\d+L?|plan_id=\d+", "", plan)
+    return re.sub(r"BatchScan \S+\[|tsfile \S+ version", "<scan>", plan)
+
+
+@pytest.mark.parametrize("shape", list(_bench_shapes()))
+def test_the_benchmark_queries_plan_as_on_the_catalog_table(
+    spark: SparkSession, raw: tuple[str, str], shape: str
+) -> None:
+    """``load(path)`` of a table plans each benchmark query exactly as the table's catalog
+    name does (statistics answers, pre-aggregation by time bucket, top-N), runs as many Spark
+    jobs (none for an answer from statistics) and answers as Spark does on Parquet."""
+    from pyspark.testing import assertDataFrameEqual
+
+    name, path = raw
+    query = _bench_shapes()[shape]
+    by_path = query(spark.read.format("tsfile").load(path))
+    by_name = query(spark.table(name))
+    plan = _plan(by_path)
+    assert _normalized(plan) == _normalized(_plan(by_name))
+    assert _SHAPE_PLANS.get(shape, _LOCAL) in plan
+    jobs = spark_jobs(spark, by_path)
+    assert jobs == spark_jobs(spark, by_name)
+    assert (jobs == 0) == (_LOCAL in plan)
+    assertDataFrameEqual(by_path, query(spark.table("pq_path_raw")))
 
 
 def test_pruned_columns_are_never_decoded(spark: SparkSession, tmp_path: Path) -> None:
