@@ -387,6 +387,33 @@ def test_options_keep_their_meaning(spark: SparkSession, parts: str) -> None:
         spark.read.format("tsfile").option("nonsense", "1").load(parts)
 
 
+@pytest.mark.parametrize(
+    ("options", "where"),
+    [
+        ({"versionAsOf": "999"}, None),
+        ({"columns": "time,nope"}, None),
+        ({"timestampAs": "nonsense"}, None),
+        ({}, "nowhere"),
+    ],
+)
+def test_a_read_the_source_refuses_fails_load_with_its_error(
+    spark: SparkSession, parts: str, tmp_path: Path, options: dict[str, str], where: str | None
+) -> None:
+    """The rule asks before Spark does: what the source refuses, ``load()`` still refuses with
+    the source's own one-line error, as without the rule."""
+
+    def load() -> object:
+        path = str(tmp_path / where) if where else parts
+        return spark.read.format("tsfile").options(**options).load(path)
+
+    errors = []
+    for read in (load, lambda: _without_rule(spark, load)):
+        with pytest.raises(Exception, match="tsfile_catalog.exceptions") as refused:
+            read()
+        errors.append(str(refused.value).splitlines()[0])
+    assert errors[0] == errors[1]
+
+
 def test_plain_files_keep_the_source_scan(spark: SparkSession, tmp_path: Path) -> None:
     write_table(
         str(tmp_path / "t"),
