@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -135,6 +135,58 @@ def test_a_metadata_answer_runs_no_spark_job(spark: SparkSession, parts: str) ->
     assert _without_rule(spark, lambda: spark_jobs(spark, query())) > 0
 
 
+@pytest.fixture
+def schema_refused(spark: SparkSession) -> Iterator[None]:
+    """The session's ``tsfile`` source replaced by one whose ``schema()`` fails when Spark
+    asks it (and reads as the source does otherwise, its reader checking the schema it is
+    given against its own): a query that succeeds never asked a Python worker for it."""
+    from pyspark.sql.datasource import DataSourceReader
+    from pyspark.sql.types import StructType
+
+    from tsfile_catalog.datasource.source import TsFileDataSource
+
+    class NoSchema(TsFileDataSource):  # pickled by value: a class local to the fixture
+        reading = False
+
+        def reader(self, schema: StructType) -> DataSourceReader:
+            self.reading = True
+            return super().reader(schema)
+
+        def schema(self) -> StructType:
+            if not self.reading:
+                raise RuntimeError("the source was asked for its schema")
+            return super().schema()
+
+    spark.dataSource.register(NoSchema)
+    try:
+        yield
+    finally:
+        spark.dataSource.register(TsFileDataSource)
+
+
+def test_load_asks_no_python_worker_for_the_schema(
+    spark: SparkSession, parts: str, schema_refused: None
+) -> None:
+    """Spark asks a Python source for its schema at ``load()`` in a Python worker it starts
+    (a fifth of a selective query's time); the plugin's table has the schema already."""
+    from pyspark.sql.datasource import CaseInsensitiveDict
+    from pyspark.testing import assertDataFrameEqual
+
+    from tsfile_catalog.datasource.source import TsFileDataSource
+
+    df = spark.read.format("tsfile").load(parts)
+    assert df.schema == TsFileDataSource(CaseInsensitiveDict({"path": parts})).schema()
+    query = df.where("city = 'bj' AND temp > 12").select("time", "temp", "device")
+    assertDataFrameEqual(
+        query,
+        spark.sql("SELECT time, temp, device FROM pq_path_parts WHERE city = 'bj' AND temp > 12"),
+    )
+    assert spark.read.format("tsfile").option("path", parts).load().count() == _count(spark, "")
+    # The oracle: the source's own relation asks the registered source.
+    with pytest.raises(Exception, match="asked for its schema"):
+        _without_rule(spark, lambda: spark.read.format("tsfile").load(parts))
+
+
 def test_limit_and_top_n_are_pushed(spark: SparkSession, parts: str) -> None:
     df = spark.read.format("tsfile").load(parts)
     assert "limit 3" in _plan(df.where("city = 'bj'").limit(3))
@@ -144,6 +196,106 @@ def test_limit_and_top_n_are_pushed(spark: SparkSession, parts: str) -> None:
         "SELECT * FROM pq_path_parts WHERE device = 'd3' ORDER BY time DESC LIMIT 4"
     ).collect()
     assert latest.collect() == expected
+
+
+@pytest.fixture(scope="module")
+def raw(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, str]:
+    """A table whose ``time`` is a BIGINT of milliseconds (as the benchmark's), written in
+    three commits whose devices overlap in time, and its Parquet copy ``pq_path_raw``: the
+    table's catalog name and its path."""
+    name = f"{ts}.db.path_raw"
+    columns = "time BIGINT, city STRING, device STRING, temp DOUBLE"
+    spark.sql(
+        f"CREATE TABLE {name} ({columns}) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+    )
+    for commit, start in enumerate((0, 40, 90)):
+        rows = [
+            (
+                i * 600_000 + commit,
+                ["bj", "sh"][i % 4 // 2],
+                f"d{i % 4}",
+                None if i % 7 == 3 else i / 4,
+            )
+            for i in range(start, start + 70)
+        ]
+        spark.createDataFrame(rows, columns).writeTo(name).append()
+    parquet = str(tmp_path_factory.mktemp("parquet") / "path_raw")
+    spark.table(name).write.parquet(parquet)
+    spark.read.parquet(parquet).createOrReplaceTempView("pq_path_raw")
+    return name, str(warehouse / "db.db" / "path_raw")
+
+
+# What the plugin's plan of each makes of it: answered from statistics, or the scan's part.
+_LOCAL = "LocalTableScan"
+_SHAPE_PLANS = {
+    "Q7 hourly per device": "pre-aggregated by device, floor(time / 3600000) * 3600000",
+    "Q9 latest of a device": "latest 10 by time, where: (`device` = 'd3')",
+}
+
+
+def _bench_shapes() -> dict[str, Callable[[DataFrame], DataFrame]]:
+    """The benchmark's queries (bench/queries.py) as a user writes them on a DataFrame."""
+    from pyspark.sql import functions as F
+
+    def agg(where: str | None, *aggregates: str) -> Callable[[DataFrame], DataFrame]:
+        return lambda df: (df.where(where) if where else df).agg(*map(F.expr, aggregates))
+
+    hour = "floor(time / 3600000) * 3600000"
+    window = "time >= 3600000 AND time < 50400000"
+    return {
+        "Q1 count": agg(None, "count(*) AS n"),
+        "Q2 full scan": agg(None, "count(temp) AS n", "avg(temp) AS avg"),
+        "Q3 one device, a time range": agg(
+            f"device = 'd2' AND {window}", "count(*) AS n", "avg(temp) AS a", "max(time) AS t"
+        ),
+        "Q5 a time range": agg(window, "count(*) AS n", "avg(temp) AS a", "count(city) AS c"),
+        "time range": agg(None, "min(time) AS lo", "max(time) AS hi"),
+        "Q7 hourly per device": lambda df: (
+            df.where(window)
+            .groupBy(F.col("device"), F.expr(hour).alias("hour"))
+            .agg(F.expr("avg(temp) AS a"), F.expr("count(*) AS n"))
+        ),
+        "Q8 last per device": lambda df: df.groupBy("device").agg(
+            F.expr("max_by(temp, time) AS last"), F.expr("max(time) AS at")
+        ),
+        "Q9 latest of a device": lambda df: (
+            df.where("device = 'd3'")
+            .select("time", "device", "temp")
+            .orderBy(F.desc("time"))
+            .limit(10)
+        ),
+    }
+
+
+def _normalized(plan: str) -> str:
+    """``plan`` without what differs between two analyses of one query: expression ids and the
+    scanned table's name."""
+    plan = re.sub(r"#\d+L?|plan_id=\d+", "", plan)
+    return re.sub(r"BatchScan \S+\[|tsfile \S+ version", "<scan>", plan)
+
+
+@pytest.mark.parametrize("shape", list(_bench_shapes()))
+def test_the_benchmark_queries_plan_as_on_the_catalog_table(
+    spark: SparkSession, raw: tuple[str, str], shape: str
+) -> None:
+    """``load(path)`` of a table plans each benchmark query exactly as the table's catalog
+    name does (statistics answers, pre-aggregation by time bucket, top-N), runs as many Spark
+    jobs (none for an answer from statistics) and answers as Spark does on Parquet."""
+    from pyspark.testing import assertDataFrameEqual
+
+    name, path = raw
+    query = _bench_shapes()[shape]
+    by_path = query(spark.read.format("tsfile").load(path))
+    by_name = query(spark.table(name))
+    plan = _plan(by_path)
+    assert _normalized(plan) == _normalized(_plan(by_name))
+    assert _SHAPE_PLANS.get(shape, _LOCAL) in plan
+    jobs = spark_jobs(spark, by_path)
+    assert jobs == spark_jobs(spark, by_name)
+    assert (jobs == 0) == (_LOCAL in plan)
+    assertDataFrameEqual(by_path, query(spark.table("pq_path_raw")))
 
 
 def test_pruned_columns_are_never_decoded(spark: SparkSession, tmp_path: Path) -> None:
@@ -197,6 +349,23 @@ def test_a_reused_dataframe_stays_exact_under_different_filters(
     )
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"timestampAs": "long"}, {"columns": "temp,time,city"}, {"versionAsOf": "1"}],
+)
+def test_the_schema_is_the_sources(
+    spark: SparkSession, parts: str, options: dict[str, str]
+) -> None:
+    """The plugin's table, described before Spark asks the source, has the schema the
+    source's own relation has (names, order, types, nullability, metadata)."""
+    got = spark.read.format("tsfile").options(**options).load(parts)
+    assert "version" in _plan(got)  # the plugin's scan
+    source = _without_rule(
+        spark, lambda: spark.read.format("tsfile").options(**options).load(parts)
+    )
+    assert got.schema.jsonValue() == source.schema.jsonValue()
+
+
 def test_options_keep_their_meaning(spark: SparkSession, parts: str) -> None:
     first_version = open_table(parts).version - 2  # the first of the three appends
     first = spark.read.format("tsfile").option("versionAsOf", str(first_version)).load(parts)
@@ -216,6 +385,33 @@ def test_options_keep_their_meaning(spark: SparkSession, parts: str) -> None:
     assert where.count() == bj and "version" not in _plan(where)
     with pytest.raises(Exception, match="unknown read option 'nonsense'"):
         spark.read.format("tsfile").option("nonsense", "1").load(parts)
+
+
+@pytest.mark.parametrize(
+    ("options", "where"),
+    [
+        ({"versionAsOf": "999"}, None),
+        ({"columns": "time,nope"}, None),
+        ({"timestampAs": "nonsense"}, None),
+        ({}, "nowhere"),
+    ],
+)
+def test_a_read_the_source_refuses_fails_load_with_its_error(
+    spark: SparkSession, parts: str, tmp_path: Path, options: dict[str, str], where: str | None
+) -> None:
+    """The rule asks before Spark does: what the source refuses, ``load()`` still refuses with
+    the source's own one-line error, as without the rule."""
+
+    def load() -> object:
+        path = str(tmp_path / where) if where else parts
+        return spark.read.format("tsfile").options(**options).load(path)
+
+    errors = []
+    for read in (load, lambda: _without_rule(spark, load)):
+        with pytest.raises(Exception, match="tsfile_catalog.exceptions") as refused:
+            read()
+        errors.append(str(refused.value).splitlines()[0])
+    assert errors[0] == errors[1]
 
 
 def test_plain_files_keep_the_source_scan(spark: SparkSession, tmp_path: Path) -> None:

@@ -247,7 +247,7 @@ _OPERATIONS: dict[str, _Handler] = {
     "plan_scan": _plan,
     "plan_changes": lambda d, r: changelog.plan_changes(d.warehouse(r), r),
     # The session extensions' PathReads: load(path) as the plugin's table, or None.
-    "resolve_path": lambda d, r: paths.describe_path(r["options"], r["schema"]),
+    "resolve_path": lambda d, r: paths.describe_path(r["options"], r.get("schema")),
     "list_procedures": lambda d, r: (
         list(procedures.PROCEDURES) if r["namespace"] == [procedures.NAMESPACE] else []
     ),

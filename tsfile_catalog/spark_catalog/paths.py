@@ -1,5 +1,7 @@
 """Path reads with the plugin's scan: ``spark.read.format("tsfile").load(path)`` described as
-the plugin's table over the path, for the session extensions' analysis rule (``PathReads``).
+the plugin's table over the path, for the session extensions' analysis rules (``PathReads``),
+which ask before Spark resolves the read: the table's schema is the source's ``schema()``,
+so Spark needs no Python worker to ask the source for it.
 
 The read's options are resolved by the ``tsfile`` source itself
 (:meth:`~tsfile_catalog.datasource.source.TsFileDataSource.resolved_read`), so a path read
@@ -62,9 +64,15 @@ _RESOLVED = frozenset(
 )
 
 
-def describe_path(options: Mapping[str, str], schema_json: str) -> dict[str, Any] | None:
-    """The plugin's table for a batch read of the ``tsfile`` source with ``options`` whose
-    relation has the schema ``schema_json``; None when the read keeps the source's scan."""
+def describe_path(
+    options: Mapping[str, str], schema_json: str | None = None
+) -> dict[str, Any] | None:
+    """The plugin's table for a batch read of the ``tsfile`` source with ``options``; None when
+    the read keeps the source's scan.
+
+    ``schema_json`` is the schema of the source's relation when Spark resolved the read first
+    (the table must have it); None before Spark asked the source, when the table's schema, the
+    source's own :meth:`~TsFileDataSource.schema`, is the relation's."""
     if any(key.lower() in KEEPS_SOURCE_SCAN for key in options):
         return None
     source = TsFileDataSource(CaseInsensitiveDict(options))
@@ -75,7 +83,9 @@ def describe_path(options: Mapping[str, str], schema_json: str) -> dict[str, Any
         schema = source.schema()
     except TsFileCatalogError:
         return None  # the source fails the read itself, with its own one-line error
-    if scan.version is None or schema != StructType.fromJson(json.loads(schema_json)):
+    if scan.version is None:
+        return None
+    if schema_json is not None and schema != StructType.fromJson(json.loads(schema_json)):
         return None
     given = {k: v for k, v in options.items() if k.lower() not in _RESOLVED}
     scan_options = {
