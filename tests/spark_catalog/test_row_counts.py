@@ -238,3 +238,28 @@ def test_catalog_sql_runs_them_through_spark_sql_where_the_plugin_serves(
         assert "\n" not in shown and "device" in shown
         assert shown == str(own_refusal.value).replace(pair.copy, table), statement
     assert pair.version() == version
+
+
+def test_catalog_sql_updates_a_default_table_its_view_shares_the_name_of(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    """A default-database table's convenience view has the table's name: the statement
+    Catalog.sql hands to ``spark.sql`` names the table with the plugin's catalog, so Spark
+    updates the table, not the view (which it cannot)."""
+    from tsfile_catalog import Catalog
+
+    spark.sql(
+        f"CREATE TABLE {ts}.default.front_viewed (time BIGINT, dev STRING, v BIGINT) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'dev', 'key.duplicates' = 'keep')"
+    )
+    spark.sql(f"INSERT INTO {ts}.default.front_viewed VALUES (1, 'a', 1), (2, 'b', 2)")
+    served = Catalog(spark, str(warehouse))  # registers the view front_viewed
+    try:
+        assert spark.catalog.getTable("front_viewed").isTemporary
+        (row,) = served.sql("UPDATE front_viewed SET v = v + 10 WHERE dev = 'a'").collect()
+        assert row.num_affected_rows == 1
+        location = str(warehouse / "front_viewed")
+        assert "writeId" in open_table(location).history(limit=1)[0].operation_parameters
+        assert sorted(served.sql("SELECT v FROM front_viewed").collect()) == [(2,), (11,)]
+    finally:
+        spark.catalog.dropTempView("front_viewed")
