@@ -8,6 +8,7 @@ when it was refused with a commit conflict. Any other error is raised: the test 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 import pyarrow.compute as pc
@@ -24,13 +25,24 @@ FRONTS: tuple[Front, ...] = ("sql", "catalog", "api")
 
 
 class Racer:
-    """One process's front ends: ``spark.sql`` on catalog ``name``, ``Catalog.sql`` over the
-    same warehouse, and the Spark-free ``Table`` API on the table's location."""
+    """One process's front ends: ``spark.sql`` on catalog ``name``, ``Catalog.sql``'s own
+    implementation over the same warehouse, and the Spark-free ``Table`` API on the table's
+    location.
+
+    ``Catalog.sql`` hands the statements of a warehouse the plugin serves to ``spark.sql``
+    (the ``sql`` front already); over a symbolic link to the warehouse, a location no
+    plugin catalog names, it carries them out itself."""
 
     def __init__(self, spark: SparkSession, catalog: str, warehouse: str) -> None:
         self.spark = spark
         self.catalog = catalog
-        self.sql_catalog = Catalog(spark, warehouse)
+        link = Path(f"{warehouse.rstrip('/')}_unserved")
+        try:
+            link.symlink_to(warehouse, target_is_directory=True)
+        except FileExistsError:
+            pass  # the other process made it
+        self.sql_catalog = Catalog(spark, str(link))
+        assert self.sql_catalog._tables.plugin() is None
 
     def location(self, table: str) -> str:
         """The table's location, as ``DESCRIBE TABLE EXTENDED`` shows it to a user."""

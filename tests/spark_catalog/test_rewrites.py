@@ -28,7 +28,9 @@ MODES = ["keep", "last"]
 
 class _Pair:
     """A plugin table and its copy, written alike; statements run on the table through
-    ``spark.sql`` and on the copy through ``Catalog.sql``."""
+    ``spark.sql`` and on the copy through ``Catalog.sql``'s own implementation: the copy is
+    in a warehouse beside ``warehouse`` that no plugin catalog serves once it is written
+    (``Catalog.sql`` hands a served table's statements to ``spark.sql``)."""
 
     def __init__(
         self,
@@ -41,35 +43,51 @@ class _Pair:
         by_device: bool = False,
     ) -> None:
         self.spark = spark
-        self.catalog = Catalog(spark, str(warehouse), register_views=False)
+        copies = warehouse.parent / f"{warehouse.name}_copies"
+        self.catalog = Catalog(spark, str(copies), register_views=False)
         self.table = f"{ts}.db.{name}"
         self.copy = f"db.{name}_copy"
         self.location = str(warehouse / "db.db" / name)
-        for table in (self.table, f"{ts}.{self.copy}"):
-            spark.sql(
-                f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile TBLPROPERTIES "
-                f"('tagColumns' = 'city,device', 'key.duplicates' = '{mode}')"
-            )
-            # Two commits whose rows share no key, then (a ``last`` table) rows re-sent
-            # with new values: parts overlapping by key, read merged. ``by_device``: each
-            # commit writes one part per device.
-            batches = [weather_rows(spark, start=0, count=24), weather_rows(spark, 24, 16)]
-            if mode == "last":
-                batches.append(
-                    weather_rows(spark, start=16, count=12).selectExpr(
-                        "time", "city", "device", "temp + 0.5 AS temp", "rain"
-                    )
+        self.copy_location = str(copies / "db.db" / f"{name}_copy")
+        # The copy is written through a plugin catalog over its warehouse (the table's very
+        # writes), which is gone once it is.
+        writer = f"{ts}_copies"
+        spark.conf.set(f"spark.sql.catalog.{writer}", spark.conf.get(f"spark.sql.catalog.{ts}"))
+        spark.conf.set(f"spark.sql.catalog.{writer}.warehouse", str(copies))
+        try:
+            for table in (self.table, f"{writer}.{self.copy}"):
+                self._write(spark, table, mode, by_device=by_device)
+        finally:
+            spark.conf.unset(f"spark.sql.catalog.{writer}")
+            spark.conf.unset(f"spark.sql.catalog.{writer}.warehouse")
+        assert self.catalog._tables.plugin() is None  # the copy's statements are Catalog.sql's
+
+    @staticmethod
+    def _write(spark: SparkSession, table: str, mode: str, *, by_device: bool) -> None:
+        spark.sql(
+            f"CREATE TABLE {table} ({WEATHER_COLUMNS}) USING tsfile TBLPROPERTIES "
+            f"('tagColumns' = 'city,device', 'key.duplicates' = '{mode}')"
+        )
+        # Two commits whose rows share no key, then (a ``last`` table) rows re-sent
+        # with new values: parts overlapping by key, read merged. ``by_device``: each
+        # commit writes one part per device.
+        batches = [weather_rows(spark, start=0, count=24), weather_rows(spark, 24, 16)]
+        if mode == "last":
+            batches.append(
+                weather_rows(spark, start=16, count=12).selectExpr(
+                    "time", "city", "device", "temp + 0.5 AS temp", "rain"
                 )
-            for batch in batches:
-                if by_device:
-                    # The input's own partitioning, not the write's clustering (which would
-                    # put the four small devices in one task).
-                    spark.conf.set(CLUSTERED_WRITES, "false")
-                    batch = batch.repartitionByRange(4, "device")
-                try:
-                    batch.writeTo(table).append()
-                finally:
-                    spark.conf.unset(CLUSTERED_WRITES)
+            )
+        for batch in batches:
+            if by_device:
+                # The input's own partitioning, not the write's clustering (which would
+                # put the four small devices in one task).
+                spark.conf.set(CLUSTERED_WRITES, "false")
+                batch = batch.repartitionByRange(4, "device")
+            try:
+                batch.writeTo(table).append()
+            finally:
+                spark.conf.unset(CLUSTERED_WRITES)
 
     def version(self) -> int:
         return open_table(self.location).version
@@ -99,8 +117,7 @@ class _Pair:
         assertDataFrameEqual(self.spark.table(self.table), self.catalog.table(self.copy))
 
     def history(self) -> list[str]:
-        rows = self.catalog.sql(f"DESCRIBE HISTORY {self.table.split('.', 1)[1]}").collect()
-        return [r.operation for r in rows]
+        return [info.operation for info in open_table(self.location).history()]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -51,7 +51,7 @@ def test_the_history_records_the_rows_each_statement_changed(
     """Spark's counts, as ``Catalog.sql`` records its own: the rows changed, not those of the
     rewritten parts (which ``rows_added`` / ``rows_removed`` count)."""
     pair = _Pair(spark, ts, warehouse, f"counted_{mode}", mode)
-    copy = str(warehouse / "db.db" / f"counted_{mode}_copy")
+    copy = pair.copy_location
     for statement, counted in (
         ("UPDATE {t} SET temp = temp + 100 WHERE device = 'd1'", {"numUpdatedRows"}),
         (_merge_source(pair, "counted_src"), set(_COUNTED)),
@@ -177,3 +177,89 @@ def test_other_statements_and_tables_keep_spark_s_results(
             spark.sql("UPDATE untouched_pq SET id = 0")
     finally:
         spark.sql("DROP TABLE untouched_pq")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_catalog_sql_runs_them_through_spark_sql_where_the_plugin_serves(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """``Catalog.sql`` over the plugin's warehouse hands UPDATE, MERGE and DELETE to
+    ``spark.sql`` (the history records Spark's id of the write), with the answer and rows its
+    own implementation gives on an identical copy (a warehouse no plugin serves). A ``last``
+    table's UPDATE stays its own (it appends the changed rows only), and so does a MERGE
+    that only inserts (Spark appends it, with no counts); a refusal is the same either way."""
+    from tsfile_catalog import Catalog
+    from tsfile_catalog.exceptions import SqlError
+
+    pair = _Pair(spark, ts, warehouse, f"front_{mode}", mode)
+    served = Catalog(spark, str(warehouse), register_views=True)
+    assert served._tables.plugin() == ts
+    table = pair.table.split(".", 1)[1]  # db.<name>, as Catalog.sql names it
+    spark.createDataFrame(
+        [("2024-01-02 05:00:00", "sh", "d9", 1.5, 2)],
+        "time string, city string, device string, temp double, rain int",
+    ).selectExpr(
+        "CAST(time AS TIMESTAMP) AS time", "city", "device", "temp", "rain"
+    ).createOrReplaceTempView("front_new")
+    insert_only = (
+        "MERGE INTO {t} t USING front_new s "
+        "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+        "WHEN NOT MATCHED THEN INSERT *"
+    )
+    for statement, through_spark in (
+        ("UPDATE {t} SET temp = temp + 100 WHERE device = 'd1'", mode == "keep"),
+        (_merge_source(pair, f"front_src_{mode}"), True),
+        ("DELETE FROM {t} WHERE rain > hour(time) % 2", True),  # Spark's copy-on-write
+        (insert_only, False),
+    ):
+        ours = served.sql(statement.format(t=table))
+        theirs = pair.catalog.sql(statement.format(t=pair.copy))
+        assert ours.schema == theirs.schema, statement
+        mine, expected = ours.collect(), theirs.collect()
+        assert mine[0][:2] == expected[0][:2] and mine[0][0] > 0, statement
+        info = open_table(pair.location).history(limit=1)[0]
+        assert ("writeId" in info.operation_parameters) == through_spark, statement
+        own = open_table(pair.copy_location).history(limit=1)[0]
+        assert "writeId" not in own.operation_parameters, statement
+        if not through_spark and mode == "last" and statement.startswith("UPDATE"):
+            assert info.rows_removed == 0  # the changed rows appended, no part rewritten
+        pair.check()
+    # Catalog.sql's refusals, before Spark reads a row: one line naming statement and column.
+    version = pair.version()
+    for statement in (
+        "UPDATE {t} SET device = 'x'",
+        "MERGE INTO {t} t USING front_new s ON t.time = s.time WHEN MATCHED THEN DELETE",
+    ):
+        with pytest.raises(SqlError) as refused:
+            served.sql(statement.format(t=table))
+        with pytest.raises(SqlError) as own_refusal:
+            pair.catalog.sql(statement.format(t=pair.copy))
+        shown = str(refused.value)
+        assert "\n" not in shown and "device" in shown
+        assert shown == str(own_refusal.value).replace(pair.copy, table), statement
+    assert pair.version() == version
+
+
+def test_catalog_sql_updates_a_default_table_its_view_shares_the_name_of(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    """A default-database table's convenience view has the table's name: the statement
+    Catalog.sql hands to ``spark.sql`` names the table with the plugin's catalog, so Spark
+    updates the table, not the view (which it cannot)."""
+    from tsfile_catalog import Catalog
+
+    spark.sql(
+        f"CREATE TABLE {ts}.default.front_viewed (time BIGINT, dev STRING, v BIGINT) "
+        "USING tsfile TBLPROPERTIES ('tagColumns' = 'dev', 'key.duplicates' = 'keep')"
+    )
+    spark.sql(f"INSERT INTO {ts}.default.front_viewed VALUES (1, 'a', 1), (2, 'b', 2)")
+    served = Catalog(spark, str(warehouse))  # registers the view front_viewed
+    try:
+        assert spark.catalog.getTable("front_viewed").isTemporary
+        (row,) = served.sql("UPDATE front_viewed SET v = v + 10 WHERE dev = 'a'").collect()
+        assert row.num_affected_rows == 1
+        location = str(warehouse / "front_viewed")
+        assert "writeId" in open_table(location).history(limit=1)[0].operation_parameters
+        assert sorted(served.sql("SELECT v FROM front_viewed").collect()) == [(2,), (11,)]
+    finally:
+        spark.catalog.dropTempView("front_viewed")

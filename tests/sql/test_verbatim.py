@@ -440,3 +440,25 @@ def test_a_window_grouping_is_pre_aggregated_on_the_rewriting_path(
 def _reset_current_catalog(spark: SparkSession) -> None:
     """Forget the session's current catalog and namespace (Spark's CatalogManager.reset)."""
     spark._jsparkSession.sessionState().catalogManager().reset()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("UPDATE t SET v = 1", "UPDATE `ts`.`default`.`t` SET v = 1"),
+        ("update  db . `t` AS x SET v = x.v;", "update  `ts`.`db`.`t` AS x SET v = x.v;"),
+        (
+            "MERGE INTO t USING t s ON t.time = s.time WHEN MATCHED THEN DELETE",
+            "MERGE INTO `ts`.`default`.`t` USING t s ON t.time = s.time WHEN MATCHED THEN DELETE",
+        ),
+        ("DELETE FROM db.t WHERE t = 't'", "DELETE FROM `ts`.`db`.`t` WHERE t = 't'"),
+    ],
+)
+def test_a_row_level_statement_names_its_target_with_the_plugin_catalog(
+    text: str, expected: str
+) -> None:
+    """Only the target is qualified (a bare ``t`` may also be the catalog's convenience view
+    of the table, which Spark finds first and cannot update); the rest stays as written."""
+    statement = parse_statement(text)
+    tree = verbatim.row_level_tree(text)
+    assert verbatim.row_level_text(text, tree, "ts", statement.table) == expected  # type: ignore[union-attr]

@@ -3,7 +3,9 @@
 ``catalog.sql(text)`` parses one statement (:func:`~tsfile_catalog.sql.parse_statement`) and
 dispatches it. When the session's catalog plugin serves the warehouse, a query (a SELECT, the
 query of an INSERT or CREATE TABLE ... AS) runs as written through ``spark.sql``, the plugin
-resolving the names (:mod:`~tsfile_catalog.sql.verbatim` says when it can). Otherwise a
+resolving the names, and so does an UPDATE, MERGE or DELETE of a catalog table, Spark's
+copy-on-write then being its one implementation (:mod:`~tsfile_catalog.sql.verbatim` says
+when each can). Otherwise a
 SELECT runs in :mod:`~tsfile_catalog.sql.query` (every reference to a catalog table reads a
 *fresh* ``tsfile`` scan of its own, registered as a view the rewritten query names). The
 statements the catalog owns run in :mod:`~tsfile_catalog.sql.commands` (CREATE, DROP, ALTER,
@@ -25,7 +27,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
-from tsfile_catalog.exceptions import OptionError, SqlError, SqlParseError
+from tsfile_catalog.errors import unwrap
+from tsfile_catalog.exceptions import OptionError, SqlError, SqlParseError, TsFileCatalogError
+from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import commands, describe, maintenance, merge, verbatim
@@ -75,6 +79,24 @@ from tsfile_catalog.sql.statements import (
 __all__ = ["Catalog", "RETENTION_CHECK"]
 
 _log = logging.getLogger(__name__)
+
+
+# Spark's error condition for a MERGE whose several source rows match one target row.
+_CARDINALITY = "MERGE_CARDINALITY_VIOLATION"
+
+
+def _error_condition(error: BaseException) -> str | None:
+    """The error condition (class) of a PySpark error, None for any other error."""
+    for getter in ("getCondition", "getErrorClass"):
+        method = getattr(error, getter, None)
+        if callable(method):
+            try:
+                condition = method()
+            except Exception:  # noqa: BLE001 - an error without the JVM's details
+                continue
+            if condition:
+                return str(condition)
+    return None
 
 
 class Catalog:
@@ -243,6 +265,8 @@ class Catalog:
         or :func:`~tsfile_catalog.sql.verbatim.refusal` refuses it (the caller executes it)."""
         query: exp.Expr | None = None
         match statement:
+            case Update() | Merge() | Delete():
+                return self._row_level_through_plugin(plugin, text, statement)
             case Select(query=query):
                 query_text: str | None = text
             case Insert(query=query) | CreateTable(query=query) if query is not None:
@@ -262,6 +286,51 @@ class Catalog:
         if isinstance(statement, CreateTable):
             return commands.create(self._tables, statement, rows)
         return rows
+
+    def _row_level_through_plugin(
+        self, plugin: str, text: str, statement: Update | Merge | Delete
+    ) -> DataFrame | None:
+        """An UPDATE, MERGE or DELETE of a catalog table run as written by ``spark.sql``
+        through the catalog ``plugin`` (Spark's copy-on-write, its answer and messages), the
+        target named with the plugin's catalog; None when
+        :func:`~tsfile_catalog.sql.verbatim.row_level_refusal` keeps it here, or the target is
+        not a catalog table (the caller executes it)."""
+        entry = self._registry.get(statement.table)
+        if entry is None:
+            return None
+        tree = verbatim.row_level_tree(text)
+        table = self._tables.open(entry)
+        why = verbatim.row_level_refusal(
+            self._spark,
+            statement,
+            entry,
+            tree,
+            self._names,
+            last=key_mode(table.properties) == "last",
+        )
+        if why is not None:
+            _log.debug("%s: Catalog.sql's own, as %s", text, why)
+            return None
+        written = verbatim.row_level_text(text, tree, plugin, statement.table)
+        if verbatim.spark_syntax_error(self._spark, written) is not None:
+            # A form only the catalog's grammar has (a MERGE source's column names or time
+            # travel): Catalog.sql reads it, so it is not refused for Spark's grammar.
+            _log.debug("%s: Catalog.sql's own, as Spark's parser does not read it", text)
+            return None
+        if not isinstance(statement, Delete):
+            merge.check(statement, table.schema, entry.display_name)
+        try:
+            return verbatim.run(self._spark, plugin, written, verbatim.user_names(tree, plugin))
+        except Exception as e:  # noqa: BLE001 - Spark's error of any class, or ours inside it
+            if not (isinstance(statement, Merge) and _error_condition(e) == _CARDINALITY):
+                ours = unwrap(e)  # the table layer's error from Spark's tasks, one line
+                if isinstance(ours, TsFileCatalogError) and ours is not e:
+                    raise ours from e
+                raise
+        # Several source rows match a target row: Spark's message names no row, Catalog.sql's
+        # names its key (Delta's rule either way). Its MERGE finds the row and raises it.
+        _log.debug("%s: Spark refused several matches; Catalog.sql names the row", text)
+        return merge.merge(self._tables, statement)
 
     def execute(self, statement: Statement) -> DataFrame:
         """Execute an already parsed statement (see :meth:`sql`)."""

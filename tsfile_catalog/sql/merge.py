@@ -62,7 +62,7 @@ from tsfile_catalog.table.keyed import commit_key_change, key_columns
 from tsfile_catalog.table.update import set_refusal
 from tsfile_catalog.write.arrow import raw_table
 
-__all__ = ["delete", "merge", "pinned_key", "update"]
+__all__ = ["check", "delete", "merge", "pinned_key", "update"]
 
 # Columns the statements add to the rows they compute; a table column never starts so.
 _HIT = "__tsfile_hit"
@@ -200,6 +200,43 @@ def delete(tables: Tables, statement: Delete) -> DataFrame:
     return tables.result(Result(inspect.DELETE_SCHEMA, [row]))
 
 
+# -- the refusals both engines share ------------------------------------------------------------
+
+
+def check(statement: Update | Merge, schema: TableSchema, name: str) -> dict[str, exp.Expr]:
+    """``Catalog.sql``'s refusals of an UPDATE or MERGE INTO of table ``name``, from the
+    statement and the table's schema alone (nothing is read), whichever engine then runs it:
+    ``Catalog.sql`` here or Spark's copy-on-write through the plugin
+    (:meth:`~tsfile_catalog.sql.catalog.Catalog.sql`), so a statement is refused alike, with
+    one line naming the statement and the column or key, in every session. A MERGE's
+    :func:`pinned_key` (the source side of the ON condition for each key column).
+
+    Raises:
+        SqlError: a SET of a key column or an unknown one, a MERGE whose ON does not pin the
+            key, or whose INSERT leaves a key column out.
+    """
+    if isinstance(statement, Update):
+        _check_assignments(schema, [c for c, _ in statement.assignments], "UPDATE", name)
+        return {}
+    pins = pinned_key(statement.on, schema, *_aliases(statement), name)
+    for item in statement.clauses:
+        if item.assignments is not None:
+            columns = [c for c, _ in item.assignments]
+            if item.action == "update":
+                _check_assignments(schema, columns, "MERGE ... UPDATE", name)
+            else:
+                _check_insert(schema, columns, name)
+    return pins
+
+
+def _aliases(statement: Merge) -> tuple[str, str | None]:
+    """How a MERGE's columns name its target and its source (None: the source is unnamed)."""
+    source = statement.source_alias or (
+        statement.source.name.lower() if isinstance(statement.source, exp.Table) else None
+    )
+    return statement.alias or statement.table.name, source
+
+
 # -- UPDATE -------------------------------------------------------------------------------------
 
 
@@ -210,8 +247,7 @@ def update(tables: Tables, statement: Update) -> DataFrame:
     entry = tables.registry.require(statement.table)
     table, scan = _open(tables, entry, "UPDATE")
     schema = table.schema
-    name = entry.display_name
-    _check_assignments(schema, [c for c, _ in statement.assignments], "UPDATE", name)
+    check(statement, schema, entry.display_name)
     target = scan.alias(statement.alias or statement.table.name)
     hit = (
         F.lit(True)
@@ -337,19 +373,8 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
     entry = tables.registry.require(statement.table)
     table, scan = _open(tables, entry, "MERGE INTO")
     schema = table.schema
-    name = entry.display_name
-    target_alias = statement.alias or statement.table.name
-    source_alias = statement.source_alias or (
-        statement.source.name.lower() if isinstance(statement.source, exp.Table) else None
-    )
-    pins = pinned_key(statement.on, schema, target_alias, source_alias, name)
-    for item in statement.clauses:
-        if item.assignments is not None:
-            columns = [c for c, _ in item.assignments]
-            if item.action == "update":
-                _check_assignments(schema, columns, "MERGE ... UPDATE", name)
-            else:
-                _check_insert(schema, columns, name)
+    target_alias, source_alias = _aliases(statement)
+    pins = check(statement, schema, entry.display_name)
     # Only target rows whose key some source row names can be matched (or, in a keep
     # table, share a key with a changed row): the join reads no other.
     on_key = " AND ".join(

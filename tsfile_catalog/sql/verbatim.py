@@ -14,6 +14,12 @@ Spark, a name that is neither a catalog table nor a temporary view nor a CTE). S
 takes the rewriting path of :mod:`~tsfile_catalog.sql.query`. :func:`source_text` finds the
 exact text of the query inside an ``INSERT`` or ``CREATE TABLE ... AS``, whose head stays the
 catalog's. :func:`run` runs a text.
+
+``UPDATE``, ``MERGE INTO`` and ``DELETE FROM`` of a catalog table go the same way, whole
+(:func:`row_level_text`): Spark's copy-on-write through the plugin is then their one
+implementation, ``spark.sql``'s answer and messages theirs (docs/spark-catalog.md, "One
+implementation per statement"). :func:`row_level_refusal` names the cases ``Catalog.sql``
+keeps.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import sqlglot
 from pyspark.errors import AnalysisException, IllegalArgumentException, ParseException
 from pyspark.errors.exceptions.captured import capture_sql_exception
 from pyspark.sql import DataFrame, SparkSession
@@ -30,15 +37,36 @@ from sqlglot import exp
 
 from tsfile_catalog.errors import unwrap
 from tsfile_catalog.exceptions import SqlError, TsFileCatalogError
+from tsfile_catalog.metadata.table_time import spark_rewrite_refusal
+from tsfile_catalog.spark_catalog.settings import EXTENSIONS_CLASS
+from tsfile_catalog.sql import table_options
 from tsfile_catalog.sql.parse import source_text, table_url_from_sqlglot
 from tsfile_catalog.sql.query_errors import in_user_terms
-from tsfile_catalog.sql.registry import DEFAULT_DATABASE
-from tsfile_catalog.sql.statements import _DIALECT, TableName
+from tsfile_catalog.sql.registry import DEFAULT_DATABASE, TableEntry
+from tsfile_catalog.sql.statements import (
+    _DIALECT,
+    Delete,
+    Merge,
+    TableName,
+    Update,
+    quote_identifier,
+)
 
-__all__ = ["Names", "refusal", "run", "source_text", "spark_syntax_error", "user_names"]
+__all__ = [
+    "Names",
+    "refusal",
+    "row_level_refusal",
+    "row_level_tree",
+    "row_level_text",
+    "run",
+    "source_text",
+    "spark_syntax_error",
+    "user_names",
+]
 
 # The session's catalog when the user chose none (CatalogManager.currentCatalog).
 _DEFAULT_CATALOG = "spark.sql.defaultCatalog"
+_EXTENSIONS = "spark.sql.extensions"
 # Spark's global temporary views live in this database whichever catalog is current.
 _GLOBAL_TEMP = "global_temp"
 _DIGITS = re.compile(r"\s*[+-]?\d+\s*")
@@ -109,6 +137,74 @@ def refusal(query: exp.Expr, names: Names) -> str | None:
             continue
         return f"{shown} is neither a catalog table nor a temporary view nor a CTE"
     return _window_refusal(query)
+
+
+def row_level_refusal(
+    spark: SparkSession,
+    statement: Update | Merge | Delete,
+    entry: TableEntry,
+    tree: exp.Expr,
+    names: Names,
+    *,
+    last: bool,
+) -> str | None:
+    """Why ``Catalog.sql`` carries out ``statement`` (an UPDATE, MERGE or DELETE of the
+    catalog table ``entry``, ``tree`` its sqlglot tree) itself rather than hand its text to
+    ``spark.sql`` through the plugin, or None when it hands it over:
+
+    * the session lacks the plugin's extensions: ``spark.sql`` would return no row counts
+      (``RowCounts.java`` is one of them);
+    * the table stores nanoseconds read as TIMESTAMPs: Spark's copy-on-write refuses it
+      (its times would be truncated), while ``Catalog.sql``'s DELETE rewrites them exactly;
+    * a MERGE whose every clause inserts: Spark turns it into an append, which returns no
+      counts;
+    * an UPDATE of a ``key.duplicates = last`` table (``last``): ``Catalog.sql`` appends the
+      changed rows only, which replace the old ones by the key rule, where Spark's
+      copy-on-write rewrites every part holding one of them (the same rows either way);
+    * a reference in it :func:`refusal` refuses for a query (a URL reference, a name that
+      is neither a catalog table nor a temporary view nor a CTE, ...).
+    """
+    extensions = str(spark.conf.get(_EXTENSIONS, "") or "")
+    if EXTENSIONS_CLASS not in [e.strip() for e in extensions.split(",")]:
+        return "the session has not the plugin's extensions (no row counts from spark.sql)"
+    if (
+        spark_rewrite_refusal(
+            table_options.precision(entry),
+            table_options.timestamp_as(entry),
+            statement="",
+            instead="",
+        )
+        is not None
+    ):
+        return f"{entry.display_name} stores nanoseconds read as TIMESTAMPs"
+    if isinstance(statement, Merge) and all(c.action == "insert" for c in statement.clauses):
+        return "a MERGE that only inserts is an append to Spark (no row counts)"
+    if isinstance(statement, Update) and last:
+        return "an UPDATE of a last table appends its changed rows only there"
+    return refusal(tree, names)
+
+
+def row_level_tree(text: str) -> exp.Expr:
+    """The sqlglot tree of an UPDATE, MERGE or DELETE ``text`` that the catalog's parser read
+    already (positions kept, for :func:`row_level_text`)."""
+    return sqlglot.parse_one(text, dialect=_DIALECT)
+
+
+def row_level_text(text: str, tree: exp.Expr, catalog: str, table: TableName) -> str:
+    """``text`` as written, with its target ``table`` (``tree.this``) named with ``catalog``
+    and its database: a bare ``t`` may also be the catalog's convenience view of the table,
+    which Spark would find first and cannot update. Every other reference stays as the
+    user wrote it (a view of a catalog table reads that table)."""
+    target = tree.this
+    assert isinstance(target, exp.Table)
+    parts = target.parts
+    start, end = parts[0].meta.get("start"), parts[-1].meta.get("end")
+    if start is None or end is None:
+        raise SqlError(f"cannot locate table {table.to_sql()} in the statement's text")
+    qualified = ".".join(
+        quote_identifier(part) for part in (catalog, table.database or DEFAULT_DATABASE, table.name)
+    )
+    return f"{text[:start]}{qualified}{text[end + 1 :]}"
 
 
 def _window_refusal(query: exp.Expr) -> str | None:
