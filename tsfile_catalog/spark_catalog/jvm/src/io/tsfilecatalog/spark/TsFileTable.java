@@ -162,16 +162,6 @@ public class TsFileTable
     return target;
   }
 
-  /** This version with the schema {@code json} (a mergeSchema append's), or as it is (null). */
-  TsFileTable withSchema(String json) {
-    if (json == null) {
-      return new TsFileTable(catalog, ident, description);
-    }
-    ObjectNode changed = (ObjectNode) description.deepCopy();
-    changed.put("schema", json);
-    return new TsFileTable(catalog, ident, changed);
-  }
-
   /** What the delegate needs back to plan a scan of this version (opaque here). */
   JsonNode scanDescription() {
     return description.get("scan");
