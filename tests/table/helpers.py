@@ -150,3 +150,17 @@ def key_change_layout(layout: list[tuple[Any, ...]]) -> tuple[list[tuple[Any, ..
         [entry for entry in layout if entry[3] < newest],
         sum(entry[0] for entry in layout if entry[3] == newest),
     )
+
+
+def wait_until_older_than_now(url: str) -> None:
+    """Sleep until every version of the table at ``url`` is older than the clock: commits in
+    one millisecond get increasing timestamps, which may run ahead of it, and an expiry with
+    ``retention_ms=0`` would then keep them (its cutoff is "now")."""
+    import time
+
+    from tsfile_catalog.table import clear_cache, open_table
+
+    clear_cache()
+    newest = open_table(url).snapshot.timestamp_ms
+    while time.time() * 1000 <= newest + 1:
+        time.sleep(0.005)

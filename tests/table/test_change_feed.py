@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.table.helpers import key_view
@@ -117,6 +117,12 @@ def _run(url: str, op: tuple) -> None:
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mode=st.sampled_from(["last", "keep"]), first=_write(), ops=st.lists(OPS, max_size=5))
+# Found by this test: RESTORE re-added a replaced key's two parts at one key sequence.
+@example(
+    mode="last",
+    first=[(0, "a", None)],
+    ops=[("append", [(0, "a", None)]), ("delete", 0), ("restore", 1)],
+)
 def test_changes_replayed_on_a_version_give_the_later_one(
     tmp_path_factory: pytest.TempPathFactory, mode: str, first: list[Row], ops: list[tuple]
 ) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.table.helpers import SCHEMA, part
+from tests.table.helpers import SCHEMA, part, wait_until_older_than_now
 from tsfile_catalog.exceptions import (
     ChangeCommitError,
     OptionError,
@@ -133,6 +133,7 @@ def test_completeness_survives_expire_snapshots(tmp_path: Path) -> None:
     append_parts(url, [part("p1.tsfile", start=10)], SCHEMA, complete_until=500)
     for v in range(2, 5):
         append_parts(url, [part(f"p{v}.tsfile", start=v * 10)], SCHEMA)
+    wait_until_older_than_now(url)  # so that retain_last alone decides
     done = expire_snapshots(url, retention_ms=0, retain_last=2)
     assert done.versions == (0, 1, 2) and done.checkpoint_written
     clear_cache()

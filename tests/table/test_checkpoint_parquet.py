@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import pickle
-import time
 from dataclasses import replace
 from pathlib import Path
 from unittest import mock
@@ -23,7 +22,7 @@ from tests.factories import (
     commit_histories,
     snapshots,
 )
-from tests.table.helpers import SCHEMA, append_n, log_file, part
+from tests.table.helpers import SCHEMA, append_n, log_file, part, wait_until_older_than_now
 from tsfile_catalog.exceptions import CorruptManifestError
 from tsfile_catalog.metadata.manifest import (
     Commit,
@@ -333,10 +332,7 @@ def test_expiry_writes_and_removes_parquet_checkpoints(tmp_path: Path) -> None:
     url = str(tmp_path)
     append_n(url, 25)
     expected = open_table(url).snapshot
-    # Commits in one millisecond get increasing timestamps, which may run ahead of the clock:
-    # wait until every version is older than "now", so that retain_last alone decides.
-    while time.time() * 1000 <= expected.timestamp_ms + 1:
-        time.sleep(0.005)
+    wait_until_older_than_now(url)  # so that retain_last alone decides
     done = expire_snapshots(url, retention_ms=0, retain_last=3)
     assert done.oldest_kept == 22 and done.checkpoint_written
     names = sorted(p.name for p in (tmp_path / MANIFEST_DIR).glob("*.checkpoint.*"))

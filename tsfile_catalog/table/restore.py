@@ -8,6 +8,7 @@ latest snapshot; the version brought back is resolved as time travel resolves it
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from tsfile_catalog.exceptions import OptionError, VersionNotFoundError
@@ -59,7 +60,10 @@ def restore(
     actions: list[Action] = [
         RemovePart(p.path, p.row_count, p.size_bytes) for p in latest.parts if p.path not in wanted
     ]
-    actions.extend(AddPart(p) for p in back)
+    # Each part brought back keeps its key sequence: the commit stamps every added part with
+    # the new version, and in a `last` table two parts of one key, equal then, would read as
+    # one write and give both rows instead of the later one.
+    actions.extend(AddPart(replace(p, sequence=p.key_sequence)) for p in back)
     # Compared with the physical names too: the restored parts hold the target's (a column
     # dropped and added back since has the same name under another physical name).
     if not target.schema.same_mapping(latest.schema):
