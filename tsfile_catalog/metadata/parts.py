@@ -161,7 +161,8 @@ class PartFile:
         A written part's sequence is the version that added it. A rewrite (OPTIMIZE, DELETE,
         UPDATE's copy-on-write) re-adds old rows at a later version, so it records the
         sequence of what it rewrote in ``sequence``: otherwise a rewritten old row would win
-        over a newer row that replaced it.
+        over a newer row that replaced it. RESTORE keeps each part's sequence for the same
+        reason.
         """
         return self.added_version if self.sequence is None else self.sequence
 
