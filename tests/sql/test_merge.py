@@ -23,7 +23,7 @@ from tsfile_catalog import Catalog, open_table
 from tsfile_catalog.exceptions import DataError, SqlError
 from tsfile_catalog.metadata.manifest import Operation
 from tsfile_catalog.metadata.schema import DataType
-from tsfile_catalog.sql.merge import pinned_key
+from tsfile_catalog.sql.merge_checks import pinned_key
 
 pytestmark = pytest.mark.spark
 

@@ -32,7 +32,7 @@ from tsfile_catalog.exceptions import OptionError, SqlError, SqlParseError, TsFi
 from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
-from tsfile_catalog.sql import commands, describe, maintenance, merge, verbatim
+from tsfile_catalog.sql import commands, describe, maintenance, merge, merge_checks, verbatim
 from tsfile_catalog.sql.maintenance import RETENTION_CHECK
 from tsfile_catalog.sql.parse import parse_statement, query_source, starts_a_query
 from tsfile_catalog.sql.query import Tables, explain_parts, select
@@ -318,7 +318,7 @@ class Catalog:
             _log.debug("%s: Catalog.sql's own, as Spark's parser does not read it", text)
             return None
         if not isinstance(statement, Delete):
-            merge.check(statement, table.schema, entry.display_name)
+            merge_checks.check(statement, table.schema, entry.display_name)
         try:
             return verbatim.run(self._spark, plugin, written, verbatim.user_names(tree, plugin))
         except Exception as e:  # noqa: BLE001 - Spark's error of any class, or ours inside it
