@@ -15,7 +15,6 @@ import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
 import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.runtime.AbstractFunction1;
 
 /**
  * An optimizer rule that turns a scan answered from statistics into a local relation, so that
@@ -57,32 +56,27 @@ public final class LocalAnswers extends Rule<LogicalPlan> {
   }
 
   private static LogicalPlan inline(LogicalPlan plan) {
-    if (plan instanceof Aggregate) {
-      LogicalPlan answered = ByTimeAggregates.answer((Aggregate) plan);
-      if (answered != null) {
-        return answered;
-      }
+    return Plans.replaceDown(plan, LocalAnswers::answer);
+  }
+
+  /** The local relation answering {@code node}, or null when it is not answered here. */
+  private static LogicalPlan answer(LogicalPlan node) {
+    if (node instanceof Aggregate) {
+      return ByTimeAggregates.answer((Aggregate) node);
     }
-    if (plan instanceof DataSourceV2ScanRelation) {
-      DataSourceV2ScanRelation relation = (DataSourceV2ScanRelation) plan;
-      if (!(relation.scan() instanceof Aggregates.StatisticsScan)) {
-        return plan;
-      }
-      List<InternalRow> rows =
-          Arrays.asList(((Aggregates.StatisticsScan) relation.scan()).rows());
-      List<Attribute> output = new ArrayList<>(CollectionConverters.asJava(relation.output()));
-      return new LocalRelation(
-          CollectionConverters.asScala(output).toSeq(),
-          CollectionConverters.asScala(rows).toSeq(),
-          false,
-          Option.empty());
+    if (!(node instanceof DataSourceV2ScanRelation)) {
+      return null;
     }
-    return plan.mapChildren(
-        new AbstractFunction1<LogicalPlan, LogicalPlan>() {
-          @Override
-          public LogicalPlan apply(LogicalPlan child) {
-            return inline(child);
-          }
-        });
+    DataSourceV2ScanRelation relation = (DataSourceV2ScanRelation) node;
+    if (!(relation.scan() instanceof Aggregates.StatisticsScan)) {
+      return null;
+    }
+    List<InternalRow> rows = Arrays.asList(((Aggregates.StatisticsScan) relation.scan()).rows());
+    List<Attribute> output = new ArrayList<>(CollectionConverters.asJava(relation.output()));
+    return new LocalRelation(
+        CollectionConverters.asScala(output).toSeq(),
+        CollectionConverters.asScala(rows).toSeq(),
+        false,
+        Option.empty());
   }
 }

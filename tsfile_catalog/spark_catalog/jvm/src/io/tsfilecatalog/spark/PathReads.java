@@ -104,16 +104,10 @@ final class PathReads extends Rule<LogicalPlan> {
   }
 
   private LogicalPlan replace(LogicalPlan plan) {
-    if (plan instanceof DataSourceV2Relation) {
-      return replaced((DataSourceV2Relation) plan);
-    }
-    return plan.mapChildren(
-        new AbstractFunction1<LogicalPlan, LogicalPlan>() {
-          @Override
-          public LogicalPlan apply(LogicalPlan child) {
-            return replace(child);
-          }
-        });
+    return Plans.replaceDown(
+        plan,
+        node ->
+            node instanceof DataSourceV2Relation ? replaced((DataSourceV2Relation) node) : null);
   }
 
   private LogicalPlan replaced(DataSourceV2Relation relation) {
@@ -161,16 +155,10 @@ final class PathReads extends Rule<LogicalPlan> {
     }
 
     private LogicalPlan replace(LogicalPlan plan) {
-      if (plan instanceof UnresolvedDataSource) {
-        return replaced((UnresolvedDataSource) plan);
-      }
-      return plan.mapChildren(
-          new AbstractFunction1<LogicalPlan, LogicalPlan>() {
-            @Override
-            public LogicalPlan apply(LogicalPlan child) {
-              return replace(child);
-            }
-          });
+      return Plans.replaceDown(
+          plan,
+          node ->
+              node instanceof UnresolvedDataSource ? replaced((UnresolvedDataSource) node) : null);
     }
 
     private LogicalPlan replaced(UnresolvedDataSource read) {

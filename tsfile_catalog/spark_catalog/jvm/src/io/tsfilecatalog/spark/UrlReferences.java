@@ -15,7 +15,6 @@ import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import scala.jdk.javaapi.CollectionConverters;
-import scala.runtime.AbstractFunction1;
 
 /**
  * {@code tsfile('<url>', version => …)} and {@code tsfile.`<url>`} in plain {@code spark.sql}:
@@ -40,18 +39,7 @@ final class UrlReferences extends Rule<LogicalPlan> {
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
-    LogicalPlan replaced = replacement(plan);
-    if (replaced != null) {
-      return replaced;
-    }
-    return (LogicalPlan)
-        plan.mapChildren(
-            new AbstractFunction1<LogicalPlan, LogicalPlan>() {
-              @Override
-              public LogicalPlan apply(LogicalPlan child) {
-                return UrlReferences.this.apply(child);
-              }
-            });
+    return Plans.replaceDown(plan, this::replacement);
   }
 
   /** The relation {@code node} stands for, or null when it is no URL reference. */
