@@ -88,6 +88,7 @@ def test_refusals_are_one_line_and_commit_nothing(runner: CliRunner, table_dir: 
         ("add-column", "temp", "double"): "cannot add column 'temp' .*exists already",
         ("rename-column", "city", "town"): "cannot rename TAG column 'city'",
         ("drop-column", "temp", "snow"): "no column 'snow'",
+        ("add-column", "wind", "double", "--first", "--after", "city"): "at most one of --first",
         ("move-column", "temp"): "exactly one of --first and --after COLUMN",
         ("move-column", "temp", "--first", "--after", "city"): "exactly one of --first and",
         ("move-column", "snow", "--first"): "no column 'snow'",
@@ -129,3 +130,5 @@ def test_move_column_puts_any_column_first_or_after_any_other(
     assert read.select(rows.column_names).sort_by(keys).equals(rows.sort_by(keys))
     old = run(runner, "describe", table, "--version", str(before.version), "--json")
     assert [c[0] for c in columns(old)] == ["time", "city", "device", "temp"]
+    added = run(runner, "add-column", table, "wind", "double", "--first", "--json")
+    assert [c[0] for c in columns(added)] == ["wind", "temp", "city", "time", "device"]

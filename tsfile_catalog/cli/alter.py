@@ -41,14 +41,17 @@ def add_column(
         typer.Option(
             "--after",
             metavar="COLUMN",
-            help="Put it right after this column (the last TAG at the earliest); default last.",
+            help="Put it right after this column (any, time too); default last.",
         ),
     ] = None,
+    first: Annotated[bool, typer.Option("--first", help="Put it before every column.")] = False,
 ) -> None:
     """Add a FIELD column (ALTER TABLE ... ADD COLUMNS): NULL in the rows written before."""
+    if first and after is not None:
+        raise OptionError("add-column takes at most one of --first and --after COLUMN")
     target = cli.target(table)
     before = target.open().version
-    column = table_alter.NewColumn(name, _type(type_name), after=after)
+    column = table_alter.NewColumn(name, _type(type_name), after=after, first=first)
     version = table_alter.add_columns(target.location, [column], storage_options=target.storage)
     _show_columns(cli, table, version, before, done=f"added column {name.lower()!r}")
 
