@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from tests.metadata.manifest.helpers import SCHEMA, part
-from tsfile_catalog.exceptions import CorruptManifestError, SchemaError
+from tests.metadata.manifest.helpers import SCHEMA, created, landed_after, part
+from tsfile_catalog.exceptions import CommitConflictError, CorruptManifestError, SchemaError
 from tsfile_catalog.metadata.manifest import (
     BASE_FORMAT_VERSION,
     COLUMN_ORDER_FORMAT_VERSION,
@@ -20,6 +20,7 @@ from tsfile_catalog.metadata.manifest import (
     decode_commit,
     encode_commit,
     prepare_commit,
+    rebase,
 )
 from tsfile_catalog.metadata.manifest import model as manifest_model
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
@@ -179,3 +180,11 @@ def test_a_moved_schema_is_format_4_and_refused_by_a_format_3_reader(
     monkeypatch.setattr(manifest_model, "FORMAT_VERSION", 3)
     with pytest.raises(CorruptManifestError, match="format_version 4.*up to 3.*upgrade"):
         decode_commit(data, created.schema, source="1.json")
+
+
+def test_a_write_prepared_before_a_concurrent_move_conflicts_naming_the_new_order() -> None:
+    read = created(part("a"))
+    moved = move_column(read.schema, "temp", after=None)
+    landed = landed_after(read, [SetSchema(moved, 1)])
+    with pytest.raises(CommitConflictError, match="columns moved: now temp, time, city, day"):
+        rebase([AddPart(part("c"))], landed, read=read)
