@@ -91,8 +91,16 @@ def test_first_and_after_of_any_column_read_and_insert_as_spark_on_parquet(
     more.select(*MOVED).write.insertInto("pq_ordered")
     _same(spark, table, "pq_ordered")
 
-    # Each version reads in its own order.
+    # Spark's copy-on-write UPDATE and DELETE read and write the moved columns by name.
+    spark.sql(f"UPDATE {table} SET temp = temp + 100 WHERE device = 'd1'")
+    spark.sql(f"DELETE FROM {table} WHERE rain = 0")
+    spark.sql(
+        "SELECT rain, device, time, IF(device = 'd1', temp + 100, temp) AS temp, city "
+        "FROM pq_ordered WHERE NOT coalesce(rain = 0, false)"
+    ).createOrReplaceTempView("pq_changed")
+    _same(spark, table, "pq_changed")
 
+    # Each version reads in its own order.
     first = spark.sql(f"SELECT * FROM {table} VERSION AS OF 1")
     assert first.columns == ORIGINAL
     assertDataFrameEqual(first, rows)
