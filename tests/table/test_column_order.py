@@ -112,3 +112,23 @@ def test_a_release_reading_up_to_format_3_refuses_a_moved_table_never_misreads(
     monkeypatch.setattr(model, "FORMAT_VERSION", 3)
     with pytest.raises(CorruptManifestError, match="format_version 4.*upgrade"):
         open_table(url, use_cache=False)
+
+
+def test_a_header_less_csv_part_keeps_its_columns_through_later_moves_and_renames(
+    tmp_path: Path,
+) -> None:
+    from tsfile_catalog.table import add_files
+
+    url = str(tmp_path / "t")
+    write_table(url, pa.table(ROWS), table="t", tag_columns=["dev"])  # time, dev, temp, rain
+    csv = tmp_path / "more.csv"
+    csv.write_text("9,c,0.5,7\n")  # by position: time, dev, temp, rain
+    add_files(url, str(csv), format="csv", options={"header": "false"})
+    added = {"time": 9, "dev": "c", "temp": 0.5, "rain": 7}
+    alter = open_table(url).alter
+    alter.move_column("rain", after="dev")  # FIELDs only: the columns' own order changes
+    alter.rename_column("temp", "temperature")
+    alter.add_columns([("wind", DataType.DOUBLE)])
+    alter.move_column("wind", after=None)
+    rows = open_table(url).scan(where="dev = 'c'").to_arrow().to_pylist()
+    assert rows == [{"wind": None, "time": 9, "dev": "c", "rain": 7, "temperature": added["temp"]}]
