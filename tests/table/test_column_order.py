@@ -112,6 +112,14 @@ def test_a_release_reading_up_to_format_3_refuses_a_moved_table_never_misreads(
     monkeypatch.setattr(model, "FORMAT_VERSION", 3)
     with pytest.raises(CorruptManifestError, match="format_version 4.*upgrade"):
         open_table(url, use_cache=False)
+    # This release reads the order back from the checkpoint.
+    monkeypatch.setattr(model, "FORMAT_VERSION", 4)
+    assert open_table(url, use_cache=False).scan().to_arrow().column_names == [
+        "temp",
+        "time",
+        "dev",
+        "rain",
+    ]
 
 
 def test_a_header_less_csv_part_keeps_its_columns_through_later_moves_and_renames(
