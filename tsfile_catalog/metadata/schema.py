@@ -232,6 +232,7 @@ class TableSchema:
         shown = tuple(TIME_COLUMN if i == TIME_ID else by_id[i] for i in self.order)
         return (*shown, *(c.name for c in self.columns if c.id is None))
 
+    @property
     def display_ids(self) -> tuple[int, ...]:
         """:attr:`display_names` as ids (``time`` :data:`TIME_ID`), committed columns only."""
         if self.order is not None:
@@ -325,9 +326,9 @@ class TableSchema:
         shown = obj.get("column_order")
         if shown is None:
             return schema
-        return replace(schema, order=schema.order_of(shown, where="column_order"))
+        return replace(schema, order=schema._ids_of(shown, where="column_order"))
 
-    def order_of(self, shown: Iterable[str], *, where: str) -> tuple[int, ...]:
+    def _ids_of(self, shown: Iterable[str], *, where: str) -> tuple[int, ...]:
         """The ids of ``shown``, every column's name once (``time`` too), in that order.
 
         Raises:

@@ -74,7 +74,7 @@ def add_columns(schema: TableSchema, columns: Sequence[NewColumn]) -> TableSchem
                 f"cannot add column {name!r} to table {schema.table}: a column of that name "
                 "exists already"
             )
-        shown = out.display_ids()
+        shown = out.display_ids
         if new.first or new.after is not None:
             at = _place(out, shown, name, None if new.first else new.after, verb="add")
         else:
@@ -137,7 +137,7 @@ def move_column(schema: TableSchema, column: str, *, after: str | None) -> Table
     if after is not None and after.lower() == name:
         return schema
     moved = _id_of(schema, name)
-    rest = [i for i in schema.display_ids() if i != moved]
+    rest = [i for i in schema.display_ids if i != moved]
     at = _place(schema, rest, name, after, verb="move")
     return _shown(schema, (*rest[:at], moved, *rest[at:]))
 
