@@ -116,7 +116,7 @@ def _num_devices(parts: Sequence[PartFile]) -> int | None:
 def _ddl(schema: TableSchema, timestamp_as: str) -> str:
     return ", ".join(
         f"{quote_identifier(name)} {spark_type_of(name, schema, timestamp_as=timestamp_as)}"
-        for name in schema.names
+        for name in schema.display_names
     )
 
 
@@ -173,12 +173,15 @@ _DESCRIBE_SCHEMA = "col_name string, data_type string, category string"
 
 
 def _column_rows(schema: TableSchema, timestamp_as: str) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = [
-        (TIME_COLUMN, spark_type(None, timestamp_as=timestamp_as), "TIME")
-    ]
-    rows.extend(
-        (c.name, spark_type(c, timestamp_as=timestamp_as), c.category.value) for c in schema.columns
-    )
+    rows: list[tuple[Any, ...]] = []
+    for name in schema.display_names:  # the order users see
+        column = schema.column(name)
+        if column is None:
+            rows.append((TIME_COLUMN, spark_type(None, timestamp_as=timestamp_as), "TIME"))
+        else:
+            rows.append(
+                (name, spark_type(column, timestamp_as=timestamp_as), column.category.value)
+            )
     return rows
 
 

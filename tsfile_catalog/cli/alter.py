@@ -41,14 +41,17 @@ def add_column(
         typer.Option(
             "--after",
             metavar="COLUMN",
-            help="Put it right after this column (the last TAG at the earliest); default last.",
+            help="Put it right after this column (any, time too); default last.",
         ),
     ] = None,
+    first: Annotated[bool, typer.Option("--first", help="Put it before every column.")] = False,
 ) -> None:
     """Add a FIELD column (ALTER TABLE ... ADD COLUMNS): NULL in the rows written before."""
+    if first and after is not None:
+        raise OptionError("add-column takes at most one of --first and --after COLUMN")
     target = cli.target(table)
     before = target.open().version
-    column = table_alter.NewColumn(name, _type(type_name), after=after)
+    column = table_alter.NewColumn(name, _type(type_name), after=after, first=first)
     version = table_alter.add_columns(target.location, [column], storage_options=target.storage)
     _show_columns(cli, table, version, before, done=f"added column {name.lower()!r}")
 
@@ -101,24 +104,24 @@ def move_column(
     table: TableArg,
     column: ColumnArg,
     after: Annotated[
-        str,
+        str | None,
         typer.Option(
-            "--after",
-            metavar="COLUMN",
-            help="The column it goes right after: the last TAG (time without TAGs) or a FIELD.",
+            "--after", metavar="COLUMN", help="The column it goes right after (any, time too)."
         ),
-    ],
+    ] = None,
+    first: Annotated[bool, typer.Option("--first", help="Before every column.")] = False,
 ) -> None:
-    """Move a FIELD column (ALTER TABLE ... ALTER COLUMN ... AFTER); time and the TAG columns
-    come first in every row."""
+    """Move a column, time and TAGs too (ALTER TABLE ... ALTER COLUMN ... FIRST | AFTER): the
+    order reads and positional inserts show; part files are not touched."""
+    if first == (after is not None):
+        raise OptionError("move-column takes exactly one of --first and --after COLUMN")
     target = cli.target(table)
     before = target.open().version
     version = table_alter.move_column(
         target.location, column, after=after, storage_options=target.storage
     )
-    _show_columns(
-        cli, table, version, before, done=f"moved {column.lower()!r} after {after.lower()!r}"
-    )
+    where = "first" if after is None else f"after {after.lower()!r}"
+    _show_columns(cli, table, version, before, done=f"moved {column.lower()!r} {where}")
 
 
 @command(OUTPUT, STORAGE, CATALOG)

@@ -41,7 +41,7 @@ __all__ = [
 
 def change_feed_schema(scan: ResolvedScan, read: ReadOptions) -> T.StructType:
     """Every column of the table as a batch read shows it, then the change columns."""
-    schema = spark_schema(scan.schema, scan.schema.names, read.timestamp_as)
+    schema = spark_schema(scan.schema, scan.schema.display_names, read.timestamp_as)
     return (
         schema.add(CHANGE_TYPE, T.StringType(), nullable=False)
         .add(COMMIT_VERSION, T.LongType(), nullable=False)

@@ -308,7 +308,7 @@ class TsFileDataSource(DataSource):
                 self._scan,
                 self._read_options,
                 self._stream_options,
-                self._scan.schema.names,
+                self._scan.schema.display_names,
                 self.schema(),
                 None,
                 change_feed=True,

@@ -50,7 +50,7 @@ _ALL_ROWS = 1 << 62
 def read_rows(scan: ResolvedScan, parts: Sequence[PartFile], key: KeyMode) -> pa.Table:
     """Every row ``parts`` hold as ``scan.schema``'s columns in the raw domain, merged by key
     when ``key`` is ``last`` (the table's rows, as far as these parts decide them)."""
-    columns = list(scan.schema.names)
+    columns = list(scan.schema.display_names)
     side = replace(scan, parts=tuple(parts), candidates=None, read_only=False, key=key)
     empty = pa.schema([_raw_field(scan, c) for c in columns])
     if not parts:

@@ -69,13 +69,14 @@ MAX_ROWS_PER_TASK = 1_000_000
 def resolve_columns(
     schema: TableSchema, requested: Sequence[str] | None, *, what: str
 ) -> tuple[str, ...]:
-    """The lower-cased names of ``requested`` columns (all when None), in the order given.
+    """The lower-cased names of ``requested`` columns (all when None, in the order users see
+    them), in the order given.
 
     Raises:
         OptionError: a column the table does not have, or one named twice; ``what`` says
             which argument named it (``"option 'columns'"``).
     """
-    names = schema.names
+    names = schema.display_names
     if requested is None:
         return names
     if isinstance(requested, str):

@@ -3,12 +3,15 @@ read at ADD time for the statistics (CSV has no footer), and a full read per sca
 exactly afterwards.
 
 Options (recorded per part): ``header`` ('true': the first line names the columns; 'false':
-the columns are the time column, then the table's columns in table order), ``delimiter``,
-``quote`` and ``nullValue`` (the text read as null; default the empty field).
+the columns are the time column, then the table's columns in table order as they were at ADD
+PART, which the part records as ``csvColumns`` so that later moves and renames never shift
+them), ``delimiter``, ``quote`` and ``nullValue`` (the text read as null; default the empty
+field).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
@@ -20,7 +23,11 @@ from tsfile_catalog.formats.external import ExternalFormat
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.schema import TIME_COLUMN, DataType, TableSchema
 
-__all__ = ["CsvFormat", "CSV"]
+__all__ = ["CsvFormat", "CSV", "CSV_COLUMNS_OPTION"]
+
+# The read option a header-less CSV part records its columns' names under (a JSON list): the
+# names the table's columns had, in table order, when the part was added.
+CSV_COLUMNS_OPTION = "csvColumns"
 
 # The Arrow type a CSV column is parsed as when the table has a column of that name; TAGs
 # are always strings, so "01" stays "01". TIMESTAMP is left to inference (ISO text or raw
@@ -42,10 +49,12 @@ class CsvFormat(ExternalFormat):
         if header:
             read = pacsv.ReadOptions()
             names = self._header(io, url, options, autogenerate=False)
+        elif CSV_COLUMNS_OPTION in options:
+            names = [str(n) for n in json.loads(options[CSV_COLUMNS_OPTION])]
+            read = pacsv.ReadOptions(column_names=names)
         else:
-            # The file's columns are the table's as they were at ADD PART: its first columns,
-            # since ADD COLUMNS and mergeSchema only append. Counted from the file, so a
-            # column added later reads as null instead of failing the file's width.
+            # ADD PART (or a part added before csvColumns was recorded): the time column,
+            # then the table's columns in table order, as many as the file has.
             width = len(self._header(io, url, options, autogenerate=True))
             names = [time_column, *schema.names[1:width]]
             read = pacsv.ReadOptions(column_names=names)
@@ -92,6 +101,13 @@ class CsvFormat(ExternalFormat):
             return pacsv.read_csv(
                 handle, read_options=read, parse_options=parse, convert_options=convert
             )
+
+    def recorded_options(self, arrow: pa.Schema, options: Mapping[str, str]) -> dict[str, str]:
+        """A header-less file's column names as ADD PART gave them: a later move or rename
+        of the table's columns must not shift which column a value is read as."""
+        if options.get("header", "true") == "true":
+            return {}
+        return {CSV_COLUMNS_OPTION: json.dumps(list(arrow.names))}
 
     def arrow_schema(
         self, io: FileIO, url: str, options: Mapping[str, str], schema: TableSchema

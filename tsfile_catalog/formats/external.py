@@ -113,6 +113,11 @@ class ExternalFormat:
         dataset = ds.dataset(path, format=self.name, filesystem=filesystem)
         return dataset.to_table(columns=list(columns), filter=filter)
 
+    def recorded_options(self, arrow: pa.Schema, options: Mapping[str, str]) -> dict[str, str]:
+        """Read options ADD PART records with the part beyond the user's, from the file's
+        columns as read then (none by default)."""
+        return {}
+
     def footer(
         self, io: FileIO, url: str, options: Mapping[str, str], schema: TableSchema
     ) -> tuple[pa.Schema, int | None]:
@@ -150,6 +155,7 @@ class ExternalFormat:
             stamp = content_stamp(io, url)
             digest = content_digest(io, url, size_bytes, tail=self.digest_tail)
             arrow = self.arrow_schema(io, url, read_options, table)
+            read_options = {**read_options, **self.recorded_options(arrow, read_options)}
         except TsFileCatalogError:
             raise
         except (OSError, pa.ArrowException, ValueError) as e:

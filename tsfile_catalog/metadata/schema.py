@@ -10,6 +10,12 @@ rename changes the name only, a drop forgets the column (its physical name is ne
 again), so no part is rewritten and no column ever reads another's data
 (``docs/manifest-format.md``, "Column ids"). A schema recorded before ids existed gets ids
 1..n in column order when read, each column's physical name equal to its name.
+
+The order a user sees (``SELECT *``, ``DESCRIBE``, a positional ``INSERT``) is free: ``order``
+records it, by column id (``time`` is 0), only when it is not the canonical one (``time``, the
+TAGs, the FIELDs); :attr:`TableSchema.display_names` is it, :attr:`TableSchema.names` the
+canonical order part files and the read and write paths keep (``docs/manifest-format.md``,
+"Column order").
 """
 
 from __future__ import annotations
@@ -21,9 +27,12 @@ from typing import Any
 
 from tsfile_catalog.exceptions import SchemaError, UnsupportedTypeError
 
-__all__ = ["TIME_COLUMN", "DataType", "Category", "Column", "TableSchema", "evolve"]
+__all__ = ["TIME_COLUMN", "TIME_ID", "DataType", "Category", "Column", "TableSchema", "evolve"]
 
 TIME_COLUMN = "time"
+
+# ``time``'s id in a display order (column ids start at 1).
+TIME_ID = 0
 
 
 class DataType(str, enum.Enum):
@@ -136,16 +145,25 @@ class TableSchema:
     that a column added back under the same name never reads the old data) and
     ``last_column_id`` the largest id ever given; like the columns' ids they are left out of
     equality.
+
+    ``order`` is the order a user sees, as column ids with ``time`` as :data:`TIME_ID`, or None
+    for the canonical order (``time``, ``columns``). It is kept whole: ids of columns no
+    longer there are left out, committed columns it lacks (added by an append) go last, and
+    an order equal to the canonical one is None.
     """
 
     table: str
     columns: tuple[Column, ...]
     dropped: tuple[Column, ...] = field(default=(), compare=False)
     last_column_id: int = field(default=0, compare=False)
+    order: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.table:
             raise SchemaError("table name must not be empty")
+        if self.order is not None:
+            # Frozen: the one place the given order is made whole (see the docstring).
+            object.__setattr__(self, "order", self._whole_order(self.order))
         physical: set[str] = set()
         # Columns without an id are not committed yet: evolve() gives them their names.
         for col in (*self.columns, *self.dropped):
@@ -200,8 +218,35 @@ class TableSchema:
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Every column of a row, ``time`` first."""
+        """Every column of a row, ``time`` first: the canonical order, which part files, the
+        read path and the writers keep (users see :attr:`display_names`)."""
         return (TIME_COLUMN, *(c.name for c in self.columns))
+
+    @property
+    def display_names(self) -> tuple[str, ...]:
+        """Every column in the order a user sees: ``SELECT *``, ``DESCRIBE``, the Spark
+        schema, a positional ``INSERT``. Columns not committed yet (no id) come last."""
+        if self.order is None:
+            return self.names
+        by_id = {c.id: c.name for c in self.columns if c.id is not None}
+        shown = tuple(TIME_COLUMN if i == TIME_ID else by_id[i] for i in self.order)
+        return (*shown, *(c.name for c in self.columns if c.id is None))
+
+    @property
+    def display_ids(self) -> tuple[int, ...]:
+        """:attr:`display_names` as ids (``time`` :data:`TIME_ID`), committed columns only."""
+        if self.order is not None:
+            return self.order
+        return (TIME_ID, *(c.id for c in self.columns if c.id is not None))
+
+    def _whole_order(self, order: tuple[int, ...]) -> tuple[int, ...] | None:
+        ids = [c.id for c in self.columns if c.id is not None]
+        known = {TIME_ID, *ids}
+        if len(set(order)) != len(order):
+            raise SchemaError(f"the column order of table '{self.table}' repeats a column")
+        kept = [i for i in order if i in known]
+        whole = (*kept, *(i for i in (TIME_ID, *ids) if i not in kept))
+        return None if whole == (TIME_ID, *ids) else whole
 
     def column(self, name: str) -> Column | None:
         lowered = name.lower()
@@ -263,6 +308,8 @@ class TableSchema:
             out["dropped"] = [c.to_json() for c in self.dropped]
         if self.last_column_id:
             out["last_column_id"] = self.last_column_id
+        if self.order is not None:
+            out["column_order"] = list(self.display_names)
         return out
 
     @classmethod
@@ -270,12 +317,37 @@ class TableSchema:
         last = obj.get("last_column_id", 0)
         if isinstance(last, bool) or not isinstance(last, int):
             raise SchemaError(f"last_column_id {last!r} is not an integer")
-        return cls(
+        schema = cls(
             table=str(obj["table"]),
             columns=tuple(Column.from_json(c) for c in obj["columns"]),
             dropped=tuple(Column.from_json(c) for c in obj.get("dropped") or ()),
             last_column_id=last,
         ).with_ids()
+        shown = obj.get("column_order")
+        if shown is None:
+            return schema
+        return replace(schema, order=schema._ids_of(shown, where="column_order"))
+
+    def _ids_of(self, shown: Iterable[str], *, where: str) -> tuple[int, ...]:
+        """The ids of ``shown``, every column's name once (``time`` too), in that order.
+
+        Raises:
+            SchemaError: a name the table lacks, one named twice, or a column left out.
+        """
+        ids = {TIME_COLUMN: TIME_ID, **{c.name: c.id for c in self.columns if c.id is not None}}
+        out: list[int] = []
+        for name in shown:
+            if name not in ids:
+                raise SchemaError(f"{where} of table '{self.table}' names no column {name!r}")
+            if ids[name] in out:
+                raise SchemaError(f"{where} of table '{self.table}' names {name!r} twice")
+            out.append(ids[name])
+        if len(out) != len(ids):
+            raise SchemaError(
+                f"{where} of table '{self.table}' lists {len(out)} of the {len(ids)} columns "
+                f"({', '.join(self.names)})"
+            )
+        return tuple(out)
 
 
 def evolve(new: TableSchema, base: TableSchema | None, *, fresh_names: bool = True) -> TableSchema:
@@ -342,4 +414,5 @@ def evolve(new: TableSchema, base: TableSchema | None, *, fresh_names: bool = Tr
         columns=tuple(out),
         dropped=tuple(dropped[i] for i in sorted(dropped)),
         last_column_id=last,
+        order=new.order,
     )

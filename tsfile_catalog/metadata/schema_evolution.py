@@ -4,15 +4,17 @@ None rewrites a part: columns keep their ids and physical names
 (:mod:`tsfile_catalog.metadata.schema`), so a rename changes the name a reader shows, a drop
 forgets the column (its physical name stays taken: a column added back under that name is a
 new, empty column), and a move changes the order a reader shows. TAG columns are the device
-identity every part file records (names and order), so they are neither renamed, dropped nor
-moved: each such change is refused naming the column.
+identity every part file records (names and order), so they are neither renamed nor dropped:
+each such change is refused naming the column.
 
-Column order: every row is ``time``, then the TAG columns (in device identity order), then the
-FIELD columns, and only the FIELDs' order is free. ``FIRST`` (Spark's, Delta's and Iceberg's
-"before every column") is therefore refused rather than read as "first FIELD": a user who
-moved a column FIRST would write ``INSERT … VALUES`` by position with its value first, and
-Spark would cast it to ``time``. A FIELD goes ``AFTER`` the last TAG (``time`` when there is
-none) at the earliest.
+Column order: part files (and the read and write paths) keep every row as ``time``, then the
+TAG columns (in device identity order), then the FIELD columns. The order a user sees is free:
+``FIRST`` and ``AFTER`` place any column, ``time`` and TAGs too, anywhere. An order that is
+still ``time``, the TAGs, then the FIELDs (a FIELD moved among the FIELDs) is recorded as the
+columns' own order, as every release reads it; any other is recorded as the schema's display
+order (``TableSchema.order``), which every reader projects to (``SELECT *``, ``DESCRIBE``, the
+Spark schema, so a positional ``INSERT … VALUES`` takes values in that order) and which
+releases that cannot follow it refuse to read (manifest ``format_version`` 4).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, replace
 from tsfile_catalog.exceptions import SchemaError
 from tsfile_catalog.metadata.schema import (
     TIME_COLUMN,
+    TIME_ID,
     Category,
     Column,
     DataType,
@@ -42,8 +45,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class NewColumn:
-    """A FIELD column ``ALTER TABLE … ADD COLUMNS`` adds: last, or right ``after`` a column
-    (``first``: FIRST, which is refused, see the module docstring)."""
+    """A FIELD column ``ALTER TABLE … ADD COLUMNS`` adds: last, right ``after`` a column, or
+    ``first`` (FIRST); the place is only where users see it (see the module docstring)."""
 
     name: str
     type: DataType
@@ -58,8 +61,8 @@ def add_columns(schema: TableSchema, columns: Sequence[NewColumn]) -> TableSchem
     dropped column's data.
 
     Raises:
-        SchemaError: none given, a name that exists already, is repeated or is ``time``, or a
-            place a FIELD cannot take (FIRST, AFTER a TAG but the last, an unknown column).
+        SchemaError: none given, a name that exists already, is repeated or is ``time``, or
+            AFTER a column the table lacks.
     """
     if not columns:
         raise SchemaError(f"ALTER TABLE {schema.table} ADD COLUMNS: no columns given")
@@ -71,13 +74,14 @@ def add_columns(schema: TableSchema, columns: Sequence[NewColumn]) -> TableSchem
                 f"cannot add column {name!r} to table {schema.table}: a column of that name "
                 "exists already"
             )
-        column = Column(name, new.type, Category.FIELD)
+        shown = out.display_ids
         if new.first or new.after is not None:
-            where = None if new.first else new.after
-            at = _place(out, name, where, verb="add")
+            at = _place(out, shown, name, None if new.first else new.after, verb="add")
         else:
-            at = len(out.columns)
-        out = _with(out, (*out.columns[:at], column, *out.columns[at:]))
+            at = len(shown)
+        out = _with(out, (*out.columns, Column(name, new.type, Category.FIELD)))
+        added = _id_of(out, name)
+        out = _shown(out, (*shown[:at], added, *shown[at:]))
     return out
 
 
@@ -121,43 +125,58 @@ def drop_columns(
 
 
 def move_column(schema: TableSchema, column: str, *, after: str | None) -> TableSchema:
-    """``schema`` with FIELD ``column`` right after ``after`` (``None``: FIRST).
-
-    ``time`` and the TAG columns come first in every row, so a FIELD goes after the last TAG
-    (or ``time``) at the earliest; FIRST, or AFTER an earlier TAG, is refused.
+    """``schema`` with ``column`` (any, ``time`` and TAGs too) shown right after ``after``
+    (``None``: FIRST). Only the order users see changes (see the module docstring).
 
     Raises:
-        SchemaError: no such column, a TAG column, or a place before the last TAG.
+        SchemaError: no column ``column`` or ``after``.
     """
-    current = _field(schema, column, "move")
-    if after is not None and after.lower() == current.name:
+    name = column.lower()
+    if name != TIME_COLUMN and schema.column(name) is None:
+        raise SchemaError(_missing(schema, name))
+    if after is not None and after.lower() == name:
         return schema
-    rest = replace(schema, columns=tuple(c for c in schema.columns if c is not current))
-    at = _place(rest, current.name, after, verb="move")
-    return _with(schema, (*rest.columns[:at], current, *rest.columns[at:]))
+    moved = _id_of(schema, name)
+    rest = [i for i in schema.display_ids if i != moved]
+    at = _place(schema, rest, name, after, verb="move")
+    return _shown(schema, (*rest[:at], moved, *rest[at:]))
 
 
-def _place(schema: TableSchema, column: str, after: str | None, *, verb: str) -> int:
-    """Where in ``schema.columns`` FIELD ``column`` goes to sit right after ``after``
-    (``None``: FIRST, refused).
+def _place(
+    schema: TableSchema, shown: Sequence[int], column: str, after: str | None, *, verb: str
+) -> int:
+    """Where in ``shown`` (display ids) ``column`` goes to sit right after ``after``
+    (``None``: FIRST).
 
     Raises:
-        SchemaError: FIRST, AFTER a TAG but the last, or no column ``after``.
+        SchemaError: no column ``after``.
     """
-    last_key = schema.tag_names[-1] if schema.tags else TIME_COLUMN
-    anchor = None if after is None else after.lower()
-    if anchor == TIME_COLUMN and last_key == TIME_COLUMN:
+    if after is None:
         return 0
-    if anchor is not None and (anchor == last_key or anchor in _field_names(schema)):
-        return next(i for i, c in enumerate(schema.columns) if c.name == anchor) + 1
-    where = "FIRST" if anchor is None else f"AFTER {anchor}"
-    what = f"cannot {verb} column '{column}' {_PREPOSITION[verb]} table {schema.table} {where}"
-    if anchor is not None and anchor != TIME_COLUMN and schema.column(anchor) is None:
-        raise SchemaError(f"{what}: the table has no column '{anchor}'")
-    raise SchemaError(
-        f"{what}: time and the TAG columns come first in every row; a FIELD goes after "
-        f"'{last_key}' at the earliest"
-    )
+    anchor = after.lower()
+    if anchor != TIME_COLUMN and schema.column(anchor) is None:
+        raise SchemaError(
+            f"cannot {verb} column '{column}' {_PREPOSITION[verb]} table {schema.table} "
+            f"AFTER {anchor}: the table has no column '{anchor}'"
+        )
+    return shown.index(_id_of(schema, anchor)) + 1
+
+
+def _id_of(schema: TableSchema, name: str) -> int:
+    if name == TIME_COLUMN:
+        return TIME_ID
+    col = schema.column(name)
+    assert col is not None and col.id is not None, "a committed column"
+    return col.id
+
+
+def _shown(schema: TableSchema, shown: Sequence[int]) -> TableSchema:
+    """``schema`` shown in ``shown`` order (display ids): the FIELDs in ``columns`` follow
+    it too, so that an order of ``time``, the TAGs, then the FIELDs is recorded as the
+    columns alone (as readers of every release read it) and only another one as ``order``."""
+    fields = {c.id: c for c in schema.fields}
+    columns = (*schema.tags, *(fields[i] for i in shown if i in fields))
+    return replace(schema, columns=columns, order=tuple(shown))
 
 
 def check_drop_not_null(schema: TableSchema, column: str) -> None:
@@ -202,10 +221,6 @@ def _missing(schema: TableSchema, name: str) -> str:
     return f"table {schema.table} has no column '{name}' (columns: {', '.join(schema.names)})"
 
 
-def _field_names(schema: TableSchema) -> set[str]:
-    return {c.name for c in schema.fields}
-
-
 def _with(schema: TableSchema, columns: tuple[Column, ...]) -> TableSchema:
     return evolve(
         TableSchema(
@@ -213,6 +228,7 @@ def _with(schema: TableSchema, columns: tuple[Column, ...]) -> TableSchema:
             columns=columns,
             dropped=schema.dropped,
             last_column_id=schema.last_column_id,
+            order=schema.order,
         ),
         schema,
     )

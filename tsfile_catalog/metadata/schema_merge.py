@@ -90,7 +90,7 @@ def merge_schema(old: TableSchema | None, incoming: TableSchema, *, merge: bool)
     columns = [widened.get(c.name, c) for c in old.columns]
     # Ids carried, new columns given theirs (and a fresh physical name if a dropped column
     # had theirs), before any part is staged under them.
-    return evolve(TableSchema(table=old.table, columns=(*columns, *added)), old)
+    return evolve(TableSchema(table=old.table, columns=(*columns, *added), order=old.order), old)
 
 
 def widens(old: DataType, new: DataType) -> bool:

@@ -74,7 +74,7 @@ def range_options(changelog: Mapping[str, Any]) -> dict[str, str]:
 
 def _change_schema(schema: TableSchema, timestamp_as: Any) -> T.StructType:
     return (
-        spark_schema(schema, schema.names, timestamp_as)
+        spark_schema(schema, schema.display_names, timestamp_as)
         .add(CHANGE_TYPE, T.StringType(), nullable=False)
         .add(COMMIT_VERSION, T.LongType(), nullable=False)
         .add(COMMIT_TIMESTAMP, T.TimestampType(), nullable=False)

@@ -198,10 +198,11 @@ class _Found:
 
 def projection(schema: TableSchema, columns: frozenset[str] | None) -> list[str] | None:
     """The scan's ``columns`` option: the schema's columns the query may read, in schema
-    order; None for all. A query reading none (``count(*)``) still scans ``time``."""
+    order (the order users see); None for all. A query reading none (``count(*)``) still
+    scans ``time``."""
     if columns is None:
         return None
-    kept = [name for name in schema.names if name in columns]
+    kept = [name for name in schema.display_names if name in columns]
     return kept or [TIME_COLUMN]
 
 

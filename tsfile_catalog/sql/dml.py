@@ -35,13 +35,14 @@ def insert_rows(
         SqlError: the column list names an unknown column or one twice, leaves out ``time``
             or a TAG column, or its length differs from the query's.
     """
-    targets = statement.columns if statement.columns is not None else schema.names
+    # By position: the columns in the order users see them (ALTER COLUMN … FIRST | AFTER).
+    targets = statement.columns if statement.columns is not None else schema.display_names
     name = entry.display_name
     unknown = [c for c in targets if c not in schema.names]
     if unknown:
         raise SqlError(
             f"INSERT INTO {name}: no column {', '.join(map(repr, unknown))} (columns: "
-            f"{', '.join(schema.names)})"
+            f"{', '.join(schema.display_names)})"
         )
     if len(set(targets)) != len(targets):
         raise SqlError(f"INSERT INTO {name}: the column list names a column twice")

@@ -237,7 +237,7 @@ def _result_schema(
     """The schema Spark gives ``query`` (column names, types, nullability), from analysing it
     over an empty relation of the table's columns: no job runs. None when Spark rejects it
     (then the usual path reports Spark's own error)."""
-    empty = spark.createDataFrame([], spark_schema(schema, schema.names, timestamp_as))
+    empty = spark.createDataFrame([], spark_schema(schema, schema.display_names, timestamp_as))
     view = f"__tsfc_stats_{uuid.uuid4().hex}"
     empty.createOrReplaceTempView(view)
     try:

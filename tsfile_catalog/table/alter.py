@@ -55,15 +55,15 @@ def add_columns(
     storage_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Add FIELD columns (``ALTER TABLE … ADD COLUMNS``): a ``(name, type)`` goes last, a
-    :class:`NewColumn` last or right after the column it names; parts written before read
-    them as null. One commit, operation ``ADD COLUMNS``.
+    :class:`NewColumn` last, right after the column it names, or first (where users see
+    it); parts written before read them as null. One commit, operation ``ADD COLUMNS``.
 
     Returns:
         The new version.
 
     Raises:
-        SchemaError: a name that exists already, is repeated, or is ``time``; a place a FIELD
-            cannot take (FIRST: ``time`` and the TAG columns come first).
+        SchemaError: a name that exists already, is repeated, or is ``time``; AFTER a column
+            the table lacks.
     """
     io, location, latest = _latest(url, storage_options)
     added = [c if isinstance(c, NewColumn) else NewColumn(c[0], c[1]) for c in columns]
@@ -183,15 +183,16 @@ def move_column(
     after: str | None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> int:
-    """Move FIELD ``column`` right after ``after`` (None: FIRST, refused: ``time`` and the
-    TAG columns come first), ``ALTER TABLE … ALTER COLUMN … AFTER``: one commit, operation
-    ``CHANGE COLUMN``, no part rewritten.
+    """Show ``column`` (any, ``time`` and TAGs too) right after ``after`` (None: FIRST),
+    ``ALTER TABLE … ALTER COLUMN … FIRST | AFTER``: one commit, operation ``CHANGE COLUMN``,
+    no part rewritten; only the order users see changes
+    (:mod:`tsfile_catalog.metadata.schema_evolution`).
 
     Returns:
         The new version (the current one when the order does not change).
 
     Raises:
-        SchemaError: no such column, a TAG column, or a place before the last TAG.
+        SchemaError: no column ``column`` or ``after``.
     """
     io, location, latest = _latest(url, storage_options)
     new = move_column_of(latest.schema, column, after=after)

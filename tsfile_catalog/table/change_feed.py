@@ -81,7 +81,7 @@ class ChangeFeed:
 
 def _raw_schema(scan: ResolvedScan) -> pa.Schema:
     fields = []
-    for name in scan.schema.names:
+    for name in scan.schema.display_names:
         if name == TIME_COLUMN:
             fields.append(pa.field(name, pa.int64()))
             continue

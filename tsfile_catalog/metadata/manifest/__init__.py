@@ -36,6 +36,7 @@ from tsfile_catalog.metadata.manifest.footprint import (
 from tsfile_catalog.metadata.manifest.model import (
     BASE_FORMAT_VERSION,
     COLUMN_MAPPING_FORMAT_VERSION,
+    COLUMN_ORDER_FORMAT_VERSION,
     FORMAT_VERSION,
     Action,
     AddPart,
@@ -60,6 +61,7 @@ __all__ = [
     "FORMAT_VERSION",
     "BASE_FORMAT_VERSION",
     "COLUMN_MAPPING_FORMAT_VERSION",
+    "COLUMN_ORDER_FORMAT_VERSION",
     "written_format_version",
     "AddPart",
     "RemovePart",

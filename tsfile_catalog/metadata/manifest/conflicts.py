@@ -265,4 +265,6 @@ def _describe_change(before: TableSchema | None, after: TableSchema) -> str:
     changes.extend(
         f"dropped column '{c.name}'" for c in before.columns if after.column(c.name) is None
     )
+    if not changes and before.display_names != after.display_names:
+        changes.append(f"columns moved: now {', '.join(after.display_names)}")
     return "; ".join(changes) or f"now {_describe(after)}"

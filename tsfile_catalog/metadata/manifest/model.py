@@ -24,6 +24,7 @@ __all__ = [
     "FORMAT_VERSION",
     "BASE_FORMAT_VERSION",
     "COLUMN_MAPPING_FORMAT_VERSION",
+    "COLUMN_ORDER_FORMAT_VERSION",
     "written_format_version",
     "AddPart",
     "RemovePart",
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 
 # What a file is written with when it records no external part: version 1 readers read such
@@ -54,10 +55,17 @@ BASE_FORMAT_VERSION = 1
 # column as null, or a column added back after a drop with the old data; it stops instead.
 COLUMN_MAPPING_FORMAT_VERSION = 3
 
+# The version of a file whose schema records a display order (a column moved before ``time``
+# or among the TAGs, or ``time`` or a TAG moved): a reader of version 3 would show the
+# canonical order, and a positional INSERT through it would put values in other columns.
+COLUMN_ORDER_FORMAT_VERSION = 4
+
 
 def written_format_version(parts: Iterable[PartFile], schema: TableSchema | None = None) -> int:
     """The ``format_version`` a commit or checkpoint recording ``parts`` (and ``schema``,
     when it records one) is written with."""
+    if schema is not None and schema.order is not None:
+        return COLUMN_ORDER_FORMAT_VERSION
     if schema is not None and schema.is_mapped:
         return COLUMN_MAPPING_FORMAT_VERSION
     return 2 if has_external(parts) else BASE_FORMAT_VERSION
