@@ -346,6 +346,11 @@ def _commit_rewrite(
         kept = [p for p in read.parts if p.path not in replaced]
         _refuse_keys_kept(io, plan, options, added, kept)
     actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in removed]
+    # A MERGE WITH SCHEMA EVOLUTION's rows (mergeSchema): their new columns and widenings
+    # come with them, in this commit (one the schema changed concurrently conflicts).
+    schema = merge_schema(read.schema, plan.schema, merge=options.merge_schema)
+    if schema != read.schema:
+        actions.insert(0, SetSchema(schema, read.schema_id + 1))
     actions.extend(AddPart(p) for p in added)
     commit(
         io,

@@ -137,6 +137,10 @@ public class TsFileTable
     return pendingMerge;
   }
 
+  boolean isMergingWrite() {
+    return mergingWrite;
+  }
+
   /** This version shown with the schema {@code json} (DESCRIBE's: its TAG columns marked). */
   TsFileTable withSchema(String json) {
     ObjectNode changed = (ObjectNode) description.deepCopy();
@@ -159,6 +163,18 @@ public class TsFileTable
     writeOptions.put("mergeSchema", "true");
     TsFileTable target = new TsFileTable(catalog, ident, changed);
     target.mergingWrite = true;
+    return target;
+  }
+
+  /**
+   * {@link #mergingWrite} whose scans read this version as the write leaves it ({@code
+   * readSchema}, the delegate's, opaque here): a {@code MERGE WITH SCHEMA EVOLUTION}'s
+   * copy-on-write reads the rows it rewrites under the new schema.
+   */
+  TsFileTable mergingWrite(String json, String readSchema) {
+    TsFileTable target = mergingWrite(json);
+    ObjectNode options = (ObjectNode) target.description.get("scan").get("options");
+    options.put("mergedSchema", readSchema);
     return target;
   }
 
