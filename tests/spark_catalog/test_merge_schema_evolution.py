@@ -145,6 +145,47 @@ def test_a_merge_naming_no_new_column_evolves_nothing_and_without_evolution_is_u
     assert [i.operation for i in open_table(location).history(limit=2)] == ["MERGE", "MERGE"]
 
 
+def test_columns_the_source_lacks_and_a_merge_changing_no_row_follow_delta(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table, location = _table(spark, ts, warehouse, "merge_lacking")
+    target = _parquet(spark, spark.table(table), tmp_path / "target")
+    source = _source(spark, tmp_path / "source").drop("temp")
+    source.createOrReplaceTempView("lacking_src")
+    version = open_table(location).version
+    spark.sql(f"MERGE WITH SCHEMA EVOLUTION INTO {table} t USING lacking_src s {UPSERT}")
+    assert open_table(location).version == version + 1
+    # UPDATE SET * keeps the column the source lacks, INSERT * leaves it NULL.
+    kept = (
+        target.join(source, KEY, "left_anti")
+        .withColumn("rain", F.col("rain").cast("bigint"))
+        .withColumn("wind", F.lit(None).cast("double"))
+    )
+    matched = (
+        target.alias("t").join(source.alias("s"), KEY).select(*KEY, "t.temp", "s.rain", "s.wind")
+    )
+    inserted = source.join(target, KEY, "left_anti").withColumn("temp", F.lit(None).cast("double"))
+    expected = kept.unionByName(matched).unionByName(inserted)
+    assertDataFrameEqual(spark.table(table), expected)
+
+    # A MERGE changing no row still evolves the schema (as Delta commits it), here through
+    # an assignment to a column the table lacks; its change feed holds no row.
+    spark.sql(
+        f"MERGE WITH SCHEMA EVOLUTION INTO {table} t USING (SELECT *, rain * 2 AS gust FROM "
+        f"lacking_src WHERE rain > 100) s ON {ON} WHEN MATCHED THEN UPDATE SET gust = s.gust"
+    )
+    assert open_table(location).version == version + 2
+    assert open_table(location).history(limit=1)[0].operation == "MERGE"
+    assert spark.table(table).dtypes[-1] == ("gust", "bigint")
+    assertDataFrameEqual(
+        spark.table(table), expected.withColumn("gust", F.lit(None).cast("bigint"))
+    )
+    assert spark.sql(f"SELECT * FROM table_changes('{table}', {version + 2})").count() == 0
+
+
 def test_a_failing_merge_commits_neither_the_new_columns_nor_rows(
     spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
 ) -> None:

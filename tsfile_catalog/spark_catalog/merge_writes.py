@@ -22,7 +22,7 @@ from typing import Any
 
 from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.datasource.writer import plan_write
-from tsfile_catalog.exceptions import SchemaMismatchError
+from tsfile_catalog.exceptions import SchemaError, SchemaMismatchError
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
@@ -111,8 +111,12 @@ def merge_evolution(request: Mapping[str, Any]) -> dict[str, str] | None:
         else:
             fields.append(StructField(column[0], data_type, True))
     options = {**request["write_options"], "mergeSchema": "true"}
-    plan = plan_write(StructType(fields), parse_write_options(options))
-    merged = merge_schema(base, TableSchema(base.table, plan.schema.columns), merge=True)
+    try:
+        plan = plan_write(StructType(fields), parse_write_options(options))
+        merged = merge_schema(base, TableSchema(base.table, plan.schema.columns), merge=True)
+    except SchemaError as e:
+        # The writer's message, saying which statement it refuses.
+        raise type(e)(f"MERGE WITH SCHEMA EVOLUTION INTO {scan.table}: {e}") from None
     if merged is base:
         return None
     columns = resolve_columns(merged, None, what="the table")
