@@ -105,9 +105,13 @@ def merged_read_schema(old: TableSchema, text: str) -> TableSchema:
     """
     try:
         merged = TableSchema.from_json(json.loads(text))
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise SchemaMismatchError(f"option 'mergedSchema' is no table schema: {e}") from None
-    if merge_schema(old, merged, merge=True) != merged:
+    try:
+        again = merge_schema(old, merged, merge=True)
+    except SchemaMismatchError as e:
+        raise SchemaMismatchError(f"option 'mergedSchema': {e}") from None
+    if again != merged:
         raise SchemaMismatchError(
             f"option 'mergedSchema' ({', '.join(merged.names)}) is not what a merge into "
             f"table '{old.table}' ({', '.join(old.names)}) makes"
