@@ -111,9 +111,9 @@ public class TsFileTable
             TableCapability.OVERWRITE_DYNAMIC,
             TableCapability.MICRO_BATCH_READ,
             TableCapability.STREAMING_WRITE);
-    // INSERT WITH SCHEMA EVOLUTION and withSchemaEvolution() writes: Spark adds the source's
-    // new columns through alterTable (the catalog's ADD COLUMNS) before it writes, unless the
-    // extensions make a by-name append one commit (MergeSchemaWrites). By name, since a Spark
+    // INSERT and MERGE WITH SCHEMA EVOLUTION, withSchemaEvolution() writes: Spark adds the
+    // source's new columns through alterTable (the catalog's ADD COLUMNS) before it writes,
+    // unless the extensions make the write one commit (MergeSchemaWrites). By name, since a Spark
     // without the capability must still load the class.
     try {
       out.add(TableCapability.valueOf("AUTOMATIC_SCHEMA_EVOLUTION"));
