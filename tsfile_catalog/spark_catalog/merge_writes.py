@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tsfile_catalog.datasource.types import spark_schema
 from tsfile_catalog.datasource.writer import plan_write
@@ -29,6 +29,9 @@ from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.write.api import existing_table
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType
 
 __all__ = ["merge_evolution", "merged_schema"]
 
@@ -90,7 +93,7 @@ def merge_evolution(request: Mapping[str, Any]) -> dict[str, str] | None:
         SchemaMismatchError: a change the table refuses (a TAG's or time's type, a type the
             merge does not widen to, a nested column), naming the column.
     """
-    from pyspark.sql.types import StructField, StructType, _parse_datatype_json_string
+    from pyspark.sql.types import StructField, StructType
 
     scan = ScanRequest.parse(request["scan"])
     base = scan.opened.schema
@@ -104,7 +107,7 @@ def merge_evolution(request: Mapping[str, Any]) -> dict[str, str] | None:
                 f"'{'.'.join(column)}' is not supported on tsfile tables (they add FIELD "
                 "columns and widen INT to BIGINT, FLOAT to DOUBLE)"
             )
-        data_type = _parse_datatype_json_string(change["type_json"])
+        data_type = _spark_type(change["type_json"])
         at = [i for i, f in enumerate(fields) if f.name.lower() == column[0].lower()]
         if at:
             fields[at[0]] = StructField(fields[at[0]].name, data_type, True)
@@ -124,6 +127,14 @@ def merge_evolution(request: Mapping[str, Any]) -> dict[str, str] | None:
         "schema": str(spark_schema(merged, columns, request["timestamp_as"]).json()),
         "read_schema": json.dumps(merged.to_json()),
     }
+
+
+def _spark_type(text: str) -> DataType:
+    """The Spark type of ``text`` (a ``DataType``'s JSON), through PySpark's public parser."""
+    from pyspark.sql.types import StructType
+
+    field = {"name": "c", "type": json.loads(text), "nullable": True, "metadata": {}}
+    return StructType.fromJson({"type": "struct", "fields": [field]}).fields[0].dataType
 
 
 def _lowered(options: Mapping[str, str]) -> set[str]:
