@@ -52,11 +52,13 @@ import scala.jdk.javaapi.CollectionConverters;
  * the merged table once the query is resolved; the check then runs as for any write.
  *
  * <p>{@code MERGE WITH SCHEMA EVOLUTION INTO t …} (Spark 4.2.1 and 4.3) is one commit the same
- * way. Spark's {@code ResolveSchemaEvolution}, first of its resolution batch, would {@code
- * alterTable} the MERGE's pending changes (the source's new columns its {@code SET *}, {@code
- * INSERT *} or assignments name, and its other types) as soon as the MERGE is resolved but
- * for them, a commit of its own, before the MERGE runs. {@link Resolve}, last of the same
- * batch, sees that MERGE first (in the iteration that resolved it) and makes its target the
+ * way. Spark's {@code ResolveSchemaEvolution} would {@code alterTable} the MERGE's {@code
+ * pendingSchemaChanges} (the source's new columns its {@code SET *}, {@code INSERT *} or
+ * assignments name, and its other types) as soon as the MERGE is resolved but for them, a
+ * commit of its own (even for an EXPLAIN), before the MERGE runs. It runs early in the
+ * analyzer's Resolution batch, before {@code ResolveReferences}; the injected resolution
+ * rules run last in it (Spark 4.2.1 and 4.3). So {@link Resolve} sees that MERGE first, at the
+ * end of the iteration that resolved it, and makes its target the
  * table as the MERGE leaves it, Python deciding as for an append ({@code merge_evolution}):
  * Spark's own rule then finds nothing pending, its copy-on-write scan reads the old rows under
  * the new schema (new columns NULL, widened columns cast) and its write merges the schema with
@@ -180,7 +182,9 @@ final class MergeSchemaWrites {
       }
       DataSourceV2Relation current = (DataSourceV2Relation) merge.table();
       if (!(current.table() instanceof TsFileTable)
-          || ((TsFileTable) current.table()).isMergingWrite()) {
+          || ((TsFileTable) current.table()).isMergingWrite()
+          || current.catalog().isEmpty()
+          || current.identifier().isEmpty()) {
         return merge;
       }
       List<TableChange> pending = CollectionConverters.asJava(merge.pendingSchemaChanges());
