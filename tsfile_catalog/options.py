@@ -75,6 +75,7 @@ _READ_KEYS = (
     "earliest",
     "writeOptions",
     "onlyParts",
+    "mergedSchema",
 )
 # A read option that carries the options a write through the same relation uses: a
 # temporary view over a scan (Catalog registers one per table) hands a write into it the
@@ -307,6 +308,9 @@ class ReadOptions:
     # Only these parts (paths as the manifest has them), every row of each: the catalog
     # plugin's copy-on-write scans (UPDATE, MERGE, DELETE through spark.sql).
     only_parts: tuple[str, ...] | None = None
+    # The table schema (manifest JSON) a mergeSchema write will commit, which the scan reads
+    # the pinned version under: the catalog plugin's MERGE WITH SCHEMA EVOLUTION.
+    merged_schema_json: str | None = None
 
     def bind_context(self, session_time_zone: str | None = None) -> BindContext:
         """How the ``where`` predicate binds: the ``timeZone`` option, else the session time
@@ -403,6 +407,7 @@ def parse_read_options(options: Mapping[str, str]) -> ReadOptions:
         limit=_int(opts, "limit", None, 0),
         time_top=_time_top(opts),
         only_parts=_json_names(opts, "onlyParts"),
+        merged_schema_json=(opts.get("mergedSchema") or "").strip() or None,
     )
 
 

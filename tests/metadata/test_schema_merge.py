@@ -121,3 +121,39 @@ def test_other_type_changes_fail_even_with_merge(old: DataType, new: DataType) -
 def test_table_name_must_match() -> None:
     with pytest.raises(SchemaMismatchError, match="'other'.*'t'"):
         merge_schema(OLD, schema(CITY, DEVICE, TEMP, COUNT, table="other"), merge=True)
+
+
+def test_a_merged_read_schema_is_what_a_merge_makes_and_nothing_else() -> None:
+    """The read option ``mergedSchema`` (a MERGE WITH SCHEMA EVOLUTION's scan) reads a
+    version under a schema only a merge into the version's own could make."""
+    import json
+
+    from tsfile_catalog.metadata.schema_merge import merged_read_schema
+
+    old = OLD.with_ids()
+    merged = merge_schema(
+        old,
+        schema(
+            CITY, DEVICE, ("temp", DataType.DOUBLE, FIELD), COUNT, ("wind", DataType.INT64, FIELD)
+        ),
+        merge=True,
+    )
+    assert merged_read_schema(old, json.dumps(merged.to_json())) == merged
+    assert merged_read_schema(old, json.dumps(old.to_json())) == old
+    # Another type (no widening), a column gone: no merge makes them.
+    for wrong in (
+        TableSchema(
+            old.table,
+            tuple(
+                c
+                if c.name != "count"
+                else Column("count", DataType.TEXT, FIELD, c.id, c.physical_name)
+                for c in merged.columns
+            ),
+        ),
+        TableSchema(old.table, tuple(c for c in merged.columns if c.name != "temp")),
+    ):
+        with pytest.raises(SchemaMismatchError, match="option 'mergedSchema'"):
+            merged_read_schema(old, json.dumps(wrong.to_json()))
+    with pytest.raises(SchemaMismatchError, match="no table schema"):
+        merged_read_schema(old, "[1, 2]")

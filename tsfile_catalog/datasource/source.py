@@ -44,6 +44,7 @@ from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.metadata.expressions import Expr, bind
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.partial_aggregates import PartialSpec, parse_partial_spec
+from tsfile_catalog.metadata.schema_merge import merged_read_schema
 from tsfile_catalog.options import (
     ReadOptions,
     StreamOptions,
@@ -83,6 +84,8 @@ def resolve(options: ReadOptions) -> ResolvedScan:
         use_cache=options.use_metadata_cache,
         merge_schema=options.merge_schema,
     )
+    if options.merged_schema_json is not None:
+        scan = replace(scan, schema=merged_read_schema(scan.schema, options.merged_schema_json))
     if options.only_parts is None:
         return scan
     return _only_parts(scan, options.only_parts)

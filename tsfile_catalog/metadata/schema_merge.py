@@ -17,10 +17,12 @@ The rules follow what a Delta Lake user expects, adapted to TsFile's TAG/FIELD m
 
 from __future__ import annotations
 
+import json
+
 from tsfile_catalog.exceptions import SchemaMismatchError
 from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema, evolve
 
-__all__ = ["merge_schema", "widens"]
+__all__ = ["merge_schema", "merged_read_schema", "widens"]
 
 _WIDENINGS = frozenset({(DataType.INT32, DataType.INT64), (DataType.FLOAT, DataType.DOUBLE)})
 
@@ -91,6 +93,30 @@ def merge_schema(old: TableSchema | None, incoming: TableSchema, *, merge: bool)
     # Ids carried, new columns given theirs (and a fresh physical name if a dropped column
     # had theirs), before any part is staged under them.
     return evolve(TableSchema(table=old.table, columns=(*columns, *added), order=old.order), old)
+
+
+def merged_read_schema(old: TableSchema, text: str) -> TableSchema:
+    """The schema ``text`` (manifest JSON) to read a version of schema ``old`` under: what
+    merging data into ``old`` makes (its columns, widened, then new ones no part holds,
+    which read as NULL), as a ``mergeSchema`` write will commit it.
+
+    Raises:
+        SchemaMismatchError: ``text`` is no such schema of ``old`` (naming both).
+    """
+    try:
+        merged = TableSchema.from_json(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise SchemaMismatchError(f"option 'mergedSchema' is no table schema: {e}") from None
+    try:
+        again = merge_schema(old, merged, merge=True)
+    except SchemaMismatchError as e:
+        raise SchemaMismatchError(f"option 'mergedSchema': {e}") from None
+    if again != merged:
+        raise SchemaMismatchError(
+            f"option 'mergedSchema' ({', '.join(merged.names)}) is not what a merge into "
+            f"table '{old.table}' ({', '.join(old.names)}) makes"
+        )
+    return merged
 
 
 def widens(old: DataType, new: DataType) -> bool:

@@ -270,6 +270,8 @@ _OPERATIONS: dict[str, _Handler] = {
     "describe_columns": lambda d, r: describe.described_schema(r["scan"], r["schema"]),
     # The extensions' MergeSchemaWrites: the table a mergeSchema append leaves, or None.
     "merged_schema": lambda d, r: merge_writes.merged_schema(r),
+    # ... and the table a MERGE WITH SCHEMA EVOLUTION leaves, or None.
+    "merge_evolution": lambda d, r: merge_writes.merge_evolution(r),
     "prestage_replace": lambda d, r: replace.prestage(d.spark, r["options"], r["schema"]),
     "release_replace": lambda d, r: replace.release(r["options"]),
     # The session catalog (TsFileSessionCatalog): which catalog serves a name.

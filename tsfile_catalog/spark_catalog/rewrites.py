@@ -129,7 +129,8 @@ def plan_rewrite_scan(
             "rewrites files it does not own: drop the part (ALTER TABLE ... DROP PART), or "
             "narrow the statement's condition to leave its rows"
         )
-    columns = list(table.schema.names)
+    # The scan's schema: a MERGE WITH SCHEMA EVOLUTION reads under the one it commits.
+    columns = list(scan.schema.names)
     plan = plan_scan(
         scan,
         columns=columns,

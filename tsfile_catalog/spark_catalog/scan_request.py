@@ -16,6 +16,7 @@ from typing import Any, cast
 from tsfile_catalog.metadata import expressions as ex
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.schema_merge import merged_read_schema
 from tsfile_catalog.storage_options import storage_options_from
 from tsfile_catalog.table.handle import Table, open_table
 
@@ -34,6 +35,8 @@ class ScanRequest:
         timestamp_as: how ``time`` reads (``long`` or ``timestamp``).
         options: the ``tsfile`` source options of the scan (path, storage settings, ...).
         opened: the table at ``version`` (from the process's metadata cache).
+        merged: the schema the scan reads ``version`` under when its options carry
+            ``mergedSchema`` (a MERGE WITH SCHEMA EVOLUTION's target); else None.
     """
 
     table: str
@@ -43,6 +46,7 @@ class ScanRequest:
     timestamp_as: ex.TimestampAs
     options: Mapping[str, str]
     opened: Table
+    merged: TableSchema | None = None
 
     @classmethod
     def parse(cls, scan: Mapping[str, Any]) -> ScanRequest:
@@ -53,7 +57,9 @@ class ScanRequest:
         opened = open_table(
             scan["location"], version=version, storage_options=storage_options_from(options)
         )
+        text = next((v for k, v in options.items() if k.lower() == "mergedschema"), None)
         return cls(
+            merged=None if text is None else merged_read_schema(opened.schema, text),
             table=str(scan["table"]),
             location=str(scan["location"]),
             version=version,
@@ -66,7 +72,7 @@ class ScanRequest:
 
     @property
     def schema(self) -> TableSchema:
-        return self.opened.schema
+        return self.opened.schema if self.merged is None else self.merged
 
     @property
     def shown(self) -> str:

@@ -88,7 +88,10 @@ def commit_write(
     try:
         if options.rewrite_parts is not None and counts is not None and counts.affected == 0:
             # A copy-on-write that changed no row: its parts would hold the rows they
-            # replace. Nothing is published or committed, as for Catalog.sql's statements.
+            # replace. Nothing is published or committed, as for Catalog.sql's statements,
+            # but the schema a MERGE WITH SCHEMA EVOLUTION evolves (as Delta commits it).
+            if options.merge_schema:
+                _commit_rewrite(plan, options, job, [], counts, write_id, unchanged=True)
             return
         publish_and_commit(
             io,
@@ -302,9 +305,13 @@ def _commit_rewrite(
     parts: list[PartFile],
     counts: RowCounts | None,
     write_id: str | None,
+    *,
+    unchanged: bool = False,
 ) -> None:
     """One commit that replaces the parts a copy-on-write read (``rewriteParts`` of version
-    ``rewriteVersion``) with ``parts``, its rows as Spark computed them.
+    ``rewriteVersion``) with ``parts``, its rows as Spark computed them; with ``unchanged``
+    (the statement changed no row), one that only evolves the schema, when ``mergeSchema``
+    does, else none.
 
     The commit is made against the version read: a concurrent commit that removed one of
     those parts conflicts, concurrent appends do not. The new parts take the largest key
@@ -337,15 +344,20 @@ def _commit_rewrite(
             "or recreated while it ran); nothing was committed: retry the statement"
         )
     by_path = {p.path: p for p in read.parts}
-    removed = [by_path[path] for path in options.rewrite_parts]
+    removed = [] if unchanged else [by_path[path] for path in options.rewrite_parts]
     added = [p.rewritten_from(removed) for p in parts]
-    if not removed and not added:
+    # A MERGE WITH SCHEMA EVOLUTION's rows (mergeSchema): their new columns and widenings
+    # come with them, in this commit (one the schema changed concurrently conflicts).
+    schema = merge_schema(read.schema, plan.schema, merge=options.merge_schema)
+    if not removed and not added and schema == read.schema:
         return  # a statement that matched no row (Spark's run-time filter read no part)
     if options.rewrite_duplicates == "error" and options.rewrite_operation != "DELETE":
         replaced = set(options.rewrite_parts)
         kept = [p for p in read.parts if p.path not in replaced]
         _refuse_keys_kept(io, plan, options, added, kept)
     actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in removed]
+    if schema != read.schema:
+        actions.insert(0, SetSchema(schema, read.schema_id + 1))
     actions.extend(AddPart(p) for p in added)
     commit(
         io,

@@ -1,6 +1,7 @@
 package io.tsfilecatalog.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -8,19 +9,26 @@ import java.util.Map;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.analysis.NamedRelation;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeMap;
+import org.apache.spark.sql.catalyst.expressions.AttributeMap$;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.plans.logical.AppendData;
 import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.connector.catalog.CatalogManager;
 import org.apache.spark.sql.connector.catalog.CatalogPlugin;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableChange;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.Option;
+import scala.Tuple2;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -42,6 +50,20 @@ import scala.jdk.javaapi.CollectionConverters;
  * yet when the hint rules run. So {@link Mark} (a hint rule) marks the target as accepting any
  * columns, which makes the check wait, and {@link Resolve} (a resolution rule) replaces it by
  * the merged table once the query is resolved; the check then runs as for any write.
+ *
+ * <p>{@code MERGE WITH SCHEMA EVOLUTION INTO t …} (Spark 4.2.1 and 4.3) is one commit the same
+ * way. Spark's {@code ResolveSchemaEvolution} would {@code alterTable} the MERGE's {@code
+ * pendingSchemaChanges} (the source's new columns its {@code SET *}, {@code INSERT *} or
+ * assignments name, and its other types) as soon as the MERGE is resolved but for them, a
+ * commit of its own (even for an EXPLAIN), before the MERGE runs. It runs early in the
+ * analyzer's Resolution batch, before {@code ResolveReferences}; the injected resolution
+ * rules run last in it (Spark 4.2.1 and 4.3). So {@link Resolve} sees that MERGE first, at the
+ * end of the iteration that resolved it, and makes its target the
+ * table as the MERGE leaves it, Python deciding as for an append ({@code merge_evolution}):
+ * Spark's own rule then finds nothing pending, its copy-on-write scan reads the old rows under
+ * the new schema (new columns NULL, widened columns cast) and its write merges the schema with
+ * the rows. A change the table refuses is refused there, naming the column, before anything
+ * runs.
  */
 final class MergeSchemaWrites {
   private MergeSchemaWrites() {}
@@ -113,6 +135,9 @@ final class MergeSchemaWrites {
   static final class Resolve extends Rule<LogicalPlan> {
     @Override
     public LogicalPlan apply(LogicalPlan plan) {
+      if (plan instanceof MergeIntoTable) {
+        return evolveMerge((MergeIntoTable) plan);
+      }
       if (!(plan instanceof AppendData)) {
         return plan;
       }
@@ -143,6 +168,63 @@ final class MergeSchemaWrites {
       TsFileTable settled =
           table.mergingWrite(merged == null || merged.isNull() ? null : merged.asText());
       return append.withNewTable(relation(targetOf(current), settled));
+    }
+
+    /**
+     * A {@code MERGE WITH SCHEMA EVOLUTION} whose changes Spark would now commit through
+     * {@code alterTable}: its target becomes the table with them (or the table as it is when
+     * the merge keeps its types), which reports no {@code AUTOMATIC_SCHEMA_EVOLUTION}, every
+     * reference to the old target's columns rewritten to the new ones as Spark's own rule does.
+     */
+    private static LogicalPlan evolveMerge(MergeIntoTable merge) {
+      if (!evolving(merge) || !(merge.table() instanceof DataSourceV2Relation)) {
+        return merge;
+      }
+      DataSourceV2Relation current = (DataSourceV2Relation) merge.table();
+      if (!(current.table() instanceof TsFileTable)
+          || ((TsFileTable) current.table()).isMergingWrite()
+          || current.catalog().isEmpty()
+          || current.identifier().isEmpty()) {
+        return merge;
+      }
+      List<TableChange> pending = CollectionConverters.asJava(merge.pendingSchemaChanges());
+      if (pending.isEmpty()) {
+        return merge;
+      }
+      TsFileTable table = (TsFileTable) current.table();
+      ObjectNode request = Client.object();
+      request.set("write_options", Client.map(table.writeOptions()));
+      request.set("scan", table.scanDescription());
+      request.put("timestamp_as", table.scanDescription().path("timestamp_as").asText());
+      ArrayNode changes = request.putArray("changes");
+      for (TableChange change : pending) {
+        ObjectNode json = Changes.toJson(change);
+        // The whole type (Changes' simpleString drops what a decimal or a struct holds).
+        if (change instanceof TableChange.AddColumn) {
+          json.put("type_json", ((TableChange.AddColumn) change).dataType().json());
+        } else if (change instanceof TableChange.UpdateColumnType) {
+          json.put("type_json", ((TableChange.UpdateColumnType) change).newDataType().json());
+        }
+        changes.add(json);
+      }
+      JsonNode merged = Client.call("merge_evolution", request);
+      TsFileTable settled =
+          merged == null || merged.isNull()
+              ? table.mergingWrite(null)
+              : table.mergingWrite(merged.get("schema").asText(), merged.get("read_schema").asText());
+      DataSourceV2Relation relation = relation(targetOf(current), settled);
+      List<Tuple2<Attribute, Attribute>> renamed = new ArrayList<>();
+      List<AttributeReference> now = CollectionConverters.asJava(relation.output());
+      for (AttributeReference old : CollectionConverters.asJava(current.output())) {
+        for (AttributeReference attribute : now) {
+          if (attribute.name().equalsIgnoreCase(old.name())) {
+            renamed.add(new Tuple2<>(old, attribute));
+          }
+        }
+      }
+      AttributeMap<Attribute> map =
+          AttributeMap$.MODULE$.apply(CollectionConverters.asScala(renamed).toSeq());
+      return (LogicalPlan) merge.withNewTable(relation).rewriteAttrs(map);
     }
 
     private static Target targetOf(DataSourceV2Relation current) {

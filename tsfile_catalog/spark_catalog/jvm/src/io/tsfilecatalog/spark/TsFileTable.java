@@ -111,9 +111,9 @@ public class TsFileTable
             TableCapability.OVERWRITE_DYNAMIC,
             TableCapability.MICRO_BATCH_READ,
             TableCapability.STREAMING_WRITE);
-    // INSERT WITH SCHEMA EVOLUTION and withSchemaEvolution() writes: Spark adds the source's
-    // new columns through alterTable (the catalog's ADD COLUMNS) before it writes, unless the
-    // extensions make a by-name append one commit (MergeSchemaWrites). By name, since a Spark
+    // INSERT and MERGE WITH SCHEMA EVOLUTION, withSchemaEvolution() writes: Spark adds the
+    // source's new columns through alterTable (the catalog's ADD COLUMNS) before it writes,
+    // unless the extensions make the write one commit (MergeSchemaWrites). By name, since a Spark
     // without the capability must still load the class.
     try {
       out.add(TableCapability.valueOf("AUTOMATIC_SCHEMA_EVOLUTION"));
@@ -135,6 +135,10 @@ public class TsFileTable
 
   boolean isPendingMerge() {
     return pendingMerge;
+  }
+
+  boolean isMergingWrite() {
+    return mergingWrite;
   }
 
   /** This version shown with the schema {@code json} (DESCRIBE's: its TAG columns marked). */
@@ -159,6 +163,18 @@ public class TsFileTable
     writeOptions.put("mergeSchema", "true");
     TsFileTable target = new TsFileTable(catalog, ident, changed);
     target.mergingWrite = true;
+    return target;
+  }
+
+  /**
+   * {@link #mergingWrite} whose scans read this version as the write leaves it ({@code
+   * readSchema}, the delegate's, opaque here): a {@code MERGE WITH SCHEMA EVOLUTION}'s
+   * copy-on-write reads the rows it rewrites under the new schema.
+   */
+  TsFileTable mergingWrite(String json, String readSchema) {
+    TsFileTable target = mergingWrite(json);
+    ObjectNode options = (ObjectNode) target.description.get("scan").get("options");
+    options.put("mergedSchema", readSchema);
     return target;
   }
 
