@@ -443,8 +443,11 @@ class WriteOptions:
     rewrite_version: int | None = None
     rewrite_operation: str | None = None
     # "keep": rows sharing a (device, time) all stay, the repeats in further parts (the
-    # rewrite of an append-only table); "error": they are refused, as onDuplicate=error does.
-    rewrite_duplicates: Literal["keep", "error"] = "error"
+    # rewrite of an append-only table); "error": they are refused, as onDuplicate=error does;
+    # "replace": refused within the write, whose rows replace the table's rows of their keys
+    # (a ``key.duplicates = last`` table's UPDATE written as its updated rows only, no part
+    # replaced: ``rewriteParts`` is empty).
+    rewrite_duplicates: Literal["keep", "error", "replace"] = "error"
     # The staging job whose folder records a replaceWhere's straddling parts, already
     # rewritten in Spark tasks (internal: Catalog.sql and the catalog plugin set it;
     # tsfile_catalog.write.replace_staging).
@@ -578,7 +581,9 @@ def _rewrite(opts: Mapping[str, str]) -> dict[str, Any]:
         "rewrite_parts": _json_names(opts, "rewriteParts"),
         "rewrite_version": _int(opts, "rewriteVersion", None, 0),
         "rewrite_operation": operation,
-        "rewrite_duplicates": _choice(opts, "rewriteDuplicates", "error", ("keep", "error")),
+        "rewrite_duplicates": _choice(
+            opts, "rewriteDuplicates", "error", ("keep", "error", "replace")
+        ),
     }
 
 

@@ -156,6 +156,39 @@ def test_a_kept_dataframe_sees_the_tables_next_commit(client: Any) -> None:
     assert [tuple(r) for r in kept.collect()] == [(2, 3.5)]
 
 
+def test_a_last_update_and_an_insert_only_merge_answer_their_counts(client: Any) -> None:
+    """Through Connect as through ``spark.sql``: a ``key.duplicates = last`` table's UPDATE
+    (the updated rows appended, no part rewritten) and a MERGE that only inserts (Spark's
+    append) return ``Catalog.sql``'s counts, and the history records them."""
+    client.sql("CREATE NAMESPACE IF NOT EXISTS ts.counted")
+    client.sql(
+        "CREATE TABLE ts.counted.t (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city', 'key.duplicates' = 'last')"
+    )
+    client.sql(
+        "INSERT INTO ts.counted.t VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.5), "
+        "(TIMESTAMP '2024-01-01 01:00:00', 'bj', 2.5), (TIMESTAMP '2024-01-01 01:00:00', 'sh', 3.5)"
+    )
+    updated = client.sql("UPDATE ts.counted.t SET temp = temp * 2 WHERE city = 'bj'").collect()
+    assert [r.asDict() for r in updated] == [{"num_affected_rows": 2}]
+    merged = client.sql(
+        "MERGE INTO ts.counted.t AS t USING (SELECT TIMESTAMP '2024-01-01 01:00:00' AS time, "
+        "'sh' AS city, 9.0D AS temp UNION ALL SELECT TIMESTAMP '2024-01-01 05:00:00', 'wh', "
+        "7.0D) AS s ON t.time = s.time AND t.city = s.city WHEN NOT MATCHED THEN INSERT *"
+    ).collect()
+    assert [tuple(r) for r in merged] == [(1, 0, 0, 1)]
+    history = client.sql("DESCRIBE HISTORY ts.counted.t").collect()
+    assert [r.operation for r in history[:2]] == ["MERGE", "UPDATE"]
+    assert history[0].operation_parameters["numInsertedRows"] == "1"
+    assert history[1].operation_parameters["numUpdatedRows"] == "2"
+    assert _rows(client, "SELECT city, temp FROM ts.counted.t ORDER BY time, city") == [
+        "bj\t3.0",
+        "bj\t5.0",
+        "sh\t3.5",
+        "wh\t7.0",
+    ]
+
+
 def test_errors_reach_the_client_in_one_line(client: Any) -> None:
     client.sql(
         "CREATE TABLE IF NOT EXISTS ts.remote.e (time TIMESTAMP, city STRING, temp DOUBLE) "

@@ -63,6 +63,11 @@ def test_the_history_records_the_rows_each_statement_changed(
         assert set(ours) == counted and ours == theirs, statement
         assert all(int(v) > 0 for v in ours.values()), statement
         info = open_table(pair.location).history(limit=1)[0]
+        if mode == "last" and statement.startswith("UPDATE"):
+            # The updated rows appended: no part read whole, no row copied.
+            assert "numCopiedRows" not in info.operation_parameters
+            assert info.rows_removed == 0
+            continue
         # Rows of the parts read that the statement left as they were.
         copied = int(info.operation_parameters["numCopiedRows"])
         assert 0 < copied <= info.rows_added
@@ -185,9 +190,9 @@ def test_catalog_sql_runs_them_through_spark_sql_where_the_plugin_serves(
 ) -> None:
     """``Catalog.sql`` over the plugin's warehouse hands UPDATE, MERGE and DELETE to
     ``spark.sql`` (the history records Spark's id of the write), with the answer and rows its
-    own implementation gives on an identical copy (a warehouse no plugin serves). A ``last``
-    table's UPDATE stays its own (it appends the changed rows only), and so does a MERGE
-    that only inserts (Spark appends it, with no counts); a refusal is the same either way."""
+    own implementation gives on an identical copy (a warehouse no plugin serves); a ``last``
+    table's UPDATE appends the changed rows only either way, and a MERGE that only inserts
+    is an append with the same counts; a refusal is the same either way."""
     from tsfile_catalog import Catalog
     from tsfile_catalog.exceptions import SqlError
 
@@ -207,10 +212,10 @@ def test_catalog_sql_runs_them_through_spark_sql_where_the_plugin_serves(
         "WHEN NOT MATCHED THEN INSERT *"
     )
     for statement, through_spark in (
-        ("UPDATE {t} SET temp = temp + 100 WHERE device = 'd1'", mode == "keep"),
+        ("UPDATE {t} SET temp = temp + 100 WHERE device = 'd1'", True),
         (_merge_source(pair, f"front_src_{mode}"), True),
         ("DELETE FROM {t} WHERE rain > hour(time) % 2", True),  # Spark's copy-on-write
-        (insert_only, False),
+        (insert_only, True),
     ):
         ours = served.sql(statement.format(t=table))
         theirs = pair.catalog.sql(statement.format(t=pair.copy))
@@ -221,8 +226,8 @@ def test_catalog_sql_runs_them_through_spark_sql_where_the_plugin_serves(
         assert ("writeId" in info.operation_parameters) == through_spark, statement
         own = open_table(pair.copy_location).history(limit=1)[0]
         assert "writeId" not in own.operation_parameters, statement
-        if not through_spark and mode == "last" and statement.startswith("UPDATE"):
-            assert info.rows_removed == 0  # the changed rows appended, no part rewritten
+        if mode == "last" and statement.startswith("UPDATE"):
+            assert info.rows_removed == own.rows_removed == 0  # the changed rows appended
         pair.check()
     # Catalog.sql's refusals, before Spark reads a row: one line naming statement and column.
     version = pair.version()
@@ -263,3 +268,97 @@ def test_catalog_sql_updates_a_default_table_its_view_shares_the_name_of(
         assert sorted(served.sql("SELECT v FROM front_viewed").collect()) == [(2,), (11,)]
     finally:
         spark.catalog.dropTempView("front_viewed")
+
+
+def test_a_last_table_s_update_appends_only_the_rows_it_changed(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """A ``key.duplicates = last`` table: ``spark.sql``'s UPDATE writes the updated rows only,
+    as a new write whose rows replace the old ones by the key rule (no part rewritten), as
+    ``Catalog.sql``'s own UPDATE does: the same answer, history counts and change feed, and
+    the rows Spark computes for the UPDATE on a Parquet copy."""
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    pair = _Pair(spark, ts, warehouse, "appended_last", "last")
+    spark.table(pair.table).write.parquet(str(tmp_path / "before"))
+    parts = pair.parts()
+    condition = "device = 'd1' AND rain > 0 OR hour(time) = 20"
+    statement = f"UPDATE {{t}} SET temp = temp + 100, rain = rain * 2 WHERE {condition}"
+    ours = spark.sql(statement.format(t=pair.table)).collect()
+    theirs = pair.catalog.sql(statement.format(t=pair.copy)).collect()
+    assert ours == theirs and ours[0].num_affected_rows > 0
+    updated = ours[0].num_affected_rows
+    assert parts < pair.parts()  # only new parts: nothing rewritten
+    mine = open_table(pair.location).history(limit=1)[0]
+    own = open_table(pair.copy_location).history(limit=1)[0]
+    assert mine.operation == own.operation == "UPDATE"
+    assert mine.parts_removed == own.parts_removed == 0
+    assert mine.rows_added == own.rows_added == updated
+    assert _counts(pair.location) == _counts(pair.copy_location) == {"numUpdatedRows": str(updated)}
+    # The change feed: each updated row an update, its pre- and post-image.
+    dropped = ["_commit_version", "_commit_timestamp"]
+    feed = open_table(pair.location).changes(mine.version, mine.version).drop_columns(dropped)
+    own_feed = open_table(pair.copy_location).changes(own.version, own.version)
+    assert sorted(feed.to_pylist(), key=repr) == sorted(
+        own_feed.drop_columns(dropped).to_pylist(), key=repr
+    )
+    assert feed.num_rows == 2 * updated
+    # Spark's own UPDATE semantics, computed over a Parquet copy of the rows before.
+    before = spark.read.parquet(str(tmp_path / "before"))
+    hit = F.coalesce(F.expr(condition), F.lit(False))
+    expected = before.select(
+        "time",
+        "city",
+        "device",
+        F.when(hit, F.col("temp") + 100).otherwise(F.col("temp")).alias("temp"),
+        F.when(hit, F.col("rain") * 2).otherwise(F.col("rain")).alias("rain"),
+    )
+    assertDataFrameEqual(spark.table(pair.table), expected)
+    pair.check()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_merge_that_only_inserts_returns_and_records_its_counts(
+    spark: SparkSession, ts: str, warehouse: Path, mode: str
+) -> None:
+    """Spark writes a MERGE whose every clause inserts as an append of the source rows no
+    target row matched: through ``spark.sql`` it returns ``Catalog.sql``'s counts and
+    commits a MERGE with the same counts (none when no row is new: nothing committed)."""
+    pair = _Pair(spark, ts, warehouse, f"inserting_{mode}", mode)
+    # Rows 30..39 exist, 40..45 are new.
+    weather_rows(spark, start=30, count=16).selectExpr(
+        "time", "city", "device", "temp * 2 AS temp", "rain"
+    ).createOrReplaceTempView("inserting_src")
+    on = "ON t.time = s.time AND t.city = s.city AND t.device = s.device "
+    for statement, inserted in (
+        (
+            f"MERGE INTO {{t}} AS t USING inserting_src s {on}WHEN NOT MATCHED THEN INSERT *",
+            6,
+        ),
+        (
+            f"MERGE INTO {{t}} t USING inserting_src s {on}"
+            "WHEN NOT MATCHED AND s.temp > 1000 THEN INSERT (time, city, device, temp, rain) "
+            "VALUES (s.time, s.city, s.device, s.temp, -1)",
+            0,
+        ),
+    ):
+        before = pair.version()
+        ours = spark.sql(statement.format(t=pair.table))
+        theirs = pair.catalog.sql(statement.format(t=pair.copy))
+        assert ours.schema == theirs.schema, statement
+        assert ours.collect() == theirs.collect(), statement
+        assert ours.collect()[0].asDict() == {
+            "num_affected_rows": inserted,
+            "num_updated_rows": 0,
+            "num_deleted_rows": 0,
+            "num_inserted_rows": inserted,
+        }
+        assert pair.version() == before + (1 if inserted else 0), statement
+        pair.check()
+    mine = open_table(pair.location).history(limit=1)[0]
+    own = open_table(pair.copy_location).history(limit=1)[0]
+    assert mine.operation == own.operation == "MERGE"
+    assert "writeId" in mine.operation_parameters
+    assert _counts(pair.location) == _counts(pair.copy_location)
+    assert mine.parts_removed == own.parts_removed == 0

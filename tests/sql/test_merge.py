@@ -348,13 +348,14 @@ def test_update_sets_spark_expressions_in_matching_rows(
     assert info.operation_parameters["numUpdatedRows"] == "1"
     # last: a new write, nothing rewritten; keep: the part holding the key rewritten.
     assert (info.rows_removed == 0) == (mode == "last")
-    if plugin_path is None or mode == "last":
+    if plugin_path is None:
         assert info.operation_parameters["set"] == "value"  # Catalog.sql's own UPDATE
-        # keep: the part rewritten without the key (its sequence kept), the key's rows in a
-        # new part.
+    else:  # Spark's row-level operation (docs/sql.md)
+        assert "writeId" in info.operation_parameters
+    if plugin_path is None or mode == "last":
+        # last: the updated row a new write; keep: the part rewritten without the key (its
+        # sequence kept), the key's rows in a new part.
         assert {p.key_sequence for p in table.parts()} == {1, 2}
-    else:
-        assert "writeId" in info.operation_parameters  # Spark's copy-on-write (docs/sql.md)
 
 
 def test_update_of_a_timestamp_table_keeps_times_exact(catalog: Catalog, warehouse: Path) -> None:

@@ -39,10 +39,10 @@ def staged_parts(messages: Iterable[WriterCommitMessage | None]) -> list[StagedP
 
 @dataclass(frozen=True)
 class RowCountsMessage(WriterCommitMessage):
-    """The rows a copy-on-write's statement changed, as Spark counted them: the catalog
-    plugin adds this message to its tasks' when Spark commits the write with a summary (the
-    Python data source's commit is not given the summary itself). ``write_id`` is Spark's id
-    of the write, which the commit records so the statement's result finds its commit."""
+    """The rows a row-level statement changed, as Spark counted them: the catalog plugin
+    adds this message to its tasks' when Spark commits the write with a summary (the Python
+    data source's commit is not given the summary itself). ``write_id`` is Spark's id of the
+    write, which the commit records so the statement's result finds its commit."""
 
     counts: RowCounts
     write_id: str

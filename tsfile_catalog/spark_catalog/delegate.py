@@ -281,6 +281,8 @@ _OPERATIONS: dict[str, _Handler] = {
     "row_counts_message": lambda d, r: row_counts.counts_message(r),
     "row_counts_schema": lambda d, r: row_counts.result_schema(r["operation"]),
     "row_counts": lambda d, r: row_counts.result_row(r),
+    "plan_inserts": lambda d, r: row_counts.plan_inserts(ScanRequest.parse(r["scan"])),
+    "plan_delta": lambda d, r: rewrites.plan_delta(ScanRequest.parse(r["scan"]), r["command"]),
     "plan_rewrite_scan": lambda d, r: rewrites.plan_rewrite_scan(
         ScanRequest.parse(r["scan"]),
         command=r["command"],

@@ -39,7 +39,13 @@ from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.spark_catalog.scans import plan_scan, push_predicates
 from tsfile_catalog.table.update import set_refusal
 
-__all__ = ["ONLY_PARTS_OPTION", "key_set_refusal", "plan_rewrite_scan", "runtime_filter_columns"]
+__all__ = [
+    "ONLY_PARTS_OPTION",
+    "key_set_refusal",
+    "plan_delta",
+    "plan_rewrite_scan",
+    "runtime_filter_columns",
+]
 
 ONLY_PARTS_OPTION = "onlyParts"
 
@@ -161,6 +167,51 @@ def plan_rewrite_scan(
         },
     }
     return plan
+
+
+def plan_delta(scan: ScanRequest, command: str) -> dict[str, Any] | None:
+    """How Spark writes ``command`` on the loaded version as a delta (``SupportsDelta``:
+    only the rows it changes), or None for the copy-on-write of :func:`plan_rewrite_scan`.
+
+    An ``UPDATE`` of a ``key.duplicates = last`` table is a delta, as ``Catalog.sql``'s own
+    UPDATE of it: Spark reads the rows its condition matches (an ordinary scan of the
+    version, merged by key), and the write appends their new values, which replace the old
+    rows of their keys by the key rule; no part is rewritten. An UPDATE may not set the key
+    (``KeyAssignments`` refuses it with :func:`key_set_refusal`'s message, as
+    ``Catalog.sql`` does, whatever the condition). The commit is an UPDATE against the
+    version read (:mod:`tsfile_catalog.write.commit`, ``rewriteDuplicates = replace``).
+    Returns ``row_id``, the columns Spark hands the write as each row's id (``time``: Spark
+    requires them never null, which TAG values may be; the write keys the rows by their
+    TAG values and time itself and reads no id), and the write's ``write_options``.
+
+    Raises:
+        SqlError: the table's nanosecond times would pass through Spark's microsecond
+            TIMESTAMP (before anything is read or written).
+    """
+    table = scan.opened
+    if command != "UPDATE" or key_mode(table.properties) != "last":
+        return None
+    refusal = spark_rewrite_refusal(
+        scan.unit,
+        scan.timestamp_as,
+        statement=f"spark.sql {command} on {scan.table}",
+        instead=(
+            "use tsfile_catalog.open_table(location).update(...), which rewrites the "
+            "stored times exactly"
+        ),
+    )
+    if refusal is not None:
+        raise SqlError(refusal)
+    return {
+        "row_id": [TIME_COLUMN],
+        "write_options": {
+            "rewriteParts": "[]",
+            "rewriteVersion": str(scan.version),
+            "rewriteOperation": command,
+            "rewriteDuplicates": "replace",
+            "onDuplicate": "error",
+        },
+    }
 
 
 def runtime_filter_columns(schema: TableSchema, parts: Sequence[PartFile]) -> list[str]:

@@ -21,12 +21,14 @@ from typing import Any
 
 from tsfile_catalog import inspect
 from tsfile_catalog.datasource.staging import RowCountsMessage
+from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import CommitInfo
 from tsfile_catalog.metadata.row_counts import RowCounts
 from tsfile_catalog.options import WriteOptions, parse_write_options
+from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.table.handle import open_table
 
-__all__ = ["counts_message", "result_row", "result_schema"]
+__all__ = ["counts_message", "plan_inserts", "result_row", "result_schema"]
 
 
 def counts_message(request: Mapping[str, Any]) -> str:
@@ -83,6 +85,24 @@ def result_row(request: Mapping[str, Any]) -> list[int | None]:
         None,
         None,
     ]
+
+
+def plan_inserts(scan: ScanRequest) -> dict[str, str]:
+    """The write options of a MERGE whose every clause inserts (``WHEN NOT MATCHED THEN
+    INSERT``), which Spark writes as an append of the source rows no target row matched
+    (its ``InsertOnlyMerge``, with a ``MergeSummary``): a write of new rows only (no part
+    replaced), committed as ``Catalog.sql``'s own MERGE commits it, against the version read
+    with operation ``MERGE`` and Spark's counts. In a ``key.duplicates = last`` table they
+    replace any row of the same key (an ``ON`` stricter than the key leaves such a row
+    unmatched), as any write's; an append-only table keeps both."""
+    last = key_mode(scan.opened.properties) == "last"
+    return {
+        "rewriteParts": "[]",
+        "rewriteVersion": str(scan.version),
+        "rewriteOperation": "MERGE",
+        "rewriteDuplicates": "replace" if last else "keep",
+        "onDuplicate": "error",
+    }
 
 
 def _commit(options: WriteOptions, write_id: str) -> CommitInfo | None:

@@ -29,7 +29,6 @@ from sqlglot import exp
 
 from tsfile_catalog.errors import unwrap
 from tsfile_catalog.exceptions import OptionError, SqlError, SqlParseError, TsFileCatalogError
-from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.spark.dialect import quote_identifier
 from tsfile_catalog.session import register
 from tsfile_catalog.sql import commands, describe, maintenance, merge, merge_checks, verbatim
@@ -300,14 +299,7 @@ class Catalog:
             return None
         tree = verbatim.row_level_tree(text)
         table = self._tables.open(entry)
-        why = verbatim.row_level_refusal(
-            self._spark,
-            statement,
-            entry,
-            tree,
-            self._names,
-            last=key_mode(table.properties) == "last",
-        )
+        why = verbatim.row_level_refusal(self._spark, statement, entry, tree, self._names)
         if why is not None:
             _log.debug("%s: Catalog.sql's own, as %s", text, why)
             return None

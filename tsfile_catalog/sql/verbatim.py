@@ -16,8 +16,9 @@ exact text of the query inside an ``INSERT`` or ``CREATE TABLE ... AS``, whose h
 catalog's. :func:`run` runs a text.
 
 ``UPDATE``, ``MERGE INTO`` and ``DELETE FROM`` of a catalog table go the same way, whole
-(:func:`row_level_text`): Spark's copy-on-write through the plugin is then their one
-implementation, ``spark.sql``'s answer and messages theirs (docs/spark-catalog.md, "One
+(:func:`row_level_text`): Spark's row-level operation through the plugin (its copy-on-write;
+a ``key.duplicates = last`` table's UPDATE written as a delta of the updated rows) is then
+their one implementation, ``spark.sql``'s answer and messages theirs (docs/spark-catalog.md, "One
 implementation per statement"). :func:`row_level_refusal` names the cases ``Catalog.sql``
 keeps.
 """
@@ -145,8 +146,6 @@ def row_level_refusal(
     entry: TableEntry,
     tree: exp.Expr,
     names: Names,
-    *,
-    last: bool,
 ) -> str | None:
     """Why ``Catalog.sql`` carries out ``statement`` (an UPDATE, MERGE or DELETE of the
     catalog table ``entry``, ``tree`` its sqlglot tree) itself rather than hand its text to
@@ -156,11 +155,6 @@ def row_level_refusal(
       (``RowCounts.java`` is one of them);
     * the table stores nanoseconds read as TIMESTAMPs: Spark's copy-on-write refuses it
       (its times would be truncated), while ``Catalog.sql``'s DELETE rewrites them exactly;
-    * a MERGE whose every clause inserts: Spark turns it into an append, which returns no
-      counts;
-    * an UPDATE of a ``key.duplicates = last`` table (``last``): ``Catalog.sql`` appends the
-      changed rows only, which replace the old ones by the key rule, where Spark's
-      copy-on-write rewrites every part holding one of them (the same rows either way);
     * a reference in it :func:`refusal` refuses for a query (a URL reference, a name that
       is neither a catalog table nor a temporary view nor a CTE, ...).
     """
@@ -177,10 +171,6 @@ def row_level_refusal(
         is not None
     ):
         return f"{entry.display_name} stores nanoseconds read as TIMESTAMPs"
-    if isinstance(statement, Merge) and all(c.action == "insert" for c in statement.clauses):
-        return "a MERGE that only inserts is an append to Spark (no row counts)"
-    if isinstance(statement, Update) and last:
-        return "an UPDATE of a last table appends its changed rows only there"
     return refusal(tree, names)
 
 

@@ -14,6 +14,7 @@ staging folder is removed, and nothing is visible to readers unless the commit l
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -319,6 +320,14 @@ def _commit_rewrite(
     ``key.duplicates = last`` table a row a concurrent commit wrote after that version still
     replaces the rewritten one.
 
+    With ``rewriteDuplicates = replace`` no part is replaced (``rewriteParts`` is empty):
+    the written rows are a ``key.duplicates = last`` table's updated rows only, a write of
+    its own whose rows replace the table's rows of their keys by the key rule (the key
+    sequence of this commit), as ``Catalog.sql``'s UPDATE of such a table appends them. The
+    commit is still made against the version read, as an UPDATE: a concurrent commit that
+    changed the rows it read or writes conflicts
+    (:mod:`~tsfile_catalog.metadata.manifest.footprint`).
+
     ``counts`` (Spark's, when it gave them) go into the history as ``Catalog.sql``'s
     statements record theirs (one that changed no row never gets here: :func:`commit_write`
     commits nothing for it). ``write_id`` is recorded as
@@ -352,6 +361,7 @@ def _commit_rewrite(
     if not removed and not added and schema == read.schema:
         return  # a statement that matched no row (Spark's run-time filter read no part)
     if options.rewrite_duplicates == "error" and options.rewrite_operation != "DELETE":
+        # (``replace``: the written rows replace the kept parts' rows of their keys.)
         replaced = set(options.rewrite_parts)
         kept = [p for p in read.parts if p.path not in replaced]
         _refuse_keys_kept(io, plan, options, added, kept)
@@ -370,8 +380,19 @@ def _commit_rewrite(
             "numRemovedFiles": str(len(removed)),
             "numAddedFiles": str(len(added)),
             "numCopiedOrUpdatedRows": str(sum(p.row_count for p in added)),
-            **({} if counts is None else counts.parameters()),
+            **_recorded(counts, options),
             **({} if write_id is None else {"writeId": write_id}),
         },
         data_change=True,
     )
+
+
+def _recorded(counts: RowCounts | None, options: WriteOptions) -> dict[str, str]:
+    """The history's counts of a row-level write: Spark's, without ``numCopiedRows`` where
+    no part was replaced (a delta or an insert-only MERGE copies no row: it writes the
+    changed rows only, as ``Catalog.sql``'s own statements, which record none)."""
+    if counts is None:
+        return {}
+    if not options.rewrite_parts:
+        counts = dataclasses.replace(counts, copied=None)
+    return counts.parameters()

@@ -13,7 +13,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
-import org.apache.spark.sql.catalyst.plans.logical.ReplaceData;
+import org.apache.spark.sql.catalyst.plans.logical.RowLevelWrite;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.connector.write.RowLevelOperation;
 import scala.jdk.javaapi.CollectionConverters;
@@ -27,9 +27,10 @@ import scala.runtime.BoxedUnit;
  *
  * <p>Spark's group-based UPDATE is a {@code ReplaceData} over a projection that gives every
  * column either itself (after Spark's simplification of {@code if(c) x else x}) or its new
- * value; the columns given anything else are the ones the statement sets, which the delegate
- * judges. An UPDATE whose condition holds a subquery (a union of two projections) and MERGE
- * are not checked.
+ * value; a delta ({@code WriteDelta}, a {@code last} table's UPDATE) is one over the matching
+ * rows, with the same shape. The columns given anything else are the ones the statement sets,
+ * which the delegate judges. A copy-on-write UPDATE whose condition holds a subquery (a union
+ * of two projections) and MERGE are not checked.
  */
 public final class KeyAssignments extends Rule<LogicalPlan> {
   /** Adds the rule to {@code session}'s extra optimizations, once. */
@@ -57,16 +58,19 @@ public final class KeyAssignments extends Rule<LogicalPlan> {
   }
 
   private static void check(LogicalPlan node) {
-    if (!(node instanceof ReplaceData)) {
+    if (!(node instanceof RowLevelWrite)) {
       return;
     }
-    ReplaceData write = (ReplaceData) node;
-    if (!(write.operation() instanceof TsFileRowLevelOperation)
+    RowLevelWrite write = (RowLevelWrite) node;
+    if (!RowCounts.ours(write.operation())
         || write.operation().command() != RowLevelOperation.Command.UPDATE
         || !(write.query() instanceof Project)) {
       return;
     }
-    TsFileRowLevelOperation operation = (TsFileRowLevelOperation) write.operation();
+    TsFileTable table =
+        write.operation() instanceof TsFileDeltaOperation
+            ? ((TsFileDeltaOperation) write.operation()).table()
+            : ((TsFileRowLevelOperation) write.operation()).table();
     ArrayNode set = Client.JSON.createArrayNode();
     for (NamedExpression column :
         CollectionConverters.asJava(((Project) write.query()).projectList())) {
@@ -82,7 +86,7 @@ public final class KeyAssignments extends Rule<LogicalPlan> {
       return;
     }
     ObjectNode request = Client.object();
-    request.set("scan", operation.table().scanDescription());
+    request.set("scan", table.scanDescription());
     request.set("columns", set);
     JsonNode refusal = Client.call("set_refusal", request);
     if (refusal != null && !refusal.isNull()) {

@@ -274,7 +274,7 @@ final class MergeSchemaWrites {
     }
   }
 
-  private static DataSourceV2Relation relation(Target target, TsFileTable table) {
+  static DataSourceV2Relation relation(Target target, TsFileTable table) {
     return DataSourceV2Relation.create(
         table, Option.apply(target.catalog), Option.apply(target.ident), target.options, Option.empty());
   }
@@ -291,7 +291,7 @@ final class MergeSchemaWrites {
   }
 
   /** The plugin table an append writes into. */
-  private static final class Target {
+  static final class Target {
     final CatalogPlugin catalog;
     final Identifier ident;
     final TsFileTable table;
@@ -306,7 +306,7 @@ final class MergeSchemaWrites {
   }
 
   /** The plugin table {@code relation} names, or null (another catalog's, or not found). */
-  private static Target target(SparkSession session, NamedRelation relation) {
+  static Target target(SparkSession session, NamedRelation relation) {
     if (relation instanceof DataSourceV2Relation) {
       DataSourceV2Relation resolved = (DataSourceV2Relation) relation;
       if (resolved.table() instanceof TsFileTable

@@ -2,6 +2,7 @@ package io.tsfilecatalog.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.apache.spark.sql.SparkSession;
@@ -10,18 +11,26 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.analysis.NamedRelation;
 import org.apache.spark.sql.catalyst.plans.logical.Command;
+import org.apache.spark.sql.catalyst.plans.logical.InsertAction;
+import org.apache.spark.sql.catalyst.plans.logical.InsertStarAction;
+import org.apache.spark.sql.catalyst.plans.logical.MergeAction;
+import org.apache.spark.sql.catalyst.plans.logical.MergeIntoTable;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.plans.logical.ReplaceData;
+import org.apache.spark.sql.catalyst.plans.logical.RowLevelWrite;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
+import org.apache.spark.sql.connector.write.RowLevelOperation;
+import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.execution.CommandResultExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.apache.spark.sql.execution.datasources.v2.DeleteFromTableExec;
-import org.apache.spark.sql.execution.datasources.v2.ReplaceDataExec;
 import org.apache.spark.sql.execution.datasources.v2.V2CommandExec;
+import org.apache.spark.sql.execution.datasources.v2.V2ExistingTableWriteExec;
 import org.apache.spark.sql.types.StructType;
 import scala.Enumeration;
 import scala.collection.immutable.IndexedSeq;
@@ -35,7 +44,8 @@ import scala.runtime.AbstractFunction1;
  * returns for the same statement (Delta's: {@code num_affected_rows}, ...), which the delegate
  * decides ({@code tsfile_catalog/spark_catalog/row_counts.py}).
  *
- * <p>Spark plans such a statement as its own command ({@code ReplaceData}) whose result has no
+ * <p>Spark plans such a statement as its own command ({@code ReplaceData}, or {@code WriteDelta}
+ * for a delta, {@link TsFileDeltaOperation}) whose result has no
  * columns. After resolution ({@link Wrap}, a post-hoc resolution rule: Spark rewrites the
  * statement into {@code ReplaceData} in its resolution batch) the command of a catalog table
  * becomes the child of {@link Counted}, which has the result's columns; {@link Plan} plans it as
@@ -48,8 +58,15 @@ import scala.runtime.AbstractFunction1;
 public final class RowCounts {
   private RowCounts() {}
 
-  /** Adds the rule and the strategy to every session of the application. */
+  /** Adds the rules and the strategy to every session of the application. */
   static void inject(SparkSessionExtensions extensions) {
+    extensions.injectHintResolutionRule(
+        new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+          @Override
+          public Rule<LogicalPlan> apply(SparkSession session) {
+            return new MarkInserts(session);
+          }
+        });
     extensions.injectPostHocResolutionRule(
         new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
           @Override
@@ -66,22 +83,86 @@ public final class RowCounts {
         });
   }
 
+  /**
+   * A MERGE of a catalog table whose every clause inserts ({@code WHEN NOT MATCHED THEN
+   * INSERT}), which Spark writes as an append with no result, as the child of {@link Counted},
+   * its target marked ({@link TsFileTable#insertingMerge}) so that the append is committed as
+   * the MERGE ({@code plan_inserts}). A hint rule: Spark rewrites the MERGE as soon as it is
+   * resolved, in the batch that resolves it.
+   */
+  static final class MarkInserts extends Rule<LogicalPlan> {
+    private final SparkSession session;
+
+    MarkInserts(SparkSession session) {
+      this.session = session;
+    }
+
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      if (!(plan instanceof MergeIntoTable)) {
+        return plan;
+      }
+      MergeIntoTable merge = (MergeIntoTable) plan;
+      if (!merge.matchedActions().isEmpty() || !merge.notMatchedBySourceActions().isEmpty()) {
+        return plan;
+      }
+      for (MergeAction action : CollectionConverters.asJava(merge.notMatchedActions())) {
+        if (!(action instanceof InsertAction) && !(action instanceof InsertStarAction)) {
+          return plan;
+        }
+      }
+      LogicalPlan target = merge.targetTable();
+      SubqueryAlias alias = target instanceof SubqueryAlias ? (SubqueryAlias) target : null;
+      LogicalPlan named = alias == null ? target : alias.child();
+      if (!(named instanceof NamedRelation)) {
+        return plan;
+      }
+      MergeSchemaWrites.Target found = MergeSchemaWrites.target(session, (NamedRelation) named);
+      if (found == null || found.table.isInsertingMerge()) {
+        return plan;
+      }
+      ObjectNode request = Client.object();
+      request.set("scan", found.table.scanDescription());
+      LogicalPlan marked =
+          MergeSchemaWrites.relation(
+              found, found.table.insertingMerge(Client.call("plan_inserts", request)));
+      if (alias != null) {
+        marked = alias.withNewChildren(seq(List.of(marked)));
+      }
+      // The statement's fields differ between Spark versions; its target is the first.
+      List<Object> fields = new ArrayList<>();
+      CollectionConverters.asJava(merge.productIterator()).forEachRemaining(fields::add);
+      fields.set(0, marked);
+      return new Counted(merge.makeCopy(fields.toArray()), output("MERGE"), "MERGE");
+    }
+  }
+
+  /** The result columns of {@code operation}, as the delegate gives them. */
+  private static Seq<Attribute> output(String operation) {
+    ObjectNode request = Client.object();
+    request.put("operation", operation);
+    StructType schema = StructType.fromDDL(Client.call("row_counts_schema", request).asText());
+    @SuppressWarnings("unchecked")
+    Seq<Attribute> output = (Seq<Attribute>) (Seq<?>) DataTypeUtils.toAttributes(schema);
+    return output;
+  }
+
   /** A catalog table's row-level command as the child of {@link Counted}. */
   static final class Wrap extends Rule<LogicalPlan> {
     @Override
     public LogicalPlan apply(LogicalPlan plan) {
-      if (!(plan instanceof ReplaceData)
-          || !(((ReplaceData) plan).operation() instanceof TsFileRowLevelOperation)) {
+      if (!(plan instanceof RowLevelWrite) || !ours(((RowLevelWrite) plan).operation())) {
         return plan;
       }
-      String operation = ((ReplaceData) plan).operation().command().name();
-      ObjectNode request = Client.object();
-      request.put("operation", operation);
-      StructType schema = StructType.fromDDL(Client.call("row_counts_schema", request).asText());
-      @SuppressWarnings("unchecked")
-      Seq<Attribute> output = (Seq<Attribute>) (Seq<?>) DataTypeUtils.toAttributes(schema);
-      return new Counted(plan, output, operation);
+      String operation = ((RowLevelWrite) plan).operation().command().name();
+      return new Counted(plan, output(operation), operation);
     }
+  }
+
+  /** Whether {@code operation} is a catalog table's (copy-on-write, or a delta). */
+  static boolean ours(RowLevelOperation operation) {
+    return operation instanceof TsFileRowLevelOperation
+        || operation instanceof TsFileDeltaOperation;
   }
 
   /** {@link Counted} as {@link Exec}. */
@@ -215,9 +296,13 @@ public final class RowCounts {
         // Spark's optimizer made the DELETE the delegate's, which returned its result.
         return ((TsFileTable) ((DeleteFromTableExec) command).table()).deleted();
       }
-      if (command instanceof ReplaceDataExec
-          && ((ReplaceDataExec) command).write() instanceof RowFedWrite) {
-        RowFedWrite write = (RowFedWrite) ((ReplaceDataExec) command).write();
+      // ReplaceData's, WriteDelta's, or an insert-only MERGE's append (InsertOnlyMerge).
+      Write written =
+          command instanceof V2ExistingTableWriteExec
+              ? ((V2ExistingTableWriteExec) command).write()
+              : null;
+      if (written instanceof RowFedWrite) {
+        RowFedWrite write = (RowFedWrite) written;
         ObjectNode request = Client.object();
         request.put("operation", operation);
         request.put("write_id", write.writeId());

@@ -14,6 +14,10 @@ import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.DeleteSummary;
+import org.apache.spark.sql.connector.write.DeltaBatchWrite;
+import org.apache.spark.sql.connector.write.DeltaWrite;
+import org.apache.spark.sql.connector.write.DeltaWriter;
+import org.apache.spark.sql.connector.write.DeltaWriterFactory;
 import org.apache.spark.sql.connector.write.MergeSummary;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.UpdateSummary;
@@ -24,7 +28,8 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMe
 
 /**
  * Spark's Python-source write, fed row by row: what {@code ReplaceData} (the copy-on-write of
- * UPDATE, MERGE, DELETE) needs.
+ * UPDATE, MERGE, DELETE) and {@code WriteDelta} ({@link Delta}) need; an insert-only MERGE's
+ * append is one too, for its counts ({@link TsFileTable#insertingMerge}).
  *
  * <p>Spark's Python data writer takes its rows only as a whole iterator ({@code writeAll}); its
  * {@code write(row)} does nothing at all (measured on PySpark 4.2 and 4.3: it builds an
@@ -38,8 +43,8 @@ import org.apache.spark.sql.execution.datasources.v2.python.PythonWriterCommitMe
  * them joins the tasks' ({@code tsfile_catalog/spark_catalog/row_counts.py}), and kept here for
  * the statement's result ({@link RowCounts}).
  */
-final class RowFedWrite extends ForwardingWrite {
-  private final Supplier<Write> atRun;
+class RowFedWrite extends ForwardingWrite {
+  final Supplier<Write> atRun;
   private final String operation;
   private final String writeId;
   private final Map<String, String> options;
@@ -130,9 +135,9 @@ final class RowFedWrite extends ForwardingWrite {
    * Spark asks for the batch before it runs the query that feeds it, and for the writer
    * factory after: the write the batch wraps is made then, with what the scan read.
    */
-  private static final class Batch implements BatchWrite {
+  private static class Batch implements BatchWrite {
     private final Supplier<Write> atRun;
-    private final RowFedWrite write;
+    final RowFedWrite write;
     private BatchWrite inner;
 
     Batch(Supplier<Write> atRun, RowFedWrite write) {
@@ -140,7 +145,7 @@ final class RowFedWrite extends ForwardingWrite {
       this.write = write;
     }
 
-    private synchronized BatchWrite inner() {
+    synchronized BatchWrite inner() {
       if (inner == null) {
         inner = atRun.get().toBatch();
       }
@@ -194,7 +199,7 @@ final class RowFedWrite extends ForwardingWrite {
     }
   }
 
-  private static final class Writer implements DataWriter<InternalRow> {
+  private static class Writer implements DataWriter<InternalRow> {
     private final DataWriter<InternalRow> inner;
     private final List<InternalRow> rows = new ArrayList<>();
 
@@ -233,6 +238,91 @@ final class RowFedWrite extends ForwardingWrite {
     @Override
     public CustomTaskMetric[] currentMetricsValues() {
       return inner.currentMetricsValues();
+    }
+  }
+
+  /**
+   * The write of a row-level operation Spark writes as a delta ({@link TsFileDeltaOperation}):
+   * its tasks are handed the changed rows as updates, which go to the Python writer as the
+   * rows of an append; any other kind of change is refused (the delegate plans a delta only
+   * for an UPDATE that keeps every row's key).
+   */
+  static final class Delta extends RowFedWrite implements DeltaWrite {
+    Delta(Write planned, String operation, String writeId, Map<String, String> options) {
+      super(planned, () -> planned, operation, writeId, options);
+    }
+
+    @Override
+    public DeltaBatchWrite toBatch() {
+      return new DeltaBatch(this);
+    }
+  }
+
+  private static final class DeltaBatch extends Batch implements DeltaBatchWrite {
+    DeltaBatch(Delta write) {
+      super(write.atRun, write);
+    }
+
+    @Override
+    public DeltaWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+      return new DeltaFactory(inner().createBatchWriterFactory(info), write.operation());
+    }
+  }
+
+  private static final class DeltaFactory implements DeltaWriterFactory {
+    private static final long serialVersionUID = 1L;
+    private final DataWriterFactory inner;
+    private final String operation;
+
+    DeltaFactory(DataWriterFactory inner, String operation) {
+      this.inner = inner;
+      this.operation = operation;
+    }
+
+    @Override
+    public DeltaWriter<InternalRow> createWriter(int partitionId, long taskId) {
+      return new DeltaRows(inner.createWriter(partitionId, taskId), operation);
+    }
+  }
+
+  /** A task's updated rows, kept as {@link Writer} keeps a copy-on-write's. */
+  private static final class DeltaRows extends Writer implements DeltaWriter<InternalRow> {
+    private final String operation;
+
+    DeltaRows(DataWriter<InternalRow> inner, String operation) {
+      super(inner);
+      this.operation = operation;
+    }
+
+    @Override
+    public void update(InternalRow metadata, InternalRow id, InternalRow row) {
+      write(row);
+    }
+
+    @Override
+    public void insert(InternalRow row) {
+      throw refused("an insert");
+    }
+
+    @Override
+    public void delete(InternalRow metadata, InternalRow id) {
+      throw refused("a delete");
+    }
+
+    @Override
+    public void reinsert(InternalRow metadata, InternalRow row) {
+      throw refused("a reinsert");
+    }
+
+    @Override
+    public void write(InternalRow row) {
+      super.write(row);
+    }
+
+    private IllegalStateException refused(String what) {
+      return new IllegalStateException(
+          "tsfile " + operation + " written as a delta got " + what + "; only updates of rows "
+              + "that keep their key are written so");
     }
   }
 }

@@ -21,6 +21,7 @@ import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.RowLevelOperationBuilder;
 import org.apache.spark.sql.connector.write.RowLevelOperationInfo;
+import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
@@ -33,7 +34,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Reads and writes run through the registered {@code tsfile} Python data source. {@code DELETE
  * FROM} whose condition the scan evaluates exactly runs the delegate's delete once, when Spark
  * executes it; {@code UPDATE}, {@code MERGE INTO} and any other {@code DELETE} are Spark's
- * copy-on-write of the parts they touch ({@link TsFileRowLevelOperation}).
+ * copy-on-write of the parts they touch ({@link TsFileRowLevelOperation}), but a {@code
+ * key.duplicates = last} table's UPDATE, which appends the updated rows ({@link
+ * TsFileDeltaOperation}).
  */
 public class TsFileTable
     implements SupportsRead, SupportsWrite, SupportsDeleteV2, SupportsRowLevelOperations {
@@ -45,6 +48,9 @@ public class TsFileTable
   // A write's own target (MergeSchemaWrites): it evolves its schema with its rows, so Spark's
   // ResolveSchemaEvolution must not alter the table first (a commit of its own).
   private boolean mergingWrite;
+  // The target of a MERGE whose every clause inserts (RowCounts.MarkInserts), which Spark
+  // writes as an append: its write is committed as the MERGE, with its counts.
+  private boolean insertingMerge;
   /** The result row of the delegate's DELETE, once {@link #deleteWhere} ran it. */
   private volatile JsonNode deleted;
 
@@ -141,6 +147,25 @@ public class TsFileTable
     return mergingWrite;
   }
 
+  /**
+   * This version as the target of a MERGE that only inserts ({@link RowCounts.MarkInserts}),
+   * its writes given {@code options} (the delegate's {@code plan_inserts}).
+   */
+  TsFileTable insertingMerge(JsonNode options) {
+    ObjectNode changed = (ObjectNode) description.deepCopy();
+    JsonNode given = changed.get("write_options");
+    ObjectNode writeOptions =
+        given instanceof ObjectNode ? (ObjectNode) given : changed.putObject("write_options");
+    writeOptions.setAll((ObjectNode) options);
+    TsFileTable target = new TsFileTable(catalog, ident, changed);
+    target.insertingMerge = true;
+    return target;
+  }
+
+  boolean isInsertingMerge() {
+    return insertingMerge;
+  }
+
   /** This version shown with the schema {@code json} (DESCRIBE's: its TAG columns marked). */
   TsFileTable withSchema(String json) {
     ObjectNode changed = (ObjectNode) description.deepCopy();
@@ -228,6 +253,14 @@ public class TsFileTable
   @Override
   public RowLevelOperationBuilder newRowLevelOperationBuilder(RowLevelOperationInfo info) {
     refuseReadOnly();
+    ObjectNode request = Client.object();
+    request.set("scan", scanDescription());
+    request.put("command", info.command().name());
+    // A delta (the changed rows only) where the delegate plans one, else copy-on-write.
+    JsonNode delta = Client.call("plan_delta", request);
+    if (delta != null && !delta.isNull()) {
+      return () -> new TsFileDeltaOperation(this, info.command(), delta);
+    }
     return () -> new TsFileRowLevelOperation(this, info.command());
   }
 
@@ -239,7 +272,19 @@ public class TsFileTable
   @Override
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     refuseReadOnly();
-    return new TsFileWriteBuilder(
-        schema, Client.toMap(description.get("write_options")), info, scanDescription());
+    Map<String, String> options = Client.toMap(description.get("write_options"));
+    TsFileWriteBuilder builder = new TsFileWriteBuilder(schema, options, info, scanDescription());
+    if (!insertingMerge) {
+      return builder;
+    }
+    // The MERGE's append: its commit message carries Spark's id of the write, by which the
+    // statement's result finds the commit and its counts (RowCounts).
+    return new WriteBuilder() {
+      @Override
+      public Write build() {
+        Write planned = builder.build();
+        return new RowFedWrite(planned, () -> planned, "MERGE", info.queryId(), options);
+      }
+    };
   }
 }
