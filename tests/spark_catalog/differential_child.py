@@ -64,6 +64,7 @@ _EXAMPLE = re.compile(r">\s*(.+?);\s*$", re.S | re.M)
 _IDS = re.compile(r"#\d+L?|plan_id=\d+|\[id=#?\d+\]")
 _TIMES = frozenset({"Created Time", "Last Access"})
 _TIME_LINES = re.compile(r"^(Created Time|Last Access): .*$", re.M)
+_TIME_FIELDS = re.compile(r'"(created_time|last_access)":"[^"]*"')  # DESCRIBE ... AS JSON
 
 
 def function_examples(spark: Any) -> list[str]:
@@ -128,15 +129,15 @@ def _normalised(row: Any, directory: str) -> tuple[Any, ...]:
     """``row`` with what differs between two runs of one statement replaced: the run's
     directory, expression and plan ids, and the creation time in DESCRIBE's and SHOW TABLE
     EXTENDED's rows."""
-    values = tuple(
-        _IDS.sub("#x", _TIME_LINES.sub(r"\1: <time>", v.replace(directory, "{dir}")))
-        if isinstance(v, str)
-        else v
-        for v in row
-    )
+    values = tuple(_normalised_text(v, directory) if isinstance(v, str) else v for v in row)
     if len(values) >= 2 and str(values[0]).strip() in _TIMES:
         return (values[0], "<time>", *values[2:])
     return values
+
+
+def _normalised_text(text: str, directory: str) -> str:
+    text = _TIME_LINES.sub(r"\1: <time>", text.replace(directory, "{dir}"))
+    return _IDS.sub("#x", _TIME_FIELDS.sub(r'"\1":"<time>"', text))
 
 
 def main() -> None:
