@@ -92,13 +92,15 @@ def _iterate(scala_seq: Any) -> list[Any]:
     return items
 
 
-def written_statements() -> list[str]:
-    """The statements of ``differential_statements.sql``, comments left out."""
-    lines = [
-        line
-        for line in WRITTEN.read_text(encoding="utf-8").splitlines()
-        if not line.lstrip().startswith("--")
-    ]
+def written_statements(*, every: bool) -> list[str]:
+    """The statements of ``differential_statements.sql``, comments left out: ``every`` one,
+    or those of the sections not marked ``[long]``."""
+    lines, long = [], False
+    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+        if re.match(r"-- \S", line) and line.rstrip().endswith("."):  # a section's title
+            long = line.startswith("-- [long] ")
+        if not line.lstrip().startswith("--") and (every or not long):
+            lines.append(line)
     return [s.strip() for s in re.split(r";[ \t]*\n", "\n".join(lines) + "\n") if s.strip()]
 
 
