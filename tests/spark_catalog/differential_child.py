@@ -2,9 +2,10 @@
 tests/spark_catalog/test_differential.py compares between a session with the plugin's
 extensions and one with none, which this module's ``main`` runs in a fresh process.
 
-The statements are those of ``differential_statements.sql`` (queries of every kind Spark's
-``sql-tests`` cover, DDL and DML on Parquet tables and temporary views, DESCRIBE, SHOW, SET,
-EXPLAIN, errors, and texts that start like the catalog's own statements), and every example
+The statements are those of ``differential_statements.sql`` (queries by the categories of
+Spark's ``sql-tests``, DDL and DML on Parquet tables and temporary views, DESCRIBE, SHOW, SET,
+EXPLAIN, errors, and texts that start like the catalog's own statements; its sections marked
+``[long]`` run in the long test only), and every example
 of Spark's built-in functions, as the running Spark documents them (``DESCRIBE FUNCTION
 EXTENDED``'s ``Examples``, the texts Spark's own ``ExpressionInfoSuite`` runs).
 
