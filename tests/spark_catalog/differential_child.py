@@ -1,94 +1,162 @@
-"""Spark's own statements, run in a fresh process by a session with no extensions: what
-tests/spark_catalog/test_differential.py compares the extensions' session against.
+"""Spark's own statements, and a session's answers to them: what
+tests/spark_catalog/test_differential.py compares between a session with the plugin's
+extensions and one with none, which this module's ``main`` runs in a fresh process.
 
-The statements are Spark's (queries, DDL on temporary views, DESCRIBE, SHOW, SET, table
-functions), among them texts that start like the catalog's own statements or name ``tsfile``
-without being a URL reference, which the extensions must leave to Spark."""
+The statements are those of ``differential_statements.sql`` (queries by the categories of
+Spark's ``sql-tests``, DDL and DML on Parquet tables and temporary views, DESCRIBE, SHOW, SET,
+EXPLAIN, errors, and texts that start like the catalog's own statements; its sections marked
+``[long]`` run in the long test only), and every example
+of Spark's built-in functions, as the running Spark documents them (``DESCRIBE FUNCTION
+EXTENDED``'s ``Examples``, the texts Spark's own ``ExpressionInfoSuite`` runs).
+
+Left out, by rule rather than by hand: the examples of functions whose answer changes from one
+run to the next (:data:`NOT_REPEATABLE`), and examples that set the session's configuration
+(``SET``), which would leak into the statements after them. A statement whose analysed plan is
+not deterministic (``rand()`` inside another function's example) is compared by its columns
+only. Answers are normalised as Spark's ``SQLQueryTestSuite`` normalises its golden files: the
+run's own directory, expression and plan ids, and the creation time of a table.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
-STATEMENTS = [
-    "SELECT 1 + 2 AS a, 7 / 2 AS b, 7 DIV 2 AS c, -7 % 3 AS d, 2 * 3.5 AS e",
-    "SELECT upper('abc'), substr('spark sql', 2, 4), concat_ws('-', 'a', 'b', NULL), "
-    "length('héllo'), lpad('7', 3, '0')",
-    "SELECT CAST('2024-01-02 03:04:05' AS TIMESTAMP) AS t, DATE '2024-02-29' + 1 AS d, "
-    "date_trunc('HOUR', TIMESTAMP '2024-01-01 10:42:00') AS h",
-    "SELECT coalesce(NULL, 2), nullif(3, 3), if(1 < 2, 'y', 'n'), CASE WHEN 1 = 2 THEN 'a' "
-    "ELSE 'b' END",
-    "CREATE OR REPLACE TEMPORARY VIEW people AS SELECT * FROM VALUES (1, 'ann', 30), "
-    "(2, 'bob', 25), (3, 'cy', NULL) AS t(id, name, age)",
-    "CREATE OR REPLACE TEMPORARY VIEW pets AS SELECT * FROM VALUES (1, 'cat'), (1, 'dog'), "
-    "(4, 'eel') AS t(owner, kind)",
-    "SELECT name, kind FROM people p JOIN pets q ON p.id = q.owner ORDER BY name, kind",
-    "SELECT name, kind FROM people p LEFT JOIN pets q ON p.id = q.owner ORDER BY name, kind",
-    "SELECT * FROM people p FULL OUTER JOIN pets q ON p.id = q.owner ORDER BY id, owner",
-    "SELECT * FROM people WHERE id IN (SELECT owner FROM pets) ORDER BY id",
-    "SELECT * FROM people p WHERE EXISTS (SELECT 1 FROM pets q WHERE q.owner = p.id)",
-    "SELECT count(*), count(age), sum(age), avg(age), max(name) FROM people",
-    "SELECT owner, count(*) AS n, collect_list(kind) FROM pets GROUP BY owner ORDER BY owner",
-    "SELECT name, age, rank() OVER (ORDER BY age DESC NULLS LAST) AS r, "
-    "sum(age) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS s "
-    "FROM people ORDER BY id",
-    "WITH o AS (SELECT owner, count(*) AS n FROM pets GROUP BY owner) "
-    "SELECT p.name, o.n FROM people p JOIN o ON p.id = o.owner",
-    "SELECT id FROM people UNION SELECT owner FROM pets ORDER BY 1",
-    "SELECT id FROM people INTERSECT SELECT owner FROM pets",
-    "SELECT id FROM people EXCEPT SELECT owner FROM pets ORDER BY 1",
-    "SELECT * FROM range(5) WHERE id % 2 = 0",
-    "SELECT explode(array(1, 2, 3)) AS x",
-    "SELECT id, x FROM people LATERAL VIEW explode(array(id, id * 10)) t AS x ORDER BY id, x",
-    "SELECT * FROM (SELECT owner, kind FROM pets) PIVOT (count(*) FOR kind IN ('cat', 'dog'))",
-    "SELECT named_struct('a', 1, 'b', 'x') AS s, map('k', 1) AS m, array(3, 1, 2) AS a",
-    "SELECT transform(array(1, 2, 3), x -> x * x) AS sq, "
-    "aggregate(array(1, 2, 3), 0, (a, x) -> a + x) AS total",
-    "SELECT to_json(named_struct('a', 1)), from_json('{\"a\": 2}', 'a INT').a",
-    "DESCRIBE people",
-    "DESC TABLE EXTENDED pets",
-    "DESCRIBE FUNCTION upper",
-    "SHOW FUNCTIONS LIKE 'upp*'",
-    "SHOW COLUMNS IN people",
-    "SET spark.sql.shuffle.partitions",
-    # Texts that start like the catalog's statements, or name tsfile, and are Spark's.
-    "CREATE OR REPLACE TEMPORARY VIEW optimize AS SELECT 1 AS vacuum",
-    "SELECT vacuum FROM optimize",
-    "CREATE OR REPLACE TEMPORARY VIEW tsfile AS SELECT 'not a url' AS restore",
-    "SELECT restore FROM tsfile",
-    "DESCRIBE tsfile",
-    "WITH tsfile AS (SELECT 2 AS parts) SELECT parts FROM tsfile",
-    "SELECT tsfile.id FROM range(2) AS tsfile ORDER BY 1",
-    "SELECT id AS history FROM range(1)",
-]
+WRITTEN = Path(__file__).with_name("differential_statements.sql")
+
+# Functions whose examples answer differently on each run (time, randomness, identity).
+NOT_REPEATABLE = frozenset(
+    {
+        "curdate",
+        "current_date",
+        "current_time",
+        "current_timestamp",
+        "localtimestamp",
+        "now",
+        "unix_timestamp",  # with no argument: the current time
+        "rand",
+        "randn",
+        "random",
+        "randstr",
+        "uniform",
+        "shuffle",
+        "uuid",
+        "monotonically_increasing_id",
+        "spark_partition_id",
+        "input_file_name",
+        "input_file_block_start",
+        "input_file_block_length",
+        "localtime",
+        "aes_encrypt",  # a random initialisation vector
+        "reflect",  # its example calls java.util.UUID.randomUUID
+        "java_method",
+        "try_reflect",
+    }
+)
+
+# An example's text: what follows "> " up to the ";" that ends its line.
+_EXAMPLE = re.compile(r">\s*(.+?);\s*$", re.S | re.M)
+# What differs between two runs of one statement in Spark's own answers (as SQLQueryTestSuite
+# replaces them): expression ids, plan ids, a table's creation time.
+_IDS = re.compile(r"#\d+L?|plan_id=\d+|\[id=#?\d+\]")
+_TIMES = frozenset({"Created Time", "Last Access"})
+_TIME_LINES = re.compile(r"^(Created Time|Last Access): .*$", re.M)
+_TIME_FIELDS = re.compile(r'"(created_time|last_access)":"[^"]*"')  # DESCRIBE ... AS JSON
 
 
-def run(spark: Any) -> list[dict[str, Any]]:
-    """Each statement's columns and rows (as text), or its error class."""
+def function_examples(spark: Any) -> list[str]:
+    """Every example of Spark's built-in functions, by function name, as Spark documents it,
+    but those of :data:`NOT_REPEATABLE` functions and those that set the configuration."""
+    registry = spark.sparkContext._jvm.org.apache.spark.sql.catalyst.analysis.FunctionRegistry
+    functions = {str(f.funcName()): f for f in _iterate(registry.builtin().listFunction())}
+    out: list[str] = []
+    for name in sorted(functions.keys() - NOT_REPEATABLE):
+        info = registry.builtin().lookupFunction(functions[name])
+        if info.isEmpty():
+            continue
+        for part in re.split(r"\n\s*> ", str(info.get().getExamples()))[1:]:
+            match = _EXAMPLE.match("> " + part)
+            text = " ".join(match.group(1).split()) if match else ""
+            if text and not re.match(r"(?i)SET\b", text):
+                out.append(text)
+    return list(dict.fromkeys(out))  # one example documents several aliases
+
+
+def _iterate(scala_seq: Any) -> list[Any]:
+    items, it = [], scala_seq.iterator()
+    while it.hasNext():
+        items.append(it.next())
+    return items
+
+
+def written_statements(*, every: bool) -> list[str]:
+    """The statements of ``differential_statements.sql``, comments left out: ``every`` one,
+    or those of the sections not marked ``[long]``."""
+    lines, long = [], False
+    for line in WRITTEN.read_text(encoding="utf-8").splitlines():
+        if re.match(r"-- \S", line) and line.rstrip().endswith("."):  # a section's title
+            long = line.startswith("-- [long] ")
+        if not line.lstrip().startswith("--") and (every or not long):
+            lines.append(line)
+    return [s.strip() for s in re.split(r";[ \t]*\n", "\n".join(lines) + "\n") if s.strip()]
+
+
+def run(spark: Any, statements: list[str], directory: str) -> list[dict[str, Any]]:
+    """Each statement's columns, types and rows (as text, in order when the statement orders
+    them, sorted otherwise), or its error condition; ``{dir}`` in a statement is
+    ``directory``, and ``directory`` in an answer is ``{dir}`` again."""
     out: list[dict[str, Any]] = []
-    for statement in STATEMENTS:
+    for statement in statements:
+        text = statement.replace("{dir}", directory)
         try:
-            frame = spark.sql(statement)
-            out.append({"columns": frame.columns, "rows": [repr(r) for r in frame.collect()]})
-        except Exception as e:  # noqa: BLE001 - the error class is the answer compared
+            frame = spark.sql(text)
+            schema = frame.schema.simpleString()
+            if not frame._jdf.queryExecution().analyzed().deterministic():
+                out.append({"schema": schema, "rows": "not deterministic"})
+                continue
+            rows = [repr(_normalised(r, directory)) for r in frame.collect()]
+            if not re.search(r"(?i)\bORDER\s+BY\b", statement):
+                rows.sort()
+            out.append({"schema": schema, "rows": rows})
+        except Exception as e:  # noqa: BLE001 - the error's condition is the answer compared
             condition = getattr(e, "getCondition", lambda: None)()
-            out.append({"error": type(e).__name__, "condition": condition})
+            out.append({"error": condition or type(e).__name__})
     return out
 
 
+def _normalised(row: Any, directory: str) -> tuple[Any, ...]:
+    """``row`` with what differs between two runs of one statement replaced: the run's
+    directory, expression and plan ids, and the creation time in DESCRIBE's and SHOW TABLE
+    EXTENDED's rows."""
+    values = tuple(_normalised_text(v, directory) if isinstance(v, str) else v for v in row)
+    if len(values) >= 2 and str(values[0]).strip() in _TIMES:
+        return (values[0], "<time>", *values[2:])
+    return values
+
+
+def _normalised_text(text: str, directory: str) -> str:
+    text = _TIME_LINES.sub(r"\1: <time>", text.replace(directory, "{dir}"))
+    return _IDS.sub("#x", _TIME_FIELDS.sub(r'"\1":"<time>"', text))
+
+
 def main() -> None:
+    """Run the statements of the JSON file ``argv[1]`` (``statements``, and the ``settings``
+    the session starts with) in a session without extensions; print the answers as JSON."""
     from pyspark.sql import SparkSession
 
-    spark = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    request = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    builder = SparkSession.builder
+    for key, value in request["settings"].items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("OFF")
     try:
-        print(json.dumps(run(spark)))
+        with tempfile.TemporaryDirectory() as directory:
+            print(json.dumps(run(spark, request["statements"], directory)))
     finally:
         spark.stop()
 

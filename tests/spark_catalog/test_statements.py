@@ -130,3 +130,22 @@ def test_sparks_own_statements_are_untouched(spark: SparkSession, ts: str, table
     # A table whose name starts like a statement's word is Spark's.
     spark.sql("CREATE OR REPLACE TEMP VIEW optimize_me AS SELECT 1 AS x")
     assert spark.sql("SELECT x FROM optimize_me").first()[0] == 1
+
+
+def test_describe_of_a_column_of_a_relation_named_history_or_detail_is_sparks(
+    spark: SparkSession, ts: str, table: str
+) -> None:
+    """Spark reads ``DESCRIBE history detail`` as DESCRIBE of column ``detail`` of the table
+    or view ``history``: with a relation of that name in the session the text is Spark's,
+    without one it is the catalog's DESCRIBE HISTORY (of table ``detail``)."""
+    session = spark.newSession()  # temporary views of its own
+    for key in (f"spark.sql.catalog.{ts}", f"spark.sql.catalog.{ts}.warehouse"):
+        session.conf.set(key, spark.conf.get(key))
+    session.sql("CREATE TEMPORARY VIEW history AS SELECT 1 AS detail")
+    session.sql("CREATE TEMPORARY VIEW detail AS SELECT 'x' AS history")
+    described = [tuple(r) for r in session.sql("DESCRIBE history detail").collect()]
+    assert described == [("col_name", "detail"), ("data_type", "int"), ("comment", "NULL")]
+    assert tuple(session.sql("DESC DETAIL history").first()) == ("col_name", "history")
+    session.sql("DROP VIEW history")
+    theirs = spark.sql(f"DESCRIBE HISTORY {table}").collect()
+    assert session.sql(f"DESCRIBE HISTORY {table}").collect() == theirs

@@ -49,3 +49,7 @@ def test_explain_parts_of_url_references_alone_needs_no_current_tsfile_catalog()
     )
     assert "current catalog 'spark_catalog' is not a tsfile" in refused["refusal"]
     assert refused["catalog"] == "ts"  # runs the CALL that raises it
+
+
+def test_a_call_of_the_sessions_own_tsfile_function_is_sparks() -> None:
+    assert url_reference("tsfile('/d/w')", ["ts"], "ts", sessions_function=True) is None

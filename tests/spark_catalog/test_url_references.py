@@ -212,3 +212,19 @@ def test_a_timestamp_table_registered_at_its_location_reads_time_as_a_timestamp(
     assert unserved.sql("SELECT * FROM adopted").schema == schema
     assert unserved.sql("SELECT * FROM adopted").collect() == rows
     assert unserved.sql("DESCRIBE adopted").first().data_type == "timestamp"
+
+
+def test_the_sessions_own_tsfile_table_function_is_called_as_spark_calls_it(
+    spark: SparkSession, ts: str, location: str
+) -> None:
+    """A SQL table function of the session named ``tsfile`` is the user's: Spark calls it,
+    and the URL reference is back once it is dropped."""
+    session = spark.newSession()  # temporary functions of its own
+    for key in (f"spark.sql.catalog.{ts}", f"spark.sql.catalog.{ts}.warehouse"):
+        session.conf.set(key, spark.conf.get(key))
+    session.sql(
+        "CREATE TEMPORARY FUNCTION tsfile(p STRING) RETURNS TABLE (x STRING) RETURN SELECT upper(p)"
+    )
+    assert session.sql(f"SELECT * FROM tsfile('{location}')").collect() == [(location.upper(),)]
+    session.sql("DROP TEMPORARY FUNCTION tsfile")
+    assert session.sql(f"SELECT count(*) FROM tsfile('{location}')").first()[0] == 4

@@ -256,7 +256,11 @@ _OPERATIONS: dict[str, _Handler] = {
     "claim_statement": lambda d, r: statements.claim(r["sql"], r["catalogs"], r["current"]),
     # The extensions' rule: is this table reference a URL reference, read through which catalog?
     "url_reference": lambda d, r: url_tables.url_reference(
-        r["text"], r["catalogs"], r["current"], write=bool(r.get("write"))
+        r["text"],
+        r["catalogs"],
+        r["current"],
+        write=bool(r.get("write")),
+        sessions_function=bool(r.get("sessions_function")),
     ),
     "call_procedure": lambda d, r: procedures.call_procedure(
         d.warehouse(r), r["namespace"], r["name"], r["args"]

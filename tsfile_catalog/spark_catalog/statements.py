@@ -74,13 +74,32 @@ def claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:
         proxy in the extensions, which can throw only Spark's ``ParseException`` (whose
         error classes carry no message of ours), so a refusal thrown while parsing reached
         every client as an ``UndeclaredThrowableException`` with a Java stack trace.
+        A claimed ``DESC[RIBE] HISTORY|DETAIL …`` also carries ``"unless_relation": word``:
+        Spark reads the same text as ``DESCRIBE`` of a column of the table or view ``word``
+        (``history``, ``detail``), so the extensions leave it to Spark when the session has
+        a relation of that name (the session alone knows its temporary views).
     """
     try:
-        return _claim(sql, catalogs, current)
+        claimed = _claim(sql, catalogs, current)
     except SqlError as e:
         known = {c.lower(): c for c in catalogs}
         runner = known.get(current.lower()) or sorted(catalogs)[0]
-        return {"ours": True, "catalog": runner, "statement": sql, "refusal": str(e)}
+        claimed = {"ours": True, "catalog": runner, "statement": sql, "refusal": str(e)}
+    relation = _sparks_relation(sql)
+    if claimed["ours"] and relation is not None:
+        claimed["unless_relation"] = relation
+    return claimed
+
+
+def _sparks_relation(sql: str) -> str | None:
+    """The relation Spark's grammar reads in ``DESC[RIBE] HISTORY|DETAIL <column>`` (Spark:
+    DESCRIBE of column ``<column>`` of the table ``history`` or ``detail``), or None for a
+    text Spark cannot read so."""
+    tokens = tokenize(sql)
+    words = [t.text.upper() for t in tokens[:2]]
+    if words[:1] in (["DESC"], ["DESCRIBE"]) and words[1:] in (["HISTORY"], ["DETAIL"]):
+        return str(tokens[1].text)
+    return None
 
 
 def _claim(sql: str, catalogs: Sequence[str], current: str) -> dict[str, Any]:

@@ -54,16 +54,23 @@ def url_catalog(catalogs: Sequence[str], current: str) -> str:
 
 
 def url_reference(
-    text: str, catalogs: Sequence[str], current: str, *, write: bool = False
+    text: str,
+    catalogs: Sequence[str],
+    current: str,
+    *,
+    write: bool = False,
+    sessions_function: bool = False,
 ) -> dict[str, Any] | None:
     """The relation a table reference's ``text`` stands for: ``{"catalog", "name"}`` when it
     is a URL reference, None when it is not (``tsfile.t``: table ``t`` of database ``tsfile``,
     which stays Spark's). ``write``: the reference is an INSERT's target.
+    ``sessions_function``: ``text`` is a call ``tsfile(…)`` and the session has a function of
+    its own of that name (a SQL table function), which Spark calls: not a URL reference.
 
     Raises:
         SqlError: a malformed reference (Catalog.sql's messages); a URL reference written to.
     """
-    url = parse_table_reference(text)
+    url = None if sessions_function else parse_table_reference(text)
     if url is None:
         return None
     if write:

@@ -88,7 +88,7 @@ final class StatementParser implements InvocationHandler {
     }
     request.put("current", session.sessionState().catalogManager().currentCatalog().name());
     JsonNode claimed = Client.call("claim_statement", request);
-    if (!claimed.path("ours").asBoolean()) {
+    if (!claimed.path("ours").asBoolean() || isRelation(claimed.get("unless_relation"))) {
       return null;
     }
     // A refused statement (malformed, or in no catalog it can run in) is refused when the
@@ -100,6 +100,21 @@ final class StatementParser implements InvocationHandler {
         + literal(claimed.get("statement").asText())
         + (refusal == null || refusal.isNull() ? "" : ", refusal => " + literal(refusal.asText()))
         + ")";
+  }
+
+  /**
+   * Whether {@code name} (null: none asked) is a table or view of the session, in which case
+   * Spark's reading of the text (DESCRIBE of a column of it) is the one (see claim_statement).
+   */
+  private boolean isRelation(JsonNode name) {
+    if (name == null || name.isNull()) {
+      return false;
+    }
+    try {
+      return session.catalog().tableExists(name.asText());
+    } catch (RuntimeException e) {
+      return false; // no such namespace or catalog: no relation of Spark's to describe
+    }
   }
 
   private static String literal(String text) {

@@ -57,11 +57,12 @@ final class UrlReferences extends Rule<LogicalPlan> {
       LogicalPlan table = ((InsertIntoStatement) node).table();
       String text = table instanceof UnresolvedRelation ? text((UnresolvedRelation) table) : null;
       if (text != null) {
-        ask(text, true);
+        ask(text, true, false);
       }
       return null;
     }
     String text = null;
+    boolean sessionsFunction = false;
     boolean streaming = false;
     org.apache.spark.sql.util.CaseInsensitiveStringMap options = null;
     if (node instanceof UnresolvedRelation) {
@@ -75,12 +76,13 @@ final class UrlReferences extends Rule<LogicalPlan> {
       if (name.size() == 1 && name.get(0).equalsIgnoreCase(FUNCTION)) {
         text = call(CollectionConverters.asJava(function.functionArgs()));
         streaming = function.isStreaming();
+        sessionsFunction = functionExists();
       }
     }
     if (text == null) {
       return null;
     }
-    JsonNode found = ask(text, false);
+    JsonNode found = ask(text, false, sessionsFunction);
     if (found == null || found.isNull()) {
       return null;
     }
@@ -108,7 +110,7 @@ final class UrlReferences extends Rule<LogicalPlan> {
    * The delegate's answer for reference {@code text}: null when there is no tsfile catalog in
    * the session (Spark's own error follows) or the text is no URL reference.
    */
-  private JsonNode ask(String text, boolean write) {
+  private JsonNode ask(String text, boolean write, boolean sessionsFunction) {
     ArrayNode catalogs = StatementParser.catalogs(session);
     if (catalogs.isEmpty()) {
       return null;
@@ -116,9 +118,19 @@ final class UrlReferences extends Rule<LogicalPlan> {
     ObjectNode request = Client.object();
     request.put("text", text);
     request.put("write", write);
+    request.put("sessions_function", sessionsFunction);
     request.set("catalogs", catalogs);
     request.put("current", session.sessionState().catalogManager().currentCatalog().name());
     return Client.call("url_reference", request);
+  }
+
+  /** Whether the session has a function of its own named {@code tsfile} (Python decides). */
+  private boolean functionExists() {
+    try {
+      return session.catalog().functionExists(FUNCTION);
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /** The call's SQL text, each argument as Spark prints it (Python parses it). */
