@@ -204,6 +204,20 @@ class TableSchema:
     def of(cls, table: str, columns: Iterable[Column]) -> TableSchema:
         return cls(table=table.lower(), columns=tuple(columns))
 
+    @classmethod
+    def declared(cls, table: str, columns: Iterable[Column], shown: Iterable[str]) -> TableSchema:
+        """A new table's schema (ids given) shown in ``shown``, the order its creator declared
+        every column in (``time`` included): a column list, a query's or DataFrame's columns,
+        Arrow data's. ``columns`` are in the canonical order (TAGs, then FIELDs); the order
+        is recorded only when ``shown`` is not that one, as Parquet, Delta and Iceberg keep
+        a declared order.
+
+        Raises:
+            SchemaError: ``shown`` names an unknown column, one twice, or leaves one out.
+        """
+        schema = cls.of(table, columns).with_ids()
+        return replace(schema, order=schema._ids_of(shown, where="the declared columns"))
+
     @property
     def tags(self) -> tuple[Column, ...]:
         return tuple(c for c in self.columns if c.category is Category.TAG)

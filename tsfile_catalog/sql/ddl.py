@@ -54,7 +54,7 @@ def tag_columns(options: Mapping[str, str], table: str) -> list[str]:
 
 def new_table_schema(statement: CreateTable, options: dict[str, str]) -> TableSchema:
     """The schema of ``CREATE TABLE name (columns) USING tsfile``: TAG columns first, in
-    ``tagColumns`` order, then the FIELD columns as declared.
+    ``tagColumns`` order, then the FIELD columns as declared; shown in the declared order.
 
     Completes ``options`` as the table is registered: ``tagColumns`` normalized, and
     ``timestampAs 'timestamp'`` when a column is declared TIMESTAMP and the option is unset.
@@ -98,7 +98,11 @@ def new_table_schema(statement: CreateTable, options: dict[str, str]) -> TableSc
         for c in statement.columns
         if c.name != TIME_COLUMN and c.name not in tags
     )
-    schema = TableSchema.of(statement.table.name, columns)
+    # Shown as declared (stored canonically): SELECT *, DESCRIBE and a positional INSERT
+    # follow the column list, as on a Parquet table declared so.
+    schema = TableSchema.declared(
+        statement.table.name, columns, (c.name for c in statement.columns)
+    )
     if "timestampAs" not in options and "TIMESTAMP" in types.values():
         options["timestampAs"] = "timestamp"
     options["tagColumns"] = ",".join(tags)

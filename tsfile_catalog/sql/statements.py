@@ -772,7 +772,7 @@ def create_table_statement(
     properties: Mapping[str, str],
 ) -> CreateTable:
     """The ``CREATE TABLE`` that recreates a table of ``schema`` (``SHOW CREATE TABLE``):
-    ``time``, the TAG columns in ``tagColumns`` order, the FIELD columns, and the stored
+    its columns in the order users see (which a column list declares), and the stored
     options (``tagColumns`` and ``timestampAs`` say which columns are TAGs and how ``time``
     reads). Run in another catalog it registers the table at ``location``.
 
@@ -781,8 +781,13 @@ def create_table_statement(
     ``timestampAs 'long'`` when a TIMESTAMP field would otherwise make CREATE TABLE choose
     ``timestamp``)."""
     timestamps = options.get("timestampAs") == "timestamp"
-    columns = [ColumnSpec(TIME_COLUMN, "TIMESTAMP" if timestamps else "BIGINT")]
-    columns.extend(ColumnSpec(c.name, _CREATE_TYPES[c.type]) for c in schema.columns)
+    columns: list[ColumnSpec] = []
+    for name in schema.display_names:  # the order users see, which CREATE TABLE keeps
+        column = schema.column(name)
+        if column is None:
+            columns.append(ColumnSpec(TIME_COLUMN, "TIMESTAMP" if timestamps else "BIGINT"))
+        else:
+            columns.append(ColumnSpec(column.name, _CREATE_TYPES[column.type]))
     completed = {**options, "tagColumns": ",".join(schema.tag_names)}
     if "timestampAs" not in options and any(c.data_type == "TIMESTAMP" for c in columns):
         completed["timestampAs"] = "long"  # the default this table reads with

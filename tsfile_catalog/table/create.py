@@ -35,6 +35,8 @@ def create_table(
 
     The folder must be missing or empty: files already there would not be the table's, yet
     would sit among its own (to make a table of existing TsFiles, use ``adopt_table``).
+    ``schema`` is recorded as given, its order too (:meth:`TableSchema.declared` builds one
+    shown in the order its columns were declared).
 
     Args:
         unit: the unit of the table's raw times (``ms``, ``us``, ``ns``; default ``ms``),

@@ -32,7 +32,7 @@ from tsfile_catalog.metadata.expressions import (
     needs_time_zone,
 )
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
-from tsfile_catalog.metadata.schema import Category, Column, DataType, TableSchema
+from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
 from tsfile_catalog.metadata.table_time import table_unit, time_properties
 from tsfile_catalog.options import WriteOptions, check_tag_columns
@@ -180,7 +180,18 @@ def plan_write(
         columns.append(Column(name.lower(), DataType.STRING, Category.TAG))
     for name in field_sources:
         columns.append(Column(name.lower(), stored_type(name), Category.FIELD))
-    schema = TableSchema.of(table, columns)
+    if existing is None:
+        # A new table is shown in the order the data has, ``time`` where its source is (as
+        # a Parquet or Delta table a DataFrame creates); part files keep the canonical one.
+        taken_sources = {time_source, *tag_sources, *field_sources}
+        shown = [
+            TIME_COLUMN if c.name == time_source else c.name.lower()
+            for c in incoming
+            if c.name in taken_sources
+        ]
+        schema = TableSchema.declared(table, columns, shown)
+    else:
+        schema = TableSchema.of(table, columns)
     validate_encoding(schema, options.settings())
     if existing is not None:
         merged = merge_schema(existing, schema, merge=options.merge_schema)
