@@ -124,6 +124,17 @@ def pyspark_warehouse(
     spark.conf.unset(f"spark.sql.catalog.{name}.warehouse")
 
 
+# spark-sql on one local core, no UI, in UTC: every test's CLI runs these.
+LOCAL_SPARK_SQL = (
+    "--master",
+    "local[1]",
+    "--conf",
+    "spark.ui.enabled=false",
+    "--conf",
+    "spark.sql.session.timeZone=UTC",
+)
+
+
 def spark_sql_arguments(warehouse: Path) -> list[str]:
     """``spark-sql``'s arguments for catalog ``ts`` over ``warehouse``: settings alone."""
     import shlex
@@ -132,12 +143,4 @@ def spark_sql_arguments(warehouse: Path) -> list[str]:
     from tsfile_catalog.spark_catalog.settings import as_arguments
 
     settings = catalog_config(str(warehouse), name="ts")
-    return [
-        *shlex.split(as_arguments(settings)),
-        "--master",
-        "local[1]",
-        "--conf",
-        "spark.ui.enabled=false",
-        "--conf",
-        "spark.sql.session.timeZone=UTC",
-    ]
+    return [*shlex.split(as_arguments(settings)), *LOCAL_SPARK_SQL]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.conftest import child_env, pyspark_home
+from tests.server.conftest import LOCAL_SPARK_SQL, child_env, pyspark_home
 from tests.spark_catalog.differential_child import written_statements
 
 pytestmark = [pytest.mark.server, pytest.mark.spark]
@@ -21,12 +21,7 @@ pytestmark = [pytest.mark.server, pytest.mark.spark]
 # set operations and grouping, of the statements the PySpark test runs.
 _COUNT = 120
 _SETTINGS = (
-    "--master",
-    "local[1]",
-    "--conf",
-    "spark.ui.enabled=false",
-    "--conf",
-    "spark.sql.session.timeZone=UTC",
+    *LOCAL_SPARK_SQL,
     "--conf",
     "spark.sql.shuffle.partitions=2",
     # Every statement's answer, errors too: the CLI otherwise stops at the first error.
