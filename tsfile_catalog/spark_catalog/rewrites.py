@@ -41,6 +41,7 @@ from tsfile_catalog.table.update import set_refusal
 
 __all__ = [
     "ONLY_PARTS_OPTION",
+    "appending_commit",
     "key_set_refusal",
     "plan_delta",
     "plan_rewrite_scan",
@@ -204,13 +205,20 @@ def plan_delta(scan: ScanRequest, command: str) -> dict[str, Any] | None:
         raise SqlError(refusal)
     return {
         "row_id": [TIME_COLUMN],
-        "write_options": {
-            "rewriteParts": "[]",
-            "rewriteVersion": str(scan.version),
-            "rewriteOperation": command,
-            "rewriteDuplicates": "replace",
-            "onDuplicate": "error",
-        },
+        "write_options": appending_commit(scan, command, "replace"),
+    }
+
+
+def appending_commit(scan: ScanRequest, operation: str, duplicates: str) -> dict[str, str]:
+    """The write options of a row-level statement Spark writes as new rows only (no part
+    replaced): committed as ``operation`` against the version ``scan`` read, a row of an
+    existing key handled by ``duplicates`` (``replace`` in a ``last`` table, ``keep``)."""
+    return {
+        "rewriteParts": "[]",
+        "rewriteVersion": str(scan.version),
+        "rewriteOperation": operation,
+        "rewriteDuplicates": duplicates,
+        "onDuplicate": "error",
     }
 
 

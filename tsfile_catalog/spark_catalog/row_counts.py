@@ -25,6 +25,7 @@ from tsfile_catalog.metadata.key import key_mode
 from tsfile_catalog.metadata.manifest import CommitInfo
 from tsfile_catalog.metadata.row_counts import RowCounts
 from tsfile_catalog.options import WriteOptions, parse_write_options
+from tsfile_catalog.spark_catalog.rewrites import appending_commit
 from tsfile_catalog.spark_catalog.scan_request import ScanRequest
 from tsfile_catalog.table.handle import open_table
 
@@ -96,13 +97,7 @@ def plan_inserts(scan: ScanRequest) -> dict[str, str]:
     replace any row of the same key (an ``ON`` stricter than the key leaves such a row
     unmatched), as any write's; an append-only table keeps both."""
     last = key_mode(scan.opened.properties) == "last"
-    return {
-        "rewriteParts": "[]",
-        "rewriteVersion": str(scan.version),
-        "rewriteOperation": "MERGE",
-        "rewriteDuplicates": "replace" if last else "keep",
-        "onDuplicate": "error",
-    }
+    return appending_commit(scan, "MERGE", "replace" if last else "keep")
 
 
 def _commit(options: WriteOptions, write_id: str) -> CommitInfo | None:
