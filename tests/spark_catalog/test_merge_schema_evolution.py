@@ -240,3 +240,72 @@ def test_a_refused_change_is_one_line_naming_the_column_and_commits_nothing(
     assert re.search(refusal, str(refused.value).splitlines()[0]), str(refused.value)
     assert open_table(location).version == version
     assert spark.table(table).columns == ["time", "city", "device", "temp", "rain"]
+
+
+def test_catalog_sql_runs_merge_and_insert_with_schema_evolution_as_spark_sql_does(
+    spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
+) -> None:
+    """Catalog.sql hands ``MERGE|INSERT WITH SCHEMA EVOLUTION`` (Spark's grammar, not its
+    parser's) to ``spark.sql`` through the plugin: the same one commit and rows as
+    ``spark.sql`` gives a twin table, named as Catalog.sql names tables (``db.t``)."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from tsfile_catalog import Catalog
+
+    catalog = Catalog(spark, str(warehouse), register_views=False)
+    source = _source(spark, tmp_path / "source")
+    source.createOrReplaceTempView("front_src")
+    twin, _ = _table(spark, ts, warehouse, "evolving_twin")
+    spark.sql(f"MERGE WITH SCHEMA EVOLUTION INTO {twin} t USING front_src s {UPSERT}")
+    table, location = _table(spark, ts, warehouse, "evolving_front")
+    version = open_table(location).version
+
+    catalog.sql(f"merge  with schema evolution into db.evolving_front t USING front_src s {UPSERT}")
+
+    assert open_table(location).version == version + 1
+    assert spark.table(table).columns == spark.table(twin).columns
+    assert spark.table(table).columns[-1] == "wind"
+    assertDataFrameEqual(spark.table(table), spark.table(twin))
+    last = catalog.sql("DESCRIBE HISTORY db.evolving_front").orderBy("version").collect()[-1]
+    assert last.operation == "MERGE"
+
+    catalog.sql(
+        "INSERT WITH SCHEMA EVOLUTION INTO db.evolving_front BY NAME "
+        "SELECT time + INTERVAL 100 HOURS AS time, city, device, temp, rain, wind, "
+        "rain * 2 AS gust FROM front_src"
+    )
+    assert open_table(location).version == version + 2
+    assert spark.table(table).columns[-1] == "gust"
+    assert spark.table(table).where("gust IS NOT NULL").count() == (
+        source.where("rain IS NOT NULL").count()
+    )
+
+
+def test_catalog_sql_without_the_plugin_refuses_schema_evolution_in_one_line(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Catalog.sql's own MERGE and INSERT evolve no schema: on a warehouse no plugin serves,
+    ``WITH SCHEMA EVOLUTION`` is refused naming the table, and nothing is committed (never
+    run as a plain MERGE that would drop the new column)."""
+    from tsfile_catalog import Catalog
+    from tsfile_catalog.exceptions import SqlError
+
+    catalog = Catalog(spark, str(tmp_path / "alone"), register_views=False)
+    catalog.sql(
+        "CREATE TABLE db.lonely (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'city')"
+    )
+    catalog.sql("INSERT INTO db.lonely VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.0)")
+    location = str(tmp_path / "alone" / "db.db" / "lonely")
+    version = open_table(location).version
+    for statement in (
+        "MERGE WITH SCHEMA EVOLUTION INTO db.lonely t USING (SELECT * FROM db.lonely) s "
+        "ON t.time = s.time AND t.city = s.city WHEN MATCHED THEN UPDATE SET *",
+        "INSERT WITH SCHEMA EVOLUTION INTO db.lonely SELECT *, 2.0 AS wind FROM db.lonely",
+    ):
+        with pytest.raises(SqlError) as refused:
+            catalog.sql(statement)
+        message = str(refused.value)
+        assert "\n" not in message
+        assert "WITH SCHEMA EVOLUTION INTO db.lonely needs the catalog plugin" in message
+    assert open_table(location).version == version

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import sqlglot
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
@@ -223,6 +224,9 @@ class Catalog:
         plugin = self._tables.plugin()
         if self._tables.views_over != plugin:
             self.refresh_views()  # the plugin came or went since the views were registered
+        evolution = verbatim.schema_evolution_clause(text)
+        if evolution is not None:
+            return self._with_schema_evolution(plugin, text, evolution)
         unparsed: SqlParseError | None = None
         try:
             statement = parse_statement(text)
@@ -256,6 +260,54 @@ class Catalog:
             "without the catalog plugin (docs/sql.md, SELECT): run it through a session the "
             "plugin serves, or rewrite it"
         ) from error
+
+    def _with_schema_evolution(
+        self, plugin: str | None, text: str, clause: tuple[int, int]
+    ) -> DataFrame:
+        """``MERGE|INSERT WITH SCHEMA EVOLUTION INTO t …``: Spark's grammar, not the catalog
+        parser's, so it runs as written through ``spark.sql`` and the ``plugin``, which adds
+        and widens the columns in the statement's own commit (docs/spark-catalog.md, "Schema
+        evolution"); on a table of Spark's own, as written too. ``clause``: where ``WITH
+        SCHEMA EVOLUTION`` is in ``text``.
+
+        Raises:
+            SqlError: the target is a catalog table and no plugin serves the warehouse (the
+                catalog's own MERGE and INSERT evolve no schema: never run without it).
+        """
+        start, end = clause
+        # The statement without the clause, for the catalog's parser; positions kept, so the
+        # target's place in this text is its place in ``text``.
+        # Read by sqlglot, not the catalog's parser: only the target matters here, and Spark
+        # reads the rest (``BY NAME``, which the catalog's INSERT lacks, too).
+        plain = f"{text[:start]}{' ' * (end - start)}{text[end:]}"
+        try:
+            tree = verbatim.row_level_tree(plain)
+        except sqlglot.errors.ParseError as e:
+            raise SqlParseError(f"cannot parse {text.strip()[:80]!r}: {e}") from e
+        name = verbatim.row_level_target(tree)
+        if self._tables.spark_owns(name):
+            return self._spark.sql(text)
+        entry = self._registry.require(name)
+        if plugin is None:
+            verb = "MERGE" if isinstance(tree, exp.Merge) else "INSERT"
+            raise SqlError(
+                f"{verb} WITH SCHEMA EVOLUTION INTO {entry.display_name} needs the catalog "
+                "plugin serving this warehouse (docs/spark-catalog.md, Schema evolution); "
+                "without it, append with the write option mergeSchema"
+            )
+        written = verbatim.row_level_text(text, tree, plugin, name)
+        return self._run_written(plugin, written, tree)
+
+    def _run_written(self, plugin: str, written: str, tree: exp.Expr) -> DataFrame:
+        """``spark.sql(written)`` through the ``plugin``; the table layer's error from Spark's
+        tasks raised as itself (one line), Spark's own as Spark raises it."""
+        try:
+            return verbatim.run(self._spark, plugin, written, verbatim.user_names(tree, plugin))
+        except Exception as e:  # noqa: BLE001 - Spark's error of any class, or ours inside it
+            ours = unwrap(e)
+            if isinstance(ours, TsFileCatalogError) and ours is not e:
+                raise ours from e
+            raise
 
     def _through_plugin(self, plugin: str, text: str, statement: Statement) -> DataFrame | None:
         """``statement`` with its query run as written by ``spark.sql`` through the catalog
@@ -312,12 +364,9 @@ class Catalog:
         if not isinstance(statement, Delete):
             merge_checks.check(statement, table.schema, entry.display_name)
         try:
-            return verbatim.run(self._spark, plugin, written, verbatim.user_names(tree, plugin))
-        except Exception as e:  # noqa: BLE001 - Spark's error of any class, or ours inside it
+            return self._run_written(plugin, written, tree)
+        except Exception as e:  # noqa: BLE001 - Spark's error of any class
             if not (isinstance(statement, Merge) and _error_condition(e) == _CARDINALITY):
-                ours = unwrap(e)  # the table layer's error from Spark's tasks, one line
-                if isinstance(ours, TsFileCatalogError) and ours is not e:
-                    raise ours from e
                 raise
         # Several source rows match a target row: Spark's message names no row, Catalog.sql's
         # names its key (Delta's rule either way). Its MERGE finds the row and raises it.

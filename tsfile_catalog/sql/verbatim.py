@@ -57,8 +57,10 @@ __all__ = [
     "Names",
     "refusal",
     "row_level_refusal",
-    "row_level_tree",
+    "row_level_target",
     "row_level_text",
+    "row_level_tree",
+    "schema_evolution_clause",
     "run",
     "source_text",
     "spark_syntax_error",
@@ -174,6 +176,20 @@ def row_level_refusal(
     return refusal(tree, names)
 
 
+# ``MERGE WITH SCHEMA EVOLUTION INTO`` and ``INSERT WITH SCHEMA EVOLUTION INTO`` (Spark 4.2.1+),
+# which the catalog's parser does not read: group 1 is the clause.
+_SCHEMA_EVOLUTION = re.compile(
+    r"\s*(?:MERGE|INSERT)\s+(WITH\s+SCHEMA\s+EVOLUTION)\s", re.IGNORECASE
+)
+
+
+def schema_evolution_clause(text: str) -> tuple[int, int] | None:
+    """Where ``WITH SCHEMA EVOLUTION`` is in a ``MERGE``/``INSERT WITH SCHEMA EVOLUTION INTO``
+    ``text`` (its start and end), or None for any other statement."""
+    match = _SCHEMA_EVOLUTION.match(text)
+    return None if match is None else match.span(1)
+
+
 def row_level_tree(text: str) -> exp.Expr:
     """The sqlglot tree of an UPDATE, MERGE or DELETE ``text`` that the catalog's parser read
     already (positions kept, for :func:`row_level_text`)."""
@@ -185,9 +201,7 @@ def row_level_text(text: str, tree: exp.Expr, catalog: str, table: TableName) ->
     and its database: a bare ``t`` may also be the catalog's convenience view of the table,
     which Spark would find first and cannot update. Every other reference stays as the
     user wrote it (a view of a catalog table reads that table)."""
-    target = tree.this
-    assert isinstance(target, exp.Table)
-    parts = target.parts
+    parts = _target(tree).parts
     start, end = parts[0].meta.get("start"), parts[-1].meta.get("end")
     if start is None or end is None:
         raise SqlError(f"cannot locate table {table.to_sql()} in the statement's text")
@@ -195,6 +209,27 @@ def row_level_text(text: str, tree: exp.Expr, catalog: str, table: TableName) ->
         quote_identifier(part) for part in (catalog, table.database or DEFAULT_DATABASE, table.name)
     )
     return f"{text[:start]}{qualified}{text[end + 1 :]}"
+
+
+def row_level_target(tree: exp.Expr) -> TableName:
+    """The table an UPDATE, MERGE, DELETE or INSERT ``tree`` writes.
+
+    Raises:
+        SqlError: its target is not a table name.
+    """
+    name = _table_name(_target(tree))
+    if name is None:
+        raise SqlError(f"cannot find the table {tree.sql(dialect=_DIALECT)[:80]!r} writes")
+    return name
+
+
+def _target(tree: exp.Expr) -> exp.Table:
+    target = tree.this
+    if isinstance(target, exp.Schema):  # an INSERT's column list
+        target = target.this
+    if not isinstance(target, exp.Table):
+        raise SqlError(f"cannot find the table {tree.sql(dialect=_DIALECT)[:80]!r} writes")
+    return target
 
 
 def _window_refusal(query: exp.Expr) -> str | None:
