@@ -26,6 +26,7 @@ FAKE_AWS_ENV = {
 CLUSTER_MARKER = "cluster"
 LONG = "long"
 SERVER = "server"
+SLOW = "slow"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,6 +53,12 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{SERVER}: starts Spark's own clients and servers (spark-sql, Spark Connect) in "
         f"processes of their own (tests/server/); left out unless asked for: -m {SERVER}",
     )
+    config.addinivalue_line(
+        "markers",
+        f"{SLOW}: ten seconds or more each (a sweep of statements or filters against Spark, "
+        f"a process or JVM of its own, a benchmark's smoke run), so the default run stays "
+        f"quick; left out unless asked for: -m {SLOW} (CI runs them as a step of their own)",
+    )
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
@@ -64,30 +71,26 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 @pytest.hookimpl(trylast=True)  # after ``-m`` deselected what it does not select
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     _leave_out_cluster_tests(config, items)
-    _leave_out_long_tests(config, items)
-    _leave_out_server_tests(config, items)
+    # Servers start JVMs of their own (tens of seconds each); long tests take minutes; slow
+    # ones ten seconds or more: each is a CI step of its own (.ci/run).
+    _leave_out_unless_named(config, items, LONG, asked=config.getoption("--run-long"))
+    _leave_out_unless_named(config, items, SERVER)
+    # A subset picked by ``-k`` or a test's id is what the user asked for, slow or not.
+    picked = bool(config.option.keyword) or any("::" in str(a) for a in config.args)
+    _leave_out_unless_named(config, items, SLOW, asked=picked)
 
 
-def _leave_out_server_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the server tests (each starts JVMs of its own: tens of seconds) out of the
-    default run, deselected, not skipped, unless a ``-m`` expression names them."""
-    if SERVER in (config.option.markexpr or ""):
+def _leave_out_unless_named(
+    config: pytest.Config, items: list[pytest.Item], marker: str, *, asked: bool = False
+) -> None:
+    """Leave the tests marked ``marker`` out of the default run (deselected, not skipped),
+    unless a ``-m`` expression names the marker or ``asked`` (its command-line flag)."""
+    if asked or marker in (config.option.markexpr or ""):
         return
-    server = [item for item in items if item.get_closest_marker(SERVER) is not None]
-    if server:
-        config.hook.pytest_deselected(items=server)
-        items[:] = [item for item in items if item.get_closest_marker(SERVER) is None]
-
-
-def _leave_out_long_tests(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave the long tests out of the default run (deselected, not skipped), unless asked
-    for with ``--run-long`` or a ``-m`` expression naming them."""
-    if config.getoption("--run-long") or LONG in (config.getoption("-m") or ""):
-        return
-    long = [item for item in items if item.get_closest_marker(LONG) is not None]
-    if long:
-        config.hook.pytest_deselected(items=long)
-        items[:] = [item for item in items if item.get_closest_marker(LONG) is None]
+    marked = [item for item in items if item.get_closest_marker(marker) is not None]
+    if marked:
+        config.hook.pytest_deselected(items=marked)
+        items[:] = [item for item in items if item.get_closest_marker(marker) is None]
 
 
 def _leave_out_cluster_tests(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_quickstart_prints_no_traceback() -> None:
     """``./run.sh demo``: every step runs, and stderr holds no Python traceback (PySpark's

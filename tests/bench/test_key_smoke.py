@@ -20,6 +20,7 @@ def results(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> di
     return {"json": json.loads((out / "key.json").read_text()), "md": (out / "key.md").read_text()}
 
 
+@pytest.mark.slow
 def test_key_bench_resends_a_tenth_and_optimize_removes_every_overlap(
     results: dict[str, Any],
 ) -> None:

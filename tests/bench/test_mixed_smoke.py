@@ -16,6 +16,7 @@ from bench.mixed import WAYS, run_mixed
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_mixed_run_times_q2_q3_both_ways_with_equal_answers(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ from bench.queries import SQL_TABLE, build_queries, frame, plugin_table, run_que
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_spark_sql_engine_answers_every_query_through_the_plugin_as_parquet_does(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -53,6 +54,7 @@ def test_spark_sql_engine_answers_every_query_through_the_plugin_as_parquet_does
     assert run_query(spark, "spark_sql", tsfile, q1, spark_table=table) == [[scale.rows]]
 
 
+@pytest.mark.slow
 def test_path_engines_answer_every_query_as_parquet_does(
     spark: SparkSession, tmp_path: Path
 ) -> None:

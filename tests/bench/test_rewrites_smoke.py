@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 from bench.rewrites import judge, main, render_markdown, run
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_rewrites_bench_runs_both_ways_with_the_same_rows(
     spark: SparkSession, tmp_path: Path

@@ -17,6 +17,7 @@ from bench.run import run
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_smoke_run_times_every_query_on_both_engines_with_equal_answers(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

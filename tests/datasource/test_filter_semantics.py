@@ -540,6 +540,7 @@ def check(
         "Asia/Kolkata",
     )
 )
+@pytest.mark.slow
 def test_pushed_filters_return_sparks_rows(
     spark: SparkSession,
     catalog: Catalog,

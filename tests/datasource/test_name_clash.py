@@ -62,6 +62,7 @@ def _stand_in_jar(tmp_path: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_another_tsfile_format_on_the_classpath_fails_register_in_one_line(
     tmp_path: Path,
 ) -> None:

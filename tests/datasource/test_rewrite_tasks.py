@@ -319,6 +319,7 @@ def test_catalog_update_rewrites_parts_in_spark_tasks(spark: SparkSession, tmp_p
     assert not (Path(spread) / STAGING_DIR).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["last", "keep"])
 def test_catalog_merge_stages_its_new_rows_in_spark_tasks(
     spark: SparkSession, tmp_path: Path, key: str

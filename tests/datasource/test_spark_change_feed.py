@@ -128,6 +128,7 @@ def _stream_once(spark: SparkSession, url: str, checkpoint: Path, **options: Any
     return rows
 
 
+@pytest.mark.slow
 def test_a_change_feed_stream_gives_every_change_once_across_restarts(
     spark: SparkSession, history: str, tmp_path: Path
 ) -> None:

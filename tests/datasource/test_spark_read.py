@@ -230,6 +230,7 @@ def test_timestamp_as_timestamp_with_precision(spark: SparkSession, tmp_path: Pa
     assert filtered.count() == 1
 
 
+@pytest.mark.slow
 def test_bad_inputs_fail_at_load_naming_the_culprit(
     spark: SparkSession, weather_dir: Path, tmp_path: Path
 ) -> None:

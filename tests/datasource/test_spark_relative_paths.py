@@ -44,6 +44,7 @@ def test_relative_paths_mean_what_they_mean_for_parquet(
     assertDataFrameEqual(spark.read.format("tsfile").load(rel("t")), spark.read.parquet(rel("pq")))
 
 
+@pytest.mark.slow
 def test_workers_resolve_against_the_registered_driver_directory_not_their_own(
     spark: SparkSession, tmp_path: Path
 ) -> None:

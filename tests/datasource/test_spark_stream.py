@@ -178,6 +178,7 @@ def test_a_stream_fails_on_a_table_dropped_and_recreated_at_its_path(
         _run(restarted, ck)
 
 
+@pytest.mark.slow
 def test_a_stream_resumes_after_expire_snapshots_and_names_a_gap(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -151,6 +151,7 @@ def _and(*terms: str | None) -> str | None:
 )
 @given(where=_where)
 # An old row matching the FIELD filter is hidden by the newer row that does not match.
+@pytest.mark.slow
 @example(where=(None, None, "v > 0"))
 def test_every_read_path_returns_the_last_row_per_key(
     spark: SparkSession,
@@ -192,6 +193,7 @@ _BUCKET = "floor(time / 20) * 20"
     ),
     group=st.sampled_from([(), ("city",), ("device",), TAGS, ("city", _BUCKET), (*TAGS, _BUCKET)]),
 )
+@pytest.mark.slow
 @example(where=(None, None), group=(*TAGS, _BUCKET))
 def test_aggregates_count_each_key_once(
     spark: SparkSession,

@@ -65,6 +65,7 @@ def _stub(path: str) -> PartFile:
     return PartFile(path, "tsfile", 1, 1, 0, 0, None)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(commit_histories())
 def test_replay_over_stored_parts_equals_replay_over_the_tuple(

@@ -211,6 +211,7 @@ def _queries(draw: st.DrawFn, functions: list[str], predicates: list[str]) -> st
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(query=_queries(_AGGREGATES, _CONDITIONS))
 def test_random_aggregations_match_parquet(spark: SparkSession, parts: str, query: str) -> None:
     from pyspark.testing import assertDataFrameEqual
@@ -223,6 +224,7 @@ def test_random_aggregations_match_parquet(spark: SparkSession, parts: str, quer
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(n=st.integers(0, 100), device=st.sampled_from(["d1", "d3"]))
 def test_random_limits_return_the_tables_rows(
     spark: SparkSession, parts: str, n: int, device: str
@@ -619,6 +621,7 @@ _FLAG_CONDITIONS = [
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(query=_queries(_CAST_AGGREGATES, _FLAG_CONDITIONS))
 def test_random_boolean_casts_match_parquet(spark: SparkSession, flags: str, query: str) -> None:
     from pyspark.testing import assertDataFrameEqual

@@ -106,6 +106,7 @@ def test_a_table_declared_canonically_keeps_its_format(
     assert _format_version(warehouse / "db.db" / "canonical_saved") == 1
 
 
+@pytest.mark.slow
 def test_create_as_select_and_dataframe_creates_keep_the_query_order(
     spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
 ) -> None:

@@ -37,6 +37,7 @@ SETTINGS = (
 WHOLE_PATHS = {"spark.sql.maxMetadataStringLength": "1000"}
 
 
+@pytest.mark.slow
 def test_sparks_statements_answer_the_same_with_and_without_the_extensions(
     spark: SparkSession, ts: str, tmp_path: Path
 ) -> None:

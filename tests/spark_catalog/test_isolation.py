@@ -127,6 +127,7 @@ def _acked(outcomes: list[int | None]) -> int:
     return sum(o for o in outcomes if o is not None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fronts", PAIRS, ids=["-".join(p) for p in PAIRS])
 def test_no_acknowledged_update_is_lost(
     spark: Any, ts: str, rival: Rival, racer: Racer, fronts: tuple[Front, Front]
@@ -141,6 +142,7 @@ def test_no_acknowledged_update_is_lost(
     assert spark.sql(f"SELECT v FROM {ts}.db.{table} WHERE dev = 'b'").first()[0] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fronts", PAIRS, ids=["-".join(p) for p in PAIRS])
 def test_no_acknowledged_insert_or_upsert_is_lost(
     spark: Any, ts: str, rival: Rival, racer: Racer, fronts: tuple[Front, Front]

@@ -120,6 +120,7 @@ class _Pair:
         return [info.operation for info in open_table(self.location).history()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_update_matches_catalog_sql(
     spark: SparkSession, ts: str, warehouse: Path, mode: str
@@ -311,6 +312,7 @@ def test_a_conflicting_commit_fails_the_statement_and_changes_nothing(
     assert spark.table(table).count() == 6
 
 
+@pytest.mark.slow
 def test_merge_inserting_a_held_key(spark: SparkSession, ts: str, warehouse: Path) -> None:
     """An ON stricter than the key inserts a key the table holds. An insert-only MERGE is
     Spark's append, so a ``last`` table's new row replaces the old, as through

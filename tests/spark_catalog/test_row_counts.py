@@ -44,6 +44,7 @@ def _merge_source(pair: _Pair, view: str) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_the_history_records_the_rows_each_statement_changed(
     spark: SparkSession, ts: str, warehouse: Path, mode: str
@@ -94,6 +95,7 @@ def test_a_rewrite_that_changes_no_row_commits_nothing(
     assert pair.parts() == parts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_spark_sql_returns_the_counts_catalog_sql_returns(
     spark: SparkSession, ts: str, warehouse: Path, mode: str
@@ -184,6 +186,7 @@ def test_other_statements_and_tables_keep_spark_s_results(
         spark.sql("DROP TABLE untouched_pq")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_catalog_sql_runs_them_through_spark_sql_where_the_plugin_serves(
     spark: SparkSession, ts: str, warehouse: Path, mode: str

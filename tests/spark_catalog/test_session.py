@@ -15,6 +15,7 @@ from tsfile_catalog.spark_catalog.wiring import CATALOG_CLASS
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_configure_then_register(tmp_path: Path) -> None:
     import shutil
@@ -30,6 +31,7 @@ def test_configure_then_register(tmp_path: Path) -> None:
     assert facts["DEFAULT"] == "2"
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_a_broken_jar_on_the_classpath_is_named_not_missing(tmp_path: Path) -> None:
     """A session started with a cut-short jar cannot load the plugin; register says the jar

@@ -88,6 +88,7 @@ def _error(session: SparkSession, sql: str) -> str:
     return str(caught.value).strip()
 
 
+@pytest.mark.slow
 def test_a_parquet_and_a_tsfile_table_join_in_default(
     session: SparkSession, names: dict[str, str]
 ) -> None:

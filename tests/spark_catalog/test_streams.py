@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.spark
 
 
+@pytest.mark.slow
 def test_a_stream_from_one_catalog_table_into_another(
     spark: SparkSession, ts: str, tmp_path: Path
 ) -> None:

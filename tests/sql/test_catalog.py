@@ -648,6 +648,7 @@ def test_registry_is_shared_by_a_new_catalog(
     assert entry["options"] == {"tagColumns": "city,device"}
 
 
+@pytest.mark.slow
 @spark_test
 def test_registry_is_seen_by_a_new_process(catalog: Catalog, warehouse: Path) -> None:
     assert "weather" in catalog.tables()

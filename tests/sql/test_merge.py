@@ -304,6 +304,7 @@ def _merge_model(target: list[Row], source: dict[tuple[int, str], int]) -> list[
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(mode=st.sampled_from(["last", "keep"]), target=ROWS, resent=ROWS, source=ROWS)
 def test_merge_matches_a_pandas_model_of_delta(
     catalog: Catalog,

@@ -184,6 +184,7 @@ def test_unsupported_shapes_run_unchanged(catalog: Catalog, spark: SparkSession)
         _compare(got, spark.sql(query.format(t=f"{name}_oracle")), query)
 
 
+@pytest.mark.slow
 def test_window_groupings_are_pre_aggregated(catalog: Catalog, spark: SparkSession) -> None:
     # window(time, ...) is bucketed in the scan like date_trunc: the struct, its fields, the
     # column names and the rows are Spark's own, in any session zone (the window is UTC-based;
@@ -508,6 +509,7 @@ def test_local_session_talks_to_workers_over_tcp(spark: SparkSession) -> None:
     where=st.sampled_from([None, "city = 'a'", "time >= TIMESTAMP'2024-03-10 06:00:00'"]),
     step=st.sampled_from([20, 1_000]),
 )
+@pytest.mark.slow
 def test_windows_equal_spark(
     catalog: Catalog,
     spark: SparkSession,

@@ -12,6 +12,7 @@ from unittest import mock
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -195,6 +196,7 @@ def test_lazily_decoded_statistics_equal_pickle_and_plan_like_decoded_ones() -> 
     st.integers(min_value=0, max_value=2),
     st.sampled_from([1, 2, 3, ROW_GROUP_PARTS]),
 )
+@pytest.mark.slow
 def test_commits_over_a_checkpoint_read_unbuilt_write_the_checkpoint_of_the_built_parts(
     history: tuple[list[PartFile], list[Commit]], chunk: int, group: int
 ) -> None:
