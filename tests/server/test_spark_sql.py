@@ -114,11 +114,15 @@ def test_spark_sql_file_serves_the_catalog(
 
 
 def test_spark_sql_e_reads_pyspark_writes_and_names_a_missing_table(
-    spark: SparkSession, pyspark_warehouse: dict[str, Any]
+    spark: SparkSession, pyspark_warehouse: dict[str, Any], tmp_path: Path
 ) -> None:
     warehouse, view = pyspark_warehouse["warehouse"], pyspark_warehouse["view"]
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     done = _spark_sql(
         warehouse,
+        "--driver-java-options",
+        f"-Djava.io.tmpdir={temporary}",
         "-e",
         f"SHOW TABLES IN ts.db; {_PUSHDOWN.format(t='ts.db.weather')}; SELECT * FROM ts.db.nowhere",
     )
@@ -128,6 +132,9 @@ def test_spark_sql_e_reads_pyspark_writes_and_names_a_missing_table(
     assert done.returncode != 0
     missing = [line for line in done.stderr.splitlines() if "TABLE_OR_VIEW_NOT_FOUND" in line]
     assert len(missing) == 1 and "`ts`.`db`.`nowhere`" in missing[0], done.stderr[-3000:]
+    # The catalog process served every statement, and its log went with the JVM: no error
+    # named it (one that does keeps it, in the same folder: see the next test).
+    assert not list(temporary.glob("tsfile-catalog-process-*.log"))
 
 
 def test_a_catalog_process_that_cannot_start_fails_in_one_line(
@@ -136,8 +143,12 @@ def test_a_catalog_process_that_cannot_start_fails_in_one_line(
     broken = tmp_path / "python"
     broken.write_text("#!/bin/sh\necho 'ModuleNotFoundError: no tsfile_catalog here' >&2\nexit 3\n")
     broken.chmod(0o755)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     done = _spark_sql(
         pyspark_warehouse["warehouse"],
+        "--driver-java-options",
+        f"-Djava.io.tmpdir={temporary}",
         "--conf",
         f"spark.pyspark.driver.python={broken}",
         "-e",
@@ -150,8 +161,10 @@ def test_a_catalog_process_that_cannot_start_fails_in_one_line(
     assert lines, done.stderr[-3000:]
     assert "before it was ready: ModuleNotFoundError: no tsfile_catalog here" in lines[0]
     assert "Traceback" not in done.stderr
-    log = lines[0].rsplit("(log: ", 1)[1].rstrip(")")
-    assert "no tsfile_catalog here" in Path(log).read_text()
+    log = Path(lines[0].rsplit("(log: ", 1)[1].rstrip(")"))
+    # Named by the error, the log outlives the JVM.
+    assert log.parent == temporary
+    assert "no tsfile_catalog here" in log.read_text()
 
 
 def test_spark_sql_with_the_plugin_as_the_session_catalog(tmp_path: Path) -> None:

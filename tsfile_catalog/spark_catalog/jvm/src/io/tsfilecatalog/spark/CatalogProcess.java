@@ -51,6 +51,7 @@ public final class CatalogProcess {
   private final ClientServer server;
   private final Process process;
   private final Path log;
+  private volatile boolean logNamed; // an error told the user of the log: kept at exit
   private final SparkSession session;
   private final CountDownLatch ready = new CountDownLatch(1);
   private volatile Delegate delegate;
@@ -163,7 +164,7 @@ public final class CatalogProcess {
     if (!ended) {
       return new IllegalStateException(
           "tsfile catalog: " + operation + " failed in the catalog process (pid "
-              + gone.process.pid() + ", log " + gone.log + "): " + firstLine(cause),
+              + gone.process.pid() + ", log " + gone.namedLog() + "): " + firstLine(cause),
           cause);
     }
     synchronized (LOCK) {
@@ -175,7 +176,7 @@ public final class CatalogProcess {
     return new IllegalStateException(
         "tsfile catalog: its Python process (pid " + gone.process.pid() + ") exited with code "
             + gone.process.exitValue() + " during " + operation
-            + "; the next statement starts a new one (log: " + gone.log + ")",
+            + "; the next statement starts a new one (log: " + gone.namedLog() + ")",
         cause);
   }
 
@@ -185,11 +186,25 @@ public final class CatalogProcess {
     return end < 0 ? message : message.substring(0, end);
   }
 
+  /** At the JVM's exit: the process stops, and its log goes unless an error named it. */
   private static void stopCurrent() {
     CatalogProcess running = current;
     if (running != null) {
       running.stop();
+      if (!running.logNamed) {
+        try {
+          Files.deleteIfExists(running.log);
+        } catch (IOException e) {
+          // Left in the temporary directory, as before.
+        }
+      }
     }
+  }
+
+  /** The log's path, for an error's message: the log is then kept when the JVM exits. */
+  private Path namedLog() {
+    logNamed = true;
+    return log;
   }
 
   private void stop() {
@@ -302,14 +317,14 @@ public final class CatalogProcess {
           throw new IllegalStateException(
               "tsfile catalog: its Python process (" + python + " -m " + MODULE
                   + ") exited with code " + process.exitValue() + " before it was ready"
-                  + lastLogLine() + " (log: " + log + ")");
+                  + lastLogLine() + " (log: " + namedLog() + ")");
         }
         if (System.nanoTime() > deadline) {
           stop();
           throw new IllegalStateException(
               "tsfile catalog: its Python process (" + python + " -m " + MODULE
                   + ") was not ready within " + timeout + " s (" + START_TIMEOUT + ")"
-                  + lastLogLine() + " (log: " + log + ")");
+                  + lastLogLine() + " (log: " + namedLog() + ")");
         }
       }
     } catch (InterruptedException e) {
