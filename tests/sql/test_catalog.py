@@ -563,6 +563,37 @@ def test_create_errors(catalog: Catalog) -> None:
     assert "e" not in catalog.tables()
 
 
+def test_create_reads_table_options_given_as_tblproperties_as_the_plugin_does(
+    catalog: Catalog, warehouse: Path
+) -> None:
+    """``TBLPROPERTIES ('tagColumns' = …)``, as Delta and Iceberg users configure a table and
+    as Spark's catalog plugin reads it, is the option in ``Catalog.sql`` too (it was a mere
+    property before, and the CREATE refused for lacking ``tagColumns``); other keys stay
+    properties, and an option given twice with two values is refused naming it."""
+    from tsfile_catalog import open_table
+
+    catalog.sql(
+        "CREATE TABLE tp (time BIGINT, a STRING, v DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'a', 'compression' = 'zstd', 'owner' = 'ops')"
+    )
+    entry = Registry(str(warehouse)).require(TableName("tp"))
+    assert entry.options == {"tagColumns": "a", "compression": "zstd"}
+    table = open_table(entry.location)
+    assert table.schema.tag_names == ("a",)
+    assert table.properties["owner"] == "ops"
+    assert not {"tagColumns", "compression"} & set(table.properties)
+    with pytest.raises(OptionError) as twice:
+        catalog.sql(
+            "CREATE TABLE tq (time BIGINT, a STRING, b STRING) USING tsfile "
+            "OPTIONS (tagColumns 'a') TBLPROPERTIES ('tagColumns' = 'b')"
+        )
+    assert str(twice.value) == (
+        "CREATE TABLE tq: option 'tagColumns' is given twice, 'a' in OPTIONS and 'b' in "
+        "TBLPROPERTIES"
+    )
+    assert "tq" not in catalog.tables()
+
+
 @spark_test
 def test_hostile_names_and_values(catalog: Catalog, tmp_path: Path) -> None:
     for sql in (

@@ -405,10 +405,9 @@ class Warehouse:
             if properties:
                 self.execute(AlterTableSetProperties(table=name, properties=properties))
             return
-        names = {key.lower() for key in table_options.TABLE_OPTIONS}
         options = dict(staged["options"])
         for key, value in write_options.items():
-            if key.lower() in names or key.lower().startswith((STORAGE_PREFIX, "encoding.")):
+            if table_options.is_table_option(key):
                 options.setdefault(key, value)
         self.registry.create_database(name.database or DEFAULT_DATABASE)
         self.execute(
@@ -492,19 +491,19 @@ def _split_properties(
     of an option's name (``'tagColumns' = 'city,device'``); other TBLPROPERTIES are the
     table's properties. :meth:`Warehouse._split_properties` has checked the provider.
     """
-    option_names = {key.lower() for key in table_options.TABLE_OPTIONS}
-    options: dict[str, str] = {}
-    table_properties: dict[str, str] = {}
+    given: dict[str, str] = {}
+    rest: dict[str, str] = {}
     for key, value in properties.items():
         lowered = key.lower()
         if lowered in _SPARK_RESERVED or lowered == VERSION_PROPERTY:
             continue  # VERSION_PROPERTY: what SHOW CREATE TABLE prints, shown by the catalog
         if lowered.startswith(_OPTION_PREFIX):
-            options[key[len(_OPTION_PREFIX) :]] = value
-        elif lowered in option_names or lowered.startswith((STORAGE_PREFIX, "encoding.")):
-            options[key] = value
+            given[key[len(_OPTION_PREFIX) :]] = value
         else:
-            table_properties[key] = value
+            rest[key] = value
+    options, table_properties = table_options.split_create_properties(
+        given, rest, table=str(name)
+    )
     location = properties.get("location")
     if location is not None and location.startswith("file:/") and not location.startswith("//", 5):
         # Spark qualifies a LOCATION as Hadoop does: '/data/t' arrives as 'file:/data/t'.

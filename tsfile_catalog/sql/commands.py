@@ -12,6 +12,7 @@ unchanged. The statements that only read a table (DESCRIBE, SHOW) are
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from pyspark.sql import DataFrame
@@ -106,7 +107,11 @@ def create(tables: Tables, statement: CreateTable, source: DataFrame | None = No
         if statement.if_not_exists:
             return tables.result(Result(_LOCATION, [(existing.location,)]))
         raise TableExistsError(f"table {existing.display_name!r} already exists")
-    options = table_options.check_table_options(statement.options)
+    given, properties = table_options.split_create_properties(
+        statement.options, statement.properties, table=str(statement.table)
+    )
+    statement = replace(statement, properties=properties)
+    options = table_options.check_table_options(given)
     if statement.location is None:
         location = registry.default_location(statement.table)
     else:

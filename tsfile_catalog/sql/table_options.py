@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 __all__ = [
     "TABLE_OPTIONS",
     "check_table_options",
+    "is_table_option",
+    "split_create_properties",
     "check_encoding",
     "read_options",
     "write_options",
@@ -46,6 +48,7 @@ _WRITE_ONLY = ("tagColumns", "compression", "encoding", "maxRowsPerFile", "onDup
 _BOTH = ("timestampPrecision",)
 TABLE_OPTIONS: tuple[str, ...] = (*_READ_ONLY, *_WRITE_ONLY, *_BOTH)
 """Options ``CREATE TABLE ... OPTIONS (...)`` accepts (case-insensitive), plus ``fs.*``."""
+_OPTION_NAMES = frozenset(key.lower() for key in TABLE_OPTIONS)
 
 # Per-query read options and per-write layout the catalog itself decides.
 _PER_QUERY = (
@@ -62,6 +65,41 @@ _PER_QUERY = (
     "pushdown",
     "nullTagPolicy",
 )
+
+
+def is_table_option(key: str) -> bool:
+    """Whether ``key`` names a table option (:data:`TABLE_OPTIONS`, ``fs.*``, ``encoding.*``),
+    any case, whatever its value."""
+    lowered = key.lower()
+    return lowered in _OPTION_NAMES or lowered.startswith((STORAGE_PREFIX, ENCODING_PREFIX))
+
+
+def split_create_properties(
+    options: Mapping[str, str], properties: Mapping[str, str], *, table: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """A CREATE TABLE's table options and table properties: a TBLPROPERTIES entry named as a
+    table option (``'tagColumns' = 'city'``, ``fs.*``, ``encoding.*``) is that option, as if
+    given in ``OPTIONS``, so Spark's catalog plugin and ``Catalog.sql`` read one statement
+    alike (Delta and Iceberg users set a table's configuration in TBLPROPERTIES).
+
+    Raises:
+        OptionError: an option given in both with different values (naming it and ``table``).
+    """
+    out = dict(options)
+    given = {key.lower(): key for key in options}
+    rest: dict[str, str] = {}
+    for key, value in properties.items():
+        if not is_table_option(key):
+            rest[key] = value
+            continue
+        twin = given.get(key.lower())
+        if twin is not None and options[twin] != value:
+            raise OptionError(
+                f"CREATE TABLE {table}: option {key!r} is given twice, {options[twin]!r} in "
+                f"OPTIONS and {value!r} in TBLPROPERTIES"
+            )
+        out.setdefault(twin or key, value)
+    return out, rest
 
 
 def check_table_options(options: Mapping[str, str]) -> dict[str, str]:
