@@ -1,0 +1,314 @@
+"""One ``TableCatalog.alterTable`` call is one commit, or none: Spark hands the catalog
+plugin several changes at once (``ALTER TABLE … REPLACE COLUMNS``, ``ADD COLUMNS (a, b)``,
+its own schema evolution when the session extensions are not configured, a JVM or Connect
+user's call), and a change refused anywhere in the call commits none of them. Each refusal is
+one line naming the column; the table's version, history and schema stay as they were.
+
+The calls Spark's schema evolution makes without the extensions (``ResolveSchemaEvolution``
+altering the target before it writes) are made here as Spark makes them, through the
+catalog's ``alterTable`` with Spark's own ``TableChange`` objects: the shared session has the
+extensions, which make such writes one commit without calling ``alterTable`` at all."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.spark_catalog.conftest import create_weather, weather_rows
+from tsfile_catalog import open_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+
+def _table(spark: SparkSession, ts: str, warehouse: Path, name: str) -> tuple[str, str]:
+    table = f"{ts}.db.{name}"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).writeTo(table).append()
+    return table, str(warehouse / "db.db" / name)
+
+
+def _state(spark: SparkSession, table: str, location: str) -> tuple[Any, ...]:
+    """What a refused ALTER must leave as it was: the version, the history, the schema."""
+    opened = open_table(location)
+    history = [(h.version, h.operation) for h in opened.history()]
+    return opened.version, history, spark.table(table).schema.json()
+
+
+def _refused(call: Any, pattern: str) -> str:
+    """The one-line message of the error ``call`` raises, which must match ``pattern``."""
+    with pytest.raises(Exception) as raised:
+        call()
+    error = raised.value
+    java = getattr(error, "java_exception", None)
+    message = str(java.getMessage()) if java is not None else str(error)
+    first = message.strip().splitlines()[0]
+    assert re.search(pattern, first), first
+    return first
+
+
+def _alter(spark: SparkSession, catalog: str, table: str, *changes: Any) -> None:
+    """``alterTable`` of the plugin catalog with Spark's ``TableChange`` objects, in one call."""
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    assert jvm is not None and gateway is not None
+    plugin = spark._jsparkSession.sessionState().catalogManager().catalog(catalog)
+    namespace = gateway.new_array(jvm.java.lang.String, 1)
+    namespace[0] = "db"
+    ident = jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table)
+    array = gateway.new_array(jvm.org.apache.spark.sql.connector.catalog.TableChange, len(changes))
+    for i, change in enumerate(changes):
+        array[i] = change
+    plugin.alterTable(ident, array)
+
+
+class _Changes:
+    """Spark's ``TableChange`` factories, as Spark's own rules call them."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        jvm = spark.sparkContext._jvm
+        gateway = spark.sparkContext._gateway
+        assert jvm is not None and gateway is not None
+        self._jvm = jvm
+        self._gateway = gateway
+        self._change = jvm.org.apache.spark.sql.connector.catalog.TableChange
+
+    def _names(self, name: str) -> Any:
+        out = self._gateway.new_array(self._jvm.java.lang.String, 1)
+        out[0] = name
+        return out
+
+    def _type(self, name: str) -> Any:
+        return self._jvm.org.apache.spark.sql.types.DataType.fromDDL(name)
+
+    def add(self, name: str, type_name: str, *, after: str | None = None) -> Any:
+        names = self._names(name)
+        if after is None:
+            return self._change.addColumn(names, self._type(type_name))
+        position = self._change.ColumnPosition.after(after)
+        return self._change.addColumn(names, self._type(type_name), True, None, position)
+
+    def retype(self, name: str, type_name: str) -> Any:
+        return self._change.updateColumnType(self._names(name), self._type(type_name))
+
+    def rename(self, name: str, new_name: str) -> Any:
+        return self._change.renameColumn(self._names(name), new_name)
+
+    def drop(self, name: str) -> Any:
+        return self._change.deleteColumn(self._names(name), False)
+
+    def move(self, name: str, after: str) -> Any:
+        position = self._change.ColumnPosition.after(after)
+        return self._change.updateColumnPosition(self._names(name), position)
+
+    def set(self, key: str, value: str) -> Any:
+        return self._change.setProperty(key, value)
+
+
+def test_replace_columns_that_would_drop_a_tag_or_time_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table, location = _table(spark, ts, warehouse, "replace_refused")
+    before = _state(spark, table, location)
+    # Spark hands REPLACE COLUMNS over as a drop of every column, then an add of each listed.
+    _refused(
+        lambda: spark.sql(
+            f"ALTER TABLE {table} REPLACE COLUMNS (time TIMESTAMP, city STRING, temp DOUBLE, "
+            "rain INT, wind DOUBLE)"
+        ),
+        r"TAG column 'device'",
+    )
+    assert _state(spark, table, location) == before
+    _refused(
+        lambda: spark.sql(f"ALTER TABLE {table} REPLACE COLUMNS (wind DOUBLE)"),
+        r"column 'time'",
+    )
+    assert _state(spark, table, location) == before
+    _refused(
+        lambda: spark.sql(
+            f"ALTER TABLE {table} REPLACE COLUMNS (time TIMESTAMP, city STRING, device STRING, "
+            "temp FLOAT, rain INT)"
+        ),
+        r"column 'temp' .*from DOUBLE to FLOAT",
+    )
+    assert _state(spark, table, location) == before
+
+
+def test_replace_columns_keeping_time_and_the_tags_is_one_commit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.testing import assertDataFrameEqual
+
+    table, location = _table(spark, ts, warehouse, "replace_kept")
+    rows = spark.table(table).collect()
+    version = open_table(location).version
+    # temp dropped, rain widened (its values kept, as a same-named column is on Parquet or
+    # Delta), wind new, in the listed order.
+    spark.sql(
+        f"ALTER TABLE {table} REPLACE COLUMNS (time TIMESTAMP, wind DOUBLE, city STRING, "
+        "device STRING, rain BIGINT)"
+    )
+    opened = open_table(location)
+    assert opened.version == version + 1
+    entry = opened.history(limit=1)[0]
+    assert entry.operation == "REPLACE COLUMNS"
+    assert json.loads(entry.operation_parameters["columns"]) == [
+        ["time", "TIMESTAMP"],
+        ["wind", "DOUBLE"],
+        ["city", "STRING"],
+        ["device", "STRING"],
+        ["rain", "INT64"],
+    ]
+    assert spark.table(table).columns == ["time", "wind", "city", "device", "rain"]
+    assert spark.table(table).schema["rain"].dataType.simpleString() == "bigint"
+    expected = spark.createDataFrame(rows).select(
+        "time",
+        F.lit(None).cast("double").alias("wind"),
+        "city",
+        "device",
+        F.col("rain").cast("bigint").alias("rain"),
+    )
+    assertDataFrameEqual(spark.table(table), expected)
+
+
+def test_add_columns_then_a_refused_change_in_one_call_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table, location = _table(spark, ts, warehouse, "mixed_refused")
+    before = _state(spark, table, location)
+    change = _Changes(spark)
+    # A rename of a TAG column after an added one.
+    _refused(
+        lambda: _alter(
+            spark, ts, "mixed_refused", change.add("wind", "double"), change.rename("city", "town")
+        ),
+        r"TAG column 'city'",
+    )
+    assert _state(spark, table, location) == before
+    # Adds, then a rename onto a name the first add took.
+    _refused(
+        lambda: _alter(
+            spark,
+            ts,
+            "mixed_refused",
+            change.add("wind", "double"),
+            change.add("gust", "int"),
+            change.rename("temp", "wind"),
+        ),
+        r"column 'temp' .* to 'wind'",
+    )
+    assert _state(spark, table, location) == before
+    # A drop, then a move after the column the drop took away.
+    _refused(
+        lambda: _alter(
+            spark,
+            ts,
+            "mixed_refused",
+            change.drop("rain"),
+            change.move("temp", "rain"),
+        ),
+        r"'rain'",
+    )
+    assert _state(spark, table, location) == before
+    # Properties with a narrowing: neither is committed.
+    _refused(
+        lambda: _alter(
+            spark,
+            ts,
+            "mixed_refused",
+            change.set("owner.team", "ops"),
+            change.retype("temp", "float"),
+        ),
+        r"column 'temp' .*from DOUBLE to FLOAT",
+    )
+    assert _state(spark, table, location) == before
+    assert "owner.team" not in open_table(location).properties
+
+
+def test_sparks_schema_evolution_with_a_refused_change_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table, location = _table(spark, ts, warehouse, "evolution_refused")
+    before = _state(spark, table, location)
+    change = _Changes(spark)
+    # What ResolveSchemaEvolution hands over for a source with rain as BIGINT (a widening),
+    # a new wind, and device as BIGINT (a TAG: refused), in one call.
+    _refused(
+        lambda: _alter(
+            spark,
+            ts,
+            "evolution_refused",
+            change.retype("rain", "bigint"),
+            change.add("wind", "double"),
+            change.retype("device", "bigint"),
+        ),
+        r"TAG column 'device'",
+    )
+    assert _state(spark, table, location) == before
+
+
+def test_a_call_of_several_changes_is_one_commit_listing_each_in_order(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table, location = _table(spark, ts, warehouse, "mixed_applied")
+    version = open_table(location).version
+    change = _Changes(spark)
+    # Each change sees the schema the ones before it left: rain moves after the added wind.
+    _alter(
+        spark,
+        ts,
+        "mixed_applied",
+        change.retype("rain", "bigint"),
+        change.add("wind", "double"),
+        change.move("rain", "wind"),
+        change.rename("temp", "temperature"),
+        change.set("owner.team", "ops"),
+    )
+    opened = open_table(location)
+    assert opened.version == version + 1
+    assert opened.properties["owner.team"] == "ops"
+    assert spark.table(table).columns == ["time", "city", "device", "temperature", "wind", "rain"]
+    assert spark.table(table).schema["rain"].dataType.simpleString() == "bigint"
+    assert spark.table(table).where("temperature IS NOT NULL").count() > 0, "values kept"
+    entry = opened.history(limit=1)[0]
+    assert entry.operation == "ALTER TABLE"
+    assert json.loads(entry.operation_parameters["changes"]) == [
+        "ALTER COLUMN `rain` TYPE INT64",
+        "ADD COLUMNS (`wind` DOUBLE)",
+        "ALTER COLUMN `rain` AFTER `wind`",
+        "RENAME COLUMN `temp` TO `temperature`",
+        "SET TBLPROPERTIES ('owner.team' = 'ops')",
+    ]
+    history = spark.sql(f"DESCRIBE HISTORY {table}").orderBy("version").collect()
+    assert [r.operation for r in history] == ["CREATE", "WRITE", "ALTER TABLE"]
+
+
+def test_add_columns_of_several_is_one_add_columns_commit(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    table, location = _table(spark, ts, warehouse, "added_two")
+    version = open_table(location).version
+    spark.sql(f"ALTER TABLE {table} ADD COLUMNS (wind DOUBLE, gust INT AFTER city)")
+    opened = open_table(location)
+    assert opened.version == version + 1
+    entry = opened.history(limit=1)[0]
+    assert entry.operation == "ADD COLUMNS"
+    assert json.loads(entry.operation_parameters["columns"]) == [
+        ["wind", "DOUBLE"],
+        ["gust", "INT32"],
+    ]
+    assert json.loads(entry.operation_parameters["positions"]) == {"gust": "AFTER city"}
+    # A repeated name in the same call: refused by name, nothing committed.
+    before = _state(spark, table, location)
+    _refused(
+        lambda: spark.sql(f"ALTER TABLE {table} ADD COLUMNS (snow INT, rain DOUBLE)"),
+        r"\brain\b",
+    )
+    assert _state(spark, table, location) == before
