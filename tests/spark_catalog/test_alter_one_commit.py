@@ -7,7 +7,10 @@ one line naming the column; the table's version, history and schema stay as they
 The calls Spark's schema evolution makes without the extensions (``ResolveSchemaEvolution``
 altering the target before it writes) are made here as Spark makes them, through the
 catalog's ``alterTable`` with Spark's own ``TableChange`` objects: the shared session has the
-extensions, which make such writes one commit without calling ``alterTable`` at all."""
+extensions, which make such writes one commit without calling ``alterTable`` at all.
+
+``REPLACE TABLE … AS SELECT`` commits its rows, then its properties: a property refused is
+refused before the rows are written."""
 
 from __future__ import annotations
 
@@ -312,3 +315,23 @@ def test_add_columns_of_several_is_one_add_columns_commit(
         r"\brain\b",
     )
     assert _state(spark, table, location) == before
+
+
+def test_replace_table_as_select_with_a_refused_property_commits_nothing(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    # REPLACE TABLE … AS SELECT: the rows commit, then its properties; a property the table
+    # refuses is refused before the rows are written, not after they replaced the table's.
+    table, location = _table(spark, ts, warehouse, "replaced_refused")
+    weather_rows(spark, start=20, count=4).createOrReplaceTempView("replacing_rows")
+    before = _state(spark, table, location)
+    rows = sorted(spark.table(table).collect())
+    _refused(
+        lambda: spark.sql(
+            f"CREATE OR REPLACE TABLE {table} USING tsfile "
+            "TBLPROPERTIES ('watermark.interval' = '-1 hour') AS SELECT * FROM replacing_rows"
+        ),
+        r"'watermark.interval' = '-1 hour'",
+    )
+    assert _state(spark, table, location) == before
+    assert sorted(spark.table(table).collect()) == rows

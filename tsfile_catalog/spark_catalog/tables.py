@@ -33,7 +33,9 @@ from tsfile_catalog.exceptions import (
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.alterations import SetTableProperties, UnsetTableProperties
+from tsfile_catalog.metadata.completeness import check_table_properties
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.table_time import check_time_change
 from tsfile_catalog.spark_catalog.changes import (
     PROVIDER_PROPERTY,
     VERSION_PROPERTY,
@@ -368,7 +370,14 @@ class Warehouse:
             raise TableExistsError(f"table {entry.display_name!r} already exists")
         if entry is None and mode == "replace":
             raise TableNotFoundError(f"table {name.qualified!r} is not in the catalog")
+        # The properties are set after the rows commit (commit_staged): checked now, so that
+        # a refused one refuses the statement before anything is written.
+        check_table_properties(table_properties)
         if entry is not None:
+            table_options.check_settable_properties(entry, table_properties)
+            current = self.open_as_of(entry, None, None).properties
+            changed = {k: v for k, v in table_properties.items() if current.get(k) != v}
+            check_time_change(current, changed, table=entry.display_name)
             table = self.load(name)
             return {
                 "existing": True,
