@@ -28,6 +28,7 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.completeness import check_table_properties
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
@@ -106,6 +107,9 @@ def create(tables: Tables, statement: CreateTable, source: DataFrame | None = No
             return tables.result(Result(_LOCATION, [(existing.location,)]))
         raise TableExistsError(f"table {existing.display_name!r} already exists")
     options = table_options.check_table_options(statement.options)
+    # Properties are set after the rows (AS SELECT) or the adoption commit: checked first, so
+    # that a refused one leaves no table behind.
+    check_table_properties(statement.properties)
     if statement.location is None:
         location = registry.default_location(statement.table)
     else:
