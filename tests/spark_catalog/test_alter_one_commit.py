@@ -335,3 +335,12 @@ def test_replace_table_as_select_with_a_refused_property_commits_nothing(
     )
     assert _state(spark, table, location) == before
     assert sorted(spark.table(table).collect()) == rows
+    # Accepted, the rows are one commit and the properties the next (docs/spark-catalog.md).
+    spark.sql(
+        f"CREATE OR REPLACE TABLE {table} USING tsfile TBLPROPERTIES ('team' = 'ops') "
+        "AS SELECT * FROM replacing_rows"
+    )
+    opened = open_table(location)
+    assert [h.operation for h in opened.history(limit=2)] == ["SET TBLPROPERTIES", "OVERWRITE"]
+    assert opened.properties["team"] == "ops"
+    assert spark.table(table).count() == 4
