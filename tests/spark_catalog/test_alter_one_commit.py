@@ -50,10 +50,13 @@ def _refused(call: Any, pattern: str) -> str:
         call()
     error = raised.value
     java = getattr(error, "java_exception", None)
-    message = str(java.getMessage()) if java is not None else str(error)
-    first = message.strip().splitlines()[0]
-    assert re.search(pattern, first), first
-    return first
+    if java is not None:  # the catalog's own exception, as a JVM caller gets it
+        message = str(java.getMessage()).strip()
+        assert "\n" not in message, message
+    else:  # Spark's AnalysisException of the statement (a plan may follow the first line)
+        message = str(error).strip().splitlines()[0]
+    assert re.search(pattern, message), message
+    return message
 
 
 def _alter(spark: SparkSession, catalog: str, table: str, *changes: Any) -> None:
