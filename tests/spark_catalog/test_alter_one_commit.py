@@ -7,7 +7,9 @@ one line naming the column; the table's version, history and schema stay as they
 The calls Spark's schema evolution makes without the extensions (``ResolveSchemaEvolution``
 altering the target before it writes) are made here as Spark makes them, through the
 catalog's ``alterTable`` with Spark's own ``TableChange`` objects: the shared session has the
-extensions, which make such writes one commit without calling ``alterTable`` at all.
+extensions, which make such writes one commit without calling ``alterTable`` at all; and, once,
+as the statements themselves in a process of their own without the extensions
+(no_extensions_child.py).
 
 ``REPLACE TABLE … AS SELECT`` commits its rows, then its properties: a property refused is
 refused before the rows are written."""
@@ -15,7 +17,10 @@ refused before the rows are written."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _table(spark: SparkSession, ts: str, warehouse: Path, name: str) -> tuple[str, str]:
@@ -347,3 +354,33 @@ def test_replace_table_as_select_with_a_refused_property_commits_nothing(
     assert [h.operation for h in opened.history(limit=2)] == ["SET TBLPROPERTIES", "OVERWRITE"]
     assert opened.properties["team"] == "ops"
     assert spark.table(table).count() == 4
+
+
+def test_sparks_own_schema_evolution_without_the_extensions_commits_a_refused_call_nowhere(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    # The shared session (the jar built) is the fixture's only use: the child has its own JVM.
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
+    child = subprocess.run(
+        [sys.executable, str(REPO / "tests/spark_catalog/no_extensions_child.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr[-3000:]
+    widened, tag, accepted = json.loads(child.stdout.strip().splitlines()[-1])
+    assert widened["extensions"] is None
+    initial = [[1, "WRITE"], [0, "CREATE"]]
+    # Refused in one line naming the column; rain's widening, asked in the same call, is not
+    # committed either.
+    assert re.search(r"column 'gust' .*from INT32 to DOUBLE", widened["error"])
+    assert (widened["version"], widened["history"]) == (1, initial)
+    assert re.search(r"TAG column 'city'", tag["error"])
+    assert (tag["version"], tag["history"]) == (1, initial)
+    assert tag["columns"] == ["time", "city", "temp", "rain", "gust"]
+    # Accepted: Spark's one alterTable call is one commit, then the append its own.
+    assert accepted["error"] is None
+    assert accepted["history"][:2] == [[3, "WRITE"], [2, "ALTER TABLE"]]
+    assert accepted["columns"] == ["time", "city", "temp", "rain", "gust", "wind"]
