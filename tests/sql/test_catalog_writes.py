@@ -86,6 +86,31 @@ def test_invalid_create_options_leave_nothing_behind(
 
 
 @spark_test
+def test_a_refused_table_property_leaves_nothing_behind(
+    catalog: Catalog, spark: SparkSession, warehouse: Path, tmp_path: Path
+) -> None:
+    # The properties commit after the rows (AS SELECT) or the adoption: checked before either,
+    # so a refused one leaves no table at the location and no name.
+    bad = "TBLPROPERTIES ('watermark.interval' = '-1 hour')"
+    with pytest.raises(OptionError, match="'watermark.interval' = '-1 hour'"):
+        catalog.sql(
+            f"CREATE TABLE bad_ctas USING tsfile OPTIONS (tagColumns 'd') {bad} "
+            "AS SELECT 1L AS time, 'a' AS d, 1.0D AS v"
+        )
+    assert "bad_ctas" not in catalog.tables()
+    assert not (warehouse / "bad_ctas").exists()
+    location = tmp_path / "plain_props"
+    spark.createDataFrame([(1, "a", 1.0)], "time bigint, d string, v double").write.format(
+        "tsfile"
+    ).options(table="plain_props", tagColumns="d").mode("append").save(str(location))
+    shutil.rmtree(location / "_tsfile_manifest")  # a plain folder of TsFiles
+    with pytest.raises(OptionError, match="'watermark.interval' = '-1 hour'"):
+        catalog.sql(f"CREATE TABLE plain_props USING tsfile LOCATION '{location}' {bad}")
+    assert "plain_props" not in catalog.tables()
+    assert not (location / "_tsfile_manifest").exists()
+
+
+@spark_test
 def test_invalid_options_are_refused_before_adopting(
     catalog: Catalog, spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -80,3 +80,58 @@ def test_unset_properties_removes_keys_and_ignores_absent_ones(tmp_path: Path) -
     # statement and changes nothing.
     assert table.alter.unset_properties(["absent"]) == 3
     assert open_table(url).properties == kept
+
+
+def test_several_changes_are_one_commit_or_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tsfile_catalog.exceptions import CommitConflictError
+    from tsfile_catalog.metadata.alterations import (
+        AddColumns,
+        ChangeColumnType,
+        MoveColumn,
+        RenameColumn,
+        SetTableProperties,
+    )
+    from tsfile_catalog.table import alter as alter_module
+    from tsfile_catalog.table.alter import NewColumn, alter_table, rename_column
+
+    url = str(tmp_path)
+    name = new_part_name(0)
+    tsfile(tmp_path / name)
+    append_parts(url, [part_of(tmp_path, name)], SCHEMA)
+    fields = [c.name for c in SCHEMA.fields]
+    # A refused change (a TAG retyped) after an accepted one: nothing committed.
+    with pytest.raises(SchemaError, match="TAG column 'city'"):
+        alter_table(
+            url,
+            [
+                AddColumns((NewColumn("wind", DataType.DOUBLE),)),
+                ChangeColumnType("city", DataType.INT64),
+            ],
+        )
+    assert open_table(url).version == 0
+    changes = [
+        AddColumns((NewColumn("wind", DataType.DOUBLE),)),
+        MoveColumn(fields[0], after="wind"),
+        SetTableProperties({"team": "ops"}),
+    ]
+    assert alter_table(url, changes) == 1
+    table = open_table(url)
+    assert table.properties["team"] == "ops"
+    assert table.schema.display_names[-2:] == ("wind", fields[0])
+    assert [op for _, op in history(tmp_path)][0] == "ALTER TABLE"
+
+    # A schema change committed after the call read the table: its commit is refused.
+    fold = alter_module.alter
+
+    def racing(*args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(alter_module, "alter", fold)  # the other writer's own fold
+        rename_column(url, "wind", "gust")
+        return fold(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(alter_module, "alter", racing)
+    with pytest.raises(CommitConflictError, match="changed the table schema concurrently"):
+        alter_table(url, [RenameColumn(fields[0], "first"), SetTableProperties({"x": "1"})])
+    assert open_table(url).version == 2
+    assert "x" not in open_table(url).properties

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from tsfile_catalog.exceptions import SchemaError
+from tsfile_catalog.exceptions import SchemaError, SchemaMismatchError
 from tsfile_catalog.metadata.schema import (
     TIME_COLUMN,
     TIME_ID,
@@ -32,15 +32,20 @@ from tsfile_catalog.metadata.schema import (
     TableSchema,
     evolve,
 )
+from tsfile_catalog.metadata.schema_merge import widens
 
 __all__ = [
     "NewColumn",
     "add_columns",
+    "change_column_type",
     "rename_column",
     "drop_columns",
     "move_column",
+    "replace_columns",
     "check_drop_not_null",
 ]
+
+_NO_REWRITE = "parts are never rewritten by ALTER TABLE, and their values cannot be converted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +88,85 @@ def add_columns(schema: TableSchema, columns: Sequence[NewColumn]) -> TableSchem
         added = _id_of(out, name)
         out = _shown(out, (*shown[:at], added, *shown[at:]))
     return out
+
+
+def change_column_type(schema: TableSchema, column: str, data_type: DataType) -> TableSchema:
+    """``schema`` with FIELD ``column`` widened to ``data_type`` (INT32 -> INT64, FLOAT ->
+    DOUBLE): readers cast older parts up, nothing is rewritten. Its own type is no change
+    (the same schema).
+
+    Raises:
+        SchemaError: no such column, or a TAG column (or ``time``).
+        SchemaMismatchError: a change other than the two widenings.
+    """
+    name = column.lower()
+    current = schema.column(name)
+    if current is None:
+        if name == TIME_COLUMN:
+            raise SchemaError(
+                f"cannot change column 'time' of table {schema.table}: it is the table's "
+                "timestamp, not a column that can change"
+            )
+        raise SchemaError(_missing(schema, name))
+    if current.category is Category.TAG:
+        raise SchemaError(
+            f"cannot change TAG column {name!r} of table {schema.table}: TAG columns identify "
+            "the devices in every part file and never change"
+        )
+    if current.type is data_type:
+        return schema
+    if not widens(current.type, data_type):
+        raise SchemaMismatchError(
+            f"cannot change column {name!r} of table {schema.table} from "
+            f"{current.type.value} to {data_type.value}: only INT32 -> INT64 and FLOAT -> "
+            f"DOUBLE widen without rewriting data; other changes are refused because "
+            f"{_NO_REWRITE}"
+        )
+    return replace(
+        schema,
+        columns=tuple(replace(c, type=data_type) if c is current else c for c in schema.columns),
+    )
+
+
+def replace_columns(schema: TableSchema, columns: Sequence[tuple[str, DataType]]) -> TableSchema:
+    """``schema`` with exactly ``columns``, in that order (``REPLACE COLUMNS``), as Delta and
+    a Parquet table read it: a listed column the table has is that column, its values kept
+    (its type the same or a widening); the FIELDs not listed are dropped and the new names
+    added as FIELDs. ``time`` and every TAG must be listed (the caller checks that ``time``'s
+    type is the one the table reads it as; a TAG keeps its type).
+
+    Raises:
+        SchemaError: a name listed twice, ``time`` or a TAG left out, a TAG given another
+            type, or a type change that is not a widening (naming the column).
+    """
+    names = [name.lower() for name, _ in columns]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise SchemaError(
+            f"ALTER TABLE {schema.table} REPLACE COLUMNS: column {repeated[0]!r} given twice"
+        )
+    listed = dict(zip(names, (t for _, t in columns), strict=True))
+    for name in (TIME_COLUMN, *schema.tag_names):
+        if name not in listed:
+            _field(schema, name, "drop")  # refuses time and TAGs, naming them
+    for tag in schema.tags:
+        given = listed[tag.name]
+        if given is not tag.type and not (given.is_string and tag.type.is_string):
+            raise SchemaError(
+                f"cannot change TAG column {tag.name!r} of table {schema.table} from "
+                f"{tag.type.value} to {given.value}: TAG columns identify the "
+                "devices in every part file and never change"
+            )
+    gone = [c.name for c in schema.fields if c.name not in listed]
+    out = drop_columns(schema, gone) if gone else schema
+    for name, data_type in listed.items():
+        current = out.column(name)
+        if current is not None and current.category is Category.FIELD:
+            out = change_column_type(out, name, data_type)
+    new = [NewColumn(n, t) for n, t in listed.items() if n != TIME_COLUMN and out.column(n) is None]
+    if new:
+        out = add_columns(out, new)
+    return _shown(out, tuple(_id_of(out, n) for n in names))
 
 
 def rename_column(schema: TableSchema, column: str, new_name: str) -> TableSchema:

@@ -32,11 +32,14 @@ from tsfile_catalog.exceptions import (
 )
 from tsfile_catalog.exec.table_scan import resolve_columns
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.alterations import SetTableProperties, UnsetTableProperties
+from tsfile_catalog.metadata.completeness import check_table_properties
 from tsfile_catalog.metadata.schema import TIME_COLUMN
+from tsfile_catalog.metadata.table_time import check_time_change
 from tsfile_catalog.spark_catalog.changes import (
     PROVIDER_PROPERTY,
     VERSION_PROPERTY,
-    alter_statements,
+    alter_changes,
 )
 from tsfile_catalog.spark_catalog.changes import column_spec as _column
 from tsfile_catalog.sql import table_options
@@ -55,6 +58,7 @@ from tsfile_catalog.storage_options import (
     redact_credentials,
     storage_options_from,
 )
+from tsfile_catalog.table.alter import alter_table
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.ownership import check_empty, check_location
 from tsfile_catalog.table.purge import purge
@@ -366,7 +370,14 @@ class Warehouse:
             raise TableExistsError(f"table {entry.display_name!r} already exists")
         if entry is None and mode == "replace":
             raise TableNotFoundError(f"table {name.qualified!r} is not in the catalog")
+        # The properties are set after the rows commit (commit_staged): checked now, so that
+        # a refused one refuses the statement before anything is written.
+        check_table_properties(table_properties)
         if entry is not None:
+            table_options.check_settable_properties(entry, table_properties)
+            current = self.open_as_of(entry, None, None).properties
+            changed = {k: v for k, v in table_properties.items() if current.get(k) != v}
+            check_time_change(current, changed, table=entry.display_name)
             table = self.load(name)
             return {
                 "existing": True,
@@ -437,10 +448,23 @@ class Warehouse:
         self.execute(AlterTableRename(table=name, new_name=new))
 
     def alter(self, name: TableName, changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Apply Spark's table changes as the Catalog's ALTER TABLE statements (each one
-        checked before any runs)."""
-        for statement in alter_statements(name, changes):
-            self.execute(statement)
+        """Apply Spark's table changes, one ``alterTable`` call, in one commit or none
+        (:func:`~tsfile_catalog.table.alter.alter_table`): a change refused anywhere in the
+        call commits none of them."""
+        entry = self.registry.require(name)
+        table = self.open_as_of(entry, None, None)
+        timestamp_as = table_options.time_read_as(entry, table)
+        shown = spark_schema(
+            table.schema, resolve_columns(table.schema, None, what="the table"), timestamp_as
+        )
+        columns = {f.name.lower(): f.dataType.simpleString() for f in shown.fields}
+        steps = alter_changes(name, changes, columns, (TIME_COLUMN, *table.schema.tag_names))
+        for step in steps:
+            if isinstance(step, SetTableProperties):
+                table_options.check_settable_properties(entry, step.properties)
+            elif isinstance(step, UnsetTableProperties):
+                table_options.check_unsettable_properties(entry, step.keys)
+        alter_table(entry.location, steps, storage_options=self.storage(entry))
         return self.load(name)
 
 

@@ -23,17 +23,17 @@ from tsfile_catalog.adopt import adopt_table
 from tsfile_catalog.datasource.writer import plan_write
 from tsfile_catalog.exceptions import (
     CorruptManifestError,
-    OptionError,
     SqlError,
     TableExistsError,
     TableNotFoundError,
 )
 from tsfile_catalog.inspect import Result
 from tsfile_catalog.io import FileIO
+from tsfile_catalog.metadata.completeness import check_table_properties
 from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
-from tsfile_catalog.metadata.table_time import TIME_UNIT_PROPERTY, table_unit
+from tsfile_catalog.metadata.table_time import table_unit
 from tsfile_catalog.options import parse_write_options
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.maintenance import rewrite_runner
@@ -112,6 +112,9 @@ def create(tables: Tables, statement: CreateTable, source: DataFrame | None = No
     )
     statement = replace(statement, properties=properties)
     options = table_options.check_table_options(given)
+    # Properties are set after the rows (AS SELECT) or the adoption commit: checked first, so
+    # that a refused one leaves no table behind.
+    check_table_properties(statement.properties)
     if statement.location is None:
         location = registry.default_location(statement.table)
     else:
@@ -326,23 +329,7 @@ def set_table_properties(tables: Tables, statement: AlterTableSetProperties) -> 
             fixed when the table was created: stored as a property it would change nothing.
     """
     entry = tables.registry.require(statement.table)
-    options = {key.lower() for key in entry.options}
-    for key in statement.properties:
-        if key.lower() in options:
-            raise SqlError(
-                f"ALTER TABLE {entry.display_name} SET TBLPROPERTIES: {key!r} is a table "
-                "option, stored with the catalog entry when the table was created, not a table "
-                "property; table options cannot be changed (a property of that name would "
-                "change nothing)"
-            )
-    declared = statement.properties.get(TIME_UNIT_PROPERTY)
-    if declared is not None and declared != table_options.precision(entry):
-        raise OptionError(
-            f"ALTER TABLE {entry.display_name} SET TBLPROPERTIES: '{TIME_UNIT_PROPERTY}' = "
-            f"{declared!r}, but the catalog reads the table in "
-            f"'{table_options.precision(entry)}' (its timestampPrecision): the rows were "
-            "written in that unit"
-        )
+    table_options.check_settable_properties(entry, statement.properties)
     version = set_properties(
         entry.location, statement.properties, storage_options=tables.storage(entry)
     )
@@ -356,14 +343,7 @@ def unset_table_properties(tables: Tables, statement: AlterTableUnsetProperties)
     if tables.spark_owns(statement.table):
         return tables.spark.sql(statement.to_sql())
     entry = tables.registry.require(statement.table)
-    options = {key.lower() for key in entry.options}
-    for key in statement.keys:
-        if key.lower() in options:
-            raise SqlError(
-                f"ALTER TABLE {entry.display_name} UNSET TBLPROPERTIES: {key!r} is a table "
-                "option, stored with the catalog entry when the table was created, not a table "
-                "property; table options cannot be unset"
-            )
+    table_options.check_unsettable_properties(entry, statement.keys)
     version = unset_properties(
         entry.location, statement.keys, storage_options=tables.storage(entry)
     )

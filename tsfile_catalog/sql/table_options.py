@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from tsfile_catalog.exceptions import OptionError
+from tsfile_catalog.exceptions import OptionError, SqlError
 from tsfile_catalog.formats.tsfile import WriteSettings, validate_encoding
 from tsfile_catalog.metadata.expressions import TimestampAs, TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
+from tsfile_catalog.metadata.table_time import TIME_UNIT_PROPERTY
 from tsfile_catalog.options import (
     ENCODING_PREFIX,
     parse_read_options,
@@ -41,6 +42,8 @@ __all__ = [
     "time_read_as",
     "precision",
     "given_precision",
+    "check_settable_properties",
+    "check_unsettable_properties",
 ]
 
 _READ_ONLY = ("timestampAs", "mergeSchema", "rowsPerPartition", "useMetadataCache")
@@ -212,6 +215,50 @@ def time_read_as(entry: TableEntry, table: Table) -> TimestampAs:
     if isinstance(entry, UrlEntry):
         return table.time_read_as(given_timestamp_as(entry))
     return timestamp_as(entry)
+
+
+def check_settable_properties(entry: TableEntry, properties: Mapping[str, str]) -> None:
+    """Refuse a SET TBLPROPERTIES the table cannot take: a key that is one of its options
+    (``tagColumns``, ``compression``, …, fixed when it was created: as a property it would
+    change nothing), or a ``time.unit`` (declaring the time of a table from before it was
+    recorded) other than the unit the catalog reads the table in.
+
+    Raises:
+        SqlError: a table option's key.
+        OptionError: ``time.unit`` names another unit than the entry's ``timestampPrecision``.
+    """
+    options = {key.lower() for key in entry.options}
+    for key in properties:
+        if key.lower() in options:
+            raise SqlError(
+                f"ALTER TABLE {entry.display_name} SET TBLPROPERTIES: {key!r} is a table "
+                "option, stored with the catalog entry when the table was created, not a table "
+                "property; table options cannot be changed (a property of that name would "
+                "change nothing)"
+            )
+    declared = properties.get(TIME_UNIT_PROPERTY)
+    if declared is not None and declared != precision(entry):
+        raise OptionError(
+            f"ALTER TABLE {entry.display_name} SET TBLPROPERTIES: '{TIME_UNIT_PROPERTY}' = "
+            f"{declared!r}, but the catalog reads the table in '{precision(entry)}' (its "
+            "timestampPrecision): the rows were written in that unit"
+        )
+
+
+def check_unsettable_properties(entry: TableEntry, keys: Iterable[str]) -> None:
+    """Refuse an UNSET TBLPROPERTIES of a key that is one of the table's options.
+
+    Raises:
+        SqlError: naming the key.
+    """
+    options = {key.lower() for key in entry.options}
+    for key in keys:
+        if key.lower() in options:
+            raise SqlError(
+                f"ALTER TABLE {entry.display_name} UNSET TBLPROPERTIES: {key!r} is a table "
+                "option, stored with the catalog entry when the table was created, not a table "
+                "property; table options cannot be unset"
+            )
 
 
 def precision(entry: TableEntry) -> TimeUnit:

@@ -1,30 +1,46 @@
-"""ALTER TABLE: schema evolution and table properties, each one commit, no data rewritten.
+"""ALTER TABLE: schema evolution and table properties, each statement one commit, no data
+rewritten.
 
-:func:`add_columns` and :func:`alter_column_type` commit a new schema (older parts read added
-columns as null and widened ones cast up); :func:`rename_column`, :func:`drop_columns` and
-:func:`move_column` change names, membership and order only (columns keep their ids and
-physical names, :mod:`tsfile_catalog.metadata.schema_evolution`); properties are set by
+:func:`alter_table` commits any list of changes (one Spark ``alterTable`` call: ``REPLACE
+COLUMNS``, ``ADD COLUMNS (a, b)``, Spark's schema evolution) as one commit or none, each change
+checked against the schema the ones before it left
+(:mod:`tsfile_catalog.metadata.alterations`). The single changes are that function with one
+change: :func:`add_columns` and :func:`alter_column_type` commit a new schema (older parts read
+added columns as null and widened ones cast up); :func:`rename_column`, :func:`drop_columns` and
+:func:`move_column` change names, membership and order only (columns keep their ids and physical
+names, :mod:`tsfile_catalog.metadata.schema_evolution`); properties are set by
 :func:`tsfile_catalog.table.commits.set_properties` and removed by :func:`unset_properties`.
 :class:`Alter` is ``table.alter``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from tsfile_catalog.exceptions import SchemaError, SchemaMismatchError
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.manifest import Operation, RemoveProperties, SetSchema, Snapshot
-from tsfile_catalog.metadata.schema import Category, DataType, TableSchema
-from tsfile_catalog.metadata.schema_evolution import NewColumn, check_drop_not_null
-from tsfile_catalog.metadata.schema_evolution import add_columns as add_columns_to
-from tsfile_catalog.metadata.schema_evolution import drop_columns as drop_columns_of
-from tsfile_catalog.metadata.schema_evolution import move_column as move_column_of
-from tsfile_catalog.metadata.schema_evolution import rename_column as rename_column_of
-from tsfile_catalog.metadata.schema_merge import widens
+from tsfile_catalog.metadata.alterations import (
+    AddColumns,
+    Change,
+    ChangeColumnType,
+    DropColumns,
+    DropNotNull,
+    MoveColumn,
+    RenameColumn,
+    SetTableProperties,
+    UnsetTableProperties,
+    alter,
+)
+from tsfile_catalog.metadata.completeness import check_table_properties
+from tsfile_catalog.metadata.manifest import (
+    Action,
+    RemoveProperties,
+    SetProperties,
+    SetSchema,
+    Snapshot,
+)
+from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.schema_evolution import NewColumn
 from tsfile_catalog.metadata.table_time import check_time_change
 from tsfile_catalog.table.commits import commit, set_properties
 from tsfile_catalog.table.snapshots import resolve_snapshot
@@ -35,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Alter",
     "NewColumn",
+    "alter_table",
     "add_columns",
     "alter_column_type",
     "rename_column",
@@ -45,7 +62,57 @@ __all__ = [
 ]
 
 
-_NO_REWRITE = "parts are never rewritten by ALTER TABLE, and their values cannot be converted"
+def alter_table(
+    url: str,
+    changes: Sequence[Change],
+    *,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
+    """Apply ``changes`` in order (one ALTER TABLE, or one Spark ``alterTable`` call) in one
+    commit against the latest version, or none: every change is checked against the schema
+    the changes before it left, and a refused one refuses them all. The history entry is the
+    change's own when the call is one kind of change, ``REPLACE COLUMNS`` for Spark's REPLACE
+    COLUMNS, else ``ALTER TABLE`` listing each change (:mod:`~tsfile_catalog.metadata.
+    alterations`). A commit that loses the race to a concurrent schema change is refused as
+    any commit is (:func:`~tsfile_catalog.table.commits.commit`).
+
+    Returns:
+        The new version (the current one when nothing changes: a rename to the same name, a
+        DROP NOT NULL).
+
+    Raises:
+        SchemaError: the first change refused, naming its column.
+        OptionError: a property the table cannot take (its time changed, a bad value).
+        CommitConflictError: a concurrent commit changed the schema.
+    """
+    io, location, latest = _latest(url, storage_options)
+    for change in changes:
+        if isinstance(change, SetTableProperties):
+            check_table_properties(change.properties)
+    altered = alter(latest.schema, latest.properties, changes)
+    if not altered.commits:
+        return latest.version
+    check_time_change(
+        latest.properties, altered.set_properties, altered.removed_properties, table=location
+    )
+    actions: list[Action] = []
+    if altered.schema_changed:
+        actions.append(SetSchema(altered.schema, 0))
+    if altered.set_properties:
+        actions.append(SetProperties(altered.set_properties))
+    if altered.removed_properties:
+        actions.append(RemoveProperties(altered.removed_properties))
+    snapshot = commit(
+        io,
+        location,
+        actions,
+        read=latest,
+        operation=altered.operation,
+        operation_parameters=altered.parameters,
+        # Properties alone change no rows (a stream reading the table sees nothing new).
+        data_change=altered.schema_changed,
+    )
+    return snapshot.version
 
 
 def add_columns(
@@ -65,18 +132,8 @@ def add_columns(
         SchemaError: a name that exists already, is repeated, or is ``time``; AFTER a column
             the table lacks.
     """
-    io, location, latest = _latest(url, storage_options)
-    added = [c if isinstance(c, NewColumn) else NewColumn(c[0], c[1]) for c in columns]
-    new = add_columns_to(latest.schema, added)
-    parameters = {"columns": json.dumps([[c.name.lower(), c.type.value] for c in added])}
-    placed = {c.name.lower(): _position(c) for c in added if c.first or c.after is not None}
-    if placed:
-        parameters["positions"] = json.dumps(placed)
-    return _change_schema(io, location, latest, new, Operation.ADD_COLUMNS, parameters)
-
-
-def _position(column: NewColumn) -> str:
-    return "FIRST" if column.after is None else f"AFTER {column.after.lower()}"
+    added = tuple(c if isinstance(c, NewColumn) else NewColumn(c[0], c[1]) for c in columns)
+    return alter_table(url, [AddColumns(added)], storage_options=storage_options)
 
 
 def alter_column_type(
@@ -96,34 +153,8 @@ def alter_column_type(
         SchemaError: no such column, or a TAG column.
         SchemaMismatchError: a change other than the two widenings.
     """
-    io, location, latest = _latest(url, storage_options)
-    schema = latest.schema
-    name = column.lower()
-    current = schema.column(name)
-    if current is None:
-        raise SchemaError(
-            f"table {schema.table} has no column {name!r} (columns: {', '.join(schema.names)})"
-        )
-    if current.category is Category.TAG:
-        raise SchemaError(
-            f"cannot change TAG column {name!r} of table {schema.table}: TAG columns identify "
-            "the devices in every part file and never change"
-        )
-    if current.type is data_type:
-        return latest.version
-    if not widens(current.type, data_type):
-        raise SchemaMismatchError(
-            f"cannot change column {name!r} of table {schema.table} from "
-            f"{current.type.value} to {data_type.value}: only INT32 -> INT64 and FLOAT -> "
-            f"DOUBLE widen without rewriting data; other changes are refused because "
-            f"{_NO_REWRITE}"
-        )
-    new = replace(
-        schema,
-        columns=tuple(replace(c, type=data_type) if c.name == name else c for c in schema.columns),
-    )
-    parameters = {"column": name, "from": current.type.value, "to": data_type.value}
-    return _change_schema(io, location, latest, new, Operation.CHANGE_COLUMN, parameters)
+    change = ChangeColumnType(column, data_type)
+    return alter_table(url, [change], storage_options=storage_options)
 
 
 def rename_column(
@@ -143,12 +174,8 @@ def rename_column(
     Raises:
         SchemaError: no such column, a TAG column, or the new name is taken.
     """
-    io, location, latest = _latest(url, storage_options)
-    new = rename_column_of(latest.schema, column, new_name)
-    if new is latest.schema:
-        return latest.version
-    parameters = {"column": column.lower(), "new_name": new_name.lower()}
-    return _change_schema(io, location, latest, new, Operation.RENAME_COLUMN, parameters)
+    change = RenameColumn(column, new_name)
+    return alter_table(url, [change], storage_options=storage_options)
 
 
 def drop_columns(
@@ -168,12 +195,8 @@ def drop_columns(
     Raises:
         SchemaError: no such column (without ``if_exists``), or a TAG column.
     """
-    io, location, latest = _latest(url, storage_options)
-    new = drop_columns_of(latest.schema, columns, if_exists=if_exists)
-    if new is latest.schema:
-        return latest.version
-    parameters = {"columns": json.dumps([c.lower() for c in columns])}
-    return _change_schema(io, location, latest, new, Operation.DROP_COLUMNS, parameters)
+    change = DropColumns(tuple(columns), if_exists=if_exists)
+    return alter_table(url, [change], storage_options=storage_options)
 
 
 def move_column(
@@ -194,13 +217,8 @@ def move_column(
     Raises:
         SchemaError: no column ``column`` or ``after``.
     """
-    io, location, latest = _latest(url, storage_options)
-    new = move_column_of(latest.schema, column, after=after)
-    if new == latest.schema:
-        return latest.version
-    position = "FIRST" if after is None else f"AFTER {after.lower()}"
-    parameters = {"column": column.lower(), "position": position}
-    return _change_schema(io, location, latest, new, Operation.CHANGE_COLUMN, parameters)
+    change = MoveColumn(column, after)
+    return alter_table(url, [change], storage_options=storage_options)
 
 
 def drop_not_null(
@@ -215,9 +233,7 @@ def drop_not_null(
     Raises:
         SchemaError: ``time`` (never null), or no such column.
     """
-    _, _, latest = _latest(url, storage_options)
-    check_drop_not_null(latest.schema, column)
-    return latest.version
+    return alter_table(url, [DropNotNull(column)], storage_options=storage_options)
 
 
 def unset_properties(
@@ -239,38 +255,8 @@ def unset_properties(
     Raises:
         TableNotFoundError: there is no table at ``url``.
     """
-    io, location, latest = _latest(url, storage_options)
-    present = tuple(dict.fromkeys(k for k in keys if k in latest.properties))
-    check_time_change(latest.properties, {}, present, table=location)
-    snapshot = commit(
-        io,
-        location,
-        [RemoveProperties(present)] if present else [],
-        read=latest,
-        operation=Operation.UNSET_TBLPROPERTIES,
-        operation_parameters={"properties": json.dumps(list(keys))},
-        data_change=False,
-    )
-    return snapshot.version
-
-
-def _change_schema(
-    io: FileIO,
-    location: str,
-    read: Snapshot,
-    schema: TableSchema,
-    operation: Operation,
-    parameters: Mapping[str, str],
-) -> int:
-    snapshot = commit(
-        io,
-        location,
-        [SetSchema(schema, 0)],
-        read=read,
-        operation=operation,
-        operation_parameters=parameters,
-    )
-    return snapshot.version
+    change = UnsetTableProperties(tuple(keys))
+    return alter_table(url, [change], storage_options=storage_options)
 
 
 def _latest(url: str, storage_options: Mapping[str, Any] | None) -> tuple[FileIO, str, Snapshot]:

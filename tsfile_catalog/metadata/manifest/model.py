@@ -168,6 +168,11 @@ class Operation(str, enum.Enum):
     CHANGE_COLUMN = "CHANGE COLUMN"
     RENAME_COLUMN = "RENAME COLUMN"
     DROP_COLUMNS = "DROP COLUMNS"
+    # One ALTER of several changes (one Spark alterTable call): Delta's name for REPLACE
+    # COLUMNS, and ALTER TABLE listing each change for the other mixes. Readers of every
+    # release keep an operation name they do not know as written: no format bump.
+    REPLACE_COLUMNS = "REPLACE COLUMNS"
+    ALTER_TABLE = "ALTER TABLE"
     # Issue 13 (rewrite): compaction, deletes. OPTIMIZE commits carry data_change=False.
     OPTIMIZE = "OPTIMIZE"
     DELETE = "DELETE"
