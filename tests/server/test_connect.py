@@ -156,6 +156,36 @@ def test_a_kept_dataframe_sees_the_tables_next_commit(client: Any) -> None:
     assert [tuple(r) for r in kept.collect()] == [(2, 3.5)]
 
 
+def test_a_commit_by_another_client_shows_in_the_next_query(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any]
+) -> None:
+    # The server's catalog process reuses what a loaded version determines (its description,
+    # the version its scan calls reopen): a commit, or a drop and a new table at the same
+    # location, by another client (this PySpark driver, its own catalog) must show in the
+    # Connect client's very next query, through both of Connect's analyses of it.
+    mine = f"{pyspark_warehouse['catalog']}.db.shared"
+    create = (
+        f"CREATE TABLE {mine} (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    spark.sql(create)
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.5)")
+    answered = "SELECT count(*), sum(temp) FROM ts.db.shared"  # from statistics
+    scanned = "SELECT city, temp FROM ts.db.shared WHERE temp > 1 ORDER BY city"  # a scan
+    assert [tuple(r) for r in client.sql(answered).collect()] == [(1, 1.5)]
+    assert [tuple(r) for r in client.sql(scanned).collect()] == [("bj", 1.5)]
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-01 01:00:00', 'sh', 2.0)")
+    assert [tuple(r) for r in client.sql(answered).collect()] == [(2, 3.5)]
+    assert [tuple(r) for r in client.sql(scanned).collect()] == [("bj", 1.5), ("sh", 2.0)]
+    # Dropped and created anew at the same place: versions restart, the rows are others.
+    spark.sql(f"DROP TABLE {mine} PURGE")
+    spark.sql(create)
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-02 00:00:00', 'gz', 7.0)")
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-02 01:00:00', 'wh', 8.0)")
+    assert [tuple(r) for r in client.sql(answered).collect()] == [(2, 15.0)]
+    assert [tuple(r) for r in client.sql(scanned).collect()] == [("gz", 7.0), ("wh", 8.0)]
+
+
 def test_a_last_update_and_an_insert_only_merge_answer_their_counts(client: Any) -> None:
     """Through Connect as through ``spark.sql``: a ``key.duplicates = last`` table's UPDATE
     (the updated rows appended, no part rewritten) and a MERGE that only inserts (Spark's

@@ -54,8 +54,13 @@ class ScanRequest:
         table opened at the version it names."""
         options = {str(k): str(v) for k, v in scan["options"].items()}
         version = int(scan["version"])
+        # The version its load opened (describe_table names its table): from the process's
+        # metadata cache, no listing of the log, when the load ran in this process.
         opened = open_table(
-            scan["location"], version=version, storage_options=storage_options_from(options)
+            scan["location"],
+            version=version,
+            storage_options=storage_options_from(options),
+            table_uuid=scan.get("table_uuid"),
         )
         text = next((v for k, v in options.items() if k.lower() == "mergedschema"), None)
         return cls(
