@@ -405,17 +405,23 @@ def _floors(query_floor: dict[str, Any], queries: Sequence[dict[str, Any]]) -> l
     extra = {c: f[c] - f["inprocess"] for c in CLIENTS}
     net = {c: max(q["net_ratios"][c] for q in queries) for c in CLIENTS}
     fastest = min(q["best_s"]["inprocess"] for q in queries)
-    shortest = extra["connect"] / (TARGET - 1)
+    ratio = f["connect"] / f["inprocess"]
+    if extra["connect"] > 0:
+        bound = (
+            f"costs {_fmt_s(extra['connect'])} more than in-process ({ratio:.2f}x), so a query "
+            f"within {TARGET}x through Connect takes at least "
+            f"{_fmt_s(extra['connect'] / (TARGET - 1))} in-process, whatever the catalog "
+            f"costs: the fastest here takes {_fmt_s(fastest)}. "
+        )
+    else:
+        bound = f"costs no more than in-process ({ratio:.2f}x). "
     return [
         "",
         "The floor rows have no table: a statement, and a query answered with no Spark job (a "
         "local relation, as the catalog's statistics answers are): what each client adds to "
         "any statement and any query (Connect's ExecutePlan round trips, its second "
         "analysis and Arrow batches; a Thrift operation's open, fetch and close), with no "
-        "catalog of ours in it. Through Spark Connect the floor query costs "
-        f"{_fmt_s(extra['connect'])} more than in-process ({f['connect'] / f['inprocess']:.2f}x), "
-        f"so a query within {TARGET}x through Connect takes at least {_fmt_s(shortest)} "
-        f"in-process, whatever the catalog costs: the fastest here takes {_fmt_s(fastest)}. "
+        f"catalog of ours in it. Through Spark Connect the floor query {bound}"
         "Less each client's extra cost on the floor query, the worst query is "
         f"{net['connect']:.2f}x in-process through Spark Connect and {net['jdbc']:.2f}x "
         "through JDBC.",
