@@ -20,7 +20,10 @@ once untimed per path first; each path's time is the fastest of the repetitions 
 ``timeit`` reports: on a shared, busy machine the other runs measure the neighbours), the
 medians are kept too. Answers are compared with the in-process ones. The target: each client
 within 1.3x of in-process. A statement without a table or a Spark job (``SET``) measures what
-each client protocol adds to any statement.
+each client protocol adds to any statement; a query of literal rows, which no Spark job
+answers (a local relation, as the catalog's statistics answers are), what it adds to any
+query: the client's own cost, which no catalog can remove, and the shortest in-process time
+a query can have and still be within the target.
 
 Where Connect's time goes is measured too, not judged: Connect's ``collect()`` alone on the
 DataFrame its ``spark.sql`` made beforehand (PySpark's Connect ``spark.sql`` is eager: one
@@ -75,6 +78,11 @@ PARQUET = "parquet"
 PARQUET_PATHS = ("inprocess", *CLIENTS)
 # No table and no Spark job (a SELECT runs one): what a client adds to any statement.
 FLOOR_SQL = "SET spark.sql.session.timeZone"
+# A query of no table that no Spark job answers (its literal rows are a local relation, as
+# the catalog's statistics answers are): what each client adds to any query, Connect's two
+# analyses included, with no catalog of ours in it.
+QUERY_FLOOR = "query_floor"
+QUERY_FLOOR_SQL = "SELECT * FROM VALUES (1, 'x') AS v(a, b)"
 _MASTER = "local[2]"
 _COMMON = ("spark.ui.enabled=false", "spark.sql.session.timeZone=UTC")
 _CONNECT_SERVER = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -208,8 +216,12 @@ def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
             PREPARED: collect_prepared,
             EAGER: lambda text: (remote.sql(text), [])[1],  # no rows: nothing collected
         }
-        # The floor first: a statement with no table, the client protocol's own cost.
-        statements = {FLOOR: FLOOR_SQL, **{q.id: sql_text(q, table) for q in queries}}
+        # The floors first: a statement and a query with no table, the client's own cost.
+        statements = {
+            FLOOR: FLOOR_SQL,
+            QUERY_FLOOR: QUERY_FLOOR_SQL,
+            **{q.id: sql_text(q, table) for q in queries},
+        }
         by_path = f"parquet.`{parquet}`"
         statements.update({f"{q.id}/{PARQUET}": sql_text(q, by_path) for q in queries})
 
@@ -236,16 +248,20 @@ def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
         "master": _MASTER,
         "cpu_count": os.cpu_count(),
         "load_average": list(os.getloadavg()),
-        "floor": {
-            "sql": FLOOR_SQL,
-            "times_s": times[FLOOR],
-            "best_s": {p: min(times[FLOOR][p]) for p in PATHS},
-            "median_s": {p: statistics.median(times[FLOOR][p]) for p in PATHS},
+        **{
+            key: {
+                "sql": statements[key],
+                "times_s": times[key],
+                "best_s": {p: min(times[key][p]) for p in PATHS},
+                "median_s": {p: statistics.median(times[key][p]) for p in PATHS},
+            }
+            for key in (FLOOR, QUERY_FLOOR)
         },
         "queries": [],
         "parquet": [],
     }
-    floor = results["floor"]["best_s"]
+    # A query's like: two analyses through Connect, one plan, no job.
+    floor = results[QUERY_FLOOR]["best_s"]
     for query in queries:
         best = {p: min(times[query.id][p]) for p in PATHS}
         got = answers[query.id]
@@ -258,7 +274,7 @@ def bench_clients(work: str, scale: Scale) -> dict[str, Any]:
                 "best_s": best,
                 "median_s": {p: statistics.median(times[query.id][p]) for p in PATHS},
                 "ratios": {c: best[c] / best["inprocess"] for c in CLIENTS},
-                # The client's time less its protocol's own extra cost (the floor's).
+                # The client's time less its own extra cost on a query (the query floor's).
                 "net_ratios": {
                     c: (best[c] - (floor[c] - floor["inprocess"])) / best["inprocess"]
                     for c in CLIENTS
@@ -330,25 +346,19 @@ def render_section(results: dict[str, Any]) -> str:
             f"{_fmt_s(m['jdbc'])} | **{r['connect']:.2f}x** | **{r['jdbc']:.2f}x** | "
             f"{q['result_rows']} | {same} |"
         )
-    floor = results.get("floor")
-    if floor:
-        f = floor["best_s"]
-        lines.append(
-            f"| floor: `{floor['sql']}` | {_fmt_s(f['inprocess'])} | "
-            f"{_fmt_s(f['connect'])} | {_fmt_s(f['jdbc'])} | "
-            f"{f['connect'] / f['inprocess']:.2f}x | {f['jdbc'] / f['inprocess']:.2f}x | 1 | |"
-        )
-        net = {c: max(q["net_ratios"][c] for q in results["queries"]) for c in CLIENTS}
-        lines += [
-            "",
-            "The floor row is a statement without a table or a Spark job: what each client "
-            "protocol adds to any statement (a Connect plan's round trip and Arrow batches, a "
-            "Thrift operation's open, fetch and close). Less that cost, the worst query is "
-            f"{net['connect']:.2f}x in-process through Spark Connect and {net['jdbc']:.2f}x "
-            "through JDBC.",
-        ]
+    for key, label in ((FLOOR, "floor"), (QUERY_FLOOR, "floor query")):
+        floor = results.get(key)
+        if floor:
+            f = floor["best_s"]
+            lines.append(
+                f"| {label}: `{floor['sql']}` | {_fmt_s(f['inprocess'])} | "
+                f"{_fmt_s(f['connect'])} | {_fmt_s(f['jdbc'])} | "
+                f"{f['connect'] / f['inprocess']:.2f}x | {f['jdbc'] / f['inprocess']:.2f}x | 1 | |"
+            )
+    if results.get(QUERY_FLOOR):
+        lines += _floors(results[QUERY_FLOOR], results["queries"])
     if all(PREPARED in q["best_s"] for q in results["queries"]):
-        lines += _connect_breakdown(results["queries"])
+        lines += _connect_breakdown(results["queries"], results.get(QUERY_FLOOR))
     if results.get("parquet"):
         lines += _parquet_baseline(results["queries"], results["parquet"])
     return "\n".join(lines)
@@ -387,9 +397,43 @@ def _parquet_baseline(
     return lines
 
 
-def _connect_breakdown(queries: Sequence[dict[str, Any]]) -> list[str]:
+def _floors(query_floor: dict[str, Any], queries: Sequence[dict[str, Any]]) -> list[str]:
+    """What each client adds to any query (the floor query's extra time over in-process's),
+    the shortest in-process time the target then allows, and each client's worst query less
+    that cost: the share of the client's time that the catalog's query itself makes."""
+    f = query_floor["best_s"]
+    extra = {c: f[c] - f["inprocess"] for c in CLIENTS}
+    net = {c: max(q["net_ratios"][c] for q in queries) for c in CLIENTS}
+    fastest = min(q["best_s"]["inprocess"] for q in queries)
+    ratio = f["connect"] / f["inprocess"]
+    if extra["connect"] > 0:
+        bound = (
+            f"costs {_fmt_s(extra['connect'])} more than in-process ({ratio:.2f}x), so a query "
+            f"within {TARGET}x through Connect takes at least "
+            f"{_fmt_s(extra['connect'] / (TARGET - 1))} in-process, whatever the catalog "
+            f"costs: the fastest here takes {_fmt_s(fastest)}. "
+        )
+    else:
+        bound = f"costs no more than in-process ({ratio:.2f}x). "
+    return [
+        "",
+        "The floor rows have no table: a statement, and a query answered with no Spark job (a "
+        "local relation, as the catalog's statistics answers are): what each client adds to "
+        "any statement and any query (Connect's ExecutePlan round trips, its second "
+        "analysis and Arrow batches; a Thrift operation's open, fetch and close), with no "
+        f"catalog of ours in it. Through Spark Connect the floor query {bound}"
+        "Less each client's extra cost on the floor query, the worst query is "
+        f"{net['connect']:.2f}x in-process through Spark Connect and {net['jdbc']:.2f}x "
+        "through JDBC.",
+    ]
+
+
+def _connect_breakdown(
+    queries: Sequence[dict[str, Any]], query_floor: dict[str, Any] | None = None
+) -> list[str]:
     """Where Spark Connect's time goes: its eager ``spark.sql`` alone and its ``collect()``
-    alone (of a DataFrame ``spark.sql`` made beforehand), fastest runs of each."""
+    alone (of a DataFrame ``spark.sql`` made beforehand), fastest runs of each; the floor
+    query's too when it was run."""
     lines = [
         "",
         "Where Spark Connect's time goes. PySpark's Connect `spark.sql(text)` is eager: one "
@@ -413,10 +457,21 @@ def _connect_breakdown(queries: Sequence[dict[str, Any]]) -> list[str]:
             f"{_fmt_s(m[PREPARED])} | {prepared[-1]:.2f}x |"
         )
     worst = max(prepared)
+    floor = ""
+    if query_floor is not None:
+        f = query_floor["best_s"]
+        lines.append(
+            f"| floor query | {_fmt_s(f['inprocess'])} | {_fmt_s(f[EAGER])} | "
+            f"{_fmt_s(f[PREPARED])} | {f[PREPARED] / f['inprocess']:.2f}x |"
+        )
+        floor = (
+            f" (the floor query's, with no table to load: {_fmt_s(f[EAGER])}; its "
+            f"`collect()` alone: {f[PREPARED] / f['inprocess']:.2f}x in-process)"
+        )
     lines += [
         "",
-        f"The eager `spark.sql` costs {_span(eager)} a query, a round trip with a whole "
-        "analysis that in-process `spark.sql` folds into its one; Connect's `collect()` "
+        f"The eager `spark.sql` costs {_span(eager)} a query{floor}, a round trip with a "
+        "whole analysis that in-process `spark.sql` folds into its one; Connect's `collect()` "
         f"alone is at worst {worst:.2f}x in-process "
         f"({'within' if worst <= TARGET else 'beyond'} the {TARGET}x target). A client that "
         "runs a query more than once can keep the DataFrame and `collect()` it again.",

@@ -14,6 +14,7 @@ from bench.clients import (
     PATHS,
     PREPARED,
     QUERIES,
+    QUERY_FLOOR,
     TARGET,
     bench_clients,
     render_section,
@@ -72,6 +73,27 @@ def test_the_breakdown_times_connects_eager_sql_and_its_collect_apart() -> None:
     assert "alone is at worst 1.40x in-process (beyond the 1.3x target)" in text
 
 
+def test_the_floor_query_bounds_the_in_process_time_a_query_within_the_target_needs() -> None:
+    # Connect adds 30 ms to a query of no table and no job: a query within 1.3x through
+    # Connect must take at least 100 ms in-process, whatever the catalog's part costs.
+    results = _results({"connect": [3.0, 2.0, 1.5, 1.2], "jdbc": [1.0] * 4})
+    for query in results["queries"]:
+        best = query["best_s"]
+        query["net_ratios"] = {
+            c: (best[c] - {"connect": 0.030, "jdbc": 0.002}[c]) / best["inprocess"] for c in CLIENTS
+        }
+    best = {"inprocess": 0.010, "connect": 0.040, "jdbc": 0.012, EAGER: 0.008, PREPARED: 0.025}
+    results[QUERY_FLOOR] = {"sql": "SELECT * FROM VALUES (1, 'x') AS v(a, b)", "best_s": best}
+    text = render_section(results)
+    row = next(line for line in text.splitlines() if line.startswith("| floor query: "))
+    assert row.split(" | ")[1:6] == ["10 ms", "40 ms", "12 ms", "4.00x", "1.20x"]
+    assert "the floor query costs 30 ms more than in-process (4.00x)" in text
+    assert "takes at least 100 ms in-process, whatever the catalog costs" in text
+    assert "the fastest here takes 200 ms" in text
+    # Q1 (200 ms in-process, 600 ms through Connect) less 30 ms: 2.85x.
+    assert "the worst query is 2.85x in-process through Spark Connect and 1.00x" in text
+
+
 def test_the_parquet_baseline_shows_each_clients_ratio_next_to_the_catalogs() -> None:
     results = _results({"connect": [1.5] * 4, "jdbc": [1.0] * 4})
     results["parquet"] = [
@@ -99,6 +121,8 @@ def test_the_smallest_run_times_every_path_with_the_same_answers(tmp_path: Path)
         assert query["result_rows"] > 0
         assert all(len(times) == Scale.smoke().repetitions for times in query["times_s"].values())
     assert set(results["floor"]["median_s"]) == set(PATHS)
+    assert set(results[QUERY_FLOOR]["median_s"]) == set(PATHS)
+    assert results[QUERY_FLOOR]["best_s"]["connect"] > 0
     assert [q["id"] for q in results["parquet"]] == list(QUERIES)
     assert all(all(q["same_answer"].values()) for q in results["parquet"])
     assert "| Q9 (" in render_section(results)

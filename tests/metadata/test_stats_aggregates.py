@@ -9,6 +9,7 @@ from ``sum_double`` and ``time``'s min/max/count from device time ranges.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -16,7 +17,7 @@ from tests.factories import part_file, part_of_devices, weather_schema
 from tsfile_catalog.metadata.expressions import INT64_MAX
 from tsfile_catalog.metadata.parts import DeviceStats, PartFile, SeriesStats
 from tsfile_catalog.metadata.scan import plan_scan
-from tsfile_catalog.metadata.schema import DataType
+from tsfile_catalog.metadata.schema import DataType, TableSchema
 from tsfile_catalog.metadata.stats_aggregates import (
     Aggregate,
     finish_aggregates,
@@ -307,3 +308,19 @@ def test_avg_of_a_booleans_cast_is_the_share_of_true_values() -> None:
     assert finish_aggregates(FLAGS, [one, two, empty], wanted, ()) == [((), (3 / 7, 3))]
     rows = finish_aggregates(FLAGS, [one, two, empty], wanted, ("city",))
     assert sorted(rows or []) == [(("bj",), (3 / 7, 3)), (("sh",), (None, None))]
+
+
+def test_a_renamed_columns_statistics_answer_under_its_new_name() -> None:
+    # Parts record FIELD statistics under the physical name (v's before RENAME COLUMN v TO w);
+    # the aggregate names the column as the table does now.
+    renamed = TableSchema(
+        table=SCHEMA.table,
+        columns=tuple(
+            replace(c, name="w", physical_name="v") if c.name == "v" else c for c in SCHEMA.columns
+        ),
+    )
+    aggregates = [Aggregate("sum", "w"), Aggregate("min", "w"), Aggregate("max", "w")]
+    plan = plan_scan(renamed, PARTS, None, key="keep")
+    planned = plan_aggregates(plan, aggregates)
+    assert planned is not None and planned.reads == ()
+    assert finish_aggregates(renamed, planned.known, aggregates, ()) == [((), (15, 1, 7))]

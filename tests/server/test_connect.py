@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -154,6 +155,75 @@ def test_a_kept_dataframe_sees_the_tables_next_commit(client: Any) -> None:
     assert [tuple(r) for r in kept.collect()] == [(1, 1.5)]
     client.sql("INSERT INTO ts.kept.t VALUES (TIMESTAMP '2024-01-01 01:00:00', 'sh', 2.0)")
     assert [tuple(r) for r in kept.collect()] == [(2, 3.5)]
+
+
+def test_a_commit_by_another_client_shows_in_the_next_query(
+    spark: SparkSession, client: Any, pyspark_warehouse: dict[str, Any]
+) -> None:
+    # The server's catalog process reuses what a loaded version determines (its description,
+    # the version its scan calls reopen): a commit, or a drop and a new table at the same
+    # location, by another client (this PySpark driver, its own catalog) must show in the
+    # Connect client's very next query, through both of Connect's analyses of it.
+    mine = f"{pyspark_warehouse['catalog']}.db.shared"
+    create = (
+        f"CREATE TABLE {mine} (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
+        "TBLPROPERTIES ('tagColumns' = 'city')"
+    )
+    spark.sql(create)
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.5)")
+    answered = "SELECT count(*), sum(temp) FROM ts.db.shared"  # from statistics
+    scanned = "SELECT city, temp FROM ts.db.shared WHERE temp > 1 ORDER BY city"  # a scan
+    assert [tuple(r) for r in client.sql(answered).collect()] == [(1, 1.5)]
+    assert [tuple(r) for r in client.sql(scanned).collect()] == [("bj", 1.5)]
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-01 01:00:00', 'sh', 2.0)")
+    assert [tuple(r) for r in client.sql(answered).collect()] == [(2, 3.5)]
+    assert [tuple(r) for r in client.sql(scanned).collect()] == [("bj", 1.5), ("sh", 2.0)]
+    # Dropped and created anew at the same place: versions restart, the rows are others.
+    spark.sql(f"DROP TABLE {mine} PURGE")
+    spark.sql(create)
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-02 00:00:00', 'gz', 7.0)")
+    spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-02 01:00:00', 'wh', 8.0)")
+    assert [tuple(r) for r in client.sql(answered).collect()] == [(2, 15.0)]
+    assert [tuple(r) for r in client.sql(scanned).collect()] == [("gz", 7.0), ("wh", 8.0)]
+
+
+def _catalog_process(connect_url: str) -> int:
+    """The pid of the catalog process the Connect server at ``connect_url`` started."""
+    port = connect_url.rsplit(":", 1)[1]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+            parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            server = Path(f"/proc/{parent}/cmdline").read_bytes()
+        except OSError:
+            continue  # a process that ended meanwhile
+        if b"tsfile_catalog.spark_catalog.process" in command and (
+            f"spark.connect.grpc.binding.port={port}".encode() in server
+        ):
+            return int(entry.name)
+    raise AssertionError(f"no catalog process of the Connect server on port {port}")
+
+
+def test_queries_leave_no_connection_behind_in_the_catalog_process(
+    client: Any, connect_url: str
+) -> None:
+    # The server runs each Connect operation on a new thread, and Py4J opens a connection (a
+    # socket, a thread at each end) per calling thread: each query left two in the catalog
+    # process, which a long-running server would run out of files with.
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("counting a process's open files needs Linux's /proc")
+    query = "SELECT count(*) FROM ts.db.weather"
+    client.sql(query).collect()
+    pid = _catalog_process(connect_url)
+    files, threads = Path(f"/proc/{pid}/fd"), Path(f"/proc/{pid}/task")
+    before = (len(list(files.iterdir())), len(list(threads.iterdir())))
+    for _ in range(20):
+        assert [tuple(r) for r in client.sql(query).collect()] == [(40,)]
+    after = (len(list(files.iterdir())), len(list(threads.iterdir())))
+    assert after[0] <= before[0] + 4, (before, after)
+    assert after[1] <= before[1] + 4, (before, after)
 
 
 def test_a_last_update_and_an_insert_only_merge_answer_their_counts(client: Any) -> None:

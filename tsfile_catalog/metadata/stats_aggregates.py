@@ -206,6 +206,8 @@ def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> Aggregat
     known: list[DeviceStats] = []
     reads: list[ReadSlice] = []
     merged = merged_devices(plan.merges)
+    # Asked once, not per (part, device): most tables rename no column.
+    renamed = bool(plan.schema.physical_names())
     for part in sorted(plan.parts, key=lambda p: p.path):
         if not part.row_count:
             continue
@@ -219,8 +221,8 @@ def plan_aggregates(plan: ScanPlan, aggregates: Sequence[Aggregate]) -> Aggregat
         for device in part.devices:
             if device.tags in taken:
                 continue
-            # FIELD statistics by column name, as the aggregates name them.
-            device = by_column_name(device, plan.schema)
+            if renamed:  # FIELD statistics by column name, as the aggregates name them
+                device = by_column_name(device, plan.schema)
             tags = device.tags + (None,) * (len(tag_names) - len(device.tags))
             if any(tags[index[t]] not in values for t, values in tag_sets.items()):
                 continue

@@ -1,10 +1,11 @@
 """The plugin's scan description, parsed once per delegate call into a typed object.
 
 ``describe_table`` (:mod:`.tables`) writes what a scan of a loaded version needs as JSON
-(``scan``: the table's name, location, version, time unit, ``timestampAs`` and source
-options); the Java adapter hands it back, opaque, with every scan call (push predicates, plan
-a scan, push an aggregation, plan a copy-on-write). Each call parses it here once, opening the
-table version once, and binds any ``where`` text in one place (:meth:`ScanRequest.bind`).
+(``scan``: the table's name, location, version and table UUID, time unit, ``timestampAs`` and
+source options); the Java adapter hands it back, opaque, with every scan call (push
+predicates, plan a scan, push an aggregation, plan a copy-on-write). Each call parses it here
+once, opening the table version once (from the metadata cache the load filled, without
+listing the log again), and binds any ``where`` text in one place (:meth:`ScanRequest.bind`).
 """
 
 from __future__ import annotations
@@ -54,8 +55,13 @@ class ScanRequest:
         table opened at the version it names."""
         options = {str(k): str(v) for k, v in scan["options"].items()}
         version = int(scan["version"])
+        # The version its load opened (describe_table names its table): from the process's
+        # metadata cache, no listing of the log, when the load ran in this process.
         opened = open_table(
-            scan["location"], version=version, storage_options=storage_options_from(options)
+            scan["location"],
+            version=version,
+            storage_options=storage_options_from(options),
+            table_uuid=scan.get("table_uuid"),
         )
         text = next((v for k, v in options.items() if k.lower() == "mergedschema"), None)
         return cls(

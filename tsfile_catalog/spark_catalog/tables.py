@@ -498,6 +498,8 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
             "table": entry.display_name,
             "location": entry.location,
             "version": table.version,
+            # Which table that version is of: scan calls reopen it from the cache by it.
+            "table_uuid": table.table_uuid,
             "unit": unit,
             "timestamp_as": timestamp_as,
             "options": warehouse.source_options(entry, read),

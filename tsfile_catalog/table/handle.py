@@ -493,6 +493,7 @@ def open_table(
     time_zone: str | None = None,
     storage_options: Mapping[str, Any] | None = None,
     use_cache: bool = True,
+    table_uuid: str | None = None,
 ) -> Table:
     """Open the latest version of the table at ``url``, or an older one (time travel).
 
@@ -505,9 +506,13 @@ def open_table(
             ``+08:00``), as Spark reads one in its session time zone; None means UTC.
         storage_options: passed to fsspec (credentials, ``endpoint_url``, ...).
         use_cache: reuse and fill the in-process metadata cache.
+        table_uuid: with ``version``, the table that version must belong to (one opened
+            before, as a catalog's scan calls reopen the version its query loaded). A version
+            of a table never changes, so a cached one is returned without listing the log;
+            else it is loaded, and refused if the location now holds another table.
 
     Raises:
-        TableNotFoundError: no manifest at ``url``.
+        TableNotFoundError: no manifest at ``url``, or (``table_uuid``) another table there.
         VersionNotFoundError: no such version, or nothing committed at or before
             ``timestamp``.
         CorruptManifestError: a commit file needed for the version is unreadable.
@@ -516,7 +521,18 @@ def open_table(
     """
     io = FileIO(url, storage_options)
     location = io.normalize(url)
+    if table_uuid is not None and version is not None and use_cache:
+        cached = CACHE.snapshot(location, table_uuid, version)
+        if cached is not None:
+            return Table(io, location, cached, use_cache=use_cache)
     snapshot = resolve_snapshot(
         io, location, version=version, timestamp=timestamp, time_zone=time_zone, use_cache=use_cache
     )
+    if table_uuid is not None and snapshot.table_uuid != table_uuid:
+        # Dropped and recreated since: the new table's version of that number is other rows.
+        raise TableNotFoundError(
+            f"the table at {location} is not the one opened before (table UUID "
+            f"{table_uuid}): it was dropped and another table created there since; run the "
+            "query again"
+        )
     return Table(io, location, snapshot, use_cache=use_cache)

@@ -2,6 +2,7 @@ package io.tsfilecatalog.spark;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.lang.ref.WeakReference;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,12 +14,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.SparkSession;
 import py4j.ClientServer;
+import py4j.ClientServerConnection;
 import py4j.Py4JException;
+import py4j.PythonClient;
 
 /**
  * The catalog's Python side when no Python driver registered one ({@code spark-sql}, a Spark
@@ -55,6 +59,15 @@ public final class CatalogProcess {
   private final SparkSession session;
   private final CountDownLatch ready = new CountDownLatch(1);
   private volatile Delegate delegate;
+  /**
+   * The Py4J connection of each thread that called the process, with that thread (weakly).
+   * Py4J's {@code ClientServer} opens a connection, a socket with a thread at each end, for each
+   * Java thread that calls Python, and closes none; a Spark Connect server runs every operation
+   * on a new thread, so each query would leave two sockets and two Python threads behind, until
+   * the process ran out of files. Each is closed once its thread has ended ({@link #called}).
+   */
+  private final Map<ClientServerConnection, WeakReference<Thread>> callers =
+      new ConcurrentHashMap<>();
   /** The sessions this process was told of, held weakly (a JDBC connection's ends with it). */
   private final Set<SparkSession> served =
       Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
@@ -124,6 +137,36 @@ public final class CatalogProcess {
     } catch (Py4JException e) {
       served.remove(calling);
     }
+  }
+
+  /**
+   * After a call to the process on this thread: the thread's connection is remembered, and when
+   * it is new (a new thread's first call), those of threads that have ended are closed (the
+   * Python side's thread of each ends with it).
+   */
+  static void called() {
+    CatalogProcess running = current;
+    // The gateway's client, not the server's own: PySpark's callback server start replaced it.
+    if (running == null
+        || !(running.server.getJavaServer().getGateway().getCallbackClient()
+            instanceof PythonClient client)) {
+      return;
+    }
+    ClientServerConnection connection = client.getPerThreadConnection();
+    if (connection == null
+        || running.callers.putIfAbsent(connection, new WeakReference<>(Thread.currentThread()))
+            != null) {
+      return;
+    }
+    running.callers.entrySet().removeIf(
+        caller -> {
+          Thread owner = caller.getValue().get();
+          if (owner != null && owner.isAlive()) {
+            return false;
+          }
+          caller.getKey().shutdown();
+          return true;
+        });
   }
 
   /** Called by the process, once it wraps this JVM's session: its delegate. */

@@ -126,6 +126,9 @@ public final class Client {
     JsonNode reply;
     try {
       reply = JSON.readTree(current.call(operation, JSON.writeValueAsString(request)));
+      if (ownProcess) {
+        CatalogProcess.called(); // closes the Py4J connections of ended threads
+      }
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("tsfile catalog: invalid reply to " + operation, e);
     } catch (Py4JException e) {
