@@ -82,7 +82,6 @@ def test_same_rows_order_and_errors_as_the_sort_on_tag_strings(
     )
 
 
-
 @st.composite
 def device_runs(draw: st.DrawFn) -> tuple[pa.Table, tuple[str, ...]]:
     """What a task of a clustered write receives: runs of one device's rows, the devices out
@@ -163,6 +162,7 @@ def test_a_shuffled_tasks_device_runs_are_put_in_order_without_copying_rows() ->
     assert out.column("seq").to_pylist() == [*range(n, 3 * n), *range(n)]
     source = data.column("seq").chunks[0].buffers()[1].address
     assert {c.buffers()[1].address for c in out.column("seq").chunks} == {source}
+
 
 SCHEMA = table_schema("t", tags=("city",), fields=[("seq", DataType.INT64)])
 
