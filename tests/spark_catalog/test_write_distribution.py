@@ -1,5 +1,6 @@
-"""Writes through the catalog plugin arrive clustered by device and in key order
-(``RequiresDistributionAndOrdering``), unless ``spark.tsfile.write.clustered`` is off."""
+"""Writes through the catalog plugin arrive clustered by device
+(``RequiresDistributionAndOrdering``; the writer sorts each task's rows), unless
+``spark.tsfile.write.clustered`` is off."""
 
 from __future__ import annotations
 
@@ -52,6 +53,31 @@ def test_a_device_is_written_by_one_task(spark: SparkSession, ts: str, warehouse
     seen = [device for devices in parts for device in devices]
     # Every device in exactly one part: none of the eight input partitions wrote its own slice.
     assert sorted(seen) == [("bj", "d1"), ("bj", "d2"), ("sh", "d3"), ("sh", "d4")]
+
+
+def test_spark_shuffles_by_device_and_leaves_the_sort_to_the_writer(
+    spark: SparkSession, ts: str
+) -> None:
+    # The writer orders each part's rows itself, whatever the input order: Spark's sort of
+    # every row would only repeat it (sql/write_distribution.py).
+    table = f"{ts}.db.plan"
+    create_weather(spark, table)
+    weather_rows(spark, count=8).createOrReplaceTempView("plan_rows")
+    plan = spark.sql(f"EXPLAIN INSERT INTO {table} SELECT * FROM plan_rows").collect()[0][0]
+    assert "REBALANCE_PARTITIONS_BY_COL" in plan and "hashpartitioning(city" in plan
+    assert "Sort [" not in plan
+
+
+def test_duplicates_meeting_in_a_task_are_still_refused(
+    spark: SparkSession, ts: str, warehouse: Path
+) -> None:
+    # Unsorted by Spark, the rows of one key still reach one task, whose writer refuses them.
+    table = f"{ts}.db.dups"
+    create_weather(spark, table)
+    rows = weather_rows(spark, count=12)
+    with pytest.raises(Exception, match=r"duplicate rows for device"):
+        rows.union(rows.limit(1)).repartition(3).writeTo(table).append()
+    assert open_table(str(warehouse / "db.db" / "dups")).version == 0  # nothing committed
 
 
 def test_the_conf_off_writes_partitions_as_they_come(

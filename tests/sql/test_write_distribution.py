@@ -1,5 +1,6 @@
-"""Catalog.sql's INSERT and CTAS hand the writer rows clustered by device and in key order
-(tsfile_catalog/sql/write_distribution.py), unless ``spark.tsfile.write.clustered`` is off."""
+"""Catalog.sql's INSERT and CTAS hand the writer rows clustered by device (the writer sorts
+each task's rows; tsfile_catalog/sql/write_distribution.py), unless
+``spark.tsfile.write.clustered`` is off."""
 
 from __future__ import annotations
 
@@ -94,6 +95,33 @@ def test_kept_order_puts_a_later_duplicate_last(spark: SparkSession) -> None:
     got = [r.v for r in clustered.collect() if r.d == "a"]
     assert got == [float(i) for i in range(50)]
     assert clustered.columns == frame.columns
+
+
+def test_clustering_leaves_the_sort_to_the_writer(spark: SparkSession) -> None:
+    # The writer orders each part's rows whatever the input order; Spark's sort would repeat it.
+    clustered = cluster_for_write(_scattered(spark), ["d"])
+    plan = clustered._jdf.queryExecution().optimizedPlan().toString()
+    assert "RepartitionByExpression [d" in plan and "Sort [" not in plan
+
+
+def test_insert_into_a_last_table_keeps_the_last_row_of_a_key_across_partitions(
+    spark: SparkSession, catalog: Catalog
+) -> None:
+    # onDuplicate=last: among rows of one key, the last in the frame's order wins, wherever
+    # the shuffle puts them (the clustering sorts on each row's position for such a table).
+    catalog.sql(
+        "CREATE TABLE lastwins (time BIGINT, d STRING, v DOUBLE) USING tsfile "
+        "OPTIONS (tagColumns 'd', onDuplicate 'last')"
+    )
+    rows = [(5, DEVICES[i % 2], float(i)) for i in range(60)] + [(6, "c", -1.0)]
+    frame = spark.createDataFrame(rows, "time BIGINT, d STRING, v DOUBLE").repartition(4)
+    expected = {}
+    for row in frame.collect():  # the frame's order, which "last" refers to
+        expected[(row.time, row.d)] = row.v
+    frame.createOrReplaceTempView("repeats")
+    catalog.sql("INSERT INTO lastwins SELECT * FROM repeats")
+    got = {(r.time, r.d): r.v for r in catalog.sql("SELECT * FROM lastwins").collect()}
+    assert got == expected and len(got) == 3
 
 
 def test_a_bad_conf_value_is_refused_naming_it(

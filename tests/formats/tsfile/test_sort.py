@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from tests.factories import table_schema
 from tsfile_catalog.exceptions import DataError
+from tsfile_catalog.formats.tsfile import sort
 from tsfile_catalog.formats.tsfile.sort import (
     _sort_and_dedupe_by_keys,
     sort_and_dedupe,
@@ -79,6 +80,88 @@ def test_same_rows_order_and_errors_as_the_sort_on_tag_strings(
     assert _outcome(sort_and_dedupe, data, tags, on_duplicate) == _outcome(
         _sort_and_dedupe_by_keys, data, tags, on_duplicate
     )
+
+
+@st.composite
+def device_runs(draw: st.DrawFn) -> tuple[pa.Table, tuple[str, ...]]:
+    """What a task of a clustered write receives: runs of one device's rows, the devices out
+    of order, a device in one run or several, times in a run ascending or not, keys repeated
+    within and across runs."""
+    tags = draw(st.sampled_from([("city",), ("city", "device")]))
+    devices = draw(
+        st.lists(st.tuples(*[TAG_VALUES for _ in tags]), min_size=1, max_size=4, unique=True)
+    )
+    runs = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(devices),
+                st.lists(st.integers(0, 2), min_size=1, max_size=3),
+                st.sampled_from([True, True, True, False]),
+            ),
+            min_size=1,
+            max_size=6,
+        )
+    )
+    times: list[int] = []
+    values: list[list[str | None]] = [[] for _ in tags]
+    for device, run_times, ascending in runs:
+        for t in sorted(run_times) if ascending else run_times:
+            times.append(t)
+            for column, value in zip(values, device, strict=True):
+                column.append(value)
+    columns = {"time": pa.array(times, pa.int64())}
+    for tag, column in zip(tags, values, strict=True):
+        columns[tag] = pa.array(column, pa.string())
+    columns["seq"] = pa.array(range(len(times)), pa.int64())
+    data = pa.table(columns)
+    chunk = draw(st.integers(1, 8))
+    return pa.Table.from_batches(data.to_batches(max_chunksize=chunk), schema=data.schema), tags
+
+
+@settings(max_examples=150, deadline=None)
+@given(device_runs(), st.sampled_from(["error", "last"]))
+def test_runs_of_a_device_moved_whole_give_what_the_sort_gives(
+    drawn: tuple[pa.Table, tuple[str, ...]], on_duplicate: str
+) -> None:
+    # Runs of any length are moved whole here (in a write, runs of thousands of rows): the
+    # rows, their order (the last of a repeated key is the last in the input) and the errors
+    # are the stable sort's.
+    data, tags = drawn
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sort, "_MIN_RUN_ROWS", 1)
+        moved = _outcome(sort_and_dedupe, data, tags, on_duplicate)
+    assert moved == _outcome(_sort_and_dedupe_by_keys, data, tags, on_duplicate)
+
+
+def test_the_last_of_a_key_in_two_runs_of_a_device_is_the_later_runs() -> None:
+    # Device 'x' in two runs (another device between them) repeating time 3: onDuplicate=last
+    # keeps the row of the later run, as the stable sort does.
+    data = _rows([3, 0, 3], ["x", "y", "x"])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sort, "_MIN_RUN_ROWS", 1)
+        kept = sort_and_dedupe(data, SCHEMA, "last")
+        with pytest.raises(DataError, match=r"device \(city='x'\) at time 3"):
+            sort_and_dedupe(data, SCHEMA, "error")
+    assert kept.column("seq").to_pylist() == [2, 1]
+
+
+def test_a_shuffled_tasks_device_runs_are_put_in_order_without_copying_rows() -> None:
+    # Three devices of 5,000 rows each, as a shuffle hands them over: each device's rows
+    # together and in time order, the devices not. Moving the runs leaves the output's
+    # columns slices of the input's own buffers.
+    n = 5_000
+    data = pa.table(
+        {
+            "time": pa.array([t for _ in range(3) for t in range(n)], pa.int64()),
+            "city": pa.array([c for c in ("c", "a", "b") for _ in range(n)]),
+            "seq": pa.array(range(3 * n), pa.int64()),
+        }
+    )
+    out = sort_and_dedupe(data, SCHEMA, "error")
+    assert out.column("city").to_pylist() == ["a"] * n + ["b"] * n + ["c"] * n
+    assert out.column("seq").to_pylist() == [*range(n, 3 * n), *range(n)]
+    source = data.column("seq").chunks[0].buffers()[1].address
+    assert {c.buffers()[1].address for c in out.column("seq").chunks} == {source}
 
 
 SCHEMA = table_schema("t", tags=("city",), fields=[("seq", DataType.INT64)])

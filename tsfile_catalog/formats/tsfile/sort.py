@@ -42,9 +42,11 @@ def sort_and_dedupe(data: pa.Table, schema: TableSchema, on_duplicate: str) -> p
     "last" means last written.
 
     A sort on the TAG strings dominated a write task's time; the TAG tuple is mapped to one
-    integer device code in the same order (:func:`_device_codes`), and input that already is
-    in order (checked, vectorised) is not reordered at all. The result is the same as
-    :func:`_sort_and_dedupe_by_keys`, which stays the path when codes do not fit.
+    integer device code in the same order (:func:`_device_codes`), input that already is in
+    order (checked, vectorised) is not reordered at all, and input in long runs of one device
+    (what a clustered write's shuffle hands a task) is ordered by moving the runs whole. The
+    result is the same as :func:`_sort_and_dedupe_by_keys`, which stays the path when codes
+    do not fit.
     """
     data, same = _sort_by_device_time(data, schema)
     if same is None:
@@ -91,6 +93,9 @@ def _sort_by_device_time(
         return _sort_by_keys(data, schema)
     time = time.combine_chunks() if isinstance(time, pa.ChunkedArray) else time
     if not _in_device_time_order(device, time):
+        grouped = _by_device_runs(data, device, time)
+        if grouped is not None:
+            return _with_same(*grouped)
         # Every sort here is stable: equal (device, time) keep their input order. Rows
         # usually arrive in time order, when grouping by device alone (a counting sort on
         # small integers) already orders them; otherwise sort on both.
@@ -103,6 +108,13 @@ def _sort_by_device_time(
         # A take from one contiguous table is cheaper than from Spark's many small batches.
         data = data.combine_chunks().take(indices)
         device, time = device.take(indices), time.take(indices)
+    return _with_same(data, device, time)
+
+
+def _with_same(
+    data: pa.Table, device: pa.Array, time: pa.Array
+) -> tuple[pa.Table, pa.Array | None]:
+    """Ordered ``data`` and its ``same`` (see :func:`_sort_by_device_time`)."""
     if data.num_rows < 2:
         return data, None
     n = data.num_rows
@@ -111,6 +123,40 @@ def _sort_by_device_time(
         pc.equal(time.slice(1), time.slice(0, n - 1)),
     )
     return data, same
+
+
+# The fewest rows per run, on average, for which runs are moved as slices rather than rows
+# taken one by one: each slice becomes a chunk the native writer gets as a batch of its own.
+_MIN_RUN_ROWS = 4096
+
+
+def _by_device_runs(
+    data: pa.Table, device: pa.Array, time: pa.Array
+) -> tuple[pa.Table, pa.Array, pa.Array] | None:
+    """``data``, ``device`` and ``time`` stably ordered by device then time when that only
+    moves long runs of rows whole; None otherwise (the caller sorts).
+
+    What a task of a clustered write receives (``sql/write_distribution.py``): Spark's shuffle
+    hands over each input partition's rows of a device together, in that partition's order,
+    so rows come in runs of one device in time order whose devices are out of order. Ordering
+    the runs by device (stably: a device's runs keep their input order) and slicing them into
+    place copies no row, where a sort and a take copy every row; the result is checked
+    and is what the stable sort gives (equal keys keep their input order).
+    """
+    n = len(device)
+    changes = pc.not_equal(device.slice(1), device.slice(0, n - 1))
+    if ((pc.sum(changes).as_py() or 0) + 1) * _MIN_RUN_ROWS > n:
+        return None
+    starts = pc.add(pc.indices_nonzero(changes), 1).to_pylist()
+    bounds = [0, *starts, n]
+    codes = device.take(pa.array(bounds[:-1], pa.int64())).to_pylist()
+    runs = sorted(range(len(codes)), key=lambda r: (codes[r], r))
+    spans = [(bounds[r], bounds[r + 1] - bounds[r]) for r in runs]
+    ordered_device = pa.concat_arrays([device.slice(s, k) for s, k in spans])
+    ordered_time = pa.concat_arrays([time.slice(s, k) for s, k in spans])
+    if not _in_device_time_order(ordered_device, ordered_time):
+        return None
+    return pa.concat_tables([data.slice(s, k) for s, k in spans]), ordered_device, ordered_time
 
 
 # Device codes are products of the TAG columns' distinct counts; beyond this the general

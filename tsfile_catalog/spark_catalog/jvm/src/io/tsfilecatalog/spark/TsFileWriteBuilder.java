@@ -157,9 +157,9 @@ class TsFileWriteBuilder implements SupportsOverwriteV2, SupportsDynamicOverwrit
   static final String CLUSTERED_WRITES = "spark.tsfile.write.clustered";
 
   /**
-   * {@code write} asking Spark to cluster rows by the table's TAG columns and sort them by
-   * (TAG, time); unchanged when the conf is off, the table has no TAG column, or the write's
-   * {@code onDuplicate=last} makes the input's own order the answer (a shuffle would lose it).
+   * {@code write} asking Spark to cluster rows by the table's TAG columns (the writer sorts
+   * each task's rows); unchanged when the conf is off, the table has no TAG column, or the
+   * write's {@code onDuplicate=last} makes the input's own order the answer (a shuffle would lose it).
    */
   private Write clustered(Write write, CaseInsensitiveStringMap options) {
     String enabled = SQLConf.get().getConfString(CLUSTERED_WRITES, "true").trim();
@@ -182,7 +182,7 @@ class TsFileWriteBuilder implements SupportsOverwriteV2, SupportsDynamicOverwrit
     if (tags.isEmpty() || time == null) {
       return write;
     }
-    return new ClusteredWrite(write, tags, time);
+    return new ClusteredWrite(write, tags);
   }
 
   /** The table's own spelling of column {@code name}, or null. */
