@@ -13,11 +13,10 @@ import pytest
 from tests.spark_catalog.conftest import weather_rows
 from tests.spark_catalog.test_rewrites import MODES, _Pair
 from tsfile_catalog import open_table
+from tsfile_catalog.spark_catalog.history_parameters import history_parameters
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-pytestmark = pytest.mark.spark
 
 _RECORDED = ("predicate", "set")
 
@@ -28,6 +27,7 @@ def _recorded(location: str) -> tuple[str, dict[str, str]]:
     return info.operation, parameters
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("mode", MODES)
 def test_spark_sql_records_the_parameters_catalog_sql_records(
     spark: SparkSession, ts: str, warehouse: Path, mode: str
@@ -89,6 +89,7 @@ def test_spark_sql_records_the_parameters_catalog_sql_records(
         assert ours == theirs == (operation, expected), statement
 
 
+@pytest.mark.spark
 def test_a_dataframe_merge_records_its_condition(
     spark: SparkSession, ts: str, warehouse: Path
 ) -> None:
@@ -110,3 +111,16 @@ def test_a_dataframe_merge_records_its_condition(
         "MERGE",
         {"predicate": f"(({eq[0]} AND {eq[1]}) AND {eq[2]})"},
     )
+
+
+def test_without_a_text_the_condition_given_is_recorded_in_the_parsers_form() -> None:
+    """A statement whose text Spark's parser kept none of (or one the catalog's parser cannot
+    read) records the condition and the columns Spark's rule handed over, in the form the
+    catalog's parser writes a condition; one sqlglot cannot read, as it is."""
+    given = {"operation": "UPDATE", "text": None, "condition": "(v > 1L)", "set": ["V", "w"]}
+    assert history_parameters(given) == {"predicate": "(v > CAST(1 AS BIGINT))", "set": "v, w"}
+    unreadable = {"operation": "DELETE", "text": "DELETE FROM", "condition": "v >>> ("}
+    assert history_parameters(unreadable) == {"predicate": "v >>> ("}
+    text = "UPDATE ts.db.t AS x SET x.V = 1 WHERE x.k IN ('a', 'b')"
+    read = {"operation": "UPDATE", "text": text, "condition": "ignored", "set": ["ignored"]}
+    assert history_parameters(read) == {"predicate": "x.k IN ('a', 'b')", "set": "v"}
