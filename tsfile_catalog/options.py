@@ -102,6 +102,7 @@ _WRITE_KEYS = (
     "rewriteVersion",
     "rewriteOperation",
     "rewriteDuplicates",
+    "rewriteParameters",
     "replaceStaged",
 )
 
@@ -448,6 +449,10 @@ class WriteOptions:
     # (a ``key.duplicates = last`` table's UPDATE written as its updated rows only, no part
     # replaced: ``rewriteParts`` is empty).
     rewrite_duplicates: Literal["keep", "error", "replace"] = "error"
+    # What the copy-on-write's commit records in the history besides its counts (the
+    # statement's ``predicate``, an UPDATE's ``set``: the catalog plugin's session extensions
+    # set it, tsfile_catalog.spark_catalog.history_parameters).
+    rewrite_parameters: Mapping[str, str] = field(default_factory=dict)
     # The staging job whose folder records a replaceWhere's straddling parts, already
     # rewritten in Spark tasks (internal: Catalog.sql and the catalog plugin set it;
     # tsfile_catalog.write.replace_staging).
@@ -536,8 +541,27 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         time_zone=_time_zone(opts),
         complete_until=_complete_until(opts),
         replace_staged=_replace_staged(opts),
+        rewrite_parameters=_rewrite_parameters(opts),
         **_rewrite(opts),
     )
+
+
+def _rewrite_parameters(opts: Mapping[str, str]) -> dict[str, str]:
+    """``rewriteParameters``: a JSON object of strings (none: empty)."""
+    if "rewriteParameters" not in opts:
+        return {}
+    try:
+        value = json.loads(opts["rewriteParameters"])
+    except ValueError as e:
+        raise OptionError(f"option 'rewriteParameters' is not JSON: {e}") from e
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise OptionError(
+            "option 'rewriteParameters' must be a JSON object of strings, got "
+            f"{opts['rewriteParameters']!r}"
+        )
+    return value
 
 
 def _replace_staged(opts: Mapping[str, str]) -> str | None:

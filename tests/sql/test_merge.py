@@ -349,9 +349,10 @@ def test_update_sets_spark_expressions_in_matching_rows(
     assert info.operation_parameters["numUpdatedRows"] == "1"
     # last: a new write, nothing rewritten; keep: the part holding the key rewritten.
     assert (info.rows_removed == 0) == (mode == "last")
-    if plugin_path is None:
-        assert info.operation_parameters["set"] == "value"  # Catalog.sql's own UPDATE
-    else:  # Spark's row-level operation (docs/sql.md)
+    # Catalog.sql's own UPDATE and Spark's row-level operation (docs/sql.md) record alike.
+    assert info.operation_parameters["set"] == "value"
+    assert info.operation_parameters["predicate"] == "x.k = 'a' AND value > 1"
+    if plugin_path is not None:
         assert "writeId" in info.operation_parameters
     if plugin_path is None or mode == "last":
         # last: the updated row a new write; keep: the part rewritten without the key (its
@@ -516,9 +517,9 @@ def test_delete_by_a_predicate_only_spark_evaluates(
     assert sorted(catalog.sql(f"SELECT time, k, value FROM {name}").collect()) == sorted(expected)
     history = open_table(str(warehouse / name)).history(limit=1)[0]
     assert history.operation == Operation.DELETE
-    if plugin_path is None:
-        assert history.operation_parameters["predicate"] == "time % 2 = 0 AND value <> 7"
-    else:  # Spark's copy-on-write, which records no predicate (docs/sql.md, DELETE)
+    # Catalog.sql's own DELETE and Spark's copy-on-write (docs/sql.md, DELETE) record alike.
+    assert history.operation_parameters["predicate"] == "time % 2 = 0 AND value <> 7"
+    if plugin_path is not None:
         assert "writeId" in history.operation_parameters
     none = catalog.sql(f"DELETE FROM {name} WHERE time % 2 = 1 AND value < 0").first()
     assert (none["version"], none["num_affected_rows"]) == (None, 0)

@@ -27,6 +27,7 @@ from tsfile_catalog.spark_catalog import (
     changelog,
     deletes,
     describe,
+    history_parameters,
     merge_writes,
     paths,
     procedures,
@@ -283,6 +284,8 @@ _OPERATIONS: dict[str, _Handler] = {
     "session_as_select_refusal": lambda d, r: routing.as_select_refusal(r),
     # UPDATE, MERGE, DELETE through spark.sql: Spark's counts into the commit.
     "row_counts_message": lambda d, r: row_counts.counts_message(r),
+    # ... and their predicate and SET in the history (HistoryParameters).
+    "history_parameters": lambda d, r: history_parameters.history_parameters(r),
     "row_counts_schema": lambda d, r: row_counts.result_schema(r["operation"]),
     "row_counts": lambda d, r: row_counts.result_row(r),
     "plan_inserts": lambda d, r: row_counts.plan_inserts(ScanRequest.parse(r["scan"])),

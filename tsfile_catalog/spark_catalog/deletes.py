@@ -12,6 +12,7 @@ form) is Spark's copy-on-write of the parts that may hold matching rows instead
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -89,11 +90,16 @@ def can_delete_where(request: Mapping[str, Any]) -> bool:
 def delete_where(warehouse: Warehouse, request: Mapping[str, Any]) -> list[Any]:
     """Delete the rows ``request``'s predicates match: ``Catalog.sql``'s DELETE, once. Its
     result row (:data:`~tsfile_catalog.inspect.DELETE_SCHEMA`), which ``spark.sql``'s DELETE
-    returns too."""
+    returns too. Its history records ``request["parameters"]``'s ``predicate`` where the
+    session's extensions gave one (:mod:`.history_parameters`), else ``where``'s text."""
     condition = _condition(request)
     if condition.matches_nothing:
         return list(inspect.delete_result(DeleteResult(None, 0, 0, 0, 0, 0)).rows[0])
     name = table_name(request["namespace"], request["name"])
-    row = warehouse.catalog.execute(Delete(table=name, where=condition.where)).first()
+    # The history's predicate: the user's condition (the extensions' HistoryParameters),
+    # not the predicates it deletes by.
+    recorded = json.loads(request.get("parameters") or "{}").get("predicate")
+    statement = Delete(table=name, where=condition.where, history_predicate=recorded)
+    row = warehouse.catalog.execute(statement).first()
     assert row is not None  # a DELETE answers one row
     return list(row)

@@ -108,6 +108,7 @@ def delete_rows(tables: Tables, statement: Delete) -> DataFrame:
     removed = delete(
         tables.open(entry),
         statement.where,
+        predicate=statement.history_predicate,
         runner=rewrite_runner(tables),
         **rewrite_args(tables, entry),
     )

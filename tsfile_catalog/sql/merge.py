@@ -58,6 +58,7 @@ from tsfile_catalog.sql.statements import (
     Update,
     VersionAsOf,
     quote_identifier,
+    row_level_parameters,
 )
 from tsfile_catalog.table.handle import Table
 from tsfile_catalog.table.keyed import commit_key_change, key_columns
@@ -174,7 +175,12 @@ def delete(tables: Tables, statement: Delete) -> DataFrame:
                 else new_rows_of(tables, entry, kept, schema, clustered=False),
                 remove=_keys(computed, schema, entry),
                 operation=Operation.DELETE,
-                parameters={"predicate": statement.where, "numDeletedRows": str(deleted)},
+                parameters={
+                    **row_level_parameters(
+                        "DELETE", statement.history_predicate or statement.where
+                    ),
+                    "numDeletedRows": str(deleted),
+                },
                 settings=rewrite_args(tables, entry)["settings"],
                 runner=rewrite_runner(tables),
             )
@@ -239,8 +245,9 @@ def update(tables: Tables, statement: Update) -> DataFrame:
                 remove=None if last else _keys(computed, schema, entry),
                 operation=Operation.UPDATE,
                 parameters={
-                    "predicate": statement.where or "true",
-                    "set": ", ".join(c for c, _ in statement.assignments),
+                    **row_level_parameters(
+                        "UPDATE", statement.where, [c for c, _ in statement.assignments]
+                    ),
                     "numUpdatedRows": str(updated),
                 },
                 settings=rewrite_args(tables, entry)["settings"],
@@ -312,7 +319,7 @@ def merge(tables: Tables, statement: Merge) -> DataFrame:
                 remove=outcome.remove,
                 operation=Operation.MERGE,
                 parameters={
-                    "predicate": statement.on_sql,
+                    **row_level_parameters("MERGE", statement.on_sql),
                     "numUpdatedRows": str(outcome.updated),
                     "numDeletedRows": str(outcome.deleted),
                     "numInsertedRows": str(outcome.inserted),

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import cast
 
+import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
@@ -88,6 +89,8 @@ from tsfile_catalog.storage_options import (
 
 __all__ = [
     "parse_statement",
+    "row_level_condition",
+    "condition_sql",
     "tokenize",
     "time_travel_from_sqlglot",
     "table_url_from_sqlglot",
@@ -174,6 +177,41 @@ def parse_statement(sql: str) -> Statement:
     model = _to_model(node, text)
     _keep_source(model, sql, first.start, end)
     return model
+
+
+def row_level_condition(text: str, operation: str) -> tuple[str | None, tuple[str, ...]] | None:
+    """The condition of an UPDATE, DELETE or MERGE ``text`` (``operation``) as the statement
+    model holds it (a WHERE's, None without one; a MERGE's ON condition) and an UPDATE's
+    columns set, in their order: what :func:`parse_statement` reads of it, for a text it
+    cannot read whole (a target named with its catalog). None when sqlglot reads no such
+    statement in it."""
+    try:
+        node = sqlglot.parse_one(text, dialect=_DIALECT)
+    except (ParseError, TokenError):
+        return None
+    if operation == "UPDATE" and isinstance(node, exp.Update):
+        columns = tuple(
+            item.this.name
+            for item in node.expressions
+            if isinstance(item, exp.EQ) and isinstance(item.this, exp.Column)
+        )
+        if len(columns) != len(node.expressions):
+            return None
+        return _where_sql(node.args.get("where")), columns
+    if operation == "DELETE" and isinstance(node, exp.Delete):
+        return _where_sql(node.args.get("where")), ()
+    if operation == "MERGE" and isinstance(node, exp.Merge) and node.args.get("on") is not None:
+        return _node_sql(node.args["on"]), ()
+    return None
+
+
+def condition_sql(text: str) -> str:
+    """A condition ``text`` as the statement model holds one (sqlglot's Spark SQL of it), or
+    as it is when sqlglot cannot read it."""
+    try:
+        return _node_sql(sqlglot.parse_one(text, dialect=_DIALECT))
+    except (ParseError, TokenError):
+        return text
 
 
 def _keep_source(model: Statement, sql: str, start: int, end: int) -> None:

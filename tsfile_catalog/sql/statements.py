@@ -16,7 +16,7 @@ quoting they share; it grows by one class per statement.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, get_args
 
@@ -81,6 +81,7 @@ __all__ = [
     "Merge",
     "PassThrough",
     "Statement",
+    "row_level_parameters",
 ]
 
 PROVIDER = "tsfile"
@@ -829,14 +830,35 @@ class Optimize:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Delete:
-    """``DELETE FROM name [WHERE predicate]``; ``where`` is Spark SQL (None: every row)."""
+    """``DELETE FROM name [WHERE predicate]``; ``where`` is Spark SQL (None: every row).
+
+    ``history_predicate`` is the condition the history records when it is not ``where``
+    (``spark.sql``'s DELETE answered in metadata: ``where`` is Spark's predicates as the scan
+    takes them, the history the user's condition, as :func:`row_level_parameters` gives it).
+    """
 
     table: TableName
     where: str | None = None
+    history_predicate: str | None = None
 
     def to_sql(self) -> str:
         where = f" WHERE {self.where}" if self.where is not None else ""
         return f"DELETE FROM {self.table.to_sql()}{where}"
+
+
+def row_level_parameters(
+    operation: Literal["UPDATE", "DELETE", "MERGE"],
+    condition: str | None,
+    columns: Sequence[str] = (),
+) -> dict[str, str]:
+    """What the history records of an UPDATE, DELETE or MERGE besides its counts (Delta's
+    keys), through ``Catalog.sql`` and ``spark.sql`` alike: ``predicate``, the statement's
+    ``condition`` (a WHERE, ``true`` without one; a MERGE's ON condition), in the form the
+    catalog's parser gives it; an UPDATE's ``set``, the ``columns`` it sets in its order."""
+    parameters = {"predicate": condition if condition is not None else "true"}
+    if operation == "UPDATE":
+        parameters["set"] = ", ".join(c.lower() for c in columns)
+    return parameters
 
 
 Assignments: TypeAlias = tuple[tuple[str, str], ...]

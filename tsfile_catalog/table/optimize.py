@@ -190,6 +190,7 @@ def delete(
     table: Table,
     where: str | Expr | None,
     *,
+    predicate: str | None = None,
     settings: WriteSettings | None = None,
     unit: TimeUnit = "ms",
     timestamp_as: TimestampAs = "long",
@@ -217,6 +218,9 @@ def delete(
     its other rows go into a new TsFile part of the table's own. The external file stays
     byte-identical and the user's: no VACUUM or purge deletes it, and older versions still
     read it.
+
+    The history records ``predicate`` (default: ``where``'s text, ``true`` for None): a
+    caller deleting by a rewritten condition records the one its user wrote.
 
     With a ``runner`` (``SparkTasks(spark)``), the parts are rewritten in tasks, each
     rewriting a batch of parts of about the table's ``targetFileSize`` bytes (at least as
@@ -247,7 +251,7 @@ def delete(
         if not removal.removed:
             return DeleteResult(None, 0, 0, 0, 0, 0)
         parameters = {
-            "predicate": "true" if where is None else _predicate_text(where),
+            "predicate": _recorded_predicate(where, predicate),
             "numDeletedRows": str(removal.deleted_rows),
             "job": job.job,
         }
@@ -300,6 +304,13 @@ def _remove_latest_matching(
 
 def _predicate_text(where: str | Expr) -> str:
     return where if isinstance(where, str) else repr(where)
+
+
+def _recorded_predicate(where: str | Expr | None, predicate: str | None) -> str:
+    """The predicate a DELETE's history records: ``predicate`` when given, else ``where``'s."""
+    if predicate is not None:
+        return predicate
+    return "true" if where is None else _predicate_text(where)
 
 
 def bind_exact(

@@ -328,8 +328,9 @@ def _commit_rewrite(
     changed the rows it read or writes conflicts
     (:mod:`~tsfile_catalog.metadata.manifest.footprint`).
 
-    ``counts`` (Spark's, when it gave them) go into the history as ``Catalog.sql``'s
-    statements record theirs (one that changed no row never gets here: :func:`commit_write`
+    ``counts`` (Spark's, when it gave them) and ``rewriteParameters`` (the statement's
+    ``predicate`` and ``set``) go into the history as ``Catalog.sql``'s statements record
+    theirs (one that changed no row never gets here: :func:`commit_write`
     commits nothing for it). ``write_id`` is recorded as
     ``writeId``: the plugin's statement result finds its commit by it.
 
@@ -376,6 +377,8 @@ def _commit_rewrite(
         read=read,
         operation=Operation(options.rewrite_operation),
         operation_parameters={
+            # The statement's predicate and SET, as Catalog.sql's own records them.
+            **options.rewrite_parameters,
             "job": job,
             "numRemovedFiles": str(len(removed)),
             "numAddedFiles": str(len(added)),

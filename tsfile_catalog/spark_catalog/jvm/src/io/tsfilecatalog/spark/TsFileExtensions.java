@@ -56,6 +56,14 @@ public final class TsFileExtensions extends AbstractFunction1<SparkSessionExtens
         });
     // spark.read.format("tsfile").load(path): the plugin's scan of the table at the path.
     PathReads.inject(extensions);
+    // UPDATE, MERGE, DELETE through spark.sql: their predicate and SET in the history.
+    extensions.injectHintResolutionRule(
+        new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+          @Override
+          public Rule<LogicalPlan> apply(SparkSession session) {
+            return new HistoryParameters(session);
+          }
+        });
     // UPDATE, MERGE, DELETE through spark.sql: their row counts as the result.
     RowCounts.inject(extensions);
     // DESCRIBE [EXTENDED] of a tsfile table: Spark's rows, its TAG columns marked.

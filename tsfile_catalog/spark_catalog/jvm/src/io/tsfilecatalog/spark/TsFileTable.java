@@ -166,6 +166,26 @@ public class TsFileTable
     return insertingMerge;
   }
 
+  /**
+   * This version as the target of an UPDATE, DELETE or MERGE whose history records {@code
+   * parameters} (the delegate's, {@link HistoryParameters}): its writes' option {@code
+   * rewriteParameters}, and its metadata delete's.
+   */
+  TsFileTable recording(JsonNode parameters) {
+    ObjectNode changed = (ObjectNode) description.deepCopy();
+    JsonNode given = changed.get("write_options");
+    ObjectNode writeOptions =
+        given instanceof ObjectNode ? (ObjectNode) given : changed.putObject("write_options");
+    writeOptions.put(RECORDED, parameters.toString());
+    return new TsFileTable(catalog, ident, changed);
+  }
+
+  boolean isRecording() {
+    return writeOptions().containsKey(RECORDED);
+  }
+
+  private static final String RECORDED = "rewriteParameters";
+
   /** This version shown with the schema {@code json} (DESCRIBE's: its TAG columns marked). */
   TsFileTable withSchema(String json) {
     ObjectNode changed = (ObjectNode) description.deepCopy();
@@ -241,6 +261,7 @@ public class TsFileTable
     request.put("name", ident.name());
     request.set("scan", scanDescription());
     request.put("time_zone", SQLConf.get().sessionLocalTimeZone());
+    request.put("parameters", writeOptions().get(RECORDED)); // null: none recorded
     ArrayNode trees = request.putArray("predicates");
     ArrayNode texts = request.putArray("texts");
     for (Predicate predicate : predicates) {
