@@ -100,19 +100,12 @@ def change_column_type(schema: TableSchema, column: str, data_type: DataType) ->
         SchemaMismatchError: a change other than the two widenings.
     """
     name = column.lower()
-    current = schema.column(name)
-    if current is None:
-        if name == TIME_COLUMN:
-            raise SchemaError(
-                f"cannot change column 'time' of table {schema.table}: it is the table's "
-                "timestamp, not a column that can change"
-            )
-        raise SchemaError(_missing(schema, name))
-    if current.category is Category.TAG:
-        raise SchemaError(
-            f"cannot change TAG column {name!r} of table {schema.table}: TAG columns identify "
-            "the devices in every part file and never change"
-        )
+    current = _field(
+        schema,
+        name,
+        "change",
+        tags_because="identify the devices in every part file and never change",
+    )
     if current.type is data_type:
         return schema
     if not widens(current.type, data_type):
@@ -282,7 +275,18 @@ def check_drop_not_null(schema: TableSchema, column: str) -> None:
 _PREPOSITION = {"add": "to", "move": "of"}
 
 
-def _field(schema: TableSchema, column: str, verb: str) -> Column:
+def _field(
+    schema: TableSchema,
+    column: str,
+    verb: str,
+    *,
+    tags_because: str = (
+        "(names and order) identify the devices in every part file; only FIELD columns can "
+        "be renamed, dropped or moved"
+    ),
+) -> Column:
+    """The FIELD ``column`` of ``schema`` that is to be ``verb``-ed (a rename, drop, move or
+    type change), refusing ``time``, a TAG (``tags_because`` says why) or no such column."""
     name = column.lower()
     current = schema.column(name)
     if current is None:
@@ -294,9 +298,7 @@ def _field(schema: TableSchema, column: str, verb: str) -> Column:
         raise SchemaError(_missing(schema, name))
     if current.category is Category.TAG:
         raise SchemaError(
-            f"cannot {verb} TAG column '{name}' of table {schema.table}: TAG columns (names "
-            "and order) identify the devices in every part file; only FIELD columns can be "
-            "renamed, dropped or moved"
+            f"cannot {verb} TAG column '{name}' of table {schema.table}: TAG columns {tags_because}"
         )
     return current
 
