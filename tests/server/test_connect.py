@@ -164,15 +164,17 @@ def test_a_commit_by_another_client_shows_in_the_next_query(
     # the version its scan calls reopen): a commit, or a drop and a new table at the same
     # location, by another client (this PySpark driver, its own catalog) must show in the
     # Connect client's very next query, through both of Connect's analyses of it.
-    mine = f"{pyspark_warehouse['catalog']}.db.shared"
+    # A namespace of its own: other tests list ts.db's tables.
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {pyspark_warehouse['catalog']}.shared")
+    mine = f"{pyspark_warehouse['catalog']}.shared.t"
     create = (
         f"CREATE TABLE {mine} (time TIMESTAMP, city STRING, temp DOUBLE) USING tsfile "
         "TBLPROPERTIES ('tagColumns' = 'city')"
     )
     spark.sql(create)
     spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-01 00:00:00', 'bj', 1.5)")
-    answered = "SELECT count(*), sum(temp) FROM ts.db.shared"  # from statistics
-    scanned = "SELECT city, temp FROM ts.db.shared WHERE temp > 1 ORDER BY city"  # a scan
+    answered = "SELECT count(*), sum(temp) FROM ts.shared.t"  # from statistics
+    scanned = "SELECT city, temp FROM ts.shared.t WHERE temp > 1 ORDER BY city"  # a scan
     assert [tuple(r) for r in client.sql(answered).collect()] == [(1, 1.5)]
     assert [tuple(r) for r in client.sql(scanned).collect()] == [("bj", 1.5)]
     spark.sql(f"INSERT INTO {mine} VALUES (TIMESTAMP '2024-01-01 01:00:00', 'sh', 2.0)")
