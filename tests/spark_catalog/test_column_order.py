@@ -49,6 +49,7 @@ def _same(spark: SparkSession, table: str, expected: str) -> None:
         assertDataFrameEqual(got, want)
 
 
+@pytest.mark.slow
 def test_first_and_after_of_any_column_read_and_insert_as_spark_on_parquet(
     spark: SparkSession, ts: str, warehouse: Path, tmp_path: Path
 ) -> None:

@@ -28,6 +28,7 @@ def _recorded(location: str) -> tuple[str, dict[str, str]]:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_spark_sql_records_the_parameters_catalog_sql_records(
     spark: SparkSession, ts: str, warehouse: Path, mode: str

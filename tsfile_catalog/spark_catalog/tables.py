@@ -527,9 +527,7 @@ def _split_properties(
             given[key[len(_OPTION_PREFIX) :]] = value
         else:
             rest[key] = value
-    options, table_properties = table_options.split_create_properties(
-        given, rest, table=str(name)
-    )
+    options, table_properties = table_options.split_create_properties(given, rest, table=str(name))
     location = properties.get("location")
     if location is not None and location.startswith("file:/") and not location.startswith("//", 5):
         # Spark qualifies a LOCATION as Hadoop does: '/data/t' arrives as 'file:/data/t'.
