@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -205,3 +206,29 @@ def test_a_store_that_cannot_be_reached_is_one_line_naming_the_file(
         "(EndpointConnectionError: "
     )
     assert message.endswith("check the endpoint (fs.endpoint_url)") and "\n" not in message
+
+
+def test_a_folder_is_made_again_when_a_concurrent_writer_removes_its_empty_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writers share the staging root and each removes it once empty: when that falls between
+    another writer's check of the root and its mkdir below it (as in a race of two UPDATEs,
+    ``FileNotFoundError`` naming the writer's job folder), the folder is made again."""
+    root = tmp_path / "_staging"
+    root.mkdir()
+    job = root / "job"
+    real_mkdir = os.mkdir
+    raced: list[str] = []
+
+    def mkdir(path: Any, mode: int = 0o777, **kwargs: Any) -> None:
+        if str(path) == str(job) and not raced:
+            raced.append(str(path))
+            os.rmdir(root)  # the other writer, done, removes the empty root
+        real_mkdir(path, mode, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    source = tmp_path / "part.tsfile"
+    source.write_bytes(b"rows")
+    FileIO(str(tmp_path)).put_file(str(source), str(job / "part.tsfile"))
+    assert raced == [str(job)]
+    assert (job / "part.tsfile").read_bytes() == b"rows"

@@ -373,6 +373,9 @@ class FileIO:
 
     @_storage("write")
     def makedirs(self, url: str) -> None:
+        if self.is_local:
+            _makedirs_local(self._path(url))
+            return
         self.fs.makedirs(self._path(url), exist_ok=True)
 
     @_storage("put-if-absent create")
@@ -407,7 +410,7 @@ class FileIO:
         """Copy a local file to ``url`` (a rename when both are local)."""
         if self.is_local:
             target = self._path(url)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _makedirs_local(os.path.dirname(target))
             os.replace(local_path, target)
             return
         self.fs.put_file(local_path, self._path(url))
@@ -416,7 +419,7 @@ class FileIO:
     def move(self, src: str, dst: str) -> None:
         if self.is_local:
             target = self._path(dst)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            _makedirs_local(os.path.dirname(target))
             os.rename(self._path(src), target)
             return
         self.fs.mv(self._path(src), self._path(dst))
@@ -507,9 +510,27 @@ def _local_kind(entry: os.DirEntry[str]) -> EntryKind:
     return "dir" if entry.is_dir(follow_symlinks=False) else "file"
 
 
+def _makedirs_local(directory: str) -> None:
+    """``os.makedirs(directory, exist_ok=True)``, made again when a concurrent writer removes
+    an empty parent between its steps: writers share the staging root, and each removes it
+    when it is empty (:meth:`FileIO.remove_empty_dir`), which may fall between another's
+    check that the root exists and its ``mkdir`` of its own folder below it."""
+    for _ in range(_MAKEDIRS_ATTEMPTS - 1):
+        try:
+            os.makedirs(directory, exist_ok=True)
+            return
+        except FileNotFoundError:
+            continue  # a parent went meanwhile: make it again
+    os.makedirs(directory, exist_ok=True)
+
+
+# A parent can go only when empty, and each attempt makes it: a few suffice.
+_MAKEDIRS_ATTEMPTS = 8
+
+
 def _create_exclusive_local(path: str, data: bytes) -> None:
     directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
+    _makedirs_local(directory)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     try:
         try:
