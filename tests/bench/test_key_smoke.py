@@ -10,7 +10,8 @@ from pyspark.sql import SparkSession
 
 from bench.key import MERGE_TARGET, run
 
-pytestmark = pytest.mark.spark
+# Both share one module fixture (a bench run, ~55 s): slow together.
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,6 @@ def results(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> di
     return {"json": json.loads((out / "key.json").read_text()), "md": (out / "key.md").read_text()}
 
 
-@pytest.mark.slow
 def test_key_bench_resends_a_tenth_and_optimize_removes_every_overlap(
     results: dict[str, Any],
 ) -> None:
