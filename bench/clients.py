@@ -42,7 +42,6 @@ import argparse
 import contextlib
 import json
 import os
-import shlex
 import socket
 import statistics
 import sys
@@ -130,7 +129,7 @@ def _server(
         main_class,
         "--master",
         _MASTER,
-        *shlex.split(as_arguments(catalog_config(warehouse, name=CATALOG))),
+        *as_arguments(catalog_config(warehouse, name=CATALOG)).split(),
         *(arg for setting in _COMMON for arg in ("--conf", setting)),
         *extra,
     ]

@@ -232,3 +232,57 @@ def test_sql_md_shows_each_statement_through_spark_sql_first() -> None:
         if not tested or not _spark_first(*tested[0][:2]):
             wrong.append(heading)
     assert wrong == [], "sections of docs/sql.md whose first tested example is not spark.sql"
+
+
+_CLIENT_SCRIPT = re.compile(r"\$SPARK_HOME/(s?bin)/([\w.-]+)")
+
+
+def test_the_client_scripts_spark_catalog_md_names_are_pysparks_or_said_missing() -> None:
+    """docs/spark-catalog.md's clients run from ``$SPARK_HOME``, which may be PySpark's own
+    installation: a script it names that PySpark lacks (``start-thriftserver.sh``) must be
+    said to be missing there, with the command that replaces it."""
+    import pyspark
+
+    home = Path(pyspark.__file__).parent
+    text = (ROOT / "docs" / "spark-catalog.md").read_text(encoding="utf-8")
+    named = set(_CLIENT_SCRIPT.findall(text))
+    assert ("bin", "spark-sql") in named and ("bin", "beeline") in named
+    for folder, script in named:
+        if not (home / folder / script).exists():
+            assert f"PySpark's own `{folder}/` has none" in text, f"{folder}/{script}"
+
+
+@pytest.mark.spark
+def test_the_dbapi_example_shows_a_statement_the_catalog_refuses(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The PyHive example's ``try`` holds a statement the catalog refuses (it is not run
+    against a server here; the refusal is the catalog's, whatever the client): a statement
+    that succeeds would change the reader's table instead of showing an error."""
+    from pyspark.errors import AnalysisException
+
+    import tsfile_catalog
+
+    text = (ROOT / "docs" / "spark-catalog.md").read_text(encoding="utf-8")
+    example = next(code for language, code in _all_blocks(text) if "from pyhive" in code)
+    statement = re.search(r'try:\n\s+cursor\.execute\("([^"]+)"\)', example)
+    assert statement is not None
+    _fresh_catalogs(spark)
+    try:
+        session = tsfile_catalog.configure(
+            SparkSession.builder, warehouse=str(tmp_path / "wh"), name="ts"
+        ).getOrCreate()
+        session.sql(
+            "CREATE TABLE ts.db.weather (time TIMESTAMP, city STRING, device STRING, temp "
+            "DOUBLE) USING tsfile TBLPROPERTIES ('tagColumns' = 'city,device')"
+        )
+        with pytest.raises(AnalysisException) as refused:
+            session.sql(statement.group(1))
+        assert "cannot rename TAG column 'city'" in str(refused.value).splitlines()[0]
+    finally:
+        _fresh_catalogs(spark)
+
+
+def _all_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, code) of every fenced block, ``no-test`` ones included."""
+    return [(m.group(1), m.group(2)) for m in _FENCE.finditer(text)]

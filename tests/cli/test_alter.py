@@ -100,7 +100,13 @@ def test_refusals_are_one_line_and_commit_nothing(runner: CliRunner, table_dir: 
         lines = refused.stderr.strip().splitlines()
         assert len(lines) == 1 and re.search(message, lines[0]), (args, refused.stderr)
     assert open_table(table).version == version
-    # --if-exists skips what is missing: no column left to drop is no commit.
+    # --if-exists skips what is missing, and says only what it dropped.
+    assert run(runner, "add-column", table, "wind", "double").exit_code == 0
+    partly = run(runner, "drop-column", table, "wind", "snow", "--if-exists")
+    assert partly.exit_code == 0, partly.output
+    assert f"version {version + 2}: dropped 'wind'\n" in partly.stdout
+    version += 2
+    # No column left to drop is no commit.
     skipped = run(runner, "drop-column", table, "snow", "--if-exists")
     assert skipped.exit_code == 0, skipped.output
     assert "no change, no commit" in skipped.stdout

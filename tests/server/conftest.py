@@ -137,10 +137,9 @@ LOCAL_SPARK_SQL = (
 
 def spark_sql_arguments(warehouse: Path) -> list[str]:
     """``spark-sql``'s arguments for catalog ``ts`` over ``warehouse``: settings alone."""
-    import shlex
 
     from tsfile_catalog import catalog_config
     from tsfile_catalog.spark_catalog.settings import as_arguments
 
     settings = catalog_config(str(warehouse), name="ts")
-    return [*shlex.split(as_arguments(settings)), *LOCAL_SPARK_SQL]
+    return [*as_arguments(settings).split(), *LOCAL_SPARK_SQL]

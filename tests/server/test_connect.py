@@ -7,7 +7,6 @@ compared with PySpark's over the same warehouse and a Parquet copy. The server r
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +40,7 @@ def connect_url(
         CONNECT_SERVER,
         "--master",
         "local[2]",
-        *shlex.split(as_arguments(settings)),
+        *as_arguments(settings).split(),
         "--conf",
         "spark.connect.grpc.binding.address=127.0.0.1",
         "--conf",

@@ -5,7 +5,6 @@ writes and reads catalog tables (the catalog process answering) and its JVM exit
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -62,7 +61,7 @@ def test_a_java_job_uses_the_catalog_and_exits(
             "CatalogJob",
             "--master",
             "local[1]",
-            *shlex.split(as_arguments(settings)),
+            *as_arguments(settings).split(),
             "--conf",
             "spark.ui.enabled=false",
             str(job),

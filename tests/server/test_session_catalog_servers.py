@@ -8,7 +8,6 @@ the error's first line. On 127.0.0.1, free ports, stopped by their pids."""
 from __future__ import annotations
 
 import contextlib
-import shlex
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -79,7 +78,7 @@ def _server(main_class: str, port: int, extra: Sequence[str], folder: Path) -> I
         main_class,
         "--master",
         "local[2]",
-        *shlex.split(as_arguments(settings)),
+        *as_arguments(settings).split(),
         "--conf",
         "spark.ui.enabled=false",
         "--conf",

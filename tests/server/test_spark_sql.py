@@ -172,7 +172,6 @@ def test_spark_sql_with_the_plugin_as_the_session_catalog(tmp_path: Path) -> Non
     metastore) keeps the Parquet table, the warehouse the tsfile table, both in ``default``;
     the catalog process answers, and a Parquet table over the tsfile table's name is refused
     in one line."""
-    import shlex
 
     from tsfile_catalog import catalog_config
     from tsfile_catalog.spark_catalog.settings import as_arguments
@@ -194,7 +193,7 @@ CREATE TABLE weather (x INT) USING parquet;
     command = [
         str(pyspark_home() / "bin" / "spark-sql"),
         "-S",
-        *shlex.split(as_arguments(settings)),
+        *as_arguments(settings).split(),
         "--master",
         "local[1]",
         "--conf",

@@ -6,7 +6,6 @@ tests/spark_catalog/differential_statements.sql alike with the catalog's setting
 from __future__ import annotations
 
 import re
-import shlex
 import subprocess
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def test_spark_sql_answers_sparks_statements_alike_with_and_without_the_extensio
     from tsfile_catalog.spark_catalog.settings import as_arguments
 
     statements = written_statements(every=True)[:_COUNT]
-    plugin = shlex.split(as_arguments(catalog_config(str(tmp_path / "warehouse"), name="ts")))
+    plugin = as_arguments(catalog_config(str(tmp_path / "warehouse"), name="ts")).split()
     runs = {}
     for mode, arguments in (("with", plugin), ("without", [])):
         folder = tmp_path / mode

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shlex
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +47,7 @@ def jdbc_url(
         THRIFT_SERVER,
         "--master",
         "local[2]",
-        *shlex.split(as_arguments(settings)),
+        *as_arguments(settings).split(),
         "--conf",
         "spark.ui.enabled=false",
         "--conf",

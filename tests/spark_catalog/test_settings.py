@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -100,10 +100,27 @@ def _spark_conf(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def _as_substituted(out: str, tmp_path: Path) -> list[str]:
+    """The arguments a POSIX shell passes for an unquoted ``$(tsfile-catalog spark-conf ...)``,
+    as the docs write every client's command: split on whitespace, quotes kept as they are."""
+    (tmp_path / "printed").write_text(out)
+    shell = subprocess.run(
+        ["sh", "-c", 'printf "%s\\0" $(cat printed)'],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return shell.stdout.split("\0")[:-1]
+
+
 def test_spark_conf_prints_arguments_for_spark_sql(jar: str, tmp_path: Path) -> None:
+    """Taken as ``$(...)``, every setting reaches Spark whole: the redaction regex, which
+    holds quote characters, arrived as ``'spark.redaction.regex=...'`` when the words were
+    shell-quoted, and Spark ignored it as a non-Spark property."""
     code, out = _spark_conf("-w", str(tmp_path), "--name", "ts", "-o", "fs.anon=true")
     assert code == 0, out
-    words = shlex.split(out)
+    words = _as_substituted(out, tmp_path)
     expected = tsfile_catalog.catalog_config(str(tmp_path), name="ts", anon="true")
     assert words[:2] == ["--jars", jar]
     pairs = words[2:]
@@ -128,6 +145,8 @@ def test_spark_conf_prints_spark_defaults_lines_and_json(jar: str, tmp_path: Pat
         ((), "spark-conf needs --warehouse"),
         (("-w", "/wh", "-o", "timestampAs=long"), "--option 'timestampAs=long'"),
         (("-w", "/wh", "--name", "a.b"), "catalog name 'a.b'"),
+        # $(...) would split it into two arguments; --format defaults keeps it whole.
+        (("-w", "/my wh", "--name", "ts"), "spark.sql.catalog.ts.warehouse '/my wh'"),
     ],
 )
 def test_spark_conf_errors_are_one_line(jar: str, args: tuple[str, ...], message: str) -> None:
@@ -144,5 +163,5 @@ def test_spark_catalog_is_served_by_the_session_catalog_class(jar: str, tmp_path
     assert found["spark.sql.catalog.spark_catalog.warehouse"] == str(tmp_path / "wh")
     code, out = _spark_conf("-w", str(tmp_path / "wh"), "--name", "spark_catalog")
     assert code == 0, out
-    words = shlex.split(out)
+    words = _as_substituted(out, tmp_path)
     assert "spark.sql.catalog.spark_catalog=io.tsfilecatalog.spark.TsFileSessionCatalog" in words

@@ -89,12 +89,16 @@ def drop_column(
     """Drop FIELD columns (ALTER TABLE ... DROP COLUMNS): their data is never read again,
     even by a column added back under the same name."""
     target = cli.target(table)
-    before = target.open().version
+    opened = target.open()
+    before = opened.version
+    # --if-exists skips the missing ones: name only what the table had (names are lower case).
+    had = set(opened.schema.names)
+    dropped = [c.lower() for c in columns if c.lower() in had]
     version = table_alter.drop_columns(
         target.location, columns, if_exists=if_exists, storage_options=target.storage
     )
     _show_columns(
-        cli, table, version, before, done=f"dropped {', '.join(repr(c.lower()) for c in columns)}"
+        cli, table, version, before, done=f"dropped {', '.join(repr(c) for c in dropped)}"
     )
 
 

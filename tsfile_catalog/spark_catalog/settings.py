@@ -11,7 +11,6 @@ every session, including the ones a server creates per client.
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Mapping
 
@@ -115,14 +114,27 @@ def merged(settings: Mapping[str, str], existing: Mapping[str, str]) -> dict[str
 
 def as_arguments(settings: Mapping[str, str]) -> str:
     """``settings`` as ``spark-sql``/``spark-submit`` arguments: ``--jars`` and ``--conf``,
-    quoted for a POSIX shell."""
+    for an unquoted ``$(tsfile-catalog spark-conf ...)``, as every client's command is written.
+
+    The shell splits a substitution at whitespace and keeps its quotes as characters, so the
+    words are printed bare (shell quotes would reach Spark: ``'spark.redaction.regex`` is a
+    property Spark ignores), and a value holding whitespace is refused, naming it.
+
+    Raises:
+        OptionError: a setting's value holds whitespace.
+    """
     words = []
     for key, value in settings.items():
+        if any(c.isspace() for c in value):
+            raise OptionError(
+                f"{key} {value!r} holds whitespace, which $(...) would split: "
+                "use --format defaults (a spark-defaults.conf or --properties-file)"
+            )
         if key == _JARS:
             words += ["--jars", value]
         else:
             words += ["--conf", f"{key}={value}"]
-    return " ".join(shlex.quote(w) for w in words)
+    return " ".join(words)
 
 
 def as_defaults(settings: Mapping[str, str]) -> str:
