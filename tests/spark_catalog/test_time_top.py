@@ -166,3 +166,40 @@ def test_the_source_options_keep_the_first_rows_of_each_partition(
         read.option("latest", 1).option("earliest", 1).load().collect()
     with pytest.raises(Exception, match="option 'earliest'"):
         read.option("earliest", 0).load().collect()
+
+
+def test_top_n_query_asks_the_catalog_once_per_step(
+    spark: SparkSession, days: dict[str, str]
+) -> None:
+    """A top-N of one device (bench Q9's shape) costs three catalog calls a run, each once:
+    the table's load, the predicate pushdown and the scan's plan; a second run asks again
+    (it must see the newest commit) and no more. Through a Spark server every call crosses
+    to the catalog process, so a repeated call would cost a Py4J round trip there."""
+    import collections
+
+    import tsfile_catalog
+    from tsfile_catalog.spark_catalog.delegate import CatalogDelegate
+    from tsfile_catalog.spark_catalog.process import serve
+
+    calls: collections.Counter[str] = collections.Counter()
+
+    class Counting(CatalogDelegate):
+        def call(self, operation: str, request: str) -> str:
+            calls[operation] += 1
+            return super().call(operation, request)
+
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    jvm.io.tsfilecatalog.spark.Client.setDelegate(serve(spark, Counting(spark)))
+    query = (
+        f"SELECT time, device, temp FROM {days['append']} WHERE device = 'd3' "
+        "ORDER BY time DESC LIMIT 10"
+    )
+    try:
+        for _ in range(2):
+            calls.clear()
+            rows = spark.sql(query).collect()
+            assert len(rows) == 10
+            assert dict(calls) == {"load_table": 1, "push_predicates": 1, "plan_scan": 1}
+    finally:
+        tsfile_catalog.register(spark)  # the session's own delegate again
