@@ -109,6 +109,10 @@ def test_write_options_defaults_and_values() -> None:
         # Unknown names fail at parse time, not at the first file the writer configures.
         ({"compression": "BOGUS"}, "option 'compression' = 'BOGUS' is not supported"),
         ({"encoding": "FANCY"}, "option 'encoding' = 'FANCY' is not a TsFile encoding"),
+        # A statement's TBLPROPERTIES, committed with its rows: refused before any is written.
+        ({"tableProperties": "{team"}, "option 'tableProperties' is not JSON"),
+        ({"tableProperties": '{"team": 1}'}, "option 'tableProperties' must be a JSON object"),
+        ({"tableProperties": '{"watermark.interval": "-1 hour"}'}, "watermark.interval"),
     ],
 )
 def test_bad_write_option_values_name_the_option(options: dict[str, str], message: str) -> None:

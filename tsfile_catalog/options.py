@@ -25,7 +25,7 @@ from tsfile_catalog.formats.tsfile import (
     WriteSettings,
 )
 from tsfile_catalog.io import FileIO
-from tsfile_catalog.metadata.completeness import parse_complete_until
+from tsfile_catalog.metadata.completeness import check_table_properties, parse_complete_until
 from tsfile_catalog.metadata.expressions import BindContext, TimestampAs, TimeUnit
 from tsfile_catalog.metadata.ownership import is_job_id
 from tsfile_catalog.metadata.schema import TIME_COLUMN
@@ -104,6 +104,7 @@ _WRITE_KEYS = (
     "rewriteDuplicates",
     "rewriteParameters",
     "replaceStaged",
+    "tableProperties",
 )
 
 
@@ -457,6 +458,10 @@ class WriteOptions:
     # rewritten in Spark tasks (internal: Catalog.sql and the catalog plugin set it;
     # tsfile_catalog.write.replace_staging).
     replace_staged: str | None = None
+    # Table properties the write's commit sets with its rows (internal: a CREATE or REPLACE
+    # TABLE ... AS SELECT's TBLPROPERTIES, which Catalog.sql and the catalog plugin pass so
+    # that the statement is one commit).
+    table_properties: Mapping[str, str] = field(default_factory=dict)
 
     def settings(self) -> WriteSettings:
         """What the TsFile writer needs of these options."""
@@ -541,27 +546,32 @@ def parse_write_options(options: Mapping[str, str]) -> WriteOptions:
         time_zone=_time_zone(opts),
         complete_until=_complete_until(opts),
         replace_staged=_replace_staged(opts),
-        rewrite_parameters=_rewrite_parameters(opts),
+        rewrite_parameters=_json_strings(opts, "rewriteParameters"),
+        table_properties=_table_properties(opts),
         **_rewrite(opts),
     )
 
 
-def _rewrite_parameters(opts: Mapping[str, str]) -> dict[str, str]:
-    """``rewriteParameters``: a JSON object of strings (none: empty)."""
-    if "rewriteParameters" not in opts:
+def _json_strings(opts: Mapping[str, str], key: str) -> dict[str, str]:
+    """Option ``key``: a JSON object of strings (absent: empty)."""
+    if key not in opts:
         return {}
     try:
-        value = json.loads(opts["rewriteParameters"])
+        value = json.loads(opts[key])
     except ValueError as e:
-        raise OptionError(f"option 'rewriteParameters' is not JSON: {e}") from e
+        raise OptionError(f"option '{key}' is not JSON: {e}") from e
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
-        raise OptionError(
-            "option 'rewriteParameters' must be a JSON object of strings, got "
-            f"{opts['rewriteParameters']!r}"
-        )
+        raise OptionError(f"option '{key}' must be a JSON object of strings, got {opts[key]!r}")
     return value
+
+
+def _table_properties(opts: Mapping[str, str]) -> dict[str, str]:
+    """``tableProperties``, each checked as SET TBLPROPERTIES checks it."""
+    properties = _json_strings(opts, "tableProperties")
+    check_table_properties(properties)
+    return properties
 
 
 def _replace_staged(opts: Mapping[str, str]) -> str | None:

@@ -47,7 +47,6 @@ from tsfile_catalog.sql.query import open_entry
 from tsfile_catalog.sql.registry import DEFAULT_DATABASE, Registry, TableEntry
 from tsfile_catalog.sql.statements import (
     AlterTableRename,
-    AlterTableSetProperties,
     CreateTable,
     DropTable,
     Statement,
@@ -370,8 +369,9 @@ class Warehouse:
             raise TableExistsError(f"table {entry.display_name!r} already exists")
         if entry is None and mode == "replace":
             raise TableNotFoundError(f"table {name.qualified!r} is not in the catalog")
-        # The properties are set after the rows commit (commit_staged): checked now, so that
-        # a refused one refuses the statement before anything is written.
+        # The properties are set by the rows' commit (the write's ``tableProperties``), so
+        # that the statement is one commit: checked now, so that a refused one refuses the
+        # statement before anything is written.
         check_table_properties(table_properties)
         if entry is not None:
             table_options.check_settable_properties(entry, table_properties)
@@ -382,7 +382,7 @@ class Warehouse:
             return {
                 "existing": True,
                 "truncate": True,
-                "write_options": table["write_options"],
+                "write_options": _with_properties(table["write_options"], table_properties),
                 "table_properties": table_properties,
             }
         options = table_options.check_table_options(options)
@@ -398,7 +398,10 @@ class Warehouse:
             "location": location,
             "options": options,
             "table_properties": table_properties,
-            "write_options": self.source_options(new, table_options.write_options(new, name.name)),
+            "write_options": _with_properties(
+                self.source_options(new, table_options.write_options(new, name.name)),
+                table_properties,
+            ),
         }
 
     def commit_staged(
@@ -410,11 +413,9 @@ class Warehouse:
     ) -> None:
         """Register a staged new table (the table its write created, or an empty one for an
         empty query) with its options, the write's own (``saveAsTable``'s ``tagColumns``)
-        included; set a replaced table's new properties."""
+        included. The write's commit set the statement's properties with its rows."""
         properties = dict(staged["table_properties"])
         if staged["existing"]:
-            if properties:
-                self.execute(AlterTableSetProperties(table=name, properties=properties))
             return
         options = dict(staged["options"])
         for key, value in write_options.items():
@@ -506,6 +507,17 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
         },
         "write_options": warehouse.source_options(entry, write),
     }
+
+
+def _with_properties(
+    write_options: Mapping[str, str], properties: Mapping[str, str]
+) -> dict[str, str]:
+    """A CREATE/REPLACE TABLE ... AS SELECT's write options: its TBLPROPERTIES are set by the
+    write's commit, with the rows (``tableProperties``)."""
+    out = dict(write_options)
+    if properties:
+        out["tableProperties"] = json.dumps(dict(properties), sort_keys=True)
+    return out
 
 
 def _split_properties(

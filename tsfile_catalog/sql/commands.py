@@ -11,6 +11,7 @@ unchanged. The statements that only read a table (DESCRIBE, SHOW) are
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
@@ -112,8 +113,8 @@ def create(tables: Tables, statement: CreateTable, source: DataFrame | None = No
     )
     statement = replace(statement, properties=properties)
     options = table_options.check_table_options(given)
-    # Properties are set after the rows (AS SELECT) or the adoption commit: checked first, so
-    # that a refused one leaves no table behind.
+    # Properties are set with the rows (AS SELECT) or after the adoption commit: checked
+    # first, so that a refused one leaves no table behind.
     check_table_properties(statement.properties)
     if statement.location is None:
         location = registry.default_location(statement.table)
@@ -241,9 +242,10 @@ def _create_as_select(
     clustered = cluster_for_write(
         source, ddl.tag_columns(options, name), keep_order=_keeps_duplicates_order(options)
     )
-    clustered.write.format("tsfile").options(**write).mode("append").save()
     if statement.properties:
-        set_properties(location, statement.properties, storage_options=storage)
+        # Set by the write's own commit: the statement is one commit (version 0).
+        write["tableProperties"] = json.dumps(dict(statement.properties), sort_keys=True)
+    clustered.write.format("tsfile").options(**write).mode("append").save()
     return options
 
 

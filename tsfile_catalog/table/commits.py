@@ -311,6 +311,7 @@ def append_parts(
     expected_table_uuid: str | None = None,
     complete_until: int | None = None,
     txn: StreamTxn | None = None,
+    statement_properties: Mapping[str, str] | None = None,
 ) -> int:
     """Commit already-written part files to the table, creating it when there is none.
 
@@ -333,6 +334,9 @@ def append_parts(
             committed (recorded in the commit's info; streams turn it into a watermark).
         txn: the streaming query and micro-batch the parts are (the sink's exactly-once
             record): a batch the table already holds is not committed again.
+        statement_properties: the table properties the statement writing the parts sets
+            (a CREATE or REPLACE TABLE ... AS SELECT's TBLPROPERTIES), set in this commit,
+            as SET TBLPROPERTIES sets them: a statement is one commit.
 
     Returns:
         The committed version.
@@ -345,6 +349,8 @@ def append_parts(
         InvalidCommitError: a part path is invalid or already in the table.
     """
     check_table_properties(properties or {})
+    stated = dict(statement_properties or {})
+    check_table_properties(stated)
     for part in parts:
         try:
             validate_relative_path(part.path)
@@ -368,8 +374,12 @@ def append_parts(
         )
     actions: list[Action] = []
     if read is None:
+        planned = dict(properties or {})
+        # The time the rows were written in is the write's: a statement's time property may
+        # repeat it, never change it.
+        check_time_change(planned, stated, table=location)
         actions.append(SetSchema(incoming_schema, 0))
-        actions.append(SetProperties(new_table_properties(properties)))
+        actions.append(SetProperties(new_table_properties({**stated, **planned})))
     else:
         schema = _merge_schema(read.schema, incoming_schema, merge=merge_schema)
         if schema != read.schema:
@@ -377,6 +387,9 @@ def append_parts(
         # A table found at commit time keeps its own time (a new table's planned one may
         # not contradict it).
         changed = kept_time(read.properties, properties or {}, table=location)
+        setting = {k: v for k, v in stated.items() if read.properties.get(k) != v}
+        check_time_change(read.properties, setting, table=location)
+        changed.update(setting)
         if changed:
             actions.append(SetProperties(changed))
         if overwrite:

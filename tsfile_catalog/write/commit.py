@@ -138,6 +138,7 @@ def _commit_parts(
         complete_until=_complete_until(plan, options, table, parts, time_zone),
         # A table this write creates records the time it was planned with.
         properties=plan.new_table_properties(),
+        statement_properties=options.table_properties,
     )
 
 
