@@ -32,6 +32,7 @@ __all__ = [
     "check_time_properties",
     "check_time_change",
     "kept_time",
+    "written_properties",
     "UNIT_NAMES",
     "spark_rewrite_refusal",
 ]
@@ -216,3 +217,28 @@ def kept_time(
             "created there while it ran; nothing was committed: retry the write"
         )
     return {k: v for k, v in properties.items() if k not in TIME_PROPERTIES and current.get(k) != v}
+
+
+def written_properties(
+    current: Mapping[str, str] | None,
+    planned: Mapping[str, str],
+    stated: Mapping[str, str],
+    *,
+    table: str,
+) -> dict[str, str]:
+    """The properties a write's commit sets: on a new table (``current`` None) the time it
+    was planned with (``planned``) and the statement's own (``stated``: a CREATE or REPLACE
+    TABLE ... AS SELECT's TBLPROPERTIES); on the table ``current`` found, those that change
+    it (:func:`kept_time` for the planned time). The statement's may repeat the time the
+    rows were written in, never change it.
+
+    Raises:
+        OptionError: a stated time property changes the rows' time (naming it).
+        CommitConflictError: the table found records another unit than the rows'.
+    """
+    if current is None:
+        check_time_change(planned, stated, table=table)
+        return {**stated, **planned}
+    setting = {k: v for k, v in stated.items() if current.get(k) != v}
+    check_time_change(current, setting, table=table)
+    return {**kept_time(current, planned, table=table), **setting}

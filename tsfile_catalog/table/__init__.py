@@ -10,8 +10,9 @@ rules are pure (:mod:`tsfile_catalog.metadata.manifest`). The package is split b
 - :mod:`~tsfile_catalog.table.cache`: the in-process metadata cache and table identity;
 - :mod:`~tsfile_catalog.table.snapshots`: loading a version, and time travel;
 - :mod:`~tsfile_catalog.table.commits`: the commit loop, :func:`append_parts`,
-  :func:`set_properties`, :func:`add_files` / :func:`drop_parts` (external parts, found and
-  validated by :mod:`~tsfile_catalog.table.external`);
+  :func:`set_properties`; :mod:`~tsfile_catalog.table.part_commits`: :func:`add_files` /
+  :func:`drop_parts` (external parts, found and validated by
+  :mod:`~tsfile_catalog.table.external`);
 - one verb family per module: :mod:`~tsfile_catalog.table.optimize` (:func:`optimize`,
   :func:`delete`, rewriting parts with :mod:`~tsfile_catalog.table.rewrite`),
   :mod:`~tsfile_catalog.table.vacuum` (:func:`vacuum`), :mod:`~tsfile_catalog.table.purge`
@@ -42,10 +43,8 @@ from tsfile_catalog.table.alter import (
 )
 from tsfile_catalog.table.cache import clear_cache
 from tsfile_catalog.table.commits import (
-    add_files,
     append_parts,
     commit,
-    drop_parts,
     set_properties,
 )
 from tsfile_catalog.table.create import create_table
@@ -53,6 +52,7 @@ from tsfile_catalog.table.expire import expire_snapshots
 from tsfile_catalog.table.handle import Table, open_table
 from tsfile_catalog.table.log import CHECKPOINT_INTERVAL
 from tsfile_catalog.table.optimize import DeleteResult, OptimizeResult, delete, optimize
+from tsfile_catalog.table.part_commits import add_files, drop_parts
 from tsfile_catalog.table.purge import purge
 from tsfile_catalog.table.restore import restore
 from tsfile_catalog.table.vacuum import DEFAULT_RETENTION_MS, vacuum, vacuum_table

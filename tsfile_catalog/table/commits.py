@@ -8,7 +8,6 @@ created with put-if-absent, and when another writer got that version first the p
 
 from __future__ import annotations
 
-import fnmatch
 import importlib.metadata
 import json
 import logging
@@ -16,8 +15,7 @@ import random
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from tsfile_catalog.exceptions import (
     AlreadyCommittedError,
@@ -27,9 +25,8 @@ from tsfile_catalog.exceptions import (
     StorageError,
     TableNotFoundError,
 )
-from tsfile_catalog.io import FileIO, join_url
+from tsfile_catalog.io import FileIO
 from tsfile_catalog.metadata.completeness import check_table_properties
-from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.key import new_table_properties
 from tsfile_catalog.metadata.manifest import (
     Action,
@@ -49,11 +46,10 @@ from tsfile_catalog.metadata.manifest import (
     replay,
     row_change_footprint,
 )
-from tsfile_catalog.metadata.parts import PartFile, is_absolute_url, validate_relative_path
+from tsfile_catalog.metadata.parts import PartFile, validate_relative_path
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema as _merge_schema
-from tsfile_catalog.metadata.table_time import check_time_change, kept_time, table_unit
-from tsfile_catalog.progress import Progress
+from tsfile_catalog.metadata.table_time import check_time_change, written_properties
 from tsfile_catalog.table.cache import CACHE, current_identity
 from tsfile_catalog.table.log import (
     CHECKPOINT_INTERVAL,
@@ -69,9 +65,8 @@ __all__ = [
     "ENGINE_INFO",
     "MAX_COMMIT_ATTEMPTS",
     "append_parts",
-    "add_files",
-    "drop_parts",
     "commit",
+    "latest_or_none",
     "now_ms",
     "set_properties",
 ]
@@ -290,7 +285,7 @@ def _after_commit(io: FileIO, location: str, snapshot: Snapshot) -> None:
         _log.warning("could not write checkpoint %d of %s: %s", snapshot.version, location, e)
 
 
-def _latest_or_none(io: FileIO, location: str) -> Snapshot | None:
+def latest_or_none(io: FileIO, location: str) -> Snapshot | None:
     listing = list_log(io, location)
     if not listing.commits:
         return None
@@ -334,9 +329,8 @@ def append_parts(
             committed (recorded in the commit's info; streams turn it into a watermark).
         txn: the streaming query and micro-batch the parts are (the sink's exactly-once
             record): a batch the table already holds is not committed again.
-        statement_properties: the table properties the statement writing the parts sets
-            (a CREATE or REPLACE TABLE ... AS SELECT's TBLPROPERTIES), set in this commit,
-            as SET TBLPROPERTIES sets them: a statement is one commit.
+        statement_properties: a CREATE or REPLACE TABLE ... AS SELECT's TBLPROPERTIES, set
+            in this commit (:func:`written_properties`): a statement is one commit.
 
     Returns:
         The committed version.
@@ -348,9 +342,8 @@ def append_parts(
             or the table is not ``expected_table_uuid`` any more.
         InvalidCommitError: a part path is invalid or already in the table.
     """
-    check_table_properties(properties or {})
     stated = dict(statement_properties or {})
-    check_table_properties(stated)
+    check_table_properties({**(properties or {}), **stated})
     for part in parts:
         try:
             validate_relative_path(part.path)
@@ -358,7 +351,7 @@ def append_parts(
             raise InvalidCommitError(str(e)) from e
     io = FileIO(table_url, storage_options)
     location = io.normalize(table_url)
-    read = _latest_or_none(io, location)
+    read = latest_or_none(io, location)
     if expected_table_uuid is not None and (read is None or read.table_uuid != expected_table_uuid):
         now = "no table" if read is None else f"table {read.table_uuid}"
         raise CommitConflictError(
@@ -374,22 +367,14 @@ def append_parts(
         )
     actions: list[Action] = []
     if read is None:
-        planned = dict(properties or {})
-        # The time the rows were written in is the write's: a statement's time property may
-        # repeat it, never change it.
-        check_time_change(planned, stated, table=location)
         actions.append(SetSchema(incoming_schema, 0))
-        actions.append(SetProperties(new_table_properties({**stated, **planned})))
+        written = written_properties(None, properties or {}, stated, table=location)
+        actions.append(SetProperties(new_table_properties(written)))
     else:
         schema = _merge_schema(read.schema, incoming_schema, merge=merge_schema)
         if schema != read.schema:
             actions.append(SetSchema(schema, read.schema_id + 1))
-        # A table found at commit time keeps its own time (a new table's planned one may
-        # not contradict it).
-        changed = kept_time(read.properties, properties or {}, table=location)
-        setting = {k: v for k, v in stated.items() if read.properties.get(k) != v}
-        check_time_change(read.properties, setting, table=location)
-        changed.update(setting)
+        changed = written_properties(read.properties, properties or {}, stated, table=location)
         if changed:
             actions.append(SetProperties(changed))
         if overwrite:
@@ -436,7 +421,7 @@ def set_properties(
     check_table_properties(properties)
     io = FileIO(table_url, storage_options)
     location = io.normalize(table_url)
-    read = _latest_or_none(io, location)
+    read = latest_or_none(io, location)
     if read is None:
         raise TableNotFoundError(f"no table at {location}")
     # Committed even when nothing changes, as Delta does: the history records the statement.
@@ -453,159 +438,3 @@ def set_properties(
         data_change=False,
     )
     return snapshot.version
-
-
-def add_files(
-    table_url: str,
-    path: str,
-    *,
-    format: str,
-    options: Mapping[str, str] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
-    progress: Progress | None = None,
-) -> int:
-    """Add existing Parquet, ORC or CSV files to the table in place (SQL ``ALTER TABLE …
-    ADD PART``), like Iceberg's ``add_files`` and CarbonData's "add segment".
-
-    A file adds one part; a directory (recursively) or a glob adds one part per data file.
-    Each file is validated against the table and gets full part statistics; the files stay
-    where they are and stay the user's: no drop, purge or vacuum ever deletes them. All files
-    are added in one commit (history operation ``ADD PART``), or none.
-
-    Args:
-        path: a file, directory or glob, on any store ``storage_options`` reach.
-        format: ``parquet``, ``orc`` or ``csv``.
-        options: the other ``ADD PART`` options, keys case-insensitive: ``partition``
-            (``'city:string,…'``, the keys of ``key=value`` folders), ``timeColumn``,
-            ``timestampPrecision`` (``ms``/``us``/``ns``: the unit TIMESTAMP/DATE times are
-            stored in), ``mergeSchema``, and for CSV ``header``, ``delimiter``, ``quote``,
-            ``nullValue``. See ``docs/external-parts.md``.
-        progress: called as ``progress(done, total)`` after each file's metadata is read.
-
-    Returns:
-        The committed version.
-
-    Raises:
-        OptionError: a bad option (named), including the partition option rules.
-        SchemaError: a file that does not fit the table, naming the file, column and fix.
-        TableNotFoundError: no table at ``table_url``, or nothing at ``path``.
-        InvalidCommitError: a file is already a part of the table.
-    """
-    from tsfile_catalog.metadata.external import parse_add_part_options
-    from tsfile_catalog.table.external import file_identity, read_external_parts
-
-    parsed = parse_add_part_options({**(options or {}), "path": path, "format": format})
-    io = FileIO(table_url, storage_options)
-    location = io.normalize(table_url)
-    read = _latest_or_none(io, location)
-    if read is None:
-        raise TableNotFoundError(f"no tsfile-catalog table at {location}; create it first")
-    # The files' times become raw values in the table's own unit.
-    given = any(k.lower() == "timestampprecision" for k in options or {})
-    unit = cast(TimeUnit, parsed.precision) if given else None
-    option = "ADD PART option 'timestampPrecision'"
-    unit = table_unit(read.properties, unit, table=location, option=option)
-    parsed = replace(parsed, precision=unit)
-    files_io = FileIO(parsed.path, storage_options)
-    schema, parts = read_external_parts(files_io, read.schema, parsed, progress=progress)
-    # Parts recorded before paths were resolved may spell a file another way: compare the
-    # files they reach.
-    local = files_io.is_local
-    present = {
-        file_identity(files_io, p.path) if local and p.path.startswith("/") else p.path: p.path
-        for p in read.parts
-    }
-    for part in parts:
-        if part.path in present:
-            shown = present[part.path]
-            raise InvalidCommitError(
-                f"{part.path} is already a part of table {location}"
-                f"{'' if shown == part.path else f' (as {shown})'}; DROP PART it first to "
-                "add it again"
-            )
-    actions: list[Action] = []
-    if schema != read.schema:
-        actions.append(SetSchema(schema, read.schema_id + 1))
-    actions.extend(AddPart(p) for p in parts)
-    parameters = {"path": parsed.path, "format": parsed.format, "files": str(len(parts))}
-    if parsed.partition is not None:
-        parameters["partition"] = ",".join(parsed.partition)
-    snapshot = _commit(
-        io,
-        location,
-        actions,
-        read=read,
-        operation=Operation.ADD_PART,
-        operation_parameters=parameters,
-        overwrite=False,
-    )
-    return snapshot.version
-
-
-def drop_parts(
-    table_url: str,
-    pattern: str,
-    *,
-    all_parts: bool = False,
-    storage_options: Mapping[str, Any] | None = None,
-) -> int:
-    """Remove the parts ``pattern`` names from the table (SQL ``ALTER TABLE … DROP PART``).
-
-    ``pattern`` is a part's path (an external part's URL, or an internal part's path
-    relative to the table), a folder (every part below it) or a glob over either. Only the
-    manifest changes: a new version without the parts, so time travel still reads them, and
-    no file is deleted (external files never are; internal ones go with a later purge). A
-    table is emptied only on request: an empty pattern, or a glob or folder matching every
-    part, needs ``all_parts=True`` (then an empty pattern names every part).
-
-    Returns:
-        The committed version.
-
-    Raises:
-        TableNotFoundError: no table at ``table_url``.
-        InvalidCommitError: ``pattern`` names no current part, or is empty or names every
-            part without ``all_parts``.
-    """
-    io = FileIO(table_url, storage_options)
-    location = io.normalize(table_url)
-    read = _latest_or_none(io, location)
-    if read is None:
-        raise TableNotFoundError(f"no tsfile-catalog table at {location}")
-    every = not pattern.strip()
-    matched = [p for p in read.parts if every or _part_matches(io, location, p, pattern)]
-    # A glob or folder that happens to match every part empties the table by accident; a
-    # path naming the one part there is explicit.
-    one_named = len(matched) == 1 and not any(c in pattern for c in "*?[")
-    if not all_parts and (every or (len(matched) == len(read.parts) > 0 and not one_named)):
-        what = "the path or glob is empty" if every else f"{pattern!r} matches every part"
-        raise InvalidCommitError(
-            f"DROP PART: {what}; to drop every part of table {location}, pass all_parts=True "
-            "(SQL: DELETE FROM the table)"
-        )
-    if not matched:
-        raise InvalidCommitError(
-            f"DROP PART {pattern!r}: no part of table {location} matches (SHOW PARTS lists "
-            "them; external parts by their full URL)"
-        )
-    actions: list[Action] = [RemovePart(p.path, p.row_count, p.size_bytes) for p in matched]
-    snapshot = _commit(
-        io,
-        location,
-        actions,
-        read=read,
-        operation=Operation.DROP_PART,
-        operation_parameters={"pattern": pattern, "parts": str(len(matched))},
-        overwrite=False,
-    )
-    return snapshot.version
-
-
-def _part_matches(io: FileIO, location: str, part: PartFile, pattern: str) -> bool:
-    """Whether ``pattern`` (a path, folder or glob) names ``part``."""
-    url = part.path if part.external else join_url(location, part.path)
-    other = FileIO(pattern, io.storage_options)
-    wanted = other.normalize(pattern) if is_absolute_url(pattern) else join_url(location, pattern)
-    if any(c in pattern for c in "*?["):
-        return fnmatch.fnmatchcase(url, wanted) or fnmatch.fnmatchcase(part.path, pattern)
-    wanted = wanted.rstrip("/")
-    return url == wanted or url.startswith(wanted + "/") or part.path == pattern

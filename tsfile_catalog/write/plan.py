@@ -34,7 +34,7 @@ from tsfile_catalog.metadata.expressions import (
 from tsfile_catalog.metadata.expressions.parser import parse_predicate
 from tsfile_catalog.metadata.schema import TIME_COLUMN, Category, Column, DataType, TableSchema
 from tsfile_catalog.metadata.schema_merge import merge_schema
-from tsfile_catalog.metadata.table_time import check_time_change, table_unit, time_properties
+from tsfile_catalog.metadata.table_time import table_unit, time_properties, written_properties
 from tsfile_catalog.options import WriteOptions, check_tag_columns
 from tsfile_catalog.table.rewrite import without_matching
 from tsfile_catalog.write.arrow import IncomingColumn
@@ -221,9 +221,12 @@ def plan_write(
         replace_predicate(plan, options, options.time_zone)
     # The statement's table properties are committed with the rows: refused now, as the
     # commit would refuse them, so that no row is written for nothing.
-    recorded = plan.new_table_properties() if current is None else current.properties
-    stated = {k: v for k, v in options.table_properties.items() if recorded.get(k) != v}
-    check_time_change(recorded, stated, table=options.path)
+    written_properties(
+        None if current is None else current.properties,
+        plan.new_table_properties(),
+        options.table_properties,
+        table=options.path,
+    )
     return plan
 
 
