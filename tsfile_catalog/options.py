@@ -567,6 +567,17 @@ def _json_strings(opts: Mapping[str, str], key: str) -> dict[str, str]:
     return value
 
 
+def with_table_properties(
+    options: Mapping[str, str], properties: Mapping[str, str]
+) -> dict[str, str]:
+    """Write ``options`` whose commit also sets ``properties`` (a CREATE or REPLACE TABLE ...
+    AS SELECT's TBLPROPERTIES), as the ``tableProperties`` option this module parses."""
+    out = dict(options)
+    if properties:
+        out["tableProperties"] = json.dumps(dict(properties), sort_keys=True)
+    return out
+
+
 def _table_properties(opts: Mapping[str, str]) -> dict[str, str]:
     """``tableProperties``, each checked as SET TBLPROPERTIES checks it."""
     properties = _json_strings(opts, "tableProperties")

@@ -36,6 +36,7 @@ from tsfile_catalog.metadata.alterations import SetTableProperties, UnsetTablePr
 from tsfile_catalog.metadata.completeness import check_table_properties
 from tsfile_catalog.metadata.schema import TIME_COLUMN
 from tsfile_catalog.metadata.table_time import check_time_change
+from tsfile_catalog.options import with_table_properties
 from tsfile_catalog.spark_catalog.changes import (
     PROVIDER_PROPERTY,
     VERSION_PROPERTY,
@@ -382,7 +383,7 @@ class Warehouse:
             return {
                 "existing": True,
                 "truncate": True,
-                "write_options": _with_properties(table["write_options"], table_properties),
+                "write_options": with_table_properties(table["write_options"], table_properties),
                 "table_properties": table_properties,
             }
         options = table_options.check_table_options(options)
@@ -398,7 +399,7 @@ class Warehouse:
             "location": location,
             "options": options,
             "table_properties": table_properties,
-            "write_options": _with_properties(
+            "write_options": with_table_properties(
                 self.source_options(new, table_options.write_options(new, name.name)),
                 table_properties,
             ),
@@ -507,17 +508,6 @@ def describe_table(warehouse: Warehouse, entry: TableEntry, table: Table) -> dic
         },
         "write_options": warehouse.source_options(entry, write),
     }
-
-
-def _with_properties(
-    write_options: Mapping[str, str], properties: Mapping[str, str]
-) -> dict[str, str]:
-    """A CREATE/REPLACE TABLE ... AS SELECT's write options: its TBLPROPERTIES are set by the
-    write's commit, with the rows (``tableProperties``)."""
-    out = dict(write_options)
-    if properties:
-        out["tableProperties"] = json.dumps(dict(properties), sort_keys=True)
-    return out
 
 
 def _split_properties(

@@ -11,7 +11,6 @@ unchanged. The statements that only read a table (DESCRIBE, SHOW) are
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
@@ -35,7 +34,7 @@ from tsfile_catalog.metadata.expressions import TimeUnit
 from tsfile_catalog.metadata.schema import TableSchema
 from tsfile_catalog.metadata.spark.types import tsfile_type_of_sql
 from tsfile_catalog.metadata.table_time import table_unit
-from tsfile_catalog.options import parse_write_options
+from tsfile_catalog.options import parse_write_options, with_table_properties
 from tsfile_catalog.sql import ddl, dml, table_options
 from tsfile_catalog.sql.maintenance import rewrite_runner
 from tsfile_catalog.sql.query import Tables, run
@@ -242,9 +241,8 @@ def _create_as_select(
     clustered = cluster_for_write(
         source, ddl.tag_columns(options, name), keep_order=_keeps_duplicates_order(options)
     )
-    if statement.properties:
-        # Set by the write's own commit: the statement is one commit (version 0).
-        write["tableProperties"] = json.dumps(dict(statement.properties), sort_keys=True)
+    # The properties are set by the write's own commit: the statement is one commit.
+    write = with_table_properties(write, statement.properties)
     clustered.write.format("tsfile").options(**write).mode("append").save()
     return options
 
